@@ -1,0 +1,211 @@
+/* tracectl list: trace PMUs, format terms, sinks, per-CPU tracers and reachable sinks. */
+#include <string.h>
+
+#include "../lib/pmu.h"
+#include "tracectl.h"
+
+const struct tc_opt list_opts[] = {
+	{ "sinks", 's', 0, NULL, "print only the CoreSight sink names, one per line" },
+	{ 0 },
+};
+
+struct list_args {
+	bool sinks_only;
+};
+
+static int on_opt(int key, const char *arg, void *ctx)
+{
+	struct list_args *a = ctx;
+
+	(void)arg;
+	if (key == 's')
+		a->sinks_only = true;
+	return 0;
+}
+
+#define BOLD "\033[1m"
+
+static void print_strv(const struct tc_strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		printf(" %s", s->v[i]);
+	if (!s->n)
+		printf(" (none)");
+	printf("\n");
+}
+
+static void text_pmu(const struct tc_pmu *p)
+{
+	printf("%s%s%s", tc_color_on(BOLD), p->name, tc_color_off());
+	if (p->type >= 0)
+		printf(": type %d\n", p->type);
+	else
+		printf(": type unknown\n");
+	printf("  formats:\n");
+	for (size_t i = 0; i < p->nformats; i++)
+		printf("    %-20s %s\n", p->formats[i].name, p->formats[i].spec);
+	if (p->kind == TC_PMU_INTEL_PT) {
+		printf("  caps:\n");
+		for (size_t i = 0; i < p->ncaps; i++)
+			printf("    %-28s %s\n", p->caps[i].name, p->caps[i].value);
+		return;
+	}
+	printf("  sinks:\n");
+	for (size_t i = 0; i < p->nsinks; i++)
+		printf("    %-20s %s\n", p->sinks[i].name,
+		       p->sinks[i].hash_str ? p->sinks[i].hash_str : "(unreadable)");
+	printf("  cpus:\n");
+	for (size_t i = 0; i < p->ncpus; i++) {
+		const struct tc_cs_cpu *c = &p->cpus[i];
+		char id[16] = "-";
+
+		if (c->trace_id >= 0)
+			snprintf(id, sizeof(id), "0x%x", c->trace_id);
+		printf("    cpu%-4d %-6s trace id %-5s %-10s sinks:", c->cpu,
+		       c->etm ? c->etm : "?", id, c->device ? c->device : "?");
+		print_strv(&c->sinks);
+	}
+	printf("  common sinks:");
+	print_strv(&p->common_sinks);
+}
+
+static void json_strv(struct tc_json *j, const char *key, const struct tc_strv *s)
+{
+	tc_json_key(j, key);
+	tc_json_arr_open(j);
+	for (size_t i = 0; i < s->n; i++)
+		tc_json_str(j, s->v[i]);
+	tc_json_arr_close(j);
+}
+
+static void json_pmu(struct tc_json *j, const struct tc_pmu *p)
+{
+	tc_json_obj_open(j);
+	tc_json_kstr(j, "name", p->name);
+	tc_json_key(j, "type");
+	if (p->type >= 0)
+		tc_json_int(j, p->type);
+	else
+		tc_json_null(j);
+	tc_json_key(j, "formats");
+	tc_json_obj_open(j);
+	for (size_t i = 0; i < p->nformats; i++)
+		tc_json_kstr(j, p->formats[i].name, p->formats[i].spec);
+	tc_json_obj_close(j);
+	if (p->kind == TC_PMU_INTEL_PT) {
+		tc_json_key(j, "caps");
+		tc_json_obj_open(j);
+		for (size_t i = 0; i < p->ncaps; i++)
+			tc_json_kstr(j, p->caps[i].name, p->caps[i].value);
+		tc_json_obj_close(j);
+		tc_json_obj_close(j);
+		return;
+	}
+	tc_json_key(j, "sinks");
+	tc_json_arr_open(j);
+	for (size_t i = 0; i < p->nsinks; i++) {
+		tc_json_obj_open(j);
+		tc_json_kstr(j, "name", p->sinks[i].name);
+		tc_json_kstr(j, "hash", p->sinks[i].hash_str);
+		tc_json_obj_close(j);
+	}
+	tc_json_arr_close(j);
+	tc_json_key(j, "cpus");
+	tc_json_arr_open(j);
+	for (size_t i = 0; i < p->ncpus; i++) {
+		const struct tc_cs_cpu *c = &p->cpus[i];
+
+		tc_json_obj_open(j);
+		tc_json_kint(j, "cpu", c->cpu);
+		tc_json_kstr(j, "device", c->device);
+		tc_json_kstr(j, "etm", c->etm);
+		tc_json_key(j, "trace_id");
+		if (c->trace_id >= 0)
+			tc_json_hex(j, (unsigned)c->trace_id);
+		else
+			tc_json_null(j);
+		json_strv(j, "sinks", &c->sinks);
+		tc_json_obj_close(j);
+	}
+	tc_json_arr_close(j);
+	json_strv(j, "common_sinks", &p->common_sinks);
+	tc_json_obj_close(j);
+}
+
+static void print_sinks(const struct tc_pmu_list *l)
+{
+	struct tc_json j;
+
+	if (tc_g.json) {
+		tc_json_stdout(&j);
+		tc_json_arr_open(&j);
+	}
+	for (size_t i = 0; i < l->n; i++)
+		for (size_t k = 0; k < l->pmus[i].nsinks; k++) {
+			if (tc_g.json)
+				tc_json_str(&j, l->pmus[i].sinks[k].name);
+			else
+				printf("%s\n", l->pmus[i].sinks[k].name);
+		}
+	if (tc_g.json)
+		tc_json_arr_close(&j);
+}
+
+static void print_listing(const struct tc_pmu_list *l)
+{
+	struct tc_json j;
+
+	if (!tc_g.json) {
+		for (size_t i = 0; i < l->n; i++)
+			text_pmu(&l->pmus[i]);
+		for (size_t i = 0; i < l->unsupported.n; i++)
+			printf("%s: not supported (tracectl handles cs_etm and intel_pt)\n",
+			       l->unsupported.v[i]);
+		if (!l->n)
+			printf("no trace PMU found in %s (looked for cs_etm and intel_pt)\n",
+			       l->devices_dir);
+		return;
+	}
+	tc_json_stdout(&j);
+	tc_json_obj_open(&j);
+	tc_json_kstr(&j, "devices", l->devices_dir);
+	tc_json_key(&j, "pmus");
+	tc_json_arr_open(&j);
+	for (size_t i = 0; i < l->n; i++)
+		json_pmu(&j, &l->pmus[i]);
+	tc_json_arr_close(&j);
+	json_strv(&j, "unsupported", &l->unsupported);
+	tc_json_key(&j, "warnings");
+	tc_json_arr_open(&j);
+	for (size_t i = 0; i < l->diag.n; i++)
+		tc_json_str(&j, l->diag.msgs[i]);
+	tc_json_arr_close(&j);
+	tc_json_obj_close(&j);
+}
+
+int do_list(int argc, char **argv)
+{
+	const struct tc_cmd *cmd = tc_cmd_find("list");
+	struct list_args a = { 0 };
+	struct tc_pmu_list l;
+	struct tc_err e;
+	int i = tc_parse_opts(cmd, argc, argv, on_opt, &a), rc;
+
+	if (i < 0)
+		return TC_EXIT_USAGE;
+	if (i < argc)
+		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	if (tc_pmu_discover(tc_g.sysfs_root, &l, &e)) {
+		tc_pmu_list_free(&l);
+		tc_fatal("%s", e.msg);
+	}
+	for (size_t k = 0; k < l.diag.n; k++)
+		tc_warning("%s", l.diag.msgs[k]);
+	if (a.sinks_only)
+		print_sinks(&l);
+	else
+		print_listing(&l);
+	rc = l.diag.n ? TC_EXIT_DATA : TC_EXIT_OK;
+	tc_pmu_list_free(&l);
+	return rc;
+}

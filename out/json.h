@@ -1,0 +1,39 @@
+/* The one JSON writer every command's -j goes through: streaming, compact (one document or
+ * one object per line) or pretty-printed. */
+#ifndef TC_JSON_H
+#define TC_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TC_JSON_MAX_DEPTH 32
+
+struct tc_json {
+	FILE *f;
+	bool pretty;
+	int depth;
+	bool need_comma[TC_JSON_MAX_DEPTH];
+	bool after_key;
+};
+
+void tc_json_init(struct tc_json *j, FILE *f, bool pretty);
+void tc_json_obj_open(struct tc_json *j);
+void tc_json_obj_close(struct tc_json *j);	/* at depth 0 also ends the line */
+void tc_json_arr_open(struct tc_json *j);
+void tc_json_arr_close(struct tc_json *j);
+void tc_json_key(struct tc_json *j, const char *key);
+void tc_json_str(struct tc_json *j, const char *s);	/* NULL writes null */
+void tc_json_int(struct tc_json *j, long long v);
+void tc_json_uint(struct tc_json *j, unsigned long long v);
+void tc_json_hex(struct tc_json *j, unsigned long long v);	/* "0x..." string */
+void tc_json_bool(struct tc_json *j, bool v);
+void tc_json_null(struct tc_json *j);
+
+/* key + value in one call */
+void tc_json_kstr(struct tc_json *j, const char *k, const char *s);
+void tc_json_kint(struct tc_json *j, const char *k, long long v);
+void tc_json_khex(struct tc_json *j, const char *k, unsigned long long v);
+void tc_json_kbool(struct tc_json *j, const char *k, bool v);
+
+#endif

@@ -1,0 +1,52 @@
+# e2e helpers, git-style: each check is a shell snippet run in a subshell; it passes when
+# the snippet exits 0. Chain commands with && so every step counts.
+# shellcheck shell=sh
+set -u
+: "${TOP:?run through tests/run.sh}"
+T=$(basename "$0" .sh)
+FIX="$TOP/tests/fixtures/sysfs"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP" || exit 1
+
+tracectl() { "$TRACECTL" "$@"; }
+
+_report() {	# status desc
+	if [ "$1" -eq 0 ]; then
+		echo "ok $T: $2"
+	else
+		echo "not ok $T: $2"
+		sed 's/^/#   /' "$TMP/.log" | tail -n 30
+	fi
+}
+
+# expect 'description' 'commands'
+expect() {
+	(eval "$2") >"$TMP/.log" 2>&1
+	_report $? "$1"
+}
+
+# expect_code N 'description' 'command': the last command must exit with N
+expect_code() {
+	(eval "$3") >"$TMP/.log" 2>&1
+	rc=$?
+	[ "$rc" -eq "$1" ] || echo "exit status $rc, expected $1" >>"$TMP/.log"
+	[ "$rc" -eq "$1" ]
+	_report $? "$2"
+}
+
+skip() {	# description reason
+	echo "skip $T: $1 ($2)"
+}
+
+# Real data from ../shared/testdata. Without it tests skip loudly; CI sets TC_REQUIRE_TESTDATA
+# so that a missing directory fails instead.
+have_testdata() {
+	[ -d "$TC_TESTDATA/$1" ] && return 0
+	if [ "${TC_REQUIRE_TESTDATA:-0}" = 1 ]; then
+		echo "not ok $T: test data $TC_TESTDATA/$1 is missing"
+	else
+		echo "warning: $TC_TESTDATA/$1 missing; tests that need it are skipped" >&2
+	fi
+	return 1
+}
