@@ -1,4 +1,5 @@
-# tracectl build. `make deps` (root) installs what is needed; `make` builds; `make test` tests.
+# tracectl build. B=DIR puts all build output elsewhere (parallel work trees).
+# `make deps` (root) installs what is needed; `make` builds; `make test` tests.
 CC ?= gcc
 ifeq ($(origin CC),default)
 CC := gcc
@@ -54,7 +55,7 @@ tracectl: $(B)/obj/tracectl
 	cp $< $@
 
 test: tracectl $(obj_UNITS)
-	@TRACECTL=$(CURDIR)/tracectl UNITS="$(obj_UNITS)" ./tests/run.sh
+	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl UNITS="$(obj_UNITS)" ./tests/run.sh
 
 test-asan: $(B)/asan/tracectl $(asan_UNITS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
