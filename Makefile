@@ -18,7 +18,7 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 -include $(B)/config.mk
 
-.PHONY: all deps test test-asan check clean
+.PHONY: all deps test test-asan check clean install
 .SECONDARY:
 all: tracectl
 
@@ -67,3 +67,11 @@ clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/config.mk tracectl
 
 -include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
+
+PREFIX ?= /usr/local
+install: tracectl
+	install -D -m 755 tracectl $(DESTDIR)$(PREFIX)/bin/tracectl
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 644 completions/tracectl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracectl
+	install -D -m 644 completions/_tracectl $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_tracectl

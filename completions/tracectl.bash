@@ -1,0 +1,62 @@
+# bash completion for tracectl. Install as /usr/share/bash-completion/completions/tracectl.
+# Option lists are checked against `tracectl CMD --help` by tests/e2e/t05-docs.sh.
+
+_tracectl_opts_global="--json --pretty --quiet --verbose --color --sysfs-root --help --version"
+
+_tracectl_cmd_opts()
+{
+	case "$1" in
+	list) echo "--sinks" ;;
+	help) echo "" ;;
+	version) echo "" ;;
+	esac
+}
+
+_tracectl_commands="list help version"
+
+_tracectl()
+{
+	local cur prev cmd i
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+
+	case "$prev" in
+	--sysfs-root)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	--sink)
+		# Sinks of this machine (or of --sysfs-root, passed through the environment).
+		COMPREPLY=($(compgen -W "$(tracectl list --sinks 2>/dev/null)" -- "$cur"))
+		return ;;
+	esac
+	case "$cur" in
+	--color=*)
+		COMPREPLY=($(compgen -W "auto always never" -- "${cur#--color=}"))
+		return ;;
+	esac
+
+	cmd=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case "${COMP_WORDS[i]}" in
+		--sysfs-root) ((i++)) ;;
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]}; break ;;
+		esac
+	done
+
+	if [[ -z "$cmd" ]]; then
+		if [[ "$cur" == -* ]]; then
+			COMPREPLY=($(compgen -W "$_tracectl_opts_global" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$_tracectl_commands" -- "$cur"))
+		fi
+		return
+	fi
+	if [[ "$cmd" == help ]]; then
+		COMPREPLY=($(compgen -W "$_tracectl_commands" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -W "$(_tracectl_cmd_opts "$cmd") $_tracectl_opts_global" -- "$cur"))
+}
+complete -F _tracectl tracectl
