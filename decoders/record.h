@@ -1,0 +1,47 @@
+/* The one record type both decoders (CoreSight via OpenCSD, Intel PT via libipt) emit, so
+ * that every output writer and report serves both. */
+#ifndef TC_RECORD_H
+#define TC_RECORD_H
+
+#include <stdint.h>
+
+enum tc_rec_type {
+	TC_REC_RANGE,		/* instructions start..end (exclusive) executed */
+	TC_REC_BRANCH,		/* perf convention: from 0 at trace start, to 0 at a gap */
+	TC_REC_PACKET,		/* one trace packet (--packets) */
+	TC_REC_CONTEXT,		/* context / thread change seen in the trace */
+	TC_REC_EXCEPTION,
+	TC_REC_EXCEPTION_RET,
+	TC_REC_TRACE_ON,	/* trace (re)started: a discontinuity */
+	TC_REC_NO_SYNC,		/* decoder lost or has not yet found sync */
+	TC_REC_ADDR_NACC,	/* no memory image at this address */
+	TC_REC_TIMESTAMP,
+	TC_REC_EOT,		/* end of the trace stream */
+	TC_REC_ERROR,		/* decode error; decoding resynchronises */
+	TC_REC_LOST,		/* trace known to be missing (truncated AUX, no data) */
+	TC_REC_OTHER,		/* any other element, by name */
+};
+
+/* Instruction set of a range. */
+enum tc_isa { TC_ISA_UNKNOWN, TC_ISA_A64, TC_ISA_A32, TC_ISA_T32, TC_ISA_X86_64, TC_ISA_X86_32 };
+
+struct tc_rec {
+	enum tc_rec_type type;
+	int id;			/* CoreSight trace ID, -1 where there is none (PT) */
+	int cpu;		/* -1 if unknown */
+	int pid, tid;		/* -1 if unknown */
+	uint64_t offset;	/* byte offset in the input (file or buffer) */
+	uint64_t start, end;	/* RANGE: [start, end); BRANCH: from, to; ADDR_NACC: start */
+	uint32_t insns;		/* RANGE: instruction count */
+	enum tc_isa isa;
+	char last;		/* RANGE: 'E' last instruction executed, 'N' not executed */
+	uint8_t last_type, last_subtype;	/* RANGE: class of the last instruction */
+	uint64_t value;		/* TIMESTAMP, EXCEPTION number, CONTEXT id */
+	const char *name;	/* PACKET: packet name; OTHER: element name */
+	const char *text;	/* ERROR/LOST/NO_SYNC: explanation (may be NULL) */
+};
+
+const char *tc_rec_type_name(enum tc_rec_type t);
+const char *tc_isa_name(enum tc_isa isa);
+
+#endif

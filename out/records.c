@@ -1,0 +1,120 @@
+#include "records.h"
+
+#include <inttypes.h>
+
+void tc_rec_out_init(struct tc_rec_out *o, FILE *f, bool json)
+{
+	*o = (struct tc_rec_out){ .f = f, .json = json };
+	tc_json_init(&o->j, f, false);
+}
+
+static void json_common(struct tc_json *j, const struct tc_rec *r)
+{
+	tc_json_kstr(j, "type", tc_rec_type_name(r->type));
+	if (r->id >= 0)
+		tc_json_khex(j, "id", (unsigned)r->id);
+	if (r->cpu >= 0)
+		tc_json_kint(j, "cpu", r->cpu);
+	if (r->pid >= 0)
+		tc_json_kint(j, "pid", r->pid);
+	if (r->tid >= 0)
+		tc_json_kint(j, "tid", r->tid);
+	tc_json_kint(j, "offset", (long long)r->offset);
+}
+
+static void write_json(struct tc_rec_out *o, const struct tc_rec *r)
+{
+	struct tc_json *j = &o->j;
+	char sym[256];
+
+	tc_json_obj_open(j);
+	json_common(j, r);
+	switch (r->type) {
+	case TC_REC_RANGE:
+		tc_json_khex(j, "start", r->start);
+		tc_json_khex(j, "end", r->end);
+		tc_json_kint(j, "insns", r->insns);
+		tc_json_kstr(j, "isa", tc_isa_name(r->isa));
+		if (r->last) {
+			char last[2] = { r->last, 0 };
+
+			tc_json_kstr(j, "last", last);
+		}
+		if (o->sym && !o->sym(o->sym_ctx, r->start, sym, sizeof(sym)))
+			tc_json_kstr(j, "sym", sym);
+		break;
+	case TC_REC_BRANCH:
+		tc_json_khex(j, "from", r->start);
+		tc_json_khex(j, "to", r->end);
+		break;
+	case TC_REC_PACKET:
+	case TC_REC_OTHER:
+		tc_json_kstr(j, r->type == TC_REC_PACKET ? "packet" : "name", r->name);
+		break;
+	case TC_REC_ADDR_NACC:
+		tc_json_khex(j, "addr", r->start);
+		break;
+	case TC_REC_TIMESTAMP:
+	case TC_REC_EXCEPTION:
+	case TC_REC_CONTEXT:
+		tc_json_key(j, "value");
+		tc_json_uint(j, r->value);
+		break;
+	default:
+		break;
+	}
+	if (r->text)
+		tc_json_kstr(j, "text", r->text);
+	tc_json_obj_close(j);
+}
+
+static void write_text(struct tc_rec_out *o, const struct tc_rec *r)
+{
+	FILE *f = o->f;
+	char sym[256];
+
+	fprintf(f, "%10" PRIx64 " ", r->offset);
+	if (r->id >= 0)
+		fprintf(f, " id 0x%02x", r->id);
+	if (r->cpu >= 0)
+		fprintf(f, " cpu %d", r->cpu);
+	if (r->tid >= 0)
+		fprintf(f, " %d/%d", r->pid, r->tid);
+	fprintf(f, "  %-9s", tc_rec_type_name(r->type));
+	switch (r->type) {
+	case TC_REC_RANGE:
+		fprintf(f, " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c", r->start, r->end, r->insns,
+			tc_isa_name(r->isa), r->last ? r->last : '?');
+		if (o->sym && !o->sym(o->sym_ctx, r->start, sym, sizeof(sym)))
+			fprintf(f, "  %s", sym);
+		break;
+	case TC_REC_BRANCH:
+		fprintf(f, " 0x%" PRIx64 " -> 0x%" PRIx64, r->start, r->end);
+		break;
+	case TC_REC_PACKET:
+	case TC_REC_OTHER:
+		fprintf(f, " %s", r->name ? r->name : "?");
+		break;
+	case TC_REC_ADDR_NACC:
+		fprintf(f, " 0x%" PRIx64, r->start);
+		break;
+	case TC_REC_TIMESTAMP:
+	case TC_REC_EXCEPTION:
+	case TC_REC_CONTEXT:
+		fprintf(f, " 0x%" PRIx64, r->value);
+		break;
+	default:
+		break;
+	}
+	if (r->text)
+		fprintf(f, " (%s)", r->text);
+	fputc('\n', f);
+}
+
+void tc_rec_write(struct tc_rec_out *o, const struct tc_rec *r)
+{
+	if (o->json)
+		write_json(o, r);
+	else
+		write_text(o, r);
+}
