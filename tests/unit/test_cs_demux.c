@@ -398,6 +398,54 @@ TEST(rejects_bad_flags)
 	CHECK(tc_csf_new(TC_CSF_MEM_ALIGN, NULL, NULL, NULL, &e) == NULL);
 }
 
+static void discard(void *ctx, uint8_t id, const uint8_t *data, size_t len, uint64_t off)
+{
+	(void)ctx, (void)id, (void)data, (void)len, (void)off;
+}
+
+TEST(random_input_every_byte_accounted_for)
+{
+	/* Garbage rich in ff/7f (sync look-alikes), random chunking: each input byte must end
+	 * up in exactly one bucket, and ASan builds check that nothing reads out of bounds. */
+	static const unsigned modes[] = {
+		TC_CSF_MEM_ALIGN, TC_CSF_MEM_ALIGN | TC_CSF_RESET_4X_FSYNC, TC_CSF_FSYNCS,
+		TC_CSF_HSYNCS, TC_CSF_FSYNCS | TC_CSF_HSYNCS,
+	};
+	static const uint8_t pick[] = { 0xff, 0xff, 0xff, 0x7f, 0x7f, 0x00, 0x21, 0x23 };
+	uint8_t buf[4096];
+	uint32_t r = 12345;
+
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		for (int iter = 0; iter < 40; iter++) {
+			struct tc_csf *d = tc_csf_new(modes[m], discard, NULL, NULL, NULL);
+			const struct tc_csf_stats *st;
+			size_t len;
+
+			CHECK(d != NULL);
+			if (!d)
+				return;
+			r = r * 1103515245 + 12345;
+			len = (r >> 8) % sizeof(buf);
+			for (size_t i = 0; i < len; i++) {
+				r = r * 1103515245 + 12345;
+				buf[i] = (r >> 24) & 1 ? pick[(r >> 16) & 7] : (uint8_t)(r >> 8);
+			}
+			for (size_t i = 0, n; i < len; i += n) {
+				r = r * 1103515245 + 12345;
+				n = 1 + (r >> 16) % 40;
+				if (n > len - i)
+					n = len - i;
+				tc_csf_feed(d, buf + i, n);
+			}
+			tc_csf_flush(d);
+			st = tc_csf_stats(d);
+			CHECK_INT(st->frames * 16 + st->dropped_bytes + st->fsync_bytes +
+				  st->hsync_bytes + st->unsynced_bytes, len);
+			tc_csf_free(d);
+		}
+	}
+}
+
 /* ---- OpenCSD ground truth ---- */
 
 struct snap {
