@@ -91,7 +91,13 @@ static int read_sinks(const char *dir, struct tc_pmu *p, struct tc_diag *diag)
 		return -1;
 	}
 	for (size_t i = 0; i < names.n; i++) {
-		struct tc_cs_sink *s = &p->sinks[p->nsinks++];
+		struct tc_cs_sink *s;
+
+		/* Older kernels (6.1 among them) list every sink here, TPIUs too; perf cannot use a
+		 * TPIU (no AUX buffer), and the kernel always names them tpiuN. */
+		if (!strncmp(names.v[i], "tpiu", 4))
+			continue;
+		s = &p->sinks[p->nsinks++];
 
 		s->name = strdup(names.v[i]);
 		tc_pathf(path, sizeof(path), "%s/%s", dir, names.v[i]);
