@@ -1,0 +1,104 @@
+/* ELF images (lib/elf_image.c): build id, segments, bytes by address, symbols. */
+#include <elf.h>
+#include <unistd.h>
+
+#include "lib/elf_image.h"
+#include "tests/unit/tc_test.h"
+
+TEST(simpleperf_etm_test_loop)
+{
+	const char *td = tc_testdata();
+	char path[4096];
+	struct tc_elf *elf;
+	struct tc_err e;
+	uint64_t off, va;
+	uint8_t insn[4];
+	const char *name;
+	size_t n;
+
+	if (!td)
+		SKIP("no test data");
+	snprintf(path, sizeof(path), "%s/perfdata/simpleperf-etm/etm_test_loop", td);
+	elf = tc_elf_open(path, &e);
+	CHECK(elf != NULL);
+	if (!elf)
+		return;
+	/* The README names this build id. */
+	CHECK_STR(tc_elf_build_id(elf), "0c9a20bf9c009d0e4e8bbf9fad0300ae");
+	CHECK_INT(tc_elf_machine(elf), EM_AARCH64);
+	CHECK(tc_elf_segments(elf, &n) != NULL && n >= 2);
+	/* Whatever symbol covers an executable address must give that address back. */
+	for (size_t i = 0; i < n; i++) {
+		const struct tc_elf_seg *s = &tc_elf_segments(elf, &n)[i];
+
+		if (!s->exec)
+			continue;
+		CHECK_INT(tc_elf_read_vaddr(elf, s->vaddr, insn, 4), 4);
+		CHECK_INT(tc_elf_offset_to_vaddr(elf, s->offset, &va), 0);
+		CHECK(va == s->vaddr);
+	}
+	name = tc_elf_symbol(elf, 0, &off);
+	CHECK(name == NULL);
+	tc_elf_close(elf);
+}
+
+int tc_test_marker_function(int x);
+int tc_test_marker_function(int x)
+{
+	return x * 3 + 1;
+}
+
+TEST(own_binary_symbols_and_bytes)
+{
+	struct tc_elf *elf;
+	struct tc_err e;
+	uint64_t off;
+	const char *name;
+	size_t n;
+	const struct tc_elf_seg *segs;
+	uint64_t lo = UINT64_MAX;
+
+	/* /proc/self/exe is this test program. */
+	elf = tc_elf_open("/proc/self/exe", &e);
+	CHECK(elf != NULL);
+	if (!elf)
+		return;
+	segs = tc_elf_segments(elf, &n);
+	for (size_t i = 0; i < n; i++)
+		if (segs[i].vaddr < lo)
+			lo = segs[i].vaddr;
+	/* PIE: link-time address = run-time address - load base; find our function by name. */
+	CHECK(n > 0);
+	{
+		uint64_t target = 0;
+
+		for (uint64_t a = lo; a < lo + 0x200000 && !target; a += 1) {
+			name = tc_elf_symbol(elf, a, &off);
+			if (name && !strcmp(name, "tc_test_marker_function") && off == 0)
+				target = a;
+		}
+		CHECK(target != 0);
+		name = tc_elf_symbol(elf, target + 2, &off);
+		CHECK_STR(name, "tc_test_marker_function");
+		CHECK_INT(off, 2);
+	}
+	CHECK_INT(tc_elf_machine(elf), EM_X86_64);
+	CHECK(strlen(tc_elf_build_id(elf)) == 40);
+	tc_elf_close(elf);
+}
+
+TEST(not_elf_and_missing_files)
+{
+	struct tc_err e;
+	char tmp[] = "/tmp/tc-elf-XXXXXX";
+	int fd = mkstemp(tmp);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, "\177ELF garbage that is not an ELF header at all......", 52) == 52);
+	close(fd);
+	CHECK(tc_elf_open(tmp, &e) == NULL);
+	CHECK(strstr(e.msg, "not an ELF file") != NULL);
+	unlink(tmp);
+	CHECK(tc_elf_open("/no/such/file", &e) == NULL);
+	CHECK(strstr(e.msg, "cannot open /no/such/file") != NULL);
+}
