@@ -324,10 +324,14 @@ void tc_csf_reset(struct tc_csf *d)
 {
 	if (!d)
 		return;
-	d->pos += d->hold_n;	/* fed, so they count for later offsets */
+	/* Forgotten bytes were fed: they count for later offsets and as dropped, so that every
+	 * input byte stays in exactly one stats bucket; a pending unsynced run is reported. */
+	if (!(d->flags & TC_CSF_MEM_ALIGN))
+		end_unsynced(d);
+	d->st.dropped_bytes += d->fb_n + d->hold_n;
+	d->pos += d->hold_n;
 	d->hold_n = 0;
 	d->fb_n = 0;
-	d->unsync_n = 0;
 	d->cur_id = TC_CSF_NO_ID;
 	d->synced = false;
 	d->in_reset_run = false;

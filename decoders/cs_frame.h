@@ -74,7 +74,8 @@ void tc_csf_feed(struct tc_csf *d, const void *buf, size_t len);
  * TRUNCATED and dropped; the next byte fed starts a new frame. The current ID is kept. */
 void tc_csf_flush(struct tc_csf *d);
 /* Forget the partial frame, the current ID and FSYNC lock, as at creation. Offsets, stats and
- * errors keep counting. */
+ * errors keep counting: the forgotten bytes count as dropped_bytes (no error), and bytes
+ * skipped so far before an FSYNC are reported as NO_SYNC. */
 void tc_csf_reset(struct tc_csf *d);
 
 const struct tc_csf_stats *tc_csf_stats(const struct tc_csf *d);
