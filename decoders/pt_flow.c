@@ -1,0 +1,462 @@
+#include "pt_flow.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tc_ptf {
+	struct pt_config base;
+	struct tc_pt_time_conv tc;
+	struct tc_ptf_ops ops;
+	int cpu;
+	struct pt_image *image;
+	struct tc_ptf_stats st;
+
+	/* Per feed. */
+	struct pt_insn_decoder *dec;
+	uint64_t file_offset;
+
+	/* Context, kept across buffers: the caller's thread, CR3 and time. */
+	int pid, tid;
+	uint64_t cr3;
+	struct tc_ptf_time time;
+
+	/* The range being built, and the last instruction of the flow. */
+	bool in_range;
+	uint64_t r_start, r_end;
+	uint32_t r_insns;
+	enum tc_isa r_isa;
+	bool have_last;		/* last_* describe an instruction whose successor is due */
+	uint64_t last_ip, last_end;
+	enum pt_insn_class last_class;
+	enum tc_isa last_isa;
+};
+
+static bool is_transfer(enum pt_insn_class c)
+{
+	return c == ptic_call || c == ptic_return || c == ptic_jump || c == ptic_far_call ||
+	       c == ptic_far_return || c == ptic_far_jump;
+}
+
+static enum tc_isa isa_of(enum pt_exec_mode m)
+{
+	switch (m) {
+	case ptem_64bit:
+		return TC_ISA_X86_64;
+	case ptem_32bit:
+	case ptem_16bit:
+		return TC_ISA_X86_32;
+	default:
+		return TC_ISA_UNKNOWN;
+	}
+}
+
+static uint64_t cur_offset(struct tc_ptf *d)
+{
+	uint64_t off = 0;
+
+	if (d->dec)
+		pt_insn_get_offset(d->dec, &off);
+	return d->file_offset + off;
+}
+
+static struct tc_rec new_rec(struct tc_ptf *d, enum tc_rec_type type)
+{
+	return (struct tc_rec){ .type = type, .id = -1, .cpu = d->cpu, .pid = d->pid,
+				.tid = d->tid, .offset = cur_offset(d) };
+}
+
+static void ask_thread(struct tc_ptf *d)
+{
+	if (d->ops.thread)
+		d->ops.thread(d->ops.ctx, d->cpu, d->cr3, &d->time, &d->pid, &d->tid);
+}
+
+/* Pick up a new time from the decoder; tell the caller when it moved on. */
+static void update_time(struct tc_ptf *d)
+{
+	uint64_t tsc;
+
+	if (!d->dec || pt_insn_time(d->dec, &tsc, NULL, NULL) < 0)
+		return;
+	if (d->time.has_tsc && d->time.tsc == tsc)
+		return;
+	d->time.has_tsc = true;
+	d->time.tsc = tsc;
+	d->time.perf_time = tc_pt_tsc_to_perf_time(&d->tc, tsc);
+	ask_thread(d);
+	if (d->ops.timestamps) {
+		struct tc_rec r = new_rec(d, TC_REC_TIMESTAMP);
+
+		r.value = d->time.perf_time;
+		d->ops.emit(d->ops.ctx, &r);
+	}
+}
+
+static void emit_branch(struct tc_ptf *d, uint64_t from, uint64_t to, enum tc_isa isa)
+{
+	struct tc_rec r = new_rec(d, TC_REC_BRANCH);
+
+	r.start = from;
+	r.end = to;
+	r.isa = isa;
+	d->ops.emit(d->ops.ctx, &r);
+	d->st.branches++;
+}
+
+static void emit_text(struct tc_ptf *d, enum tc_rec_type type, const char *text)
+{
+	struct tc_rec r = new_rec(d, type);
+
+	r.text = text;
+	d->ops.emit(d->ops.ctx, &r);
+}
+
+static void flush_range(struct tc_ptf *d)
+{
+	struct tc_rec r;
+
+	if (!d->in_range)
+		return;
+	update_time(d);
+	r = new_rec(d, TC_REC_RANGE);
+	r.start = d->r_start;
+	r.end = d->r_end;
+	r.insns = d->r_insns;
+	r.isa = d->r_isa;
+	r.last = 'E';
+	r.last_type = (uint8_t)d->last_class;
+	d->ops.emit(d->ops.ctx, &r);
+	d->st.ranges++;
+	d->in_range = false;
+}
+
+/* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
+ * conditional branch falls through to last_end. */
+static void flow_to(struct tc_ptf *d, uint64_t next)
+{
+	if (!d->have_last)
+		return;
+	if (is_transfer(d->last_class) ||
+	    (d->last_class != ptic_other && next != d->last_end))
+		emit_branch(d, d->last_ip, next, d->last_isa);
+	d->have_last = false;
+}
+
+/* The flow stops (trace end, error, overflow): perf's "to 0". */
+static void flow_stop(struct tc_ptf *d)
+{
+	flush_range(d);
+	if (d->have_last)
+		emit_branch(d, d->last_ip, 0, d->last_isa);
+	d->have_last = false;
+}
+
+static void on_insn(struct tc_ptf *d, const struct pt_insn *in)
+{
+	enum tc_isa isa = isa_of(in->mode);
+
+	d->st.insns++;
+	if (d->in_range && (in->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa))
+		flush_range(d);
+	flow_to(d, in->ip);
+	if (!d->in_range) {
+		d->in_range = true;
+		d->r_start = in->ip;
+		d->r_insns = 0;
+		d->r_isa = isa;
+	}
+	d->r_end = in->ip + in->size;
+	d->r_insns++;
+	d->have_last = true;
+	d->last_ip = in->ip;
+	d->last_end = d->r_end;
+	d->last_class = in->iclass;
+	d->last_isa = isa;
+}
+
+static void other(struct tc_ptf *d, const char *name, uint64_t value)
+{
+	struct tc_rec r;
+
+	if (!d->ops.events)
+		return;
+	r = new_rec(d, TC_REC_OTHER);
+	r.name = name;
+	r.value = value;
+	d->ops.emit(d->ops.ctx, &r);
+}
+
+static void on_event(struct tc_ptf *d, const struct pt_event *ev)
+{
+	switch (ev->type) {
+	case ptev_enabled:
+		flow_stop(d);
+		emit_branch(d, 0, ev->variant.enabled.ip, TC_ISA_UNKNOWN);
+		break;
+	case ptev_disabled:
+		flow_stop(d);
+		break;
+	case ptev_async_disabled:
+		flush_range(d);
+		flow_to(d, ev->variant.async_disabled.at);
+		emit_branch(d, ev->variant.async_disabled.at, 0, d->last_isa);
+		break;
+	case ptev_async_branch:
+		flush_range(d);
+		flow_to(d, ev->variant.async_branch.from);
+		emit_branch(d, ev->variant.async_branch.from,
+			    ev->ip_suppressed ? 0 : ev->variant.async_branch.to, d->last_isa);
+		break;
+	case ptev_overflow:
+		flow_stop(d);
+		d->st.overflows++;
+		emit_text(d, TC_REC_LOST, "trace overflow (OVF): the CPU dropped trace");
+		if (!ev->ip_suppressed)
+			emit_branch(d, 0, ev->variant.overflow.ip, TC_ISA_UNKNOWN);
+		break;
+	case ptev_paging:
+		d->cr3 = ev->variant.paging.cr3;
+		ask_thread(d);
+		break;
+	case ptev_async_paging:
+		d->cr3 = ev->variant.async_paging.cr3;
+		ask_thread(d);
+		break;
+	case ptev_stop:
+		flow_stop(d);
+		other(d, "stop", 0);
+		break;
+	case ptev_tsx:
+		other(d, ev->variant.tsx.aborted ? "tsx.abort" : "tsx", ev->variant.tsx.speculative);
+		break;
+	case ptev_vmcs:
+		other(d, "vmcs", ev->variant.vmcs.base);
+		break;
+	case ptev_async_vmcs:
+		other(d, "vmcs", ev->variant.async_vmcs.base);
+		break;
+	case ptev_exstop:
+		other(d, "exstop", ev->variant.exstop.ip);
+		break;
+	case ptev_mwait:
+		other(d, "mwait", ev->variant.mwait.hints);
+		break;
+	case ptev_pwre:
+		other(d, "pwre", ev->variant.pwre.state);
+		break;
+	case ptev_pwrx:
+		other(d, "pwrx", ev->variant.pwrx.deepest);
+		break;
+	case ptev_ptwrite:
+		other(d, "ptwrite", ev->variant.ptwrite.payload);
+		break;
+	case ptev_cbr:
+		other(d, "cbr", ev->variant.cbr.ratio);
+		break;
+	case ptev_mnt:
+		other(d, "mnt", ev->variant.mnt.payload);
+		break;
+	default:
+		/* exec_mode: each instruction carries its mode; tick: not enabled. */
+		break;
+	}
+}
+
+/* libipt's memory callback: bytes come from the caller. */
+static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip,
+		    void *ctx)
+{
+	struct tc_ptf *d = ctx;
+	uint64_t cr3 = asid && asid->cr3 != pt_asid_no_cr3 ? asid->cr3 : TC_PTF_NO_CR3;
+	size_t n;
+
+	n = d->ops.read(d->ops.ctx, d->cpu, cr3, ip, buf, size);
+	if (!n)
+		return -pte_nomap;
+	return (int)(n < size ? n : size);
+}
+
+struct tc_ptf *tc_ptf_new(const struct pt_config *base, const struct tc_pt_time_conv *tc,
+			  int cpu, const struct tc_ptf_ops *ops, struct tc_err *e)
+{
+	struct tc_ptf *d;
+
+	if (!ops || !ops->read || !ops->emit) {
+		tc_err_set(e, EINVAL, "Intel PT flow decoder needs read and emit callbacks");
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (base)
+		d->base = *base;
+	else
+		pt_config_init(&d->base);
+	if (tc)
+		d->tc = *tc;
+	d->ops = *ops;
+	d->cpu = cpu;
+	d->pid = d->tid = -1;
+	d->cr3 = TC_PTF_NO_CR3;
+	d->image = pt_image_alloc("tracectl");
+	if (!d->image || pt_image_set_callback(d->image, read_mem, d) < 0) {
+		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
+		tc_ptf_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void tc_ptf_free(struct tc_ptf *d)
+{
+	if (!d)
+		return;
+	if (d->dec)
+		pt_insn_free_decoder(d->dec);
+	if (d->image)
+		pt_image_free(d->image);
+	free(d);
+}
+
+const struct tc_ptf_stats *tc_ptf_stats(const struct tc_ptf *d)
+{
+	return &d->st;
+}
+
+/* Find the next PSB at or after the decoder's position. Returns its libipt status, or a
+ * negative error once there is none (the bytes to the end then count as unsynced). */
+static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync)
+{
+	char msg[160];
+	uint64_t s;
+	int ret;
+
+	for (;;) {
+		ret = pt_insn_sync_forward(d->dec);
+		if (ret >= 0 && pt_insn_get_sync_offset(d->dec, &s) >= 0 &&
+		    (*last_sync == UINT64_MAX || s > *last_sync)) {
+			d->st.syncs++;
+			if (s > from) {
+				d->st.unsynced_bytes += s - from;
+				if (*last_sync == UINT64_MAX) {
+					snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the "
+						 "first PSB skipped", s - from);
+					emit_text(d, TC_REC_NO_SYNC, msg);
+				}
+			}
+			*last_sync = s;
+			ask_thread(d);
+			return ret;
+		}
+		if (ret >= 0 || ret == -pte_eos) {
+			if (*last_sync == UINT64_MAX) {
+				snprintf(msg, sizeof(msg), "no PSB in %zu bytes of trace", len);
+				emit_text(d, TC_REC_NO_SYNC, msg);
+			}
+			d->st.unsynced_bytes += len > from ? len - from : 0;
+			return ret >= 0 ? -pte_eos : ret;
+		}
+		/* The PSB+ itself was bad: say so, and look further if libipt moved on. */
+		{
+			struct tc_rec r = new_rec(d, TC_REC_ERROR);
+			uint64_t off = 0;
+
+			snprintf(msg, sizeof(msg), "sync: %s", pt_errstr(pt_errcode(ret)));
+			r.text = msg;
+			d->ops.emit(d->ops.ctx, &r);
+			d->st.errors++;
+			if (pt_insn_get_offset(d->dec, &off) < 0 ||
+			    (*last_sync != UINT64_MAX && off <= *last_sync) || off <= from) {
+				d->st.unsynced_bytes += len > from ? len - from : 0;
+				return ret;
+			}
+			d->st.unsynced_bytes += off - from;
+			from = off;
+		}
+	}
+}
+
+/* Decode from the current sync point until an error or the end of the buffer. Returns
+ * libipt's final (negative) status; in is the instruction of the last pt_insn_next. */
+static int decode_run(struct tc_ptf *d, int status, struct pt_insn *in)
+{
+	struct pt_event ev;
+
+	memset(in, 0, sizeof(*in));
+	while (status >= 0) {
+		while (status & pts_event_pending) {
+			status = pt_insn_event(d->dec, &ev, sizeof(ev));
+			if (status < 0)
+				return status;
+			on_event(d, &ev);
+		}
+		status = pt_insn_next(d->dec, in, sizeof(*in));
+		/* On errors libipt still fills in the IP it could not decode at. */
+		if (in->iclass != ptic_error)
+			on_insn(d, in);
+	}
+	return status;
+}
+
+int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		struct tc_err *e)
+{
+	struct pt_config cfg = d->base;
+	uint64_t last_sync = UINT64_MAX, off;
+	struct pt_insn in;
+	char msg[160];
+	int status;
+
+	if (!len)
+		return 0;
+	/* libipt never writes through begin/end; its config just isn't const. */
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	d->dec = pt_insn_alloc_decoder(&cfg);
+	if (!d->dec || pt_insn_set_image(d->dec, d->image) < 0) {
+		if (d->dec)
+			pt_insn_free_decoder(d->dec);
+		d->dec = NULL;
+		return tc_err_set(e, ENOMEM, "cannot set up libipt's instruction decoder");
+	}
+	d->file_offset = file_offset;
+	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
+	d->in_range = d->have_last = false;
+
+	status = sync(d, len, 0, &last_sync);
+	while (status >= 0) {
+		status = decode_run(d, status, &in);
+		if (status == -pte_eos) {
+			flow_stop(d);
+			break;
+		}
+		if (status == -pte_nomap) {
+			struct tc_rec r;
+
+			flush_range(d);
+			flow_to(d, in.ip);
+			r = new_rec(d, TC_REC_ADDR_NACC);
+			r.start = in.ip;
+			r.isa = isa_of(in.mode);
+			r.text = "no image at this address";
+			d->ops.emit(d->ops.ctx, &r);
+			d->st.nomap++;
+		} else {
+			flow_stop(d);
+			snprintf(msg, sizeof(msg), "%s", pt_errstr(pt_errcode(status)));
+			emit_text(d, TC_REC_ERROR, msg);
+			d->st.errors++;
+		}
+		off = 0;
+		pt_insn_get_offset(d->dec, &off);
+		status = sync(d, len, off, &last_sync);
+	}
+	pt_insn_free_decoder(d->dec);
+	d->dec = NULL;
+	return 0;
+}
