@@ -106,6 +106,16 @@ static void emit_branch(struct tc_ptf *d, uint64_t from, uint64_t to, enum tc_is
 	d->st.branches++;
 }
 
+static void emit_text_at(struct tc_ptf *d, enum tc_rec_type type, uint64_t off,
+			 const char *text)
+{
+	struct tc_rec r = new_rec(d, type);
+
+	r.offset = d->file_offset + off;
+	r.text = text;
+	d->ops.emit(d->ops.ctx, &r);
+}
+
 static void emit_text(struct tc_ptf *d, enum tc_rec_type type, const char *text)
 {
 	struct tc_rec r = new_rec(d, type);
@@ -346,7 +356,7 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 				if (*last_sync == UINT64_MAX) {
 					snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the "
 						 "first PSB skipped", s - from);
-					emit_text(d, TC_REC_NO_SYNC, msg);
+					emit_text_at(d, TC_REC_NO_SYNC, from, msg);
 				}
 			}
 			*last_sync = s;
@@ -356,7 +366,7 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 		if (ret >= 0 || ret == -pte_eos) {
 			if (*last_sync == UINT64_MAX) {
 				snprintf(msg, sizeof(msg), "no PSB in %zu bytes of trace", len);
-				emit_text(d, TC_REC_NO_SYNC, msg);
+				emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
 			}
 			d->st.unsynced_bytes += len > from ? len - from : 0;
 			return ret >= 0 ? -pte_eos : ret;

@@ -376,3 +376,257 @@ TEST(pt_packets_match_perf_dump)
 	}
 	free(ours.v);
 }
+
+/* ---- flow decoding on hand-built trace ------------------------------------------------- */
+
+#define CODE_BASE 0x400000ULL
+
+/* x86-64, by hand:
+ *   400000: 31 c0           xor  %eax,%eax
+ *   400002: ff c0           inc  %eax            <- loop
+ *   400004: 83 f8 03        cmp  $3,%eax
+ *   400007: 75 f9           jne  400002
+ *   400009: e8 03 00 00 00  call 400011
+ *   40000e: 90              nop
+ *   40000f: ff e0           jmp  *%rax
+ *   400011: 90              nop                  <- the function
+ *   400012: c3              ret */
+static const uint8_t code[] = {
+	0x31, 0xc0, 0xff, 0xc0, 0x83, 0xf8, 0x03, 0x75, 0xf9, 0xe8, 0x03, 0x00, 0x00, 0x00,
+	0x90, 0xff, 0xe0, 0x90, 0xc3,
+};
+
+struct flow_ctx {
+	struct precs recs;
+	size_t reads, threads;
+	uint64_t last_cr3;
+	bool no_image;
+};
+
+static size_t read_code(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf,
+			size_t len)
+{
+	struct flow_ctx *f = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	f->reads++;
+	if (f->no_image || addr < CODE_BASE || addr >= CODE_BASE + sizeof(code))
+		return 0;
+	if (len > CODE_BASE + sizeof(code) - addr)
+		len = CODE_BASE + sizeof(code) - addr;
+	memcpy(buf, code + (addr - CODE_BASE), len);
+	return len;
+}
+
+static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_ptf_time *t, int *pid,
+		      int *tid)
+{
+	struct flow_ctx *f = ctx;
+
+	(void)t;
+	f->threads++;
+	f->last_cr3 = cr3;
+	/* A made-up mapping, so that records show what the callback said. */
+	*pid = cr3 == TC_PTF_NO_CR3 ? -1 : (int)(cr3 >> 12);
+	*tid = *pid < 0 ? -1 : *pid + cpu;
+}
+
+static void flow_emit(void *ctx, const struct tc_rec *r)
+{
+	collect(&((struct flow_ctx *)ctx)->recs, r);
+}
+
+/* Encode packets into buf; returns the bytes written or -1. */
+static int encode(uint8_t *buf, size_t cap, const struct pt_packet *pk, size_t n)
+{
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	uint64_t off = 0;
+	int ret = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + cap;
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return -1;
+	for (size_t i = 0; i < n && ret >= 0; i++)
+		ret = pt_enc_next(enc, &pk[i]);
+	if (ret >= 0)
+		ret = pt_enc_get_offset(enc, &off) < 0 ? -1 : (int)off;
+	pt_free_encoder(enc);
+	return ret < 0 ? -1 : ret;
+}
+
+static struct pt_packet pkt(enum pt_packet_type t)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = t;
+	return p;
+}
+
+static struct pt_packet ip_pkt(enum pt_packet_type t, enum pt_ip_compression ipc, uint64_t ip)
+{
+	struct pt_packet p = pkt(t);
+
+	p.payload.ip.ipc = ipc;
+	p.payload.ip.ip = ip;
+	return p;
+}
+
+/* PSB+ (TSC, PIP), MODE.exec 64-bit, TIP.PGE to target, TNT T T N T (the loop twice round,
+ * out, and the compressed return), TIP.PGD with the IP suppressed. */
+static int build_stream(uint8_t *buf, size_t cap, uint64_t target)
+{
+	struct pt_packet p[9];
+	size_t n = 0;
+
+	p[n++] = pkt(ppt_psb);
+	p[n] = pkt(ppt_tsc);
+	p[n++].payload.tsc.tsc = 0x123456;
+	p[n] = pkt(ppt_pip);
+	p[n++].payload.pip.cr3 = 0x7000;
+	p[n++] = pkt(ppt_psbend);
+	p[n] = pkt(ppt_mode);
+	p[n].payload.mode.leaf = pt_mol_exec;
+	p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	p[n++] = ip_pkt(ppt_tip_pge, pt_ipc_sext_48, target);
+	p[n] = pkt(ppt_tnt_8);
+	p[n].payload.tnt.bit_size = 4;
+	p[n++].payload.tnt.payload = 0xd;	/* oldest first: T T N T */
+	p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
+	return encode(buf, cap, p, n);
+}
+
+struct want {
+	enum tc_rec_type type;
+	uint64_t start, end;
+	uint32_t insns;
+	enum pt_insn_class last;
+};
+
+static void check_flow(const struct precs *l, const struct want *w, size_t nw)
+{
+	size_t i, bad = 0;
+
+	CHECK_INT(l->n, nw);
+	for (i = 0; i < l->n && i < nw && bad < 5; i++) {
+		const struct tc_rec *r = &l->v[i].r;
+		bool ok = r->type == w[i].type && r->start == w[i].start && r->end == w[i].end;
+
+		if (w[i].type == TC_REC_RANGE)
+			ok = ok && r->insns == w[i].insns && r->last_type == w[i].last &&
+			     r->isa == TC_ISA_X86_64;
+		if (!ok) {
+			printf("#   record %zu: %s 0x%" PRIx64 " 0x%" PRIx64 " n%u c%u, expected %s "
+			       "0x%" PRIx64 " 0x%" PRIx64 " n%u c%u\n", i, tc_rec_type_name(r->type),
+			       r->start, r->end, r->insns, r->last_type,
+			       tc_rec_type_name(w[i].type), w[i].start, w[i].end, w[i].insns,
+			       w[i].last);
+			bad++;
+		}
+	}
+	CHECK_INT(bad, 0);
+}
+
+static struct tc_ptf_ops flow_ops(struct flow_ctx *f)
+{
+	return (struct tc_ptf_ops){ .read = read_code, .emit = flow_emit, .thread = thread_cb,
+				    .ctx = f };
+}
+
+TEST(pt_flow_loop_call_ret)
+{
+	static const struct want w[] = {
+		{ TC_REC_BRANCH, 0, 0x400000, 0, 0 },
+		{ TC_REC_RANGE, 0x400000, 0x400009, 4, ptic_cond_jump },
+		{ TC_REC_BRANCH, 0x400007, 0x400002, 0, 0 },
+		{ TC_REC_RANGE, 0x400002, 0x400009, 3, ptic_cond_jump },
+		{ TC_REC_BRANCH, 0x400007, 0x400002, 0, 0 },
+		/* Not taken the third time: the range runs on through the call. */
+		{ TC_REC_RANGE, 0x400002, 0x40000e, 4, ptic_call },
+		{ TC_REC_BRANCH, 0x400009, 0x400011, 0, 0 },
+		{ TC_REC_RANGE, 0x400011, 0x400013, 2, ptic_return },
+		{ TC_REC_BRANCH, 0x400012, 0x40000e, 0, 0 },
+		{ TC_REC_RANGE, 0x40000e, 0x400011, 2, ptic_jump },
+		/* TIP.PGD: tracing stops at the indirect jump. */
+		{ TC_REC_BRANCH, 0x40000f, 0, 0, 0 },
+	};
+	struct flow_ctx f = { 0 };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_err e = { 0 };
+	struct tc_ptf *d;
+	const struct tc_ptf_stats *st;
+	uint8_t buf[256];
+	int n = build_stream(buf, sizeof(buf), CODE_BASE);
+	bool ids = true;
+
+	CHECK(n > 0);
+	d = tc_ptf_new(NULL, NULL, 2, &ops, &e);
+	CHECK(d != NULL);
+	if (!d || n <= 0)
+		return;
+	f.recs.n = 0;
+	CHECK_INT(tc_ptf_feed(d, buf, (size_t)n, 0x1000, &e), 0);
+	check_flow(&f.recs, w, sizeof(w) / sizeof(w[0]));
+	for (size_t i = 0; i < f.recs.n; i++) {
+		const struct tc_rec *r = &f.recs.v[i].r;
+
+		/* The thread callback saw the PIP's CR3 before any record. */
+		ids = ids && r->cpu == 2 && r->pid == 7 && r->tid == 9 && r->id == -1 &&
+		      r->offset >= 0x1000 && r->offset <= 0x1000 + (uint64_t)n;
+	}
+	CHECK(ids);
+	CHECK(f.threads >= 2);
+	CHECK(f.last_cr3 == 0x7000);
+	st = tc_ptf_stats(d);
+	CHECK_INT(st->insns, 15);
+	CHECK_INT(st->ranges, 5);
+	CHECK_INT(st->branches, 6);
+	CHECK_INT(st->errors, 0);
+	CHECK_INT(st->syncs, 1);
+	CHECK_INT(st->unsynced_bytes, 0);
+
+	/* The same again with bytes before the PSB: skipped, said, offsets shifted. */
+	{
+		uint8_t buf2[300];
+
+		memset(buf2, 0x55, 7);
+		memcpy(buf2 + 7, buf, (size_t)n);
+		free(f.recs.v);
+		memset(&f.recs, 0, sizeof(f.recs));
+		CHECK_INT(tc_ptf_feed(d, buf2, (size_t)n + 7, 0, &e), 0);
+		CHECK(f.recs.n == sizeof(w) / sizeof(w[0]) + 1);
+		CHECK(f.recs.n && f.recs.v[0].r.type == TC_REC_NO_SYNC && f.recs.v[0].r.offset == 0);
+		CHECK_INT(tc_ptf_stats(d)->unsynced_bytes, 7);
+	}
+	tc_ptf_free(d);
+	free(f.recs.v);
+}
+
+TEST(pt_flow_no_image)
+{
+	struct flow_ctx f = { 0 };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_err e = { 0 };
+	struct tc_ptf *d;
+	uint8_t buf[256];
+	int n = build_stream(buf, sizeof(buf), 0x500000);
+
+	d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	CHECK(d && n > 0);
+	if (!d || n <= 0)
+		return;
+	CHECK_INT(tc_ptf_feed(d, buf, (size_t)n, 0, &e), 0);
+	CHECK_INT(f.recs.n, 2);
+	CHECK(f.recs.n == 2 && f.recs.v[0].r.type == TC_REC_BRANCH &&
+	      f.recs.v[0].r.start == 0 && f.recs.v[0].r.end == 0x500000);
+	CHECK(f.recs.n == 2 && f.recs.v[1].r.type == TC_REC_ADDR_NACC &&
+	      f.recs.v[1].r.start == 0x500000);
+	CHECK_INT(tc_ptf_stats(d)->nomap, 1);
+	tc_ptf_free(d);
+	free(f.recs.v);
+}
