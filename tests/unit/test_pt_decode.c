@@ -630,3 +630,180 @@ TEST(pt_flow_no_image)
 	tc_ptf_free(d);
 	free(f.recs.v);
 }
+
+/* ---- hostile input ----------------------------------------------------------------------- */
+
+static uint32_t rnd_state = 12345;
+
+static uint32_t rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 8;
+}
+
+/* Every ERROR / NO_SYNC / ADDR_NACC offset lies in [base, base + len]. */
+static size_t bad_offsets(const struct precs *l, uint64_t base, size_t len)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].r.offset < base || l->v[i].r.offset > base + len)
+			bad++;
+	return bad;
+}
+
+TEST(pt_hostile_random_bytes)
+{
+	static uint8_t buf[8192];
+	struct flow_ctx f = { 0 };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_err e = { 0 };
+	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 1, &ops, &e);
+	size_t bad = 0, errors = 0;
+
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	for (int round = 0; round < 64; round++) {
+		struct precs l = { 0 };
+		struct tc_ptp_stats st = { 0 };
+		size_t len = 1 + rnd() % sizeof(buf);
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)rnd();
+		/* Sprinkle PSBs so that decoding gets going and then meets garbage. */
+		for (int k = 0; k < 4 && len > 64; k++) {
+			size_t at = rnd() % (len - 18);
+
+			for (int j = 0; j < 16; j += 2) {
+				buf[at + j] = 0x02;
+				buf[at + j + 1] = 0x82;
+			}
+			/* Half of them with a PSBEND, so that the decoders get past sync. */
+			if (k & 1) {
+				buf[at + 16] = 0x02;
+				buf[at + 17] = 0x23;
+			}
+		}
+		CHECK_INT(tc_ptp_decode(NULL, buf, len, 0x100, 1, collect, &l, &st, &e), 0);
+		bad += bad_offsets(&l, 0x100, len);
+		errors += st.errors + (st.unsynced_bytes > 0);
+		free(l.v);
+
+		f.recs.n = 0;
+		CHECK_INT(tc_ptf_feed(d, buf, len, 0x100, &e), 0);
+		bad += bad_offsets(&f.recs, 0x100, len);
+	}
+	CHECK_INT(bad, 0);
+	CHECK(errors > 0);
+	printf("#   64 random buffers: %" PRIu64 " flow errors, %" PRIu64 " no image, %" PRIu64
+	       " syncs\n", tc_ptf_stats(d)->errors, tc_ptf_stats(d)->nomap,
+	       tc_ptf_stats(d)->syncs);
+	tc_ptf_free(d);
+	free(f.recs.v);
+}
+
+TEST(pt_hostile_truncated)
+{
+	struct flow_ctx f = { 0 };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_err e = { 0 };
+	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	uint8_t full[256];
+	int n = build_stream(full, sizeof(full), CODE_BASE);
+	size_t bad = 0, truncated = 0;
+
+	CHECK(d && n > 0);
+	if (!d || n <= 0)
+		return;
+	/* Every cut of the hand-built stream: never more records than the whole gives. */
+	for (int cut = 0; cut <= n; cut++) {
+		uint8_t *b = malloc(cut ? (size_t)cut : 1);	/* exact size for ASan */
+		struct precs l = { 0 };
+		struct tc_ptp_stats st = { 0 };
+
+		memcpy(b, full, (size_t)cut);
+		f.recs.n = 0;
+		CHECK_INT(tc_ptf_feed(d, b, (size_t)cut, 0, &e), 0);
+		bad += bad_offsets(&f.recs, 0, (size_t)cut);
+		bad += f.recs.n > 12;
+		CHECK_INT(tc_ptp_decode(NULL, b, (size_t)cut, 0, 0, collect, &l, &st, &e), 0);
+		bad += bad_offsets(&l, 0, (size_t)cut);
+		/* A packet cut off by the end is an error at its offset. */
+		for (size_t i = 0; i < l.n; i++)
+			truncated += l.v[i].r.type == TC_REC_ERROR && strstr(l.v[i].text, "truncated");
+		free(l.v);
+		free(b);
+	}
+	CHECK_INT(bad, 0);
+	CHECK(truncated > 10);
+	tc_ptf_free(d);
+	free(f.recs.v);
+}
+
+/* The real recording with no images at all: every PSB gives a sync and then a no-image
+ * stop; the packet listing of truncated real buffers ends in an error at the cut. */
+TEST(pt_hostile_real_trace)
+{
+	struct flow_ctx f = { .no_image = true };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_perf_data *pd;
+	struct tc_pd_record r;
+	struct tc_err e = { 0 };
+	struct tc_pt_setup s;
+	size_t bad = 0, nbuf = 0, cut_errors = 0, cuts = 0;
+	uint64_t psbs = 0;
+
+	if (!td(IPT))
+		SKIP("no test data");
+	CHECK_INT(tc_pd_open(&pd, td(IPT), &e), 0);
+	if (!pd)
+		return;
+	memset(&s, 0, sizeof(s));
+	pt_config_init(&s.cfg);
+	while (tc_pd_next(pd, &r, &e) > 0) {
+		if (r.type == TC_PD_AUXTRACE_INFO) {
+			CHECK_INT(tc_pt_setup_from_pd(&s, pd, r.u.auxtrace_info.intel_pt, &e), 0);
+		} else if (r.type == TC_PD_AUXTRACE) {
+			uint64_t off = r.offset + r.size;
+			size_t len = r.u.auxtrace.size;
+			struct tc_ptf *d = tc_ptf_new(&s.cfg, &s.tc, (int)r.u.auxtrace.cpu, &ops, &e);
+
+			CHECK(d != NULL);
+			if (!d)
+				continue;
+			f.recs.n = 0;
+			CHECK_INT(tc_ptf_feed(d, r.u.auxtrace.data, len, off, &e), 0);
+			bad += bad_offsets(&f.recs, off, len);
+			psbs += tc_ptf_stats(d)->syncs;
+			CHECK(tc_ptf_stats(d)->nomap >= 1);
+			CHECK_INT(tc_ptf_stats(d)->insns, 0);
+			tc_ptf_free(d);
+			nbuf++;
+
+			for (size_t cut = 1; cut < len; cut += 997 + cut / 3) {
+				struct precs l = { 0 };
+				uint8_t *b = malloc(cut);
+
+				memcpy(b, r.u.auxtrace.data, cut);
+				CHECK_INT(tc_ptp_decode(&s.cfg, b, cut, off, 0, collect, &l, NULL,
+							&e), 0);
+				bad += bad_offsets(&l, off, cut);
+				cuts++;
+				if (l.n && l.v[l.n - 1].r.type == TC_REC_ERROR)
+					cut_errors++;
+				free(l.v);
+				free(b);
+			}
+		}
+	}
+	tc_pd_close(pd);
+	CHECK_INT(nbuf, 2);
+	CHECK_INT(bad, 0);
+	/* libipt's sync points are PSBs; it finds all ten the README counts. */
+	CHECK_INT(psbs, 10);
+	printf("#   %zu cuts of the real buffers, %zu end in a truncated-packet error\n", cuts,
+	       cut_errors);
+	CHECK(cut_errors > 0);
+	free(f.recs.v);
+}
