@@ -807,3 +807,70 @@ TEST(pt_hostile_real_trace)
 	CHECK(cut_errors > 0);
 	free(f.recs.v);
 }
+
+/* OVF in the middle of the loop: a LOST record, and the flow picks up at the FUP. */
+TEST(pt_flow_overflow)
+{
+	static const struct want tail[] = {
+		{ TC_REC_LOST, 0, 0, 0, 0 },
+		{ TC_REC_BRANCH, 0, 0x400011, 0, 0 },
+		{ TC_REC_RANGE, 0x400011, 0x400013, 2, ptic_return },
+		{ TC_REC_BRANCH, 0x400012, 0x40000e, 0, 0 },
+		{ TC_REC_RANGE, 0x40000e, 0x400011, 2, ptic_jump },
+		{ TC_REC_BRANCH, 0x40000f, 0, 0, 0 },
+	};
+	struct flow_ctx f = { 0 };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_err e = { 0 };
+	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	struct pt_packet p[10];
+	uint8_t buf[256];
+	size_t n = 0, lost = 0;
+	int len;
+
+	p[n++] = pkt(ppt_psb);
+	p[n++] = pkt(ppt_psbend);
+	p[n] = pkt(ppt_mode);
+	p[n].payload.mode.leaf = pt_mol_exec;
+	p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	p[n++] = ip_pkt(ppt_tip_pge, pt_ipc_sext_48, CODE_BASE);
+	p[n] = pkt(ppt_tnt_8);
+	p[n].payload.tnt.bit_size = 1;
+	p[n++].payload.tnt.payload = 1;
+	p[n++] = pkt(ppt_ovf);
+	p[n++] = ip_pkt(ppt_fup, pt_ipc_sext_48, 0x400011);
+	/* The return stack is gone after the overflow: an uncompressed return. */
+	p[n++] = ip_pkt(ppt_tip, pt_ipc_sext_48, 0x40000e);
+	p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
+	len = encode(buf, sizeof(buf), p, n);
+	CHECK(d && len > 0);
+	if (!d || len <= 0)
+		return;
+	CHECK_INT(tc_ptf_feed(d, buf, (size_t)len, 0, &e), 0);
+	for (size_t i = 0; i < f.recs.n; i++)
+		lost += f.recs.v[i].r.type == TC_REC_LOST;
+	CHECK_INT(lost, 1);
+	CHECK_INT(tc_ptf_stats(d)->overflows, 1);
+	CHECK_INT(tc_ptf_stats(d)->errors, 0);
+	CHECK(f.recs.n >= 6);
+	if (f.recs.n >= 6) {
+		struct precs t = { f.recs.v + f.recs.n - 6, 6, 6 };
+
+		check_flow(&t, tail, 6);
+	}
+	/* Before the OVF: trace start and the first time round the loop. libipt reports the
+	 * overflow before the instruction after the taken jne, so that branch stops at 0. */
+	{
+		static const struct want head[] = {
+			{ TC_REC_BRANCH, 0, 0x400000, 0, 0 },
+			{ TC_REC_RANGE, 0x400000, 0x400009, 4, ptic_cond_jump },
+			{ TC_REC_BRANCH, 0x400007, 0, 0, 0 },
+		};
+		struct precs h = { f.recs.v, f.recs.n < 3 ? f.recs.n : 3, 3 };
+
+		CHECK_INT(f.recs.n, 9);
+		check_flow(&h, head, 3);
+	}
+	tc_ptf_free(d);
+	free(f.recs.v);
+}
