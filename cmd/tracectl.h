@@ -20,6 +20,9 @@ enum {
 	TC_EXIT_PIPE = 141,	/* stdout closed by the reader (as if killed by SIGPIPE) */
 };
 
+/* Long-only option keys: 256.. are the global options', commands start at this. */
+#define TC_OPT_CMD_BASE 512
+
 /* One option of a command; help text, man pages and completions are checked against these. */
 struct tc_opt {
 	const char *name;	/* long name without "--" */
@@ -85,6 +88,7 @@ int tc_finish_stdout(int rc);
 void tc_json_stdout(struct tc_json *j);
 
 int do_list(int argc, char **argv);
+int do_decode(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_version(int argc, char **argv);
 

@@ -7,12 +7,13 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks" ;;
+	decode) echo "--input --packets --per-thread" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
 }
 
-_tracectl_commands="list help version"
+_tracectl_commands="list decode help version"
 
 _tracectl()
 {
@@ -22,8 +23,11 @@ _tracectl()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
 	case "$prev" in
-	--sysfs-root)
+	--sysfs-root|--per-thread)
 		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	-i|--input)
+		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--sink)
 		# Sinks of this machine (or of --sysfs-root, passed through the environment).

@@ -63,7 +63,7 @@ static void write_json(struct tc_rec_out *o, const struct tc_rec *r)
 	default:
 		break;
 	}
-	if (r->text)
+	if (r->text && *r->text)
 		tc_json_kstr(j, "text", r->text);
 	tc_json_obj_close(j);
 }
@@ -106,7 +106,7 @@ static void write_text(struct tc_rec_out *o, const struct tc_rec *r)
 	default:
 		break;
 	}
-	if (r->text)
+	if (r->text && *r->text)
 		fprintf(f, " (%s)", r->text);
 	fputc('\n', f);
 }
