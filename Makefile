@@ -75,3 +75,52 @@ install: tracectl
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -D -m 644 completions/tracectl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracectl
 	install -D -m 644 completions/_tracectl $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_tracectl
+
+# ---- libFuzzer targets (tests/fuzz/fuzz_*.c) ------------------------------------------
+# `make fuzz` builds $(B)/fuzz/fuzz_NAME with clang's libFuzzer, ASan and UBSan, against
+# the lib/, decoders/ and out/ sources compiled the same way. `make fuzz-run` runs each
+# target for FUZZ_SECONDS with the corpus $(B)/fuzz/corpus-NAME, seeded at run time from
+# ../shared/testdata (TC_TESTDATA overrides); `make fuzz-smoke` runs each for
+# FUZZ_SMOKE_SECONDS on a fresh corpus and fails if one crashes (CI). FUZZ=NAME runs one.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_TESTDATA ?= $(if $(TC_TESTDATA),$(TC_TESTDATA),$(CURDIR)/../shared/testdata)
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(if $(FUZZ),$(FUZZ),$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC)))
+FUZZ_BINS := $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
+
+.PHONY: fuzz fuzz-run fuzz-smoke
+fuzz: $(FUZZ_BINS)
+
+$(B)/fuzz/obj/%.o: %.c $(B)/config.mk
+	@mkdir -p $(dir $@)
+	@echo '  FUZZCC  $@'
+	@$(FUZZ_CC) $(WARN) $(FUZZ_CFLAGS) $(DEP_CFLAGS) -DTRACECTL_VERSION='"$(VERSION)"' \
+		-MMD -MP -c $< -o $@
+
+$(B)/fuzz/libtc.a: $(call obj,fuzz/obj,$(LIB_SRC))
+	@rm -f $@
+	@echo '  AR      $@'
+	@$(AR) rcs $@ $^
+
+$(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(B)/fuzz/libtc.a
+	@echo '  LD      $@'
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+fuzz-run: $(FUZZ_BINS)
+	@rc=0; for n in $(FUZZ_NAMES); do \
+		./tests/fuzz/run.sh $(B)/fuzz $$n $(FUZZ_SECONDS) corpus-$$n "$(FUZZ_TESTDATA)" \
+			|| rc=1; \
+	done; exit $$rc
+
+fuzz-smoke: $(FUZZ_BINS)
+	@rc=0; for n in $(FUZZ_NAMES); do \
+		rm -rf $(B)/fuzz/smoke-corpus-$$n; \
+		./tests/fuzz/run.sh $(B)/fuzz $$n $(FUZZ_SMOKE_SECONDS) smoke-corpus-$$n \
+			"$(FUZZ_TESTDATA)" || rc=1; \
+	done; exit $$rc
+
+-include $(shell find $(B)/fuzz -name '*.d' 2>/dev/null)

@@ -7,7 +7,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 prefix="$top/build/deps/libperf"
 
-pkgs="gcc make pkg-config xz-utils jq clang groff-base zsh bash-completion
+pkgs="gcc make pkg-config xz-utils jq clang libclang-rt-14-dev groff-base zsh bash-completion
 libtraceevent-dev libelf-dev libopencsd-dev libopencsd-bin libipt-dev
 linux-perf linux-source-6.1"
 

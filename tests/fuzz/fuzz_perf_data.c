@@ -1,0 +1,362 @@
+/* libFuzzer target for the perf.data reader (lib/perf_data.c, perf_records.c,
+ * perf_features.c, auxtrace_info.c).
+ *
+ * Each input is read every way the API offers, and every field of every record is touched
+ * (ASan then checks each pointer the reader hands out):
+ *   1. tc_pd_open_mem: file or pipe mode, whichever the header says;
+ *   2. file mode: the same bytes from a memfd through tc_pd_open_fd (the mmap path);
+ *   3. pipe mode: the same bytes as a stream (fmemopen + tc_pd_open_stream), which must
+ *      give the same records, offsets and outcome as 1;
+ *   4. file mode: converted to a pipe stream as perf inject would (HEADER_ATTR records for
+ *      the attrs and their ids, then the data section), read from memory and as a stream:
+ *      both must give the records file mode gave, in order, with the same outcome.
+ * A reader error is fine; a crash, leak, hang, or an invariant below failing is not
+ * (abort(), which libFuzzer reports). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lib/perf_data.h"
+
+#define CHECK(c)                                                                       \
+	do {                                                                           \
+		if (!(c)) {                                                            \
+			fprintf(stderr, "%s:%d: invariant failed (%s): %s\n", __FILE__, \
+				__LINE__, cur_how, #c);                                \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+static const char *cur_how = "-";
+static volatile uint64_t sink;
+
+static uint64_t touch(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	CHECK(p || !n);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	sink += h;
+	return h;
+}
+
+static void touch_str(const char *s)
+{
+	if (s)
+		touch(s, strlen(s) + 1);
+}
+
+/* What a walk saw, for comparing two ways of reading the same records. */
+#define MAX_KEEP 4096
+struct rec_key {
+	uint32_t type;
+	uint16_t misc, size;
+	uint64_t offset;
+	uint64_t hash;			/* raw bytes, and AUXTRACE trace bytes */
+};
+
+struct walk {
+	int ret;			/* last tc_pd_next: 0 end, -1 error */
+	size_t n;
+	struct rec_key k[MAX_KEEP];
+};
+
+static void touch_attr(const struct tc_pd_attr *a)
+{
+	CHECK(a != NULL);
+	touch(&a->attr, sizeof(a->attr));
+	touch(a->ids, a->nr_ids * sizeof(*a->ids));
+}
+
+static void touch_features(const struct tc_perf_data *pd)
+{
+	const struct tc_pd_features *f = tc_pd_features(pd);
+
+	CHECK(f != NULL);
+	for (size_t i = 0; i < f->nr_build_ids; i++) {
+		CHECK(f->build_ids[i].size <= 20);
+		touch(f->build_ids[i].id, sizeof(f->build_ids[i].id));
+		touch_str(f->build_ids[i].filename);
+	}
+	for (size_t i = 0; i < f->cmdline.n; i++)
+		touch_str(f->cmdline.v[i]);
+	touch_str(f->hostname);
+	touch_str(f->osrelease);
+	touch_str(f->version);
+	touch_str(f->arch);
+	touch_str(f->cpudesc);
+	touch_str(f->cpuid);
+	touch(f->auxtrace_index, f->nr_auxtrace_index * sizeof(*f->auxtrace_index));
+	for (unsigned b = 0; b < TC_PD_FEAT_BITS + 8; b++)
+		sink += tc_pd_has_feature(pd, b);
+}
+
+static void touch_cs_etm(const struct tc_cs_etm_info *cs)
+{
+	touch(cs->words, cs->nr_words * 8);
+	for (uint32_t i = 0; i < cs->nr_cpus; i++) {
+		const struct tc_cs_etm_cpu *c = &cs->cpus[i];
+
+		CHECK(c->raw >= cs->words && c->raw + c->nr_raw <= cs->words + cs->nr_words);
+		CHECK(!c->nr_params ||
+		      (c->params >= cs->words && c->params + c->nr_params <= cs->words + cs->nr_words));
+		touch(c->params, c->nr_params * 8);
+		touch(c->raw, c->nr_raw * 8);
+		CHECK(tc_cs_etm_info_cpu(cs, c->cpu) != NULL);
+	}
+	sink += (uintptr_t)tc_cs_etm_info_cpu(cs, UINT32_MAX);
+}
+
+/* The bytes a string field points at must lie inside the record. */
+static void check_in_rec(const struct tc_pd_record *r, const char *s)
+{
+	const uint8_t *p = (const uint8_t *)s;
+
+	CHECK(p >= r->raw && p + strlen(s) < r->raw + r->size);
+}
+
+static uint64_t touch_record(const struct tc_pd_record *r)
+{
+	uint64_t h;
+
+	CHECK(r->size >= 8 && r->raw != NULL);
+	h = touch(r->raw, r->size);
+	sink += (uintptr_t)tc_pd_type_name(r->type);
+	if (r->attr)
+		touch_attr(r->attr);
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		CHECK(r->u.mmap.filename != NULL);
+		check_in_rec(r, r->u.mmap.filename);
+		CHECK(r->u.mmap.build_id_size <= 20);
+		break;
+	case PERF_RECORD_COMM:
+		CHECK(r->u.comm.comm != NULL);
+		check_in_rec(r, r->u.comm.comm);
+		break;
+	case TC_PD_AUXTRACE:
+		CHECK(r->u.auxtrace.data != NULL || !r->u.auxtrace.size);
+		h ^= touch(r->u.auxtrace.data, r->u.auxtrace.size);
+		break;
+	case TC_PD_AUXTRACE_INFO:
+		touch(r->u.auxtrace_info.priv, r->u.auxtrace_info.nr_priv * 8);
+		if (r->u.auxtrace_info.cs_etm)
+			touch_cs_etm(r->u.auxtrace_info.cs_etm);
+		if (r->u.auxtrace_info.intel_pt) {
+			const struct tc_intel_pt_info *ipt = r->u.auxtrace_info.intel_pt;
+
+			CHECK(ipt->nr <= TC_IPT_PRIV_MAX);
+			CHECK(ipt->filter != NULL);
+			touch_str(ipt->filter);
+		}
+		break;
+	case TC_PD_HEADER_ATTR:
+		touch_attr(r->u.header_attr.attr);
+		break;
+	default:
+		break;
+	}
+	return h;
+}
+
+/* Read every record and everything the reader exposes. */
+static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
+{
+	struct tc_pd_record rec;
+	struct tc_err e = { 0 };
+	uint64_t prev = 0, dend = 0;
+	bool file_map = false;
+	int r;
+
+	cur_how = how;
+	w->n = 0;
+	touch_str(tc_pd_name(pd));
+	if (!tc_pd_is_pipe(pd)) {
+		dend = tc_pd_data_offset(pd) + tc_pd_data_size(pd);
+		CHECK(dend >= tc_pd_data_offset(pd));
+		file_map = true;
+	}
+	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++)
+		touch_attr(tc_pd_attr(pd, i));
+	CHECK(tc_pd_attr(pd, tc_pd_nr_attrs(pd)) == NULL);
+	touch_features(pd);
+
+	while ((r = tc_pd_next(pd, &rec, &e)) == 1) {
+		uint64_t h = touch_record(&rec);
+
+		CHECK(w->n == 0 || rec.offset > prev);
+		prev = rec.offset;
+		if (file_map)
+			CHECK(rec.offset >= tc_pd_data_offset(pd) && rec.offset + rec.size <= dend);
+		if (w->n < MAX_KEEP)
+			w->k[w->n] = (struct rec_key){ rec.type, rec.misc, rec.size, rec.offset, h };
+		w->n++;
+	}
+	CHECK(r == 0 || r == -1);
+	w->ret = r;
+	if (r < 0) {
+		CHECK(e.msg[0] != 0);
+		CHECK(strlen(e.msg) < sizeof(e.msg));
+		/* The reader stays at its error. */
+		CHECK(tc_pd_next(pd, &rec, &e) == -1 && e.msg[0]);
+	} else {
+		CHECK(tc_pd_next(pd, &rec, NULL) == 0);
+	}
+	/* Pipe mode adds attrs and features as it goes: look at them again. */
+	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++)
+		touch_attr(tc_pd_attr(pd, i));
+	touch_features(pd);
+	sink += tc_pd_data_size(pd);
+}
+
+/* Same records in the same order (offsets too if same_off), same outcome. Records past
+ * skip_b in b are compared with a's from the start. */
+static void same_walk(const struct walk *a, const struct walk *b, size_t skip_b, bool same_off)
+{
+	CHECK(a->ret == b->ret);
+	CHECK(a->n + skip_b == b->n);
+	for (size_t i = 0; i < a->n && i + skip_b < MAX_KEEP && i < MAX_KEEP; i++) {
+		const struct rec_key *x = &a->k[i], *y = &b->k[i + skip_b];
+
+		CHECK(x->type == y->type && x->misc == y->misc && x->size == y->size);
+		CHECK(x->hash == y->hash);
+		CHECK(!same_off || x->offset == y->offset);
+	}
+}
+
+static int mem_fd = -1;
+
+static void read_fd(const uint8_t *data, size_t len, struct walk *want)
+{
+	static struct walk w;
+	struct tc_perf_data *pd;
+	struct tc_err e = { 0 };
+
+	if (mem_fd < 0 && (mem_fd = memfd_create("fuzz_perf_data", MFD_CLOEXEC)) < 0)
+		return;
+	if (ftruncate(mem_fd, 0) || pwrite(mem_fd, data, len, 0) != (ssize_t)len)
+		abort();
+	cur_how = "fd";
+	if (tc_pd_open_fd(&pd, mem_fd, "fuzz", &e)) {
+		CHECK(e.msg[0]);
+		CHECK(!"opened from memory but not from an fd");
+	}
+	walk(pd, "fd", &w);
+	tc_pd_close(pd);
+	same_walk(want, &w, 0, true);
+}
+
+/* Pipe-mode bytes as a stream; NULL w_out: just walk. Returns -1 if it would not open. */
+static int read_stream(const uint8_t *data, size_t len, struct walk *w)
+{
+	struct tc_perf_data *pd;
+	struct tc_err e = { 0 };
+	FILE *f = fmemopen((void *)data, len, "rb");
+	int ret = 0;
+
+	if (!f)
+		abort();
+	cur_how = "stream";
+	if (tc_pd_open_stream(&pd, f, "fuzz-stream", &e)) {
+		CHECK(e.msg[0]);
+		ret = -1;
+	} else {
+		walk(pd, "stream", w);
+		tc_pd_close(pd);
+	}
+	fclose(f);
+	return ret;
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* File mode as a pipe stream: header, one HEADER_ATTR per attr, the data section. */
+static uint8_t *to_pipe(struct tc_perf_data *pd, const uint8_t *data, size_t *len,
+			size_t *nattr_recs)
+{
+	size_t n = 16, at;
+	uint64_t doff = tc_pd_data_offset(pd), dsize = tc_pd_data_size(pd);
+	uint8_t *b;
+
+	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
+		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
+		size_t sz = 8 + sizeof(a->attr) + 8 * a->nr_ids;
+
+		if (sz > UINT16_MAX)
+			return NULL;	/* too many ids for one record: perf would fail too */
+		n += sz;
+	}
+	b = malloc(n + dsize);
+	if (!b)
+		abort();
+	memcpy(b, "PERFILE2", 8);
+	put_u64(b + 8, 16);
+	at = 16;
+	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
+		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
+		struct perf_event_header h = { .type = TC_PD_HEADER_ATTR,
+					       .size = (uint16_t)(8 + sizeof(a->attr) +
+								  8 * a->nr_ids) };
+
+		memcpy(b + at, &h, 8);
+		memcpy(b + at + 8, &a->attr, sizeof(a->attr));
+		memcpy(b + at + 8 + sizeof(a->attr), a->ids, 8 * a->nr_ids);
+		at += h.size;
+	}
+	memcpy(b + at, data + doff, dsize);
+	*len = at + dsize;
+	*nattr_recs = tc_pd_nr_attrs(pd);
+	return b;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	static struct walk wm, ws, wp;
+	struct tc_perf_data *pd;
+	struct tc_err e = { 0 };
+
+	cur_how = "mem";
+	if (tc_pd_open_mem(&pd, data, len, "fuzz", &e)) {
+		CHECK(e.msg[0] && strlen(e.msg) < sizeof(e.msg));
+		CHECK(pd == NULL);
+		if (len >= 16)	/* the other ways must refuse it too (fd: if it is a file) */
+			CHECK(read_stream(data, len, &ws) == -1);
+		return 0;
+	}
+	walk(pd, "mem", &wm);
+	if (tc_pd_is_pipe(pd)) {
+		CHECK(read_stream(data, len, &ws) == 0);
+		same_walk(&wm, &ws, 0, true);
+	} else {
+		uint8_t *p;
+		size_t plen, nattr;
+
+		read_fd(data, len, &wm);
+		/* Pipe conversion: the attrs' HEADER_ATTR records come first. */
+		p = to_pipe(pd, data, &plen, &nattr);
+		if (p) {
+			struct tc_perf_data *pp;
+
+			cur_how = "converted pipe, mem";
+			CHECK(tc_pd_open_mem(&pp, p, plen, "fuzz-pipe", &e) == 0);
+			walk(pp, "converted pipe, mem", &wp);
+			tc_pd_close(pp);
+			same_walk(&wm, &wp, nattr, false);
+			CHECK(read_stream(p, plen, &ws) == 0);
+			same_walk(&wp, &ws, 0, true);
+			free(p);
+		}
+	}
+	tc_pd_close(pd);
+	return 0;
+}

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Run one libFuzzer target: run.sh DIR NAME SECONDS CORPUS TESTDATA
+# DIR/fuzz_NAME is the binary; DIR/CORPUS the corpus, seeded here (never in the repo) from
+# TESTDATA: perf_data gets the perf.data files under perfdata/, cs_frame the first max_len
+# bytes of every trace buffer an OpenCSD snapshot's trace.ini names. FUZZ_MAX_LEN overrides
+# the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
+# the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
+# out or ran out of memory.
+set -u
+dir=$1 name=$2 secs=$3 corpus=$dir/$4 td=$5
+bin=$dir/fuzz_$name
+log=$dir/$name.log
+art=$dir/artifacts-$name/
+mkdir -p "$corpus" "$art"
+
+if [ ! -d "$td" ]; then
+	if [ "${TC_REQUIRE_TESTDATA:-0}" = 1 ]; then
+		echo "fuzz_$name: test data $td is missing" >&2
+		exit 1
+	fi
+	echo "warning: $td missing; fuzz_$name starts from an empty corpus" >&2
+fi
+
+case $name in
+perf_data)
+	max_len=${FUZZ_MAX_LEN:-262144}
+	if [ -d "$td/perfdata" ]; then
+		find "$td/perfdata" -type f \( -name '*.data' -o -name 'perf.data.*' \) \
+			! -name '*.xz' ! -name '*.txt' | while read -r f; do
+			cp "$f" "$corpus/seed-$(basename "$f")"
+		done
+	fi
+	;;
+cs_frame)
+	# The deformatter's state is a frame and a sync long and its error list holds 64:
+	# 4 KiB inputs reach all of it, while 64 KiB ones run 16 times slower.
+	max_len=${FUZZ_MAX_LEN:-4096}
+	if [ -d "$td/opencsd" ]; then
+		find "$td/opencsd" -name trace.ini | while read -r ini; do
+			d=$(dirname "$ini")
+			sed -n 's/^file=//p' "$ini" | tr -d '\r' | while read -r b; do
+				[ -f "$d/$b" ] || continue
+				head -c "$max_len" "$d/$b" >"$corpus/seed-$(echo "${d#"$td"/}" |
+					tr / _)-$b"
+			done
+		done
+	fi
+	;;
+*)
+	max_len=${FUZZ_MAX_LEN:-65536}
+	;;
+esac
+
+seeds=$(find "$corpus" -type f | wc -l)
+echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"
+"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+	-print_final_stats=1 -artifact_prefix="$art" "$corpus" >"$log" 2>&1
+rc=$?
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+cov=$(grep -E '^#[0-9]+' "$log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')
+echo "fuzz_$name: ${execs:-?} executions in ${secs}s (${rate:-?}/s), ${cov:-no coverage line}"
+if [ $rc -ne 0 ]; then
+	echo "fuzz_$name: FAILED (exit status $rc); reproducer(s) in $art, log $log:" >&2
+	grep -E 'ERROR: |SUMMARY: |invariant failed|Test unit written|runtime error' "$log" |
+		head -n 20 | sed 's/^/  /' >&2
+	grep -E '^ +#[0-9]+ ' "$log" | head -n 15 | sed 's/^/  /' >&2
+	exit 1
+fi
