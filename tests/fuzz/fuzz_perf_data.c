@@ -310,7 +310,8 @@ static uint8_t *to_pipe(struct tc_perf_data *pd, const uint8_t *data, size_t *le
 
 		memcpy(b + at, &h, 8);
 		memcpy(b + at + 8, &a->attr, sizeof(a->attr));
-		memcpy(b + at + 8 + sizeof(a->attr), a->ids, 8 * a->nr_ids);
+		if (a->nr_ids)	/* ids may be NULL when there are none */
+			memcpy(b + at + 8 + sizeof(a->attr), a->ids, 8 * a->nr_ids);
 		at += h.size;
 	}
 	memcpy(b + at, data + doff, dsize);
