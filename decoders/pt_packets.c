@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ static uint64_t payload(const struct pt_packet *p, char *buf, size_t len)
 {
 	const char *a, *b;
 	uint64_t v = 0;
+	bool hex = false;	/* the text is just v in hex */
 
 	buf[0] = 0;
 	switch (p->type) {
@@ -91,15 +93,15 @@ static uint64_t payload(const struct pt_packet *p, char *buf, size_t len)
 		break;
 	case ppt_vmcs:
 		v = p->payload.vmcs.base;
-		snprintf(buf, len, "%" PRIx64, v);
+		hex = true;
 		break;
 	case ppt_tsc:
 		v = p->payload.tsc.tsc;
-		snprintf(buf, len, "%" PRIx64, v);
+		hex = true;
 		break;
 	case ppt_cbr:
 		v = p->payload.cbr.ratio;
-		snprintf(buf, len, "%" PRIx64, v);
+		hex = true;
 		break;
 	case ppt_tma:
 		v = p->payload.tma.ctc;
@@ -107,15 +109,15 @@ static uint64_t payload(const struct pt_packet *p, char *buf, size_t len)
 		break;
 	case ppt_mtc:
 		v = p->payload.mtc.ctc;
-		snprintf(buf, len, "%" PRIx64, v);
+		hex = true;
 		break;
 	case ppt_cyc:
 		v = p->payload.cyc.value;
-		snprintf(buf, len, "%" PRIx64, v);
+		hex = true;
 		break;
 	case ppt_mnt:
 		v = p->payload.mnt.payload;
-		snprintf(buf, len, "%" PRIx64, v);
+		hex = true;
 		break;
 	case ppt_exstop:
 		v = p->payload.exstop.ip;
@@ -145,6 +147,8 @@ static uint64_t payload(const struct pt_packet *p, char *buf, size_t len)
 	default:
 		break;
 	}
+	if (hex)
+		snprintf(buf, len, "%" PRIx64, v);
 	return v;
 }
 

@@ -261,6 +261,41 @@ static const struct tc_pd_attr *find_attr(struct tc_perf_data *pd, const struct 
 	return a0;	/* all alike: any will do for the layout */
 }
 
+/* TID and TIME, then ID, STREAM_ID and CPU: the same order in a sample and in the
+ * sample_id trailer (the sample puts ADDR between the two runs). */
+static const uint8_t *read_tid_time(uint64_t st, struct tc_pd_record *r, const uint8_t *q)
+{
+	if (st & ST(TID)) {
+		r->sid.has_tid = true;
+		r->sid.pid = pd_u32(q);
+		r->sid.tid = pd_u32(q + 4);
+		q += 8;
+	}
+	if (st & ST(TIME)) {
+		r->sid.has_time = true;
+		r->sid.time = pd_u64(q);
+		q += 8;
+	}
+	return q;
+}
+
+static const uint8_t *read_id_cpu(uint64_t st, struct tc_pd_record *r, const uint8_t *q)
+{
+	if (st & ST(ID)) {
+		r->sid.has_id = true;
+		r->sid.id = pd_u64(q);
+		q += 8;
+	}
+	if (st & ST(STREAM_ID))
+		q += 8;
+	if (st & ST(CPU)) {
+		r->sid.has_cpu = true;
+		r->sid.cpu = pd_u32(q);
+		q += 8;
+	}
+	return q;
+}
+
 /* Strip and parse the sample_id trailer; *blen shrinks to the body proper. */
 static int parse_trailer(struct tc_perf_data *pd, struct tc_pd_record *r, const uint8_t *body,
 			 size_t *blen, struct tc_err *e)
@@ -279,29 +314,8 @@ static int parse_trailer(struct tc_perf_data *pd, struct tc_pd_record *r, const 
 			       "trailer", r->size, n);
 	q = body + *blen - n;
 	*blen -= n;
-	if (st & ST(TID)) {
-		r->sid.has_tid = true;
-		r->sid.pid = pd_u32(q);
-		r->sid.tid = pd_u32(q + 4);
-		q += 8;
-	}
-	if (st & ST(TIME)) {
-		r->sid.has_time = true;
-		r->sid.time = pd_u64(q);
-		q += 8;
-	}
-	if (st & ST(ID)) {
-		r->sid.has_id = true;
-		r->sid.id = pd_u64(q);
-		q += 8;
-	}
-	if (st & ST(STREAM_ID))
-		q += 8;
-	if (st & ST(CPU)) {
-		r->sid.has_cpu = true;
-		r->sid.cpu = pd_u32(q);
-		q += 8;
-	}
+	q = read_tid_time(st, r, q);
+	q = read_id_cpu(st, r, q);
 	if (st & ST(IDENTIFIER)) {
 		r->sid.has_id = true;
 		r->sid.id = pd_u64(q);
@@ -333,34 +347,13 @@ static int parse_sample(struct tc_perf_data *pd, struct tc_pd_record *r, const u
 		r->u.sample.ip = pd_u64(q);
 		q += 8;
 	}
-	if (st & ST(TID)) {
-		r->sid.has_tid = true;
-		r->sid.pid = pd_u32(q);
-		r->sid.tid = pd_u32(q + 4);
-		q += 8;
-	}
-	if (st & ST(TIME)) {
-		r->sid.has_time = true;
-		r->sid.time = pd_u64(q);
-		q += 8;
-	}
+	q = read_tid_time(st, r, q);
 	if (st & ST(ADDR)) {
 		r->u.sample.has_addr = true;
 		r->u.sample.addr = pd_u64(q);
 		q += 8;
 	}
-	if (st & ST(ID)) {
-		r->sid.has_id = true;
-		r->sid.id = pd_u64(q);
-		q += 8;
-	}
-	if (st & ST(STREAM_ID))
-		q += 8;
-	if (st & ST(CPU)) {
-		r->sid.has_cpu = true;
-		r->sid.cpu = pd_u32(q);
-		q += 8;
-	}
+	q = read_id_cpu(st, r, q);
 	if (st & ST(PERIOD)) {
 		r->u.sample.has_period = true;
 		r->u.sample.period = pd_u64(q);
