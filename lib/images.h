@@ -1,0 +1,54 @@
+/* Address spaces of traced processes, rebuilt from MMAP/MMAP2 side-band: which file is mapped
+ * where in which pid, with the ELF found through --symfs, the recorded path, or the build id
+ * (~/.debug/.build-id style cache and the file's build-id feature). Serves both decoders:
+ * bytes at an address (for instruction following) and symbol+offset for addresses. */
+#ifndef TC_IMAGES_H
+#define TC_IMAGES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "lib/perf_data.h"
+
+#define TC_IMG_PID_KERNEL (-1)		/* mappings of the kernel (pid -1 in perf) */
+
+struct tc_images;
+
+struct tc_img_opts {
+	const char *symfs;		/* root prepended to recorded paths, or NULL */
+	const char *buildid_dir;	/* build-id cache, or NULL for none */
+};
+
+struct tc_images *tc_images_new(const struct tc_img_opts *o);
+void tc_images_free(struct tc_images *im);
+
+/* Build ids known from the file's build-id feature, used to find and check images. */
+void tc_images_add_build_ids(struct tc_images *im, const struct tc_pd_build_id *ids, size_t n);
+/* A mapping from an MMAP/MMAP2 record (pid -1 = kernel). Anonymous and special mappings
+ * ("[vdso]", "//anon") are recorded but have no bytes. A later mapping over the same range
+ * replaces the earlier one. */
+void tc_images_map(struct tc_images *im, int32_t pid, uint64_t start, uint64_t len,
+		   uint64_t pgoff, const char *filename, const uint8_t *build_id, size_t bid_len);
+/* A child inherits its parent's mappings (FORK); exec (COMM with exec) drops them. */
+void tc_images_fork(struct tc_images *im, int32_t ppid, int32_t pid);
+void tc_images_exec(struct tc_images *im, int32_t pid);
+
+/* Copy up to len bytes at addr in pid (falling back to kernel mappings); returns the count,
+ * 0 when nothing is mapped there or the file cannot be found. Files open lazily, once. */
+size_t tc_images_read(struct tc_images *im, int32_t pid, uint64_t addr, void *buf, size_t len);
+
+struct tc_img_sym {
+	const char *dso;		/* recorded path of the mapping, NULL if none */
+	const char *sym;		/* function symbol, NULL if none */
+	uint64_t sym_off;		/* addr - symbol start */
+	uint64_t dso_off;		/* file-relative address (as perf's "ip" in the DSO) */
+};
+/* 0 and *s for a mapped address, -1 otherwise. Strings live as long as im. */
+int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_sym *s);
+
+/* Images that were needed but not found: one line each ("path (build id ...)"), for the
+ * end-of-decode report. */
+size_t tc_images_missing(const struct tc_images *im, const char *const **paths);
+
+#endif
