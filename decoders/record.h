@@ -3,6 +3,7 @@
 #ifndef TC_RECORD_H
 #define TC_RECORD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum tc_rec_type {
@@ -36,6 +37,8 @@ struct tc_rec {
 	enum tc_isa isa;
 	char last;		/* RANGE: 'E' last instruction executed, 'N' not executed */
 	uint8_t last_type, last_subtype;	/* RANGE: class of the last instruction */
+	uint8_t last_size;	/* RANGE: bytes of the last instruction (0 unknown) */
+	bool last_taken;	/* RANGE: the last instruction is a branch and was taken */
 	uint64_t value;		/* TIMESTAMP, EXCEPTION number, CONTEXT id */
 	const char *name;	/* PACKET: packet name; OTHER: element name */
 	const char *text;	/* ERROR/LOST/NO_SYNC: explanation (may be NULL) */
