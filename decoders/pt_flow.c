@@ -40,6 +40,20 @@ static bool is_transfer(enum pt_insn_class c)
 	       c == ptic_far_return || c == ptic_far_jump;
 }
 
+static enum tc_insn_class insn_class(enum pt_insn_class c)
+{
+	switch (c) {
+	case ptic_call: return TC_INSN_CALL;
+	case ptic_return: return TC_INSN_RET;
+	case ptic_jump: return TC_INSN_JUMP;
+	case ptic_cond_jump: return TC_INSN_JUMP;
+	case ptic_far_call: return TC_INSN_SYSCALL;
+	case ptic_far_return: return TC_INSN_EXC_RET;
+	case ptic_far_jump: return TC_INSN_JUMP_IND;
+	default: return TC_INSN_OTHER;
+	}
+}
+
 static enum tc_isa isa_of(enum pt_exec_mode m)
 {
 	switch (m) {
@@ -137,7 +151,9 @@ static void flush_range(struct tc_ptf *d)
 	r.insns = d->r_insns;
 	r.isa = d->r_isa;
 	r.last = 'E';
-	r.last_type = (uint8_t)d->last_class;
+	r.last_type = (uint8_t)insn_class(d->last_class);
+	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
+	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
 	d->ops.emit(d->ops.ctx, &r);
 	d->st.ranges++;
 	d->in_range = false;

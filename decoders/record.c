@@ -30,3 +30,11 @@ const char *tc_isa_name(enum tc_isa isa)
 
 	return (unsigned)isa < sizeof(n) / sizeof(n[0]) ? n[isa] : "?";
 }
+
+const char *tc_insn_class_name(enum tc_insn_class c)
+{
+	static const char *const n[] = { "other", "jump", "jump_ind", "call", "ret", "syscall",
+					 "exc_ret" };
+
+	return (unsigned)c < sizeof(n) / sizeof(n[0]) ? n[c] : "other";
+}

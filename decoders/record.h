@@ -23,6 +23,18 @@ enum tc_rec_type {
 	TC_REC_OTHER,		/* any other element, by name */
 };
 
+/* What the last instruction of a range is, the same for both decoders (OpenCSD's type and
+ * subtype, libipt's class map onto it): what call-stack reconstruction needs. */
+enum tc_insn_class {
+	TC_INSN_OTHER,		/* not a branch, or unknown */
+	TC_INSN_JUMP,		/* direct jump, conditional or not */
+	TC_INSN_JUMP_IND,	/* indirect jump (not a return) */
+	TC_INSN_CALL,		/* call: direct or indirect, with link */
+	TC_INSN_RET,		/* function return */
+	TC_INSN_SYSCALL,	/* SVC, SYSCALL: into the kernel */
+	TC_INSN_EXC_RET,	/* ERET, SYSRET, IRET: out of an exception */
+};
+
 /* Instruction set of a range. */
 enum tc_isa { TC_ISA_UNKNOWN, TC_ISA_A64, TC_ISA_A32, TC_ISA_T32, TC_ISA_X86_64, TC_ISA_X86_32 };
 
@@ -36,7 +48,7 @@ struct tc_rec {
 	uint32_t insns;		/* RANGE: instruction count */
 	enum tc_isa isa;
 	char last;		/* RANGE: 'E' last instruction executed, 'N' not executed */
-	uint8_t last_type, last_subtype;	/* RANGE: class of the last instruction */
+	uint8_t last_type;	/* RANGE: enum tc_insn_class of the last instruction */
 	uint8_t last_size;	/* RANGE: bytes of the last instruction (0 unknown) */
 	bool last_taken;	/* RANGE: the last instruction is a branch and was taken */
 	uint64_t value;		/* TIMESTAMP, EXCEPTION number, CONTEXT id */
@@ -46,5 +58,6 @@ struct tc_rec {
 
 const char *tc_rec_type_name(enum tc_rec_type t);
 const char *tc_isa_name(enum tc_isa isa);
+const char *tc_insn_class_name(enum tc_insn_class c);
 
 #endif

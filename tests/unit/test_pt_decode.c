@@ -542,16 +542,16 @@ TEST(pt_flow_loop_call_ret)
 {
 	static const struct want w[] = {
 		{ TC_REC_BRANCH, 0, 0x400000, 0, 0 },
-		{ TC_REC_RANGE, 0x400000, 0x400009, 4, ptic_cond_jump },
+		{ TC_REC_RANGE, 0x400000, 0x400009, 4, TC_INSN_JUMP },
 		{ TC_REC_BRANCH, 0x400007, 0x400002, 0, 0 },
-		{ TC_REC_RANGE, 0x400002, 0x400009, 3, ptic_cond_jump },
+		{ TC_REC_RANGE, 0x400002, 0x400009, 3, TC_INSN_JUMP },
 		{ TC_REC_BRANCH, 0x400007, 0x400002, 0, 0 },
 		/* Not taken the third time: the range runs on through the call. */
-		{ TC_REC_RANGE, 0x400002, 0x40000e, 4, ptic_call },
+		{ TC_REC_RANGE, 0x400002, 0x40000e, 4, TC_INSN_CALL },
 		{ TC_REC_BRANCH, 0x400009, 0x400011, 0, 0 },
-		{ TC_REC_RANGE, 0x400011, 0x400013, 2, ptic_return },
+		{ TC_REC_RANGE, 0x400011, 0x400013, 2, TC_INSN_RET },
 		{ TC_REC_BRANCH, 0x400012, 0x40000e, 0, 0 },
-		{ TC_REC_RANGE, 0x40000e, 0x400011, 2, ptic_jump },
+		{ TC_REC_RANGE, 0x40000e, 0x400011, 2, TC_INSN_JUMP },
 		/* TIP.PGD: tracing stops at the indirect jump. */
 		{ TC_REC_BRANCH, 0x40000f, 0, 0, 0 },
 	};
@@ -814,9 +814,9 @@ TEST(pt_flow_overflow)
 	static const struct want tail[] = {
 		{ TC_REC_LOST, 0, 0, 0, 0 },
 		{ TC_REC_BRANCH, 0, 0x400011, 0, 0 },
-		{ TC_REC_RANGE, 0x400011, 0x400013, 2, ptic_return },
+		{ TC_REC_RANGE, 0x400011, 0x400013, 2, TC_INSN_RET },
 		{ TC_REC_BRANCH, 0x400012, 0x40000e, 0, 0 },
-		{ TC_REC_RANGE, 0x40000e, 0x400011, 2, ptic_jump },
+		{ TC_REC_RANGE, 0x40000e, 0x400011, 2, TC_INSN_JUMP },
 		{ TC_REC_BRANCH, 0x40000f, 0, 0, 0 },
 	};
 	struct flow_ctx f = { 0 };
@@ -863,7 +863,7 @@ TEST(pt_flow_overflow)
 	{
 		static const struct want head[] = {
 			{ TC_REC_BRANCH, 0, 0x400000, 0, 0 },
-			{ TC_REC_RANGE, 0x400000, 0x400009, 4, ptic_cond_jump },
+			{ TC_REC_RANGE, 0x400000, 0x400009, 4, TC_INSN_JUMP },
 			{ TC_REC_BRANCH, 0x400007, 0, 0, 0 },
 		};
 		struct precs h = { f.recs.v, f.recs.n < 3 ? f.recs.n : 3, 3 };
