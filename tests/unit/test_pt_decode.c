@@ -505,7 +505,7 @@ struct want {
 	enum tc_rec_type type;
 	uint64_t start, end;
 	uint32_t insns;
-	enum pt_insn_class last;
+	enum tc_insn_class last;
 };
 
 static void check_flow(const struct precs *l, const struct want *w, size_t nw)
