@@ -87,6 +87,7 @@ static void unpack(struct tc_csf *d, const uint8_t *f, uint64_t off, const uint6
 	uint8_t out[TC_CSF_FRAME_SIZE];
 	size_t n = 0;
 	uint8_t id = d->cur_id, flags = f[15];
+	uint64_t run_off = off;	/* a run begun by an ID change is indexed at its ID byte */
 
 	d->st.frames++;
 	for (unsigned i = 0; i < 14; i += 2) {
@@ -100,13 +101,16 @@ static void unpack(struct tc_csf *d, const uint8_t *f, uint64_t off, const uint6
 		uint8_t nid = f[i] >> 1;
 
 		if (nid != id) {
+			uint64_t id_off = pair_off ? pair_off[i / 2] : off + i;
+
 			/* Re-stating the current ID is no change: the flag is then moot. */
-			note_id(d, nid, pair_off ? pair_off[i / 2] : off + i);
+			note_id(d, nid, id_off);
 			if (lsb)
 				out[n++] = f[i + 1];
-			emit(d, id, out, n, off);
+			emit(d, id, out, n, run_off);
 			n = 0;
 			id = nid;
+			run_off = id_off;
 			if (lsb)
 				continue;
 		}
@@ -118,11 +122,11 @@ static void unpack(struct tc_csf *d, const uint8_t *f, uint64_t off, const uint6
 
 		if (nid != id)
 			note_id(d, nid, pair_off ? pair_off[7] : off + 14);
-		emit(d, id, out, n, off);
+		emit(d, id, out, n, run_off);
 		id = nid;
 	} else {
 		out[n++] = f[14] | (flags >> 7);
-		emit(d, id, out, n, off);
+		emit(d, id, out, n, run_off);
 	}
 	d->cur_id = id;
 }

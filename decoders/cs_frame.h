@@ -23,7 +23,9 @@
 #define TC_CSF_FRAME_SIZE	16
 #define TC_CSF_NO_ID		0xff	/* no ID seen yet (OpenCSD prints "????") */
 
-/* Data for one trace ID: a run of bytes from the frame that starts at input offset frame_off.
+/* Data for one trace ID: a run of bytes from one frame. frame_off is the input offset of the
+ * frame, or of the ID byte when an ID change inside the frame began the run: the index
+ * OpenCSD's deformatter gives the run (and so the packet offsets its decoders report).
  * One frame yields at most 15 data bytes, possibly for several IDs. */
 typedef void (*tc_csf_data_fn)(void *ctx, uint8_t id, const uint8_t *data, size_t len,
 			       uint64_t frame_off);
