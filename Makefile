@@ -12,6 +12,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 LIB_SRC := $(wildcard lib/*.c) $(wildcard decoders/*.c) $(wildcard out/*.c)
 CMD_SRC := $(wildcard cmd/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+TOOL_SRC := $(wildcard tests/tools/*.c)	# test-only programs the e2e tests run
 
 # Objects per flavour: normal in build/obj, sanitizers in build/asan.
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
@@ -44,7 +45,13 @@ $(B)/$(1)/unit/%: $(B)/$(1)/tests/unit/%.o $(call obj,$(1),$(LIB_SRC))
 	@echo '  LD      $$@'
 	@$$(CC) $$(CFLAGS) $(2) -o $$@ $$^ $$(DEP_LIBS)
 
+$(B)/$(1)/tools/%: $(B)/$(1)/tests/tools/%.o $(call obj,$(1),$(LIB_SRC))
+	@mkdir -p $$(dir $$@)
+	@echo '  LD      $$@'
+	@$$(CC) $$(CFLAGS) $(2) -o $$@ $$^ $$(DEP_LIBS)
+
 $(1)_UNITS := $(patsubst tests/unit/%.c,$(B)/$(1)/unit/%,$(UNIT_SRC))
+$(1)_TOOLS := $(patsubst tests/tools/%.c,$(B)/$(1)/tools/%,$(TOOL_SRC))
 endef
 
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -54,12 +61,14 @@ $(eval $(call flavour,asan,$(SAN)))
 tracectl: $(B)/obj/tracectl
 	cp $< $@
 
-test: tracectl $(obj_UNITS)
-	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl UNITS="$(obj_UNITS)" ./tests/run.sh
+test: tracectl $(obj_UNITS) $(obj_TOOLS)
+	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl UNITS="$(obj_UNITS)" TC_TOOLS=$(CURDIR)/$(B)/obj/tools \
+	 ./tests/run.sh
 
-test-asan: $(B)/asan/tracectl $(asan_UNITS)
+test-asan: $(B)/asan/tracectl $(asan_UNITS) $(asan_TOOLS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	 TRACECTL=$(CURDIR)/$(B)/asan/tracectl UNITS="$(asan_UNITS)" ./tests/run.sh
+	 TRACECTL=$(CURDIR)/$(B)/asan/tracectl UNITS="$(asan_UNITS)" \
+	 TC_TOOLS=$(CURDIR)/$(B)/asan/tools ./tests/run.sh
 
 check: test test-asan
 

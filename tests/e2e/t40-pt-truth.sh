@@ -1,0 +1,69 @@
+# Intel PT with a known answer: tests/tools/pt_truth single-steps each fixture program
+# (tests/fixtures/progs), encodes its exact path in the executable as Intel PT and writes
+# perf.data with lib/perf_write plus the list of taken branches. Debian's perf must read
+# the file and decode exactly those branches; tracectl must list the same packets perf -D
+# shows.
+. "$TOP/tests/e2e/lib.sh"
+
+PT_TRUTH="${TC_TOOLS:-$TOP/build/obj/tools}/pt_truth"
+PROGS="$TOP/tests/fixtures/progs"
+if [ "$(uname -m)" != x86_64 ]; then
+	skip 'Intel PT ground truth' 'needs x86-64 for the fixtures'
+	exit 0
+fi
+for need in gcc perf; do
+	command -v $need >/dev/null || { skip 'Intel PT ground truth' "no $need"; exit 0; }
+done
+[ -x "$PT_TRUTH" ] || { echo "not ok $T: $PT_TRUTH is not built (make test builds it)"; exit 0; }
+
+# perf script's "FROM => TO" lines as "FROM TO".
+perf_branches() {
+	perf script -i "$1" --itrace=b -F ip,addr 2>"$1.perf-err" | awk '{ print $1, $3 }'
+}
+
+# Count packets by name in perf -D (PSB, TNT, TIP, TIP.PGE, ...).
+perf_packets() {
+	perf report -D -i "$1" 2>/dev/null |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^(PSB|PSBEND|TNT|TIP|TIP\.PGE|TIP\.PGD|FUP|MODE\.Exec)$/) print $i }' |
+		sort | uniq -c | awk '{ print tolower($2), $1 }'
+}
+
+for src in "$PROGS"/*.c; do
+	name=$(basename "$src" .c)
+	for pie in -no-pie -pie; do
+		exe="$TMP/$name$pie"
+		gcc -O1 -g $pie $( [ $pie = -pie ] && echo -fPIE ) -o "$exe" "$src" ||
+			{ echo "not ok $T: cannot build $src"; continue; }
+		for mode in retcomp noretcomp; do
+			flags="-p 256"
+			[ $mode = noretcomp ] && flags="-n"
+			out="$TMP/$name$pie-$mode"
+			expect "$name $pie $mode: perf decodes exactly the single-stepped branches" '
+				"$PT_TRUTH" $flags -o "$out.data" -t "$out.truth" -- "$exe" 2>"$out.log" &&
+				[ "$(wc -l <"$out.truth")" -gt 50 ] &&
+				perf report -D -i "$out.data" >/dev/null 2>&1 &&
+				perf_branches "$out.data" >"$out.perf" &&
+				[ ! -s "$out.data.perf-err" ] &&
+				diff "$out.truth" "$out.perf"
+			'
+			expect "$name $pie $mode: tracectl lists the packets perf -D shows" '
+				tracectl decode -j --packets -i "$out.data" >"$out.jsonl" 2>/dev/null &&
+				jq -r ".packet | sub(\"tnt\\\\..*\"; \"tnt\") | sub(\"mode.exec\"; \"mode.exec\")" \
+					"$out.jsonl" | grep -v "^pad$" | sort | uniq -c |
+					awk "{ print \$2, \$1 }" >"$out.tc" &&
+				perf_packets "$out.data" >"$out.pd" &&
+				diff "$out.pd" "$out.tc"
+			'
+		done
+	done
+done
+
+for src in "$PROGS"/*.c; do
+	name=$(basename "$src" .c)
+	a="$TMP/$name-pie-retcomp" b="$TMP/$name-pie-noretcomp"
+	expect "$name: return compression turns returns into TNT bits, the branches stay" '
+		[ "$(wc -l <"$a.truth")" = "$(wc -l <"$b.truth")" ] &&
+		[ "$(grep "^tip " "$a.pd" | cut -d" " -f2)" -lt "$(grep "^tip " "$b.pd" | cut -d" " -f2)" ] &&
+		[ "$(grep "^psb " "$a.pd" | cut -d" " -f2)" -ge 2 ]
+	'
+done
