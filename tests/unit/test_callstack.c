@@ -234,7 +234,7 @@ TEST(threads_have_their_own_stacks)
 TEST(runaway_depth_is_capped)
 {
 	static struct stream st;
-	struct log l;
+	struct log l = { .sym = true };
 	struct tc_cs_stats s;
 	struct tc_cs_ops ops = { .range = on_range, .ctx = &l, .sym = st_sym };
 	struct tc_callstack *cs = tc_cs_new(&ops);
