@@ -279,8 +279,8 @@ static int rb_end(struct tc_pw *w, const struct tc_pw_sid *sid, struct tc_err *e
 int tc_pw_comm(struct tc_pw *w, uint32_t pid, uint32_t tid, const char *comm, bool exec,
 	       const struct tc_pw_sid *sid, struct tc_err *e)
 {
-	rb_begin(w, PERF_RECORD_COMM, PERF_RECORD_MISC_USER |
-		 (exec ? PERF_RECORD_MISC_COMM_EXEC : 0));
+	/* The kernel leaves the cpumode bits of COMM at 0. */
+	rb_begin(w, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
 	rb_u32(w, pid);
 	rb_u32(w, tid);
 	if (rb_str(w, comm, 4096, e))
