@@ -46,6 +46,16 @@ cs_frame)
 		done
 	fi
 	;;
+pt)
+	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
+	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
+	max_len=${FUZZ_MAX_LEN:-16384}
+	if [ -d "$td/perfdata/intel_pt" ]; then
+		for f in "$td"/perfdata/intel_pt/perf.data.*; do
+			[ -f "$f" ] && tail -c "$max_len" "$f" >"$corpus/seed-$(basename "$f")"
+		done
+	fi
+	;;
 *)
 	max_len=${FUZZ_MAX_LEN:-65536}
 	;;

@@ -1,0 +1,116 @@
+/* libFuzzer target for Intel PT decoding: the packet lister (decoders/pt_packets.c) and the
+ * instruction-flow decoder (decoders/pt_flow.c) over the same bytes.
+ *
+ * The input's first 512 bytes (or less) are also the code image, mapped at 0x400000 and
+ * again at 0x7f0000000000, so flow decoding reaches real instruction decoding, not only
+ * "no image". Invariants checked on every record: offsets lie inside the buffer, ranges are
+ * non-empty with start < end, branch/range/error counts agree with the decoder's stats.
+ * A broken invariant calls abort(), which libFuzzer reports as a crash. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/pt_flow.h"
+#include "decoders/pt_packets.h"
+
+#define CHECK(c)                                                                       \
+	do {                                                                           \
+		if (!(c)) {                                                            \
+			fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,     \
+				__LINE__, #c);                                         \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+#define BASE_OFF 0x1000		/* file offset given to the decoders */
+
+struct run {
+	const uint8_t *code;
+	size_t ncode;
+	size_t len;
+	uint64_t ranges, branches, errors, packets;
+};
+
+static void check_off(const struct run *r, const struct tc_rec *rec)
+{
+	/* LOST/END/ERROR may point at the end of the buffer, nothing past it */
+	CHECK(rec->offset >= BASE_OFF && rec->offset <= BASE_OFF + r->len);
+}
+
+static void on_packet(void *ctx, const struct tc_rec *rec)
+{
+	struct run *r = ctx;
+
+	check_off(r, rec);
+	if (rec->type == TC_REC_PACKET) {
+		CHECK(rec->name && rec->name[0]);
+		r->packets++;
+	}
+}
+
+static void on_flow(void *ctx, const struct tc_rec *rec)
+{
+	struct run *r = ctx;
+
+	check_off(r, rec);
+	switch (rec->type) {
+	case TC_REC_RANGE:
+		CHECK(rec->start < rec->end && rec->insns > 0);
+		CHECK(rec->end - rec->start >= rec->insns);
+		r->ranges++;
+		break;
+	case TC_REC_BRANCH:
+		r->branches++;
+		break;
+	case TC_REC_ERROR:
+		r->errors++;
+		break;
+	default:
+		break;
+	}
+}
+
+static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const struct run *r = ctx;
+	static const uint64_t bases[] = { 0x400000, 0x7f0000000000ULL };
+
+	(void)cpu;
+	(void)cr3;
+	for (size_t i = 0; i < 2; i++) {
+		if (addr < bases[i] || addr - bases[i] >= r->ncode)
+			continue;
+		size_t o = (size_t)(addr - bases[i]);
+		size_t n = r->ncode - o < len ? r->ncode - o : len;
+
+		memcpy(buf, r->code + o, n);
+		return n;
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct run r = { .code = data, .ncode = size < 512 ? size : 512, .len = size };
+	struct tc_ptp_stats ps = { 0 };
+	struct tc_ptf_ops ops = { .read = rd, .emit = on_flow, .ctx = &r, .timestamps = true,
+				  .events = true };
+	struct tc_err e;
+	struct tc_ptf *f;
+
+	if (tc_ptp_decode(NULL, data, size, BASE_OFF, 0, on_packet, &r, &ps, &e) == 0)
+		CHECK(ps.packets == r.packets);
+
+	f = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	CHECK(f);
+	if (tc_ptf_feed(f, data, size, BASE_OFF, &e) == 0) {
+		const struct tc_ptf_stats *st = tc_ptf_stats(f);
+
+		CHECK(st->ranges == r.ranges);
+		CHECK(st->branches == r.branches);
+		CHECK(st->errors == r.errors);
+	}
+	tc_ptf_free(f);
+	return 0;
+}
