@@ -407,14 +407,29 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 	}
 }
 
+/* Direct jumps need no trace, so an image with a jump cycle (or one that does not match the
+ * trace) would keep libipt executing forever on the same packet. No real flow runs this many
+ * instructions without a conditional or indirect branch consuming trace. */
+#define MAX_INSNS_PER_OFFSET 100000
+#define ST_ENDLESS (-10000)
+
 /* Decode from the current sync point until an error or the end of the buffer. Returns
- * libipt's final (negative) status; in is the instruction of the last pt_insn_next. */
+ * libipt's final (negative) status or ST_ENDLESS; in is the instruction of the last
+ * pt_insn_next. */
 static int decode_run(struct tc_ptf *d, int status, struct pt_insn *in)
 {
 	struct pt_event ev;
+	uint64_t off, last_off = UINT64_MAX;
+	unsigned same = 0;
 
 	memset(in, 0, sizeof(*in));
 	while (status >= 0) {
+		if (pt_insn_get_offset(d->dec, &off) == 0 && off != last_off) {
+			last_off = off;
+			same = 0;
+		} else if (++same > MAX_INSNS_PER_OFFSET) {
+			return ST_ENDLESS;
+		}
 		while (status & pts_event_pending) {
 			status = pt_insn_event(d->dec, &ev, sizeof(ev));
 			if (status < 0)
@@ -474,7 +489,12 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 			d->st.nomap++;
 		} else {
 			flow_stop(d);
-			snprintf(msg, sizeof(msg), "%s", pt_errstr(pt_errcode(status)));
+			if (status == ST_ENDLESS)
+				snprintf(msg, sizeof(msg), "%d instructions without trace at 0x%" PRIx64
+					 ": a loop of direct jumps, or the image does not match",
+					 MAX_INSNS_PER_OFFSET, in.ip);
+			else
+				snprintf(msg, sizeof(msg), "%s", pt_errstr(pt_errcode(status)));
 			emit_text(d, TC_REC_ERROR, msg);
 			d->st.errors++;
 		}

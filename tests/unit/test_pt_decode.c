@@ -396,6 +396,8 @@ static const uint8_t code[] = {
 	0x90, 0xff, 0xe0, 0x90, 0xc3,
 };
 
+#define LOOP_BASE 0x600000
+
 struct flow_ctx {
 	struct precs recs;
 	size_t reads, threads;
@@ -411,6 +413,13 @@ static size_t read_code(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t
 	(void)cpu;
 	(void)cr3;
 	f->reads++;
+	if (addr >= LOOP_BASE && addr < LOOP_BASE + 2) {	/* "jmp ." */
+		static const uint8_t jmp_self[] = { 0xeb, 0xfe };
+		size_t n = LOOP_BASE + 2 - addr < len ? (size_t)(LOOP_BASE + 2 - addr) : len;
+
+		memcpy(buf, jmp_self + (addr - LOOP_BASE), n);
+		return n;
+	}
 	if (f->no_image || addr < CODE_BASE || addr >= CODE_BASE + sizeof(code))
 		return 0;
 	if (len > CODE_BASE + sizeof(code) - addr)
@@ -627,6 +636,33 @@ TEST(pt_flow_no_image)
 	CHECK(f.recs.n == 2 && f.recs.v[1].r.type == TC_REC_ADDR_NACC &&
 	      f.recs.v[1].r.start == 0x500000);
 	CHECK_INT(tc_ptf_stats(d)->nomap, 1);
+	tc_ptf_free(d);
+	free(f.recs.v);
+}
+
+/* An image whose code jumps to itself needs no trace: the decoder must give up, not hang
+ * (found by fuzz_pt). */
+TEST(pt_flow_endless_direct_jump)
+{
+	struct flow_ctx f = { 0 };
+	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_err e = { 0 };
+	struct tc_ptf *d;
+	uint8_t buf[256];
+	int n = build_stream(buf, sizeof(buf), LOOP_BASE);
+	size_t errs = 0;
+
+	d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	CHECK(d && n > 0);
+	if (!d || n <= 0)
+		return;
+	CHECK_INT(tc_ptf_feed(d, buf, (size_t)n, 0, &e), 0);
+	for (size_t i = 0; i < f.recs.n; i++)
+		if (f.recs.v[i].r.type == TC_REC_ERROR &&
+		    strstr(f.recs.v[i].text, "instructions without trace at 0x600000"))
+			errs++;
+	CHECK_INT(errs, 1);
+	CHECK_INT(tc_ptf_stats(d)->errors, 1);
 	tc_ptf_free(d);
 	free(f.recs.v);
 }
