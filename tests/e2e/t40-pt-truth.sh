@@ -30,9 +30,15 @@ perf_packets() {
 
 for src in "$PROGS"/*.c; do
 	name=$(basename "$src" .c)
-	for pie in -no-pie -pie; do
+	# nopie, PIE, and PIE with CET (endbr64, notrack-prefixed jump tables).
+	for pie in -no-pie -pie -cet; do
 		exe="$TMP/$name$pie"
-		gcc -O1 -g $pie $( [ $pie = -pie ] && echo -fPIE ) -o "$exe" "$src" ||
+		case $pie in
+		-no-pie) cflags=-no-pie ;;
+		-pie) cflags="-fPIE -pie" ;;
+		-cet) cflags="-fPIE -pie -fcf-protection=full" ;;
+		esac
+		gcc -O1 -g $cflags -o "$exe" "$src" ||
 			{ echo "not ok $T: cannot build $src"; continue; }
 		for mode in retcomp noretcomp; do
 			flags="-p 256"
