@@ -15,6 +15,7 @@ struct thread {
 	uint64_t *func, *ret;
 	uint8_t *kind;
 	unsigned depth, cap;
+	unsigned low;		/* frames below this unchanged since the previous range */
 	enum pending pending;
 	uint64_t pending_ret;	/* P_CALL, P_SYSCALL, P_EXC: return address (0 unknown) */
 	bool just_exc_ret;	/* an EXC_RET range already popped: skip EXCEPTION_RET */
@@ -126,6 +127,7 @@ static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64
 		memmove(t->ret, t->ret + 1, (t->depth - 1) * sizeof(*t->ret));
 		memmove(t->kind, t->kind + 1, (t->depth - 1) * sizeof(*t->kind));
 		t->depth--;
+		t->low = 0;	/* every frame moved */
 		cs->st.depth_drops++;
 	}
 	if (t->depth == t->cap) {
@@ -158,7 +160,7 @@ static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64
 /* Returned (or exception-returned) to code no frame expected: the trace began mid-stack. */
 static void lost_bottom(struct tc_callstack *cs, struct thread *t)
 {
-	t->depth = 0;	/* the ROOT for the target is pushed by the caller */
+	t->depth = t->low = 0;	/* the ROOT for the target is pushed by the caller */
 	cs->st.unmatched++;
 }
 
@@ -206,6 +208,8 @@ static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
 			lost_bottom(cs, t);
 		break;
 	}
+	if (t->low > t->depth)
+		t->low = t->depth;
 	if (!t->depth)
 		return push(cs, t, func_of(cs, t->pid, target, &known), 0, TC_FRAME_ROOT);
 	return 0;
@@ -228,15 +232,20 @@ static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
 		return -1;
 	/* A jump into another known function (tail call, PLT stub) moves the deepest frame. */
 	f = func_of(cs, r->pid, r->start, &known);
-	if (known)
+	if (known && t->func[t->depth - 1] != f) {
 		t->func[t->depth - 1] = f;
+		if (t->low > t->depth - 1)
+			t->low = t->depth - 1;
+	}
 
 	cr = (struct tc_cs_range){
 		.rec = r, .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .func = t->func,
-		.kind = t->kind, .depth = t->depth, .insns = r->insns, .has_ts = cs->has_ts,
+		.kind = t->kind, .depth = t->depth,
+		.kept = t->low < t->depth ? t->low : t->depth, .insns = r->insns, .has_ts = cs->has_ts,
 		.ts = cs->ts, .insns_before = cs->insns,
 	};
 	cs->ops.range(cs->ops.ctx, &cr);
+	t->low = t->depth;
 	cs->st.ranges++;
 	cs->st.insns += r->insns;
 	cs->insns += r->insns;
@@ -310,7 +319,7 @@ static void on_break(struct tc_callstack *cs, const struct tc_rec *r)
 			continue;
 		if (!t->depth && t->pending == P_NONE)
 			continue;
-		t->depth = 0;
+		t->depth = t->low = 0;
 		t->pending = P_NONE;
 		t->just_exc_ret = false;
 		cs->st.breaks++;

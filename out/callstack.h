@@ -51,6 +51,8 @@ struct tc_cs_range {
 	const uint64_t *func;	/* function address per frame, root first, deepest last */
 	const uint8_t *kind;	/* enum tc_frame_kind per frame */
 	unsigned depth;		/* >= 1 */
+	unsigned kept;		/* frames [0, kept) are as at the thread's previous range;
+				 * [kept, depth) were entered since (or the stack was dropped) */
 	uint32_t insns;
 	bool has_ts;		/* a TIMESTAMP came before this range */
 	uint64_t ts;		/* the latest TIMESTAMP value */

@@ -11,6 +11,7 @@ struct log {
 	size_t len;
 	int kinds[64];	/* kind of each frame of the last range */
 	bool sym;	/* name frames with the symboliser */
+	char kept[64];	/* kept of each range, as digits */
 	uint64_t insns;
 };
 
@@ -30,6 +31,8 @@ static void on_range(void *ctx, const struct tc_cs_range *r)
 	}
 	l->len += (size_t)snprintf(l->buf + l->len, sizeof(l->buf) - l->len, " %u\n", r->insns);
 	l->insns += r->insns;
+	if (strlen(l->kept) < sizeof(l->kept) - 1)
+		l->kept[strlen(l->kept)] = (char)('0' + r->kept);
 }
 
 static void on_brk(void *ctx, int pid, int tid, int cpu, const struct tc_rec *r)
@@ -75,6 +78,7 @@ TEST(calls_and_returns_nest)
 	CHECK_INT(s.insns, st.insns);
 	CHECK_INT(l.insns, 44);
 	CHECK_INT(l.kinds[0], TC_FRAME_ROOT);
+	CHECK_STR(l.kept, "012223321");
 }
 
 TEST(without_symbols_functions_are_entry_addresses)
@@ -155,6 +159,7 @@ TEST(untraced_callee_and_tail_call)
 	st_range(&st, 1, MAIN + 0x20, MAIN + 0x24, TC_INSN_OTHER);
 	run(&st, &l, true);
 	CHECK_STR(l.buf, "1:main 4\n1:main 4\n1:main;foo 4\n1:main;bar 4\n1:main 1\n");
+	CHECK_STR(l.kept, "01111");
 }
 
 TEST(syscall_and_exception_frames)
@@ -207,6 +212,7 @@ TEST(breaks_drop_the_stack_with_a_marker)
 	CHECK_STR(l.buf, "1:main 4\n1:main;foo 4\n1:BREAK lost\n1:bar 4\n1:foo 1\n"
 			 "1:BREAK trace_on\n1:baz 1\n1:BREAK error\n1:baz 1\n");
 	CHECK_INT(s.breaks, 3);
+	CHECK_STR(l.kept, "010000");
 	CHECK_INT(s.unmatched, 1);
 }
 
