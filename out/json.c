@@ -1,5 +1,7 @@
 #include "json.h"
 
+#include <math.h>
+
 static void newline(struct tc_json *j)
 {
 	if (!j->pretty)
@@ -116,6 +118,16 @@ void tc_json_bool(struct tc_json *j, bool v)
 {
 	before_value(j);
 	fputs(v ? "true" : "false", j->f);
+}
+
+void tc_json_double(struct tc_json *j, double v)
+{
+	if (!isfinite(v)) {
+		tc_json_null(j);
+		return;
+	}
+	before_value(j);
+	fprintf(j->f, "%.6g", v);
 }
 
 void tc_json_null(struct tc_json *j)

@@ -28,6 +28,7 @@ void tc_json_int(struct tc_json *j, long long v);
 void tc_json_uint(struct tc_json *j, unsigned long long v);
 void tc_json_hex(struct tc_json *j, unsigned long long v);	/* "0x..." string */
 void tc_json_bool(struct tc_json *j, bool v);
+void tc_json_double(struct tc_json *j, double v);	/* %.6g; null if not finite */
 void tc_json_null(struct tc_json *j);
 
 /* key + value in one call */

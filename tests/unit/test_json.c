@@ -23,6 +23,8 @@ static void doc(struct tc_json *j)
 	tc_json_key(j, "a");
 	tc_json_arr_open(j);
 	tc_json_bool(j, true);
+	tc_json_double(j, 12.5);
+	tc_json_double(j, 1.0 / 0.0);
 	tc_json_null(j);
 	tc_json_str(j, NULL);
 	tc_json_arr_close(j);
@@ -44,7 +46,7 @@ static void lines(struct tc_json *j)
 TEST(compact_document)
 {
 	CHECK_STR(render(0, doc),
-		  "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"i\":-5,\"h\":\"0x10\",\"a\":[true,null,null],\"e\":{}}\n");
+		  "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"i\":-5,\"h\":\"0x10\",\"a\":[true,12.5,null,null,null],\"e\":{}}\n");
 }
 
 TEST(json_lines)
