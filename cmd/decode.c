@@ -6,22 +6,27 @@
 #include "../decoders/pt_config.h"
 #include "../decoders/pt_packets.h"
 #include "../lib/perf_data.h"
+#include "../lib/snapshot.h"
 #include "../out/records.h"
 #include "../out/streams.h"
 #include "tracectl.h"
 
-enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD };
+enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID };
 
 const struct tc_opt decode_opts[] = {
-	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin)" },
-	{ "packets", OPT_PACKETS, 0, NULL, "list trace packets (Intel PT)" },
+	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
+	  "OpenCSD snapshot directory" },
+	{ "packets", OPT_PACKETS, 0, NULL, "list trace packets" },
 	{ "per-thread", OPT_PER_THREAD, 1, "DIR", "write one stream per thread into DIR" },
+	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
+	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
 	{ 0 },
 };
 
 struct decode {
 	const char *input, *per_thread;
 	bool packets;
+	struct tc_decode_args ss;	/* CoreSight snapshot options (cmd/decode_snapshot.c) */
 	struct tc_rec_out out;
 	struct tc_streams *streams;
 	struct tc_err serr;
@@ -43,6 +48,12 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case 'i': d->input = arg; break;
 	case OPT_PACKETS: d->packets = true; break;
 	case OPT_PER_THREAD: d->per_thread = arg; break;
+	case OPT_BUFFER: d->ss.buffer = arg; break;
+	case OPT_ID:
+		if (tc_parse_trace_ids(arg, d->ss.want_id))
+			return tc_usage_error(tc_cmd_find("decode"), "bad trace ID list '%s'", arg);
+		d->ss.any_id = true;
+		break;
 	}
 	return 0;
 }
@@ -177,6 +188,12 @@ int do_decode(int argc, char **argv)
 		return TC_EXIT_USAGE;
 	if (i < argc)
 		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	if (tc_snapshot_is(d.input)) {
+		d.ss.input = d.input;
+		d.ss.packets = d.packets;
+		d.ss.per_thread = d.per_thread;
+		return tc_decode_snapshot(&d.ss);
+	}
 	if (!d.packets) {
 		tc_error("instruction decoding is not implemented yet; use --packets (Intel PT)");
 		return TC_EXIT_FAIL;
