@@ -28,9 +28,12 @@ void tc_csb_feed(struct tc_csb *b, const struct tc_rec *r, tc_csb_emit_fn emit, 
 		if (b->prev == TC_CSB_RANGE)
 			b->prev_taken = true;
 		break;
+	case TC_REC_EOT:
+		/* perf ends its decode without an end-of-trace element: no branch out */
+		b->prev = TC_CSB_GAP;
+		break;
 	case TC_REC_TRACE_ON:
 	case TC_REC_NO_SYNC:
-	case TC_REC_EOT:
 		if (b->prev == TC_CSB_RANGE)
 			branch(r, b->prev_last, 0, emit, ctx);
 		b->prev = TC_CSB_GAP;

@@ -1,7 +1,8 @@
 /* Branches from CoreSight instruction ranges, in perf's convention (what `perf script
  * --itrace=b` prints for cs_etm): a branch from the last instruction of a range whose last
  * branch was taken (or that an exception ended) to the start of the next range; from 0 into
- * the first range after a discontinuity; to 0 out of the last range before one. One state
+ * the first range after a discontinuity; to 0 out of the last range before one (but not at
+ * the end of the trace: perf emits nothing there). One state
  * per trace ID: ranges of different IDs never connect. */
 #ifndef TC_CS_BRANCHES_H
 #define TC_CS_BRANCHES_H
