@@ -19,7 +19,7 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 -include $(B)/config.mk
 
-.PHONY: all deps test test-asan check clean install
+.PHONY: all deps test test-asan check clean install bench
 .SECONDARY:
 all: tracectl
 
@@ -67,10 +67,15 @@ test: tracectl $(obj_UNITS) $(obj_TOOLS)
 
 test-asan: $(B)/asan/tracectl $(asan_UNITS) $(asan_TOOLS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	 TRACECTL=$(CURDIR)/$(B)/asan/tracectl UNITS="$(asan_UNITS)" \
 	 TC_TOOLS=$(CURDIR)/$(B)/asan/tools ./tests/run.sh
 
 check: test test-asan
+
+# Timing of snapshot decode against OpenCSD's trc_pkt_lister (not a test; see tests/bench).
+bench: tracectl
+	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl ./tests/bench/run.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/config.mk tracectl

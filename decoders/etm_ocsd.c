@@ -21,6 +21,7 @@ struct tc_etm {
 	uint8_t csid;			/* the ID OpenCSD configured the decoder with */
 	struct tc_etm_mem_ctx mctx;
 	struct tc_etm_stats st;
+	uint64_t end_index;		/* index just past the last byte fed */
 	char pkt_str[512];		/* packet name storage for the record being emitted */
 };
 
@@ -439,6 +440,7 @@ void tc_etm_feed(struct tc_etm *d, uint64_t index, const uint8_t *data, size_t l
 	size_t done = 0;
 
 	d->st.bytes += len;
+	d->end_index = index + len;
 	while (done < len) {
 		uint32_t n = 0, want = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
 		ocsd_datapath_resp_t resp = ocsd_dt_process_data(d->tree, OCSD_OP_DATA, index + done,
@@ -465,7 +467,8 @@ void tc_etm_reset(struct tc_etm *d, uint64_t index)
 
 void tc_etm_finish(struct tc_etm *d)
 {
-	ocsd_dt_process_data(d->tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+	/* Elements flushed out by EOT report the index given with it: the end of the data. */
+	ocsd_dt_process_data(d->tree, OCSD_OP_EOT, d->end_index, 0, NULL, NULL);
 }
 
 void tc_etm_mem_changed(struct tc_etm *d)
