@@ -253,6 +253,29 @@ int tc_elf_offset_to_vaddr(const struct tc_elf *t, uint64_t off, uint64_t *vaddr
 	return -1;
 }
 
+int tc_elf_symbol_addr(const struct tc_elf *t, const char *name, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < t->nsyms; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*vaddr = t->syms[i].addr;
+			return 0;
+		}
+	return -1;
+}
+
+int tc_elf_vaddr_to_offset(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct tc_elf_seg *s = &t->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*off = s->offset + (vaddr - s->vaddr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 const char *tc_elf_symbol(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
 {
 	size_t lo = 0, hi = t->nsyms;

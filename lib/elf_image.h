@@ -33,6 +33,11 @@ size_t tc_elf_read_offset(const struct tc_elf *elf, uint64_t off, void *buf, siz
 /* Link-time address of file offset off in an executable segment, for mapping MMAP2 pgoff. */
 int tc_elf_offset_to_vaddr(const struct tc_elf *elf, uint64_t off, uint64_t *vaddr);
 
+/* Link-time address of the function symbol named name; -1 if there is none. */
+int tc_elf_symbol_addr(const struct tc_elf *elf, const char *name, uint64_t *vaddr);
+/* File offset of link-time address vaddr (in a file-backed part of a segment); -1 if none. */
+int tc_elf_vaddr_to_offset(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
+
 /* The function symbol containing vaddr, or NULL; *off gets vaddr - symbol start. */
 const char *tc_elf_symbol(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
 

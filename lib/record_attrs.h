@@ -1,0 +1,79 @@
+/* The events `tracectl record` opens, built from its options and the discovered PMUs without
+ * touching the kernel: per-CPU AUX events, a side-band dummy event per CPU, and trigger events
+ * (tracepoint, uprobe, counter) grouped under the AUX event to pause or resume it. */
+#ifndef TC_RECORD_ATTRS_H
+#define TC_RECORD_ATTRS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "perf_attr_ext.h"
+#include "pmu.h"
+#include "strv.h"
+
+#define TC_REC_MAX_TRIGGERS 8
+
+struct tc_rec_opts {
+	const char *pmu;		/* NULL: the one present */
+	const char *config;		/* "term=value,..." or NULL */
+	const char *sink;		/* cs_etm sink name or NULL */
+	const char *cpu_list;		/* -C, NULL: all CPUs */
+	pid_t pid, tid;			/* -p / -t, 0 if not given */
+	bool per_thread;		/* one event following the task, no CPU */
+	bool workload;			/* a command is started (enable_on_exec) */
+	bool snapshot, start_paused;
+	const char *pause_on[TC_REC_MAX_TRIGGERS];
+	const char *resume_on[TC_REC_MAX_TRIGGERS];
+	size_t npause, nresume;
+	const char *tracefs;		/* tracefs mount (events/<group>/<name>/id), NULL: find */
+};
+
+enum tc_rec_role { TC_ROLE_AUX, TC_ROLE_SIDEBAND, TC_ROLE_PAUSE, TC_ROLE_RESUME };
+
+struct tc_rec_event {
+	char pmu[32];			/* "cs_etm", "intel_pt", "software", "tracepoint", "uprobe" */
+	enum tc_rec_role role;
+	char *trigger;			/* the EVENT as given, for triggers */
+	char *uprobe_path;		/* owned; attr.config1 points at it */
+	int cpu;			/* -1: any CPU (per-thread) */
+	int group_leader;		/* index of the group's leader (itself for a leader), -1 none */
+	struct tc_attr a;
+};
+
+struct tc_rec_plan {
+	const struct tc_pmu *pmu;	/* the trace PMU (points into the pmu list) */
+	int cpus[1024];
+	size_t ncpus;			/* 0 with per_thread */
+	uint64_t sink_hash;
+	char terms[512];		/* terms set on the AUX event, for messages */
+	struct tc_rec_event *ev;
+	size_t n;
+	bool pause_resume;		/* uses aux_action bits: needs Linux 6.13 */
+};
+
+/* The sysfs tracefs mount under root ("<root>/kernel/tracing"), if its events/ exists. */
+int tc_tracefs_find(const char *sysfs_root, char *buf, size_t len);
+
+/* Choose the PMU, check CPUs, terms and the sink, resolve triggers, build every attr.
+ * A refusal fills e with a sentence that says what would work. */
+int tc_rec_plan_build(const char *sysfs_root, const struct tc_pmu_list *pmus,
+		      const struct tc_rec_opts *o, struct tc_rec_plan *plan, struct tc_err *e);
+void tc_rec_plan_free(struct tc_rec_plan *plan);
+
+/* Build just one trigger event (EVENT syntax of --pause-on); for tests and the plan. */
+int tc_rec_trigger_attr(const char *sysfs_root, const char *tracefs, const char *spec,
+			struct tc_rec_event *ev, struct tc_err *e);
+/* The side-band dummy event's attr (COMM, MMAP2, FORK/EXIT, SWITCH with sample_id_all). */
+void tc_rec_sideband_attr(struct tc_attr *a, bool cpu_wide, bool workload);
+
+/* Parse a CPU list ("0-3,6"); -1 on a syntax error. */
+int tc_parse_cpu_list(const char *s, int *cpus, size_t max, size_t *n);
+
+/* Is the sink held through sysfs (<root>/bus/coresight/devices/NAME/enable_sink reads 1)? */
+int tc_cs_sink_claimed(const char *sysfs_root, const char *sink);
+
+const char *tc_rec_role_name(enum tc_rec_role r);
+
+#endif
