@@ -41,19 +41,19 @@ static int64_t sext(uint64_t v, unsigned bits)
 enum tc_a64_class tc_a64_classify(uint32_t i, uint64_t pc, uint64_t *target)
 {
 	if ((i & 0x7c000000) == 0x14000000) {	/* B, BL */
-		*target = pc + (sext(i & 0x3ffffff, 26) << 2);
+		*target = pc + (sext(i & 0x3ffffff, 26) * 4);
 		return TC_A64_BRANCH;
 	}
 	if ((i & 0xff000010) == 0x54000000) {	/* B.cond */
-		*target = pc + (sext((i >> 5) & 0x7ffff, 19) << 2);
+		*target = pc + (sext((i >> 5) & 0x7ffff, 19) * 4);
 		return TC_A64_COND;
 	}
 	if ((i & 0x7e000000) == 0x34000000) {	/* CBZ, CBNZ */
-		*target = pc + (sext((i >> 5) & 0x7ffff, 19) << 2);
+		*target = pc + (sext((i >> 5) & 0x7ffff, 19) * 4);
 		return TC_A64_COND;
 	}
 	if ((i & 0x7e000000) == 0x36000000) {	/* TBZ, TBNZ */
-		*target = pc + (sext((i >> 5) & 0x3fff, 14) << 2);
+		*target = pc + (sext((i >> 5) & 0x3fff, 14) * 4);
 		return TC_A64_COND;
 	}
 	if ((i & 0xffdffc1f) == 0xd61f0000 ||	/* BR, BLR */
