@@ -7,11 +7,12 @@
 #include "../decoders/pt_packets.h"
 #include "../lib/perf_data.h"
 #include "../lib/snapshot.h"
+#include "../out/analysis.h"
 #include "../out/records.h"
 #include "../out/streams.h"
 #include "tracectl.h"
 
-enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID };
+enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -20,6 +21,8 @@ const struct tc_opt decode_opts[] = {
 	{ "per-thread", OPT_PER_THREAD, 1, "DIR", "write one stream per thread into DIR" },
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
+	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
+	  "(flame graph)" },
 	{ 0 },
 };
 
@@ -53,6 +56,12 @@ static int on_opt(int key, const char *arg, void *ctx)
 		if (tc_parse_trace_ids(arg, d->ss.want_id))
 			return tc_usage_error(tc_cmd_find("decode"), "bad trace ID list '%s'", arg);
 		d->ss.any_id = true;
+		break;
+	case OPT_FORMAT:
+		if (tc_an_format_parse(arg, &(enum tc_an_format){ 0 }))
+			return tc_usage_error(tc_cmd_find("decode"), "bad format '%s' (folded, "
+					      "chrome or svg)", arg);
+		d->ss.format = arg;
 		break;
 	}
 	return 0;
@@ -188,6 +197,9 @@ int do_decode(int argc, char **argv)
 		return TC_EXIT_USAGE;
 	if (i < argc)
 		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	if (d.ss.format && (d.packets || d.per_thread))
+		return tc_usage_error(cmd, "--format takes instruction ranges: not with --packets "
+				      "or --per-thread"), TC_EXIT_USAGE;
 	if (tc_snapshot_is(d.input)) {
 		d.ss.input = d.input;
 		d.ss.packets = d.packets;

@@ -8,6 +8,7 @@
 
 #include "../decoders/cs_snapshot.h"
 #include "../lib/snapshot.h"
+#include "../out/analysis.h"
 #include "../out/records.h"
 #include "tracectl.h"
 
@@ -34,15 +35,25 @@ int tc_parse_trace_ids(const char *arg, bool want[128])
 	return rc;
 }
 
+struct ss_out {
+	struct tc_rec_out rec;
+	struct tc_an *an;	/* --format: records go to the analysis instead */
+};
+
 static void emit(void *ctx, const struct tc_rec *r)
 {
-	tc_rec_write(ctx, r);
+	struct ss_out *o = ctx;
+
+	if (o->an)
+		tc_an_feed(o->an, r);	/* out of memory shows at tc_an_finish */
+	else
+		tc_rec_write(&o->rec, r);
 }
 
 int tc_decode_snapshot(const struct tc_decode_args *a)
 {
 	struct tc_snapshot *ss;
-	struct tc_rec_out out;
+	struct ss_out out = { .an = NULL };
 	struct tc_err e;
 	struct tc_cs_run run = { .buffer = a->buffer, .what = a->packets ? TC_ETM_PACKETS
 									 : TC_ETM_ELEMENTS,
@@ -54,8 +65,21 @@ int tc_decode_snapshot(const struct tc_decode_args *a)
 		tc_fatal("--per-thread is for perf.data recordings, not snapshot directories");
 	if (tc_snapshot_open(&ss, a->input, &e))
 		tc_fatal("%s", e.msg);
-	tc_rec_out_init(&out, stdout, tc_g.json);
+	tc_rec_out_init(&out.rec, stdout, tc_g.json);
+	if (a->format) {
+		struct tc_an_opts o = { .f = stdout, .tid = -1, .cpu = -1,
+					.title = "tracectl decode (instructions)" };
+
+		tc_an_format_parse(a->format, &o.format);
+		out.an = tc_an_new(&o);
+		if (!out.an)
+			tc_fatal("out of memory");
+	}
 	rc = tc_cs_ss_decode(ss, &run, &e);
+	if (out.an && !rc && tc_an_finish(out.an))
+		tc_fatal("%s output could not be written in full (out of memory or a write "
+			 "error)", a->format);
+	tc_an_free(out.an);
 	for (size_t i = 0; i < run.notes.n; i++)
 		tc_warning("%s", run.notes.msgs[i]);
 	tc_diag_free(&run.notes);

@@ -90,6 +90,7 @@ void tc_json_stdout(struct tc_json *j);
 /* tracectl decode on an OpenCSD snapshot directory (cmd/decode_snapshot.c). */
 struct tc_decode_args {
 	const char *input, *buffer, *per_thread;
+	const char *format;	/* --format folded|chrome|svg (checked), NULL: records */
 	bool packets;
 	bool any_id;		/* want_id was given (--id) */
 	bool want_id[128];

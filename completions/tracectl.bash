@@ -7,7 +7,7 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks" ;;
-	decode) echo "--input --packets --per-thread --buffer --id" ;;
+	decode) echo "--input --packets --per-thread --buffer --id --format" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
@@ -28,6 +28,9 @@ _tracectl()
 		return ;;
 	-i|--input)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--format)
+		COMPREPLY=($(compgen -W "folded chrome svg" -- "$cur"))
 		return ;;
 	--buffer|--id)
 		# Buffer names and trace IDs are in the snapshot's ini files: nothing to offer.
