@@ -158,6 +158,9 @@ TEST(formatter_vs_trc_pkt_lister)
 	if (!have_cmd("trc_pkt_lister"))
 		SKIP("trc_pkt_lister not installed (libopencsd-bin)");
 	CHECK(mkdtemp(dir) != NULL);
+	/* No 4x FSYNC frames here: trc_pkt_lister's snapshot reader does not turn on OpenCSD's
+	 * reset-on-4x-FSYNC, so it would read them as ID 0x7f data (flag bit 0 even gives one
+	 * 0xff to the previous ID). perf's decoder does turn it on; cs_frame checks them above. */
 	buf = make_stream(want, wn, &len, 0, &nfs);
 	CHECK_INT(snap_write(dir, buf, len, ids, NID, NULL, 0), 0);
 	log = snap_list(dir, "-o_raw_unpacked");
