@@ -14,6 +14,7 @@
 
 #include <inttypes.h>
 #include <stdint.h>
+#include <time.h>
 
 #define NRUN 4
 
@@ -49,6 +50,8 @@ struct run {
 	size_t nindirect;	/* blocks ending in an indirect branch */
 	uint64_t sink_bytes;	/* this ID's bytes as cs_frame deformats the sink buffer */
 	size_t nblocks, inject_at;	/* an IRQ is taken in block inject_at (if nonzero) */
+	size_t ctx_at;		/* CONTEXTIDR becomes 0x4242 before block ctx_at (if nonzero) */
+	size_t got_ctx;		/* OpenCSD's context elements with 0x4242 */
 	bool injected;
 	uint64_t exc_ret;	/* the injected exception's preferred return address */
 	size_t got_exc;		/* OpenCSD's exception elements with that address, IRQ */
@@ -73,6 +76,13 @@ static int on_block(void *ctx, const struct tc_etm4_block *b, struct tc_err *e)
 	if (r->filter && (b->start < r->lo || b->start >= r->hi))
 		return 0;
 	r->nblocks++;
+	if (r->ctx_at && r->nblocks == r->ctx_at) {
+		struct tc_etm4_block c = { .start = b->start, .end = TC_ETM4_END_CONTEXT,
+					   .ctxid = 0x4242 };
+
+		if (tc_etm4_block(r->enc, &c, e))
+			return -1;
+	}
 	if (r->inject_at && r->nblocks >= r->inject_at && !r->injected &&
 	    b->end != TC_ETM4_END_NONE && b->last >= b->start + 8) {
 		/* An interrupt after two instructions; the handler is where the block went. */
@@ -142,6 +152,13 @@ static int parse_ranges(const char *log, struct run *runs, int nrun)
 			continue;
 		}
 		unsigned num;
+
+		if (sscanf(line, "Idx:%*u; ID:%x; OCSD_GEN_TRC_ELEM_PE_CONTEXT(", &id) == 1 &&
+		    strstr(line, "CTXTID=0x4242;")) {
+			for (int i = 0; i < nrun; i++)
+				runs[i].got_ctx += runs[i].id == id;
+			continue;
+		}
 
 		if (sscanf(line, "Idx:%*u; ID:%x; OCSD_GEN_TRC_ELEM_EXCEPTION(pref ret addr:%llx; "
 			   "excep num (%x)", &id, &s, &num) == 3) {
@@ -293,6 +310,7 @@ TEST(qemu_path_decodes_exactly)
 	}
 	/* The last run traces only main..pick-ish code: everything else is a gap. */
 	runs[1].inject_at = 2000;
+	runs[2].ctx_at = 3000;
 	runs[3].filter = true;
 	runs[3].lo = sym_addr("main");
 	runs[3].hi = runs[3].lo + 0x1000;
@@ -301,6 +319,12 @@ TEST(qemu_path_decodes_exactly)
 	/* Feed the runs in random slices, so the sink interleaves IDs as real ETMs would. */
 	fmt = tc_csfmt_new(&e);
 	uint32_t rng = 1;
+	struct timespec t0, t1;
+	size_t total_tbs = 0;
+
+	for (int i = 0; i < NRUN; i++)
+		total_tbs += runs[i].ntbs;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int left = 0;
 
@@ -326,6 +350,11 @@ TEST(qemu_path_decodes_exactly)
 		tc_etm4_drain(r->enc, n);
 	}
 	CHECK_INT(tc_csfmt_flush(fmt, &e), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+	printf("#   blocks + ETMv4 + formatter: %zu TBs in %.2f ms (%.1f M TBs/s)\n", total_tbs,
+	       secs * 1e3, secs > 0 ? total_tbs / secs / 1e6 : 0.0);
 
 	size_t nsegs;
 	const struct tc_elf_seg *segs = tc_elf_segments(elf, &nsegs);
@@ -400,6 +429,8 @@ TEST(qemu_path_decodes_exactly)
 		CHECK_INT(r->got.n, r->want.n);
 		CHECK_INT(same, r->want.n);
 		CHECK_INT(r->got_exc, r->inject_at ? 1 : 0);
+		/* Periodic syncs restate the context, so it may show again after the change. */
+		CHECK(r->ctx_at ? r->got_ctx >= 1 : r->got_ctx == 0);
 		CHECK_INT(r->sink_bytes, es->bytes);
 		CHECK(r->nindirect > (r->filter ? 10u : 100u));
 		CHECK_INT(es->exceptions, r->inject_at ? 1 : 0);
