@@ -10,9 +10,11 @@
 #include "../out/analysis.h"
 #include "../out/records.h"
 #include "../out/streams.h"
+#include "decode_pt.h"
 #include "tracectl.h"
 
-enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT };
+enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
+       OPT_BRANCHES };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -23,12 +25,17 @@ const struct tc_opt decode_opts[] = {
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
 	  "(flame graph)" },
+	{ "symfs", OPT_SYMFS, 1, "DIR", "Intel PT: find traced binaries under DIR (recorded paths)" },
+	{ "branches", OPT_BRANCHES, 0, NULL, "Intel PT: list taken branches instead of ranges" },
 	{ 0 },
 };
 
 struct decode {
 	const char *input, *per_thread;
 	bool packets;
+	const char *symfs;		/* Intel PT flow (cmd/decode_pt.c) */
+	bool branches;
+	struct decode_pt *flow;
 	struct tc_decode_args ss;	/* CoreSight snapshot options (cmd/decode_snapshot.c) */
 	struct tc_rec_out out;
 	struct tc_streams *streams;
@@ -51,6 +58,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case 'i': d->input = arg; break;
 	case OPT_PACKETS: d->packets = true; break;
 	case OPT_PER_THREAD: d->per_thread = arg; break;
+	case OPT_SYMFS: d->symfs = arg; break;
+	case OPT_BRANCHES: d->branches = true; break;
 	case OPT_BUFFER: d->ss.buffer = arg; break;
 	case OPT_ID:
 		if (tc_parse_trace_ids(arg, d->ss.want_id))
@@ -125,6 +134,8 @@ static int read_all(struct decode *d, struct tc_perf_data *pd, struct tc_err *e)
 	int n;
 
 	while ((n = tc_pd_next(pd, &r, e)) > 0) {
+		if (d->flow)
+			decode_pt_record(d->flow, pd, &r);
 		switch (r.type) {
 		case TC_PD_AUXTRACE_INFO:
 			if (on_auxtrace_info(d, pd, &r, e))
@@ -190,7 +201,7 @@ int do_decode(int argc, char **argv)
 	struct decode d = { .input = "perf.data" };
 	struct tc_perf_data *pd;
 	struct tc_err e;
-	int i = tc_parse_opts(cmd, argc, argv, on_opt, &d), rc, problems;
+	int i = tc_parse_opts(cmd, argc, argv, on_opt, &d), rc, problems, not_pt;
 	unsigned nstreams = 0;
 
 	if (i < 0)
@@ -206,10 +217,6 @@ int do_decode(int argc, char **argv)
 		d.ss.per_thread = d.per_thread;
 		return tc_decode_snapshot(&d.ss);
 	}
-	if (!d.packets) {
-		tc_error("instruction decoding is not implemented yet; use --packets (Intel PT)");
-		return TC_EXIT_FAIL;
-	}
 	if (tc_pd_open(&pd, d.input, &e))
 		tc_fatal("%s", e.msg);
 	tc_rec_out_init(&d.out, stdout, tc_g.json);
@@ -217,17 +224,29 @@ int do_decode(int argc, char **argv)
 		tc_pd_close(pd);
 		tc_fatal("%s", e.msg);
 	}
+	if (!d.packets)
+		d.flow = decode_pt_new(d.symfs, d.branches, emit, &d, d.streams ? NULL : &d.out);
 	rc = read_all(&d, pd, &e);
+	not_pt = !rc && d.flow && !decode_pt_is_intel_pt(d.flow);
+	problems = !rc && d.flow && !not_pt ? decode_pt_finish(d.flow, pd, d.input) : 0;
+	decode_pt_free(d.flow);
 	tc_pd_close(pd);
+	if (not_pt) {
+		tc_streams_close(d.streams, NULL, NULL);
+		tc_error("%s: instruction decoding of %s is not implemented yet; use --packets",
+			 d.input, d.aux_type == 3 ? "CoreSight perf.data" : "this file (no Intel PT trace)");
+		return TC_EXIT_FAIL;
+	}
 	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
 	    d.stream_failed)
 		tc_fatal("%s", d.serr.msg);
 	if (rc)
 		tc_fatal("%s", e.msg);
-	problems = report_missing(&d);
-	tc_status("tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64 " bytes), %" PRIu64
-		  " AUX records, %" PRIu64 " packets, %" PRIu64 " errors", d.auxtrace_recs,
-		  d.auxtrace_bytes, d.aux_recs, d.ptp.packets, d.ptp.errors);
+	problems += report_missing(&d);
+	if (d.packets)
+		tc_status("tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64 " bytes), %"
+			  PRIu64 " AUX records, %" PRIu64 " packets, %" PRIu64 " errors",
+			  d.auxtrace_recs, d.auxtrace_bytes, d.aux_recs, d.ptp.packets, d.ptp.errors);
 	if (d.per_thread)
 		tc_status("tracectl decode: %u streams written to %s", nstreams, d.per_thread);
 	return problems ? TC_EXIT_DATA : TC_EXIT_OK;

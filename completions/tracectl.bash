@@ -7,7 +7,7 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks" ;;
-	decode) echo "--input --packets --per-thread --buffer --id --format" ;;
+	decode) echo "--input --packets --per-thread --buffer --id --format --symfs --branches" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
@@ -23,7 +23,7 @@ _tracectl()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
 	case "$prev" in
-	--sysfs-root|--per-thread)
+	--sysfs-root|--per-thread|--symfs)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	-i|--input)

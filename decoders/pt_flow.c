@@ -223,7 +223,12 @@ static void on_event(struct tc_ptf *d, const struct pt_event *ev)
 		emit_branch(d, 0, ev->variant.enabled.ip, TC_ISA_UNKNOWN);
 		break;
 	case ptev_disabled:
-		flow_stop(d);
+		/* perf's convention: a TIP.PGD with an IP is a branch out to that IP. */
+		flush_range(d);
+		if (d->have_last)
+			emit_branch(d, d->last_ip, ev->ip_suppressed ? 0 : ev->variant.disabled.ip,
+				    d->last_isa);
+		d->have_last = false;
 		break;
 	case ptev_async_disabled:
 		flush_range(d);
@@ -376,6 +381,8 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 				}
 			}
 			*last_sync = s;
+			/* The PSB+ gave the time: the caller's side-band is due before code reads. */
+			update_time(d);
 			ask_thread(d);
 			return ret;
 		}
@@ -436,8 +443,12 @@ static int decode_run(struct tc_ptf *d, int status, struct pt_insn *in)
 				return status;
 			on_event(d, &ev);
 		}
+		/* libipt leaves *in untouched once tracing is disabled at the end of the trace:
+		 * clear it, or the previous instruction would count twice. */
+		memset(in, 0, sizeof(*in));
 		status = pt_insn_next(d->dec, in, sizeof(*in));
-		/* On errors libipt still fills in the IP it could not decode at. */
+		/* On errors libipt still fills in the IP it could not decode at (and the whole
+		 * instruction when only finding its successor failed). */
 		if (in->iclass != ptic_error)
 			on_insn(d, in);
 	}

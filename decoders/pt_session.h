@@ -1,0 +1,68 @@
+/* Intel PT instruction-flow decode of a whole perf.data recording: the caller hands over
+ * every record in file order; AUXTRACE buffers are queued per CPU (per-cpu mmaps) or per
+ * thread, side-band (MMAP/MMAP2, COMM exec, FORK, SWITCH_CPU_WIDE, SWITCH, ITRACE_START)
+ * is kept with its perf time. tc_pts_decode() then runs decoders/pt_flow over each queue in
+ * turn; as the trace's time (TSC converted to perf time) moves on, the queue's address
+ * space (lib/images) and its running thread follow the side-band. Queues are decoded one
+ * after the other, not interleaved by time. */
+#ifndef TC_PT_SESSION_H
+#define TC_PT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/record.h"
+#include "lib/err.h"
+#include "lib/perf_data.h"
+
+struct tc_pts_opts {
+	const char *symfs;		/* root for recorded paths, or NULL */
+	const char *buildid_dir;	/* build-id cache, or NULL */
+	bool branches;			/* TC_REC_BRANCH records instead of TC_REC_RANGE */
+	/* Gets every record; r is valid only during the call. Required. */
+	void (*emit)(void *ctx, const struct tc_rec *r);
+	void *ctx;
+};
+
+struct tc_pts_stats {
+	uint64_t buffers, bytes;	/* AUXTRACE buffers queued */
+	uint64_t queues;
+	uint64_t insns, ranges, branches;
+	uint64_t errors;	/* ERROR records (bad packets, decoder errors) */
+	uint64_t nomap;		/* no_image records: decoding stopped for lack of code */
+	uint64_t nomap_unmapped;	/* ... of them at addresses no mapping covers */
+	uint64_t overflows;	/* LOST records for OVF */
+	uint64_t syncs, unsynced_bytes;
+};
+
+/* An image that was needed but not found, and how often decoding stopped in it. */
+struct tc_pts_missing {
+	const char *line;	/* "path (build id ...) (why)" from lib/images */
+	uint64_t stops;
+};
+
+struct tc_pts;
+
+struct tc_pts *tc_pts_new(const struct tc_pts_opts *o, struct tc_err *e);
+void tc_pts_free(struct tc_pts *s);
+
+/* One record, in file order (pd for AUXTRACE_INFO's attr and cpuid). -1 on an unusable
+ * Intel PT AUXTRACE_INFO or out of memory. Records of other traces are ignored. */
+int tc_pts_record(struct tc_pts *s, const struct tc_perf_data *pd, const struct tc_pd_record *r,
+		  struct tc_err *e);
+/* True once an Intel PT AUXTRACE_INFO was seen. */
+bool tc_pts_is_intel_pt(const struct tc_pts *s);
+
+/* Decode every queue. pd gives the build-id feature (pipe mode: read to the end first).
+ * -1 only if the decoder cannot be set up; bad trace gives records and counts. */
+int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err *e);
+
+const struct tc_pts_stats *tc_pts_stats(const struct tc_pts *s);
+/* A tc_symbolize_fn (out/records.h) for records while they are emitted: "sym+0xoff", or
+ * "[file+0xoff]" without a symbol; ctx is the session. */
+int tc_pts_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+/* Images needed but not found, over all queues, each once. Valid until tc_pts_free. */
+size_t tc_pts_missing(const struct tc_pts *s, const struct tc_pts_missing **list);
+
+#endif
