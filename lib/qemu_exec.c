@@ -16,12 +16,13 @@
 #define WP_SCAN_MAX	(1u << 16)	/* instructions looked at past a TB end for a waypoint */
 #define CACHE_MIN	1024
 
-int tc_qexec_parse_line(const char *line, uint64_t *pc)
+int tc_qexec_parse_line(const char *line, unsigned *cpu, uint64_t *pc)
 {
 	const char *p;
 	unsigned long long v;
+	unsigned n;
 
-	if (strncmp(line, "Trace ", 6))
+	if (sscanf(line, "Trace %u:", &n) != 1)
 		return 0;
 	p = strchr(line, '[');
 	if (!p)
@@ -30,6 +31,8 @@ int tc_qexec_parse_line(const char *line, uint64_t *pc)
 	if (!p || sscanf(p + 1, "%llx", &v) != 1)
 		return 0;
 	*pc = v;
+	if (cpu)
+		*cpu = n;
 	return 1;
 }
 

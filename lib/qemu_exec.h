@@ -11,8 +11,10 @@
 #include "lib/err.h"
 #include "lib/etm4_enc.h"
 
-/* One exec log line: 1 and *pc for a TB execution line, 0 for anything else. */
-int tc_qexec_parse_line(const char *line, uint64_t *pc);
+/* One exec log line: 1 and *pc for a TB execution line, 0 for anything else. *cpu (may be
+ * NULL) gets N of "Trace N:", the vCPU index: qemu-user gives every thread its own, in
+ * creation order, and the threads' lines interleave in one log. */
+int tc_qexec_parse_line(const char *line, unsigned *cpu, uint64_t *pc);
 
 /* A64 instruction classes that matter for trace. */
 enum tc_a64_class {

@@ -110,12 +110,17 @@ static int load_log(struct run *r, const char *path)
 	char line[1024];
 	size_t cap = 0;
 	uint64_t pc;
+	unsigned cpu;
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (!tc_qexec_parse_line(line, &pc))
+		if (!tc_qexec_parse_line(line, &cpu, &pc))
 			continue;
+		if (cpu != 0) {		/* the fixture has one thread */
+			fclose(f);
+			return -2;
+		}
 		if (r->ntbs == cap) {
 			cap = cap ? cap * 2 : 4096;
 			r->tbs = realloc(r->tbs, cap * sizeof(*r->tbs));
@@ -452,4 +457,38 @@ TEST(qemu_path_decodes_exactly)
 	tc_elf_close(elf);
 	if (!getenv("KEEP"))
 		CHECK_INT(sh("rm -rf '%s'%s%s", dir, "", ""), 0);
+}
+
+TEST(qemu_exec_lines_and_a64_classes)
+{
+	unsigned cpu = 99;
+	uint64_t pc = 0, t = 0;
+
+	CHECK_INT(tc_qexec_parse_line("Trace 2: 0x7fe612200540 [0000000001009331/0000000000400828/"
+				      "00000001/00000200] __libc_start_main\n", &cpu, &pc), 1);
+	CHECK_INT(cpu, 2);
+	CHECK_INT(pc, 0x400828);
+	CHECK_INT(tc_qexec_parse_line("IN: main\n", &cpu, &pc), 0);
+	CHECK_INT(tc_qexec_parse_line("Trace 0: 0x7fe612200540 garbled\n", NULL, &pc), 0);
+
+	/* Encodings as objdump shows them. */
+	CHECK_INT(tc_a64_classify(0x97fffcc8, 0x400f90, &t), TC_A64_BRANCH);	/* bl 4002b0 */
+	CHECK_INT(t, 0x4002b0);
+	CHECK_INT(tc_a64_classify(0x94007214, 0x400fa0, &t), TC_A64_BRANCH);	/* bl 41d7f0 */
+	CHECK_INT(t, 0x41d7f0);
+	CHECK_INT(tc_a64_classify(0x54ffffa1, 0x1000, &t), TC_A64_COND);	/* b.ne -0xc */
+	CHECK_INT(t, 0xff4);
+	CHECK_INT(tc_a64_classify(0xb4000040, 0x1000, &t), TC_A64_COND);	/* cbz x0, +8 */
+	CHECK_INT(t, 0x1008);
+	CHECK_INT(tc_a64_classify(0x37080040, 0x1000, &t), TC_A64_COND);	/* tbnz w0, #1, +8 */
+	CHECK_INT(t, 0x1008);
+	CHECK_INT(tc_a64_classify(0xd61f0200, 0, &t), TC_A64_INDIRECT);	/* br x16 */
+	CHECK_INT(tc_a64_classify(0xd63f0060, 0, &t), TC_A64_INDIRECT);	/* blr x3 */
+	CHECK_INT(tc_a64_classify(0xd65f03c0, 0, &t), TC_A64_INDIRECT);	/* ret */
+	CHECK_INT(tc_a64_classify(0xd65f0bff, 0, &t), TC_A64_INDIRECT);	/* retaa */
+	CHECK_INT(tc_a64_classify(0xd5033fdf, 0, &t), TC_A64_ISB);		/* isb */
+	CHECK_INT(tc_a64_classify(0xd4000001, 0, &t), TC_A64_TB_END);	/* svc #0 */
+	CHECK_INT(tc_a64_classify(0xd51bd053, 0, &t), TC_A64_TB_END);	/* msr tpidr_el0, x19 */
+	CHECK_INT(tc_a64_classify(0xd503201f, 0, &t), TC_A64_OTHER);	/* nop */
+	CHECK_INT(tc_a64_classify(0x91006360, 0, &t), TC_A64_OTHER);	/* add x0, x27, #0x18 */
 }
