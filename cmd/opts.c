@@ -52,14 +52,27 @@ static size_t count(const struct tc_opt *o)
 	return n;
 }
 
-static void add_opts(const struct tc_opt *o, struct option *lo, size_t *nl, char *so)
+/* Does the command's own table use this short letter? It then wins over a global one
+ * (record's -p is --pid, as in perf; --pretty stays available by its long name). */
+static bool own_short(const struct tc_opt *own, int key)
+{
+	for (; own && own->name; own++)
+		if (own->key == key && key < 256)
+			return true;
+	return false;
+}
+
+static void add_opts(const struct tc_opt *o, const struct tc_opt *shadow, struct option *lo,
+		     size_t *nl, char *so)
 {
 	for (; o && o->name; o++) {
 		lo[*nl] = (struct option){ o->name, o->has_arg == 1 ? required_argument :
 					   o->has_arg == 2 ? optional_argument : no_argument,
 					   NULL, o->key };
 		(*nl)++;
-		if (o->key < 256) {
+		if (o->key < 256 && shadow && own_short(shadow, o->key))
+			lo[*nl - 1].val = o->key + 256 * 4;	/* long name only, mapped back below */
+		else if (o->key < 256) {
 			size_t l = strlen(so);
 
 			so[l++] = (char)o->key;
@@ -90,8 +103,8 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 		tc_fatal("out of memory");
 	/* "+": stop at the first operand; ":": we report unknown options ourselves. */
 	strcpy(so, "+:");
-	add_opts(own, lo, &nl, so);
-	add_opts(tc_global_opts, lo, &nl, so);
+	add_opts(own, NULL, lo, &nl, so);
+	add_opts(tc_global_opts, own, lo, &nl, so);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
@@ -119,6 +132,13 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 			print_version();
 			exit(tc_finish_stdout(TC_EXIT_OK));
 		}
+		if (own_short(own, c)) {
+			if (on_opt && on_opt(c, optarg, ctx))
+				goto out;
+			continue;
+		}
+		if (c >= 256 * 4 && c < 256 * 5)
+			c -= 256 * 4;	/* a shadowed global option given by its long name */
 		g = tc_global_opt(c, optarg);
 		if (g < 0) {
 			tc_usage_error(cmd, "bad value '%s' for --color (auto, always, never)", optarg);
@@ -134,14 +154,14 @@ out:
 	return ret;
 }
 
-static void print_opts(const struct tc_opt *o, FILE *f)
+static void print_opts(const struct tc_opt *o, const struct tc_opt *shadow, FILE *f)
 {
 	for (; o->name; o++) {
 		char left[64];
 		int l = 0;
+		bool s = o->key < 256 && !own_short(shadow, o->key);
 
-		l += snprintf(left + l, sizeof(left) - (size_t)l, o->key < 256 ? "-%c, " : "    ",
-			      o->key);
+		l += snprintf(left + l, sizeof(left) - (size_t)l, s ? "-%c, " : "    ", o->key);
 		l += snprintf(left + l, sizeof(left) - (size_t)l, "--%s", o->name);
 		if (o->has_arg == 1)
 			snprintf(left + l, sizeof(left) - (size_t)l, " %s", o->arg);
@@ -158,10 +178,10 @@ void tc_print_cmd_help(const struct tc_cmd *cmd, FILE *f)
 	fprintf(f, "%s.\n", cmd->summary);
 	if (count(cmd->opts)) {
 		fprintf(f, "\nOptions:\n");
-		print_opts(cmd->opts, f);
+		print_opts(cmd->opts, NULL, f);
 	}
 	fprintf(f, "\nGlobal options:\n");
-	print_opts(tc_global_opts, f);
+	print_opts(tc_global_opts, cmd->opts, f);
 }
 
 void tc_print_main_help(FILE *f)
@@ -172,6 +192,6 @@ void tc_print_main_help(FILE *f)
 	for (const struct tc_cmd *c = tc_cmds; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nGlobal options:\n");
-	print_opts(tc_global_opts, f);
+	print_opts(tc_global_opts, NULL, f);
 	fprintf(f, "\nSee 'tracectl help <command>' for a command's options.\n");
 }

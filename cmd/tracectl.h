@@ -101,6 +101,7 @@ int tc_parse_trace_ids(const char *arg, bool want[128]);
 
 int do_list(int argc, char **argv);
 int do_decode(int argc, char **argv);
+int do_record(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_version(int argc, char **argv);
 

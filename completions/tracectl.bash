@@ -8,12 +8,13 @@ _tracectl_cmd_opts()
 	case "$1" in
 	list) echo "--sinks" ;;
 	decode) echo "--input --packets --per-thread --buffer --id --format --symfs --branches" ;;
+	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --dry-run" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
 }
 
-_tracectl_commands="list decode help version"
+_tracectl_commands="list decode record help version"
 
 _tracectl()
 {
@@ -22,9 +23,29 @@ _tracectl()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
-	case "$prev" in
-	--sysfs-root|--per-thread|--symfs)
+	# record's --per-thread takes no value; decode's takes a directory.
+	if [[ "$prev" == --per-thread && " ${COMP_WORDS[*]} " != *" record "* ]]; then
 		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+	fi
+	case "$prev" in
+	--sysfs-root|--symfs)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	--pmu)
+		COMPREPLY=($(compgen -W "cs_etm intel_pt" -- "$cur"))
+		return ;;
+	--config)
+		# Format terms of this machine's trace PMUs; completes the term after the last comma.
+		local done=
+		[[ "$cur" == *,* ]] && done=${cur%,*},
+		COMPREPLY=($(compgen -P "$done" -W "$(tracectl list 2>/dev/null |
+			sed -n 's/^    \([a-z0-9_]*\)  *config[0-9]*:.*/\1/p' | sort -u)" -- "${cur##*,}"))
+		return ;;
+	-o|--output|--pause-on|--resume-on)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	-C|--cpu|-p|--pid|-t|--tid|-m|--mmap-pages)
 		return ;;
 	-i|--input)
 		COMPREPLY=($(compgen -f -- "$cur"))
@@ -65,6 +86,10 @@ _tracectl()
 	fi
 	if [[ "$cmd" == help ]]; then
 		COMPREPLY=($(compgen -W "$_tracectl_commands" -- "$cur"))
+		return
+	fi
+	if [[ "$cmd" == record && "$cur" != -* ]]; then
+		COMPREPLY=($(compgen -c -- "$cur"))
 		return
 	fi
 	COMPREPLY=($(compgen -W "$(_tracectl_cmd_opts "$cmd") $_tracectl_opts_global" -- "$cur"))

@@ -1,0 +1,287 @@
+/* tracectl record: open per-CPU trace events (cs_etm, intel_pt) with side-band and pause/resume
+ * triggers. Today it validates everything and --dry-run prints the events; writing perf.data
+ * comes with the record loop. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/perf_kernel.h"
+#include "../lib/pmu.h"
+#include "../lib/record_attrs.h"
+#include "tracectl.h"
+
+enum {
+	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
+	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN,
+};
+
+const struct tc_opt record_opts[] = {
+	{ "all-cpus", 'a', 0, NULL, "trace every CPU (system-wide)" },
+	{ "cpu", 'C', 1, "CPUS", "trace only these CPUs (e.g. 0-3,6)" },
+	{ "pid", 'p', 1, "PID", "trace this existing process" },
+	{ "tid", 't', 1, "TID", "trace this existing thread" },
+	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one event following the task instead of per CPU" },
+	{ "output", 'o', 1, "FILE", "write FILE (default perf.data; an old one becomes FILE.old)" },
+	{ "pmu", OPT_PMU, 1, "PMU", "cs_etm or intel_pt (default: the one present)" },
+	{ "config", OPT_CONFIG, 1, "TERMS", "PMU format terms, term=value,... (see tracectl list)" },
+	{ "sink", OPT_SINK, 1, "NAME", "CoreSight sink to collect trace in (see tracectl list)" },
+	{ "mmap-pages", 'm', 1, "DATA,AUX", "pages of the data and AUX rings (powers of two)" },
+	{ "snapshot", 'S', 0, NULL, "AUX overwrite mode; a snapshot on SIGUSR2" },
+	{ "start-paused", OPT_START_PAUSED, 0, NULL, "start with tracing paused (Linux 6.13+)" },
+	{ "pause-on", OPT_PAUSE_ON, 1, "EVENT", "pause tracing when EVENT fires (repeatable)" },
+	{ "resume-on", OPT_RESUME_ON, 1, "EVENT", "resume tracing when EVENT fires (repeatable)" },
+	{ "dry-run", OPT_DRY_RUN, 0, NULL, "print every perf_event_attr that would be opened" },
+	{ 0 },
+};
+
+struct record {
+	struct tc_rec_opts o;
+	const char *output;
+	bool all_cpus, dry_run;
+	unsigned data_pages, aux_pages;
+};
+
+static int usage(const char *fmt, const char *arg)
+{
+	tc_usage_error(tc_cmd_find("record"), fmt, arg);
+	return -1;
+}
+
+static int parse_pid(const char *arg, pid_t *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (end == arg || *end || v <= 0 || v > 0x7fffffff)
+		return -1;
+	*out = (pid_t)v;
+	return 0;
+}
+
+static int pages(const char *s, size_t n, unsigned *out)
+{
+	char buf[32], *end;
+	unsigned long v;
+
+	if (!n)
+		return 0;	/* keep the default */
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	v = strtoul(buf, &end, 10);
+	if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int on_opt(int key, const char *arg, void *ctx)
+{
+	struct record *r = ctx;
+	const char *comma;
+
+	switch (key) {
+	case 'a': r->all_cpus = true; break;
+	case 'C': r->o.cpu_list = arg; break;
+	case 'p':
+		if (parse_pid(arg, &r->o.pid))
+			return usage("bad process ID '%s'", arg);
+		break;
+	case 't':
+		if (parse_pid(arg, &r->o.tid))
+			return usage("bad thread ID '%s'", arg);
+		break;
+	case OPT_PER_THREAD: r->o.per_thread = true; break;
+	case 'o': r->output = arg; break;
+	case OPT_PMU:
+		if (strcmp(arg, "cs_etm") && strcmp(arg, "intel_pt"))
+			return usage("bad --pmu '%s' (cs_etm or intel_pt)", arg);
+		r->o.pmu = arg;
+		break;
+	case OPT_CONFIG: r->o.config = arg; break;
+	case OPT_SINK: r->o.sink = arg; break;
+	case 'm':
+		comma = strchr(arg, ',');
+		if (pages(arg, comma ? (size_t)(comma - arg) : strlen(arg), &r->data_pages) ||
+		    (comma && pages(comma + 1, strlen(comma + 1), &r->aux_pages)))
+			return usage("bad --mmap-pages '%s' (DATA,AUX page counts, powers of two)",
+				     arg);
+		break;
+	case 'S': r->o.snapshot = true; break;
+	case OPT_START_PAUSED: r->o.start_paused = true; break;
+	case OPT_PAUSE_ON:
+	case OPT_RESUME_ON: {
+		bool pause = key == OPT_PAUSE_ON;
+		size_t *n = pause ? &r->o.npause : &r->o.nresume;
+
+		if (*n == TC_REC_MAX_TRIGGERS)
+			return usage("too many triggers ('%s'); at most 8 of each", arg);
+		(pause ? r->o.pause_on : r->o.resume_on)[(*n)++] = arg;
+		break;
+	}
+	case OPT_DRY_RUN: r->dry_run = true; break;
+	}
+	return 0;
+}
+
+static void json_event(struct tc_json *j, const struct tc_rec_event *ev)
+{
+	const struct perf_event_attr *a = &ev->a.attr;
+	uint32_t act = tc_attr_aux_action(&ev->a);
+
+	tc_json_obj_open(j);
+	tc_json_kstr(j, "pmu", ev->pmu);
+	tc_json_kstr(j, "role", tc_rec_role_name(ev->role));
+	if (ev->trigger)
+		tc_json_kstr(j, "trigger", ev->trigger);
+	if (ev->uprobe_path)
+		tc_json_kstr(j, "uprobe_path", ev->uprobe_path);
+	tc_json_kint(j, "type", a->type);
+	tc_json_kint(j, "cpu", ev->cpu);
+	tc_json_khex(j, "config", a->config);
+	tc_json_khex(j, "config1", a->config1);
+	tc_json_khex(j, "config2", a->config2);
+	tc_json_khex(j, "config3", tc_attr_config3(&ev->a));
+	tc_json_khex(j, "sample_type", a->sample_type);
+	tc_json_kint(j, "sample_period", (long long)a->sample_period);
+	tc_json_kint(j, "sample_id_all", a->sample_id_all);
+	tc_json_kint(j, "disabled", a->disabled);
+	tc_json_kint(j, "enable_on_exec", a->enable_on_exec);
+	tc_json_kint(j, "exclude_kernel", a->exclude_kernel);
+	tc_json_kint(j, "comm", a->comm);
+	tc_json_kint(j, "comm_exec", a->comm_exec);
+	tc_json_kint(j, "mmap", a->mmap);
+	tc_json_kint(j, "mmap2", a->mmap2);
+	tc_json_kint(j, "task", a->task);
+	tc_json_kint(j, "context_switch", a->context_switch);
+	tc_json_kint(j, "aux_start_paused", !!(act & TC_AUX_START_PAUSED));
+	tc_json_kint(j, "aux_pause", !!(act & TC_AUX_PAUSE));
+	tc_json_kint(j, "aux_resume", !!(act & TC_AUX_RESUME));
+	tc_json_key(j, "group_leader");
+	if (ev->group_leader >= 0)
+		tc_json_int(j, ev->group_leader);
+	else
+		tc_json_null(j);
+	tc_json_obj_close(j);
+}
+
+static void text_event(size_t i, const struct tc_rec_event *ev)
+{
+	const struct perf_event_attr *a = &ev->a.attr;
+	uint32_t act = tc_attr_aux_action(&ev->a);
+
+	printf("#%zu %s %s", i, ev->pmu, tc_rec_role_name(ev->role));
+	if (ev->trigger)
+		printf(" %s", ev->trigger);
+	if (ev->cpu >= 0)
+		printf(" cpu %d", ev->cpu);
+	else
+		printf(" any cpu");
+	if (ev->group_leader >= 0)
+		printf(" group leader #%d", ev->group_leader);
+	printf("\n  type %u config 0x%llx config1 0x%llx config2 0x%llx config3 0x%llx\n", a->type,
+	       (unsigned long long)a->config, (unsigned long long)a->config1,
+	       (unsigned long long)a->config2, (unsigned long long)tc_attr_config3(&ev->a));
+	printf("  sample_type 0x%llx sample_period %llu sample_id_all %u disabled %u "
+	       "enable_on_exec %u exclude_kernel %u\n", (unsigned long long)a->sample_type,
+	       (unsigned long long)a->sample_period, a->sample_id_all, a->disabled,
+	       a->enable_on_exec, a->exclude_kernel);
+	if (ev->role == TC_ROLE_SIDEBAND)
+		printf("  comm %u comm_exec %u mmap %u mmap2 %u task %u context_switch %u\n", a->comm,
+		       a->comm_exec, a->mmap, a->mmap2, a->task, a->context_switch);
+	if (ev->uprobe_path)
+		printf("  uprobe_path %s (config1) probe_offset 0x%llx (config2)\n", ev->uprobe_path,
+		       (unsigned long long)a->config2);
+	printf("  aux_start_paused %u aux_pause %u aux_resume %u\n", !!(act & TC_AUX_START_PAUSED),
+	       !!(act & TC_AUX_PAUSE), !!(act & TC_AUX_RESUME));
+}
+
+static void dry_run(const struct record *r, const struct tc_rec_plan *pl, const char *cannot)
+{
+	struct tc_json j;
+
+	if (tc_g.json) {
+		tc_json_stdout(&j);
+		tc_json_obj_open(&j);
+		tc_json_key(&j, "events");
+		tc_json_arr_open(&j);
+		for (size_t i = 0; i < pl->n; i++)
+			json_event(&j, &pl->ev[i]);
+		tc_json_arr_close(&j);
+		tc_json_obj_close(&j);
+		if (cannot)
+			tc_warning("%s", cannot);
+		return;
+	}
+	if (pl->pmu)
+		printf("pmu %s type %d", pl->pmu->name, pl->pmu->type);
+	else
+		printf("no AUX-capable trace PMU (cs_etm, intel_pt): side-band and triggers only");
+	if (r->o.sink)
+		printf(", sink %s (0x%llx)", r->o.sink, (unsigned long long)pl->sink_hash);
+	printf(", %zu events, rings: data %u pages, aux %u pages%s\n", pl->n, r->data_pages,
+	       r->aux_pages, r->o.snapshot ? ", snapshot mode" : "");
+	if (cannot)
+		printf("note: the running kernel cannot open these events: %s\n", cannot);
+	for (size_t i = 0; i < pl->n; i++)
+		text_event(i, &pl->ev[i]);
+}
+
+int do_record(int argc, char **argv)
+{
+	const struct tc_cmd *cmd = tc_cmd_find("record");
+	struct record r = { .output = "perf.data", .data_pages = 128, .aux_pages = 1024 };
+	struct tc_pmu_list pmus;
+	struct tc_rec_plan pl;
+	struct tc_err e = { 0 };
+	char why[512] = "", rel[128];
+	const char *cannot = NULL;
+	bool have_pmu;
+	int i = tc_parse_opts(cmd, argc, argv, on_opt, &r);
+
+	if (i < 0)
+		return TC_EXIT_USAGE;
+	r.o.workload = i < argc;
+	if (r.o.workload && (r.o.pid || r.o.tid))
+		return tc_usage_error(cmd, "-p/-t attach to a running task; a command cannot be "
+				      "given too"), TC_EXIT_USAGE;
+	if (!r.o.workload && !r.all_cpus && !r.o.cpu_list && !r.o.pid && !r.o.tid)
+		return tc_usage_error(cmd, "give a command to run, or -a, -C, -p or -t"),
+		       TC_EXIT_USAGE;
+	if (r.all_cpus && r.o.cpu_list)
+		return tc_usage_error(cmd, "-a and -C cannot be combined"), TC_EXIT_USAGE;
+	if (r.o.per_thread && !r.o.workload && !r.o.pid && !r.o.tid)
+		return tc_usage_error(cmd, "--per-thread needs a command, -p or -t"), TC_EXIT_USAGE;
+
+	if (tc_pmu_discover(tc_g.sysfs_root, &pmus, &e))
+		tc_fatal("%s", e.msg);
+	if (tc_rec_plan_build(tc_g.sysfs_root, &pmus, &r.o, &pl, &e)) {
+		tc_rec_plan_free(&pl);
+		tc_pmu_list_free(&pmus);
+		tc_fatal("%s", e.msg);
+	}
+	if (pl.pause_resume) {
+		tc_kernel_release(rel, sizeof(rel));
+		if (!tc_aux_pause_verdict(rel, tc_probe_aux_action(), why, sizeof(why)))
+			cannot = why;
+	}
+	if (r.dry_run) {
+		dry_run(&r, &pl, cannot);
+		tc_rec_plan_free(&pl);
+		tc_pmu_list_free(&pmus);
+		return TC_EXIT_OK;
+	}
+	have_pmu = pl.pmu != NULL;
+	tc_rec_plan_free(&pl);
+	tc_pmu_list_free(&pmus);
+	/* Never fall back to tracing everything when the triggers cannot work. */
+	if (cannot)
+		tc_fatal("%s", cannot);
+	if (!have_pmu)
+		tc_fatal("no AUX-capable trace PMU (cs_etm, intel_pt) on this machine; 'tracectl "
+			 "list' shows what %s/bus/event_source/devices has (--dry-run prints the "
+			 "events record would open)", tc_g.sysfs_root);
+	tc_fatal("writing %s is not implemented yet (the record loop comes next); --dry-run "
+		 "prints the events", r.output);
+}
