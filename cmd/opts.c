@@ -121,6 +121,11 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 			tc_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 			goto out;
 		}
+		if (c == 'h' || c == OPT_VERSION) {
+			/* exit below: nothing of ours may be left behind for the leak checker */
+			free(lo);
+			free(so);
+		}
 		if (c == 'h') {
 			if (cmd)
 				tc_print_cmd_help(cmd, stdout);
