@@ -1,14 +1,63 @@
 #include "json.h"
 
 #include <math.h>
+#include <string.h>
+
+void tc_json_flush(struct tc_json *j)
+{
+	if (j->len)
+		fwrite(j->buf, 1, j->len, j->f);
+	j->len = 0;
+}
+
+/* Room for n more bytes (n well below TC_JSON_BUF). */
+static inline char *room(struct tc_json *j, size_t n)
+{
+	if (j->len + n > sizeof(j->buf))
+		tc_json_flush(j);
+	return j->buf + j->len;
+}
+
+static inline void put_c(struct tc_json *j, char c)
+{
+	*room(j, 1) = c;
+	j->len++;
+}
+
+static void put_mem(struct tc_json *j, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = sizeof(j->buf) - j->len;
+
+		if (!k) {
+			tc_json_flush(j);
+			k = sizeof(j->buf);
+		}
+		if (k > n)
+			k = n;
+		memcpy(j->buf + j->len, s, k);
+		j->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void put_s(struct tc_json *j, const char *s) { put_mem(j, s, strlen(s)); }
+
+/* A top-level value is complete: hand it on, so output keeps its order with other writes. */
+static void value_done(struct tc_json *j)
+{
+	if (j->depth == 0)
+		tc_json_flush(j);
+}
 
 static void newline(struct tc_json *j)
 {
 	if (!j->pretty)
 		return;
-	fputc('\n', j->f);
+	put_c(j, '\n');
 	for (int i = 0; i < j->depth; i++)
-		fputs("  ", j->f);
+		put_mem(j, "  ", 2);
 }
 
 /* Separator and indentation before any value or key. */
@@ -21,20 +70,25 @@ static void before_value(struct tc_json *j)
 	if (j->depth == 0)
 		return;
 	if (j->need_comma[j->depth])
-		fputc(',', j->f);
+		put_c(j, ',');
 	j->need_comma[j->depth] = true;
 	newline(j);
 }
 
 void tc_json_init(struct tc_json *j, FILE *f, bool pretty)
 {
-	*j = (struct tc_json){ .f = f, .pretty = pretty };
+	j->f = f;
+	j->pretty = pretty;
+	j->depth = 0;
+	memset(j->need_comma, 0, sizeof(j->need_comma));
+	j->after_key = false;
+	j->len = 0;
 }
 
 static void open_(struct tc_json *j, char c)
 {
 	before_value(j);
-	fputc(c, j->f);
+	put_c(j, c);
 	if (j->depth + 1 < TC_JSON_MAX_DEPTH)
 		j->depth++;
 	j->need_comma[j->depth] = false;
@@ -48,9 +102,10 @@ static void close_(struct tc_json *j, char c)
 		j->depth--;
 	if (had)
 		newline(j);
-	fputc(c, j->f);
+	put_c(j, c);
 	if (j->depth == 0)
-		fputc('\n', j->f);
+		put_c(j, '\n');
+	value_done(j);
 }
 
 void tc_json_obj_open(struct tc_json *j) { open_(j, '{'); }
@@ -58,31 +113,55 @@ void tc_json_obj_close(struct tc_json *j) { close_(j, '}'); }
 void tc_json_arr_open(struct tc_json *j) { open_(j, '['); }
 void tc_json_arr_close(struct tc_json *j) { close_(j, ']'); }
 
-static void write_string(FILE *f, const char *s)
+static const char hexdig[] = "0123456789abcdef";
+
+/* Bytes a JSON string can hold as they are. */
+static inline bool plain(unsigned char c)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
+	return c >= 0x20 && c != 0x7f && c != '"' && c != '\\';
+}
+
+static void write_string(struct tc_json *j, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	put_c(j, '"');
+	for (;;) {
+		const unsigned char *q = p;
+		char *o;
+
+		while (plain(*q))
+			q++;
+		put_mem(j, (const char *)p, (size_t)(q - p));
+		if (!*q)
+			break;
+		o = room(j, 6);
+		o[0] = '\\';
+		switch (*q) {
+		case '"': o[1] = '"'; j->len += 2; break;
+		case '\\': o[1] = '\\'; j->len += 2; break;
+		case '\n': o[1] = 'n'; j->len += 2; break;
+		case '\r': o[1] = 'r'; j->len += 2; break;
+		case '\t': o[1] = 't'; j->len += 2; break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+			memcpy(o + 1, "u00", 3);
+			o[4] = hexdig[*q >> 4];
+			o[5] = hexdig[*q & 0xf];
+			j->len += 6;
 		}
+		p = q + 1;
 	}
-	fputc('"', f);
+	put_c(j, '"');
 }
 
 void tc_json_key(struct tc_json *j, const char *key)
 {
 	before_value(j);
-	write_string(j->f, key);
-	fputs(j->pretty ? ": " : ":", j->f);
+	write_string(j, key);
+	if (j->pretty)
+		put_mem(j, ": ", 2);
+	else
+		put_c(j, ':');
 	j->after_key = true;
 }
 
@@ -93,47 +172,88 @@ void tc_json_str(struct tc_json *j, const char *s)
 		return;
 	}
 	before_value(j);
-	write_string(j->f, s);
+	write_string(j, s);
+	value_done(j);
+}
+
+/* Decimal digits of v, written backwards from end; returns where they start. */
+static char *utoa_rev(unsigned long long v, char *end)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+static void put_uint(struct tc_json *j, unsigned long long v, bool neg)
+{
+	char t[24], *e = t + sizeof(t), *b = utoa_rev(v, e);
+
+	if (neg)
+		*--b = '-';
+	put_mem(j, b, (size_t)(e - b));
 }
 
 void tc_json_int(struct tc_json *j, long long v)
 {
 	before_value(j);
-	fprintf(j->f, "%lld", v);
+	/* The magnitude in unsigned arithmetic: -LLONG_MIN does not fit a long long. */
+	put_uint(j, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v, v < 0);
+	value_done(j);
 }
 
 void tc_json_uint(struct tc_json *j, unsigned long long v)
 {
 	before_value(j);
-	fprintf(j->f, "%llu", v);
+	put_uint(j, v, false);
+	value_done(j);
 }
 
 void tc_json_hex(struct tc_json *j, unsigned long long v)
 {
+	char t[24], *e = t + sizeof(t), *b = e;
+
 	before_value(j);
-	fprintf(j->f, "\"0x%llx\"", v);
+	*--b = '"';
+	do {
+		*--b = hexdig[v & 0xf];
+		v >>= 4;
+	} while (v);
+	*--b = 'x';
+	*--b = '0';
+	*--b = '"';
+	put_mem(j, b, (size_t)(e - b));
+	value_done(j);
 }
 
 void tc_json_bool(struct tc_json *j, bool v)
 {
 	before_value(j);
-	fputs(v ? "true" : "false", j->f);
+	put_s(j, v ? "true" : "false");
+	value_done(j);
 }
 
 void tc_json_double(struct tc_json *j, double v)
 {
+	char t[32];
+	int n;
+
 	if (!isfinite(v)) {
 		tc_json_null(j);
 		return;
 	}
 	before_value(j);
-	fprintf(j->f, "%.6g", v);
+	n = snprintf(t, sizeof(t), "%.6g", v);
+	put_mem(j, t, n > 0 ? (size_t)n : 0);
+	value_done(j);
 }
 
 void tc_json_null(struct tc_json *j)
 {
 	before_value(j);
-	fputs("null", j->f);
+	put_mem(j, "null", 4);
+	value_done(j);
 }
 
 void tc_json_kstr(struct tc_json *j, const char *k, const char *s) { tc_json_key(j, k); tc_json_str(j, s); }

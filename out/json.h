@@ -1,5 +1,7 @@
 /* The one JSON writer every command's -j goes through: streaming, compact (one document or
- * one object per line) or pretty-printed. */
+ * one object per line) or pretty-printed. Text collects in the writer's own buffer and goes
+ * to the FILE whenever a top-level value is complete (or the buffer fills): decode -j writes
+ * millions of records, and stdio calls per token were most of its time. */
 #ifndef TC_JSON_H
 #define TC_JSON_H
 
@@ -8,6 +10,7 @@
 #include <stdio.h>
 
 #define TC_JSON_MAX_DEPTH 32
+#define TC_JSON_BUF 4096
 
 struct tc_json {
 	FILE *f;
@@ -15,6 +18,8 @@ struct tc_json {
 	int depth;
 	bool need_comma[TC_JSON_MAX_DEPTH];
 	bool after_key;
+	size_t len;			/* bytes in buf not yet given to f */
+	char buf[TC_JSON_BUF];
 };
 
 void tc_json_init(struct tc_json *j, FILE *f, bool pretty);
@@ -30,6 +35,8 @@ void tc_json_hex(struct tc_json *j, unsigned long long v);	/* "0x..." string */
 void tc_json_bool(struct tc_json *j, bool v);
 void tc_json_double(struct tc_json *j, double v);	/* %.6g; null if not finite */
 void tc_json_null(struct tc_json *j);
+/* Gives what is buffered to the FILE (done by itself after each top-level value). */
+void tc_json_flush(struct tc_json *j);
 
 /* key + value in one call */
 void tc_json_kstr(struct tc_json *j, const char *k, const char *s);
