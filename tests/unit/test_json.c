@@ -58,3 +58,57 @@ TEST(pretty_document)
 {
 	CHECK_STR(render(1, lines), "{\n  \"n\": 0\n}\n{\n  \"n\": 1\n}\n");
 }
+
+static void numbers(struct tc_json *j)
+{
+	tc_json_arr_open(j);
+	tc_json_int(j, 0);
+	tc_json_int(j, -9223372036854775807LL - 1);
+	tc_json_uint(j, 18446744073709551615ULL);
+	tc_json_hex(j, 0);
+	tc_json_hex(j, 0xffffffffffffffffULL);
+	tc_json_str(j, "\x7f\x1f\t\r");
+	tc_json_arr_close(j);
+}
+
+TEST(number_and_escape_formats)
+{
+	CHECK_STR(render(0, numbers),
+		  "[0,-9223372036854775808,18446744073709551615,\"0x0\",\"0xffffffffffffffff\","
+		  "\"\\u007f\\u001f\\t\\r\"]\n");
+}
+
+/* Output longer than the writer's buffer, escapes straddling its end, and a top-level value
+ * that must reach the FILE before anything else is written to it. */
+TEST(longer_than_buffer)
+{
+	static char out[3 * TC_JSON_BUF + 64], s[TC_JSON_BUF + 100], want[sizeof(out)];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+	struct tc_json j;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(s) - 1; i++)
+		s[i] = i % 7 == 3 ? '\n' : 'a' + i % 26;
+	tc_json_init(&j, f, false);
+	tc_json_arr_open(&j);
+	tc_json_str(&j, s);
+	tc_json_str(&j, s);
+	tc_json_arr_close(&j);
+	fputs("after\n", f);
+	fclose(f);
+	want[n++] = '[';
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			want[n++] = ',';
+		want[n++] = '"';
+		for (size_t i = 0; s[i]; i++) {
+			if (s[i] == '\n')
+				want[n++] = '\\', want[n++] = 'n';
+			else
+				want[n++] = s[i];
+		}
+		want[n++] = '"';
+	}
+	memcpy(want + n, "]\nafter\n", 9);
+	CHECK_STR(out, want);
+}
