@@ -13,7 +13,7 @@ void tc_json_flush(struct tc_json *j)
 /* Room for n more bytes (n well below TC_JSON_BUF). */
 static inline char *room(struct tc_json *j, size_t n)
 {
-	if (j->len + n > sizeof(j->buf))
+	if (__builtin_expect(j->len + n > sizeof(j->buf), 0))
 		tc_json_flush(j);
 	return j->buf + j->len;
 }
@@ -24,7 +24,7 @@ static inline void put_c(struct tc_json *j, char c)
 	j->len++;
 }
 
-static void put_mem(struct tc_json *j, const char *s, size_t n)
+static void put_long(struct tc_json *j, const char *s, size_t n)
 {
 	while (n) {
 		size_t k = sizeof(j->buf) - j->len;
@@ -40,6 +40,16 @@ static void put_mem(struct tc_json *j, const char *s, size_t n)
 		s += k;
 		n -= k;
 	}
+}
+
+static inline void put_mem(struct tc_json *j, const char *s, size_t n)
+{
+	if (__builtin_expect(j->len + n > sizeof(j->buf), 0)) {
+		put_long(j, s, n);
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
 }
 
 static void put_s(struct tc_json *j, const char *s) { put_mem(j, s, strlen(s)); }
@@ -61,7 +71,7 @@ static void newline(struct tc_json *j)
 }
 
 /* Separator and indentation before any value or key. */
-static void before_value(struct tc_json *j)
+static inline void before_value(struct tc_json *j)
 {
 	if (j->after_key) {
 		j->after_key = false;
@@ -127,17 +137,21 @@ static void write_string(struct tc_json *j, const char *s)
 
 	put_c(j, '"');
 	for (;;) {
-		const unsigned char *q = p;
-		char *o;
+		/* Copy while the bytes need no escape: one pass, no strlen. */
+		char *o = j->buf + j->len, *end = j->buf + sizeof(j->buf);
 
-		while (plain(*q))
-			q++;
-		put_mem(j, (const char *)p, (size_t)(q - p));
-		if (!*q)
+		while (o < end && plain(*p))
+			*o++ = (char)*p++;
+		j->len = (size_t)(o - j->buf);
+		if (!*p)
 			break;
+		if (plain(*p)) {	/* the buffer is full */
+			tc_json_flush(j);
+			continue;
+		}
 		o = room(j, 6);
 		o[0] = '\\';
-		switch (*q) {
+		switch (*p) {
 		case '"': o[1] = '"'; j->len += 2; break;
 		case '\\': o[1] = '\\'; j->len += 2; break;
 		case '\n': o[1] = 'n'; j->len += 2; break;
@@ -145,11 +159,11 @@ static void write_string(struct tc_json *j, const char *s)
 		case '\t': o[1] = 't'; j->len += 2; break;
 		default:
 			memcpy(o + 1, "u00", 3);
-			o[4] = hexdig[*q >> 4];
-			o[5] = hexdig[*q & 0xf];
+			o[4] = hexdig[*p >> 4];
+			o[5] = hexdig[*p & 0xf];
 			j->len += 6;
 		}
-		p = q + 1;
+		p++;
 	}
 	put_c(j, '"');
 }
