@@ -190,23 +190,30 @@ void tc_json_str(struct tc_json *j, const char *s)
 	value_done(j);
 }
 
-/* Decimal digits of v, written backwards from end; returns where they start. */
-static char *utoa_rev(unsigned long long v, char *end)
+/* Numbers are written straight into the buffer, their length known first: no memcpy call
+ * per number. */
+static inline unsigned dec_len(unsigned long long v)
 {
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return end;
+	unsigned n = 1;
+
+	for (unsigned long long p = 10; v >= p; p *= 10) {
+		n++;
+		if (n == 20)	/* 10^19 is the last power of ten below 2^64 */
+			break;
+	}
+	return n;
 }
 
 static void put_uint(struct tc_json *j, unsigned long long v, bool neg)
 {
-	char t[24], *e = t + sizeof(t), *b = utoa_rev(v, e);
+	unsigned n = dec_len(v);
+	char *o = room(j, 21);
 
 	if (neg)
-		*--b = '-';
-	put_mem(j, b, (size_t)(e - b));
+		*o++ = '-';
+	j->len += n + neg;
+	for (char *e = o + n; e > o; v /= 10)
+		*--e = (char)('0' + v % 10);
 }
 
 void tc_json_int(struct tc_json *j, long long v)
@@ -226,18 +233,16 @@ void tc_json_uint(struct tc_json *j, unsigned long long v)
 
 void tc_json_hex(struct tc_json *j, unsigned long long v)
 {
-	char t[24], *e = t + sizeof(t), *b = e;
+	unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;	/* hex digits */
+	char *o;
 
 	before_value(j);
-	*--b = '"';
-	do {
-		*--b = hexdig[v & 0xf];
-		v >>= 4;
-	} while (v);
-	*--b = 'x';
-	*--b = '0';
-	*--b = '"';
-	put_mem(j, b, (size_t)(e - b));
+	o = room(j, 20);
+	memcpy(o, "\"0x", 3);
+	for (char *e = o + 3 + n; e > o + 3; v >>= 4)
+		*--e = hexdig[v & 0xf];
+	o[3 + n] = '"';
+	j->len += n + 4;
 	value_done(j);
 }
 
