@@ -429,17 +429,36 @@ static int choose_cpus(const char *root, const struct tc_rec_opts *o, struct tc_
 	} else if (online_cpus(root, pl, e)) {
 		return -1;
 	}
-	if (p && p->kind == TC_PMU_CS_ETM)
-		for (size_t i = 0; i < pl->ncpus; i++)
-			if (!cs_cpu(p, pl->cpus[i])) {
-				char have[256] = "";
+	if (!p || p->kind != TC_PMU_CS_ETM) {
+		struct tc_rec_plan on = { 0 };
+		char p2[PATH_MAX], list[256] = "";
 
-				for (size_t k = 0; k < p->ncpus; k++)
-					snprintf(have + strlen(have), sizeof(have) - strlen(have),
-						 "%s%d", k ? "," : "", p->cpus[k].cpu);
-				return tc_err_set(e, ENODEV, "cpu %d has no CoreSight tracer; CPUs "
-						  "with one: %s", pl->cpus[i], have);
+		if (online_cpus(root, &on, e))
+			return -1;
+		for (size_t i = 0; i < pl->ncpus; i++) {
+			bool found = false;
+
+			for (size_t k = 0; k < on.ncpus; k++)
+				found |= on.cpus[k] == pl->cpus[i];
+			if (!found) {
+				tc_pathf(p2, sizeof(p2), "%s/devices/system/cpu/online", root);
+				tc_sysfs_read(p2, list, sizeof(list), NULL);
+				return tc_err_set(e, ENODEV, "cpu %d is not online; online CPUs: %s",
+						  pl->cpus[i], list);
 			}
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < pl->ncpus; i++)
+		if (!cs_cpu(p, pl->cpus[i])) {
+			char have[256] = "";
+
+			for (size_t k = 0; k < p->ncpus; k++)
+				snprintf(have + strlen(have), sizeof(have) - strlen(have),
+					 "%s%d", k ? "," : "", p->cpus[k].cpu);
+			return tc_err_set(e, ENODEV, "cpu %d has no CoreSight tracer; CPUs "
+					  "with one: %s", pl->cpus[i], have);
+		}
 	return 0;
 }
 

@@ -153,6 +153,13 @@ TEST(intel_pt_defaults_cpus_and_no_sinks)
 	tc_pmu_list_free(&l);
 
 	o.config = NULL;
+	o.cpu_list = "2,4";	/* the fixture has 0-3 online */
+	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), -1);
+	CHECK(strstr(e.msg, "cpu 4 is not online; online CPUs: 0-3") != NULL);
+	tc_rec_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	o.cpu_list = NULL;
 	o.sink = "tmc_etr0";
 	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "--sink is for cs_etm") != NULL);
