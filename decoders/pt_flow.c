@@ -88,13 +88,9 @@ static void ask_thread(struct tc_ptf *d)
 		d->ops.thread(d->ops.ctx, d->cpu, d->cr3, &d->time, &d->pid, &d->tid);
 }
 
-/* Pick up a new time from the decoder; tell the caller when it moved on. */
-static void update_time(struct tc_ptf *d)
+/* A new time; tell the caller when it moved on. */
+static void set_time(struct tc_ptf *d, uint64_t tsc)
 {
-	uint64_t tsc;
-
-	if (!d->dec || pt_insn_time(d->dec, &tsc, NULL, NULL) < 0)
-		return;
 	if (d->time.has_tsc && d->time.tsc == tsc)
 		return;
 	d->time.has_tsc = true;
@@ -107,6 +103,15 @@ static void update_time(struct tc_ptf *d)
 		r.value = d->time.perf_time;
 		d->ops.emit(d->ops.ctx, &r);
 	}
+}
+
+/* The decoder's time: where its packet reading is, which may be ahead of the flow. */
+static void update_time(struct tc_ptf *d)
+{
+	uint64_t tsc;
+
+	if (d->dec && pt_insn_time(d->dec, &tsc, NULL, NULL) >= 0)
+		set_time(d, tsc);
 }
 
 static void emit_branch(struct tc_ptf *d, uint64_t from, uint64_t to, enum tc_isa isa)
@@ -144,7 +149,6 @@ static void flush_range(struct tc_ptf *d)
 
 	if (!d->in_range)
 		return;
-	update_time(d);
 	r = new_rec(d, TC_REC_RANGE);
 	r.start = d->r_start;
 	r.end = d->r_end;
@@ -185,8 +189,10 @@ static void on_insn(struct tc_ptf *d, const struct pt_insn *in)
 	enum tc_isa isa = isa_of(in->mode);
 
 	d->st.insns++;
-	if (d->in_range && (in->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa))
+	if (d->in_range && (in->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
+		update_time(d);
 		flush_range(d);
+	}
 	flow_to(d, in->ip);
 	if (!d->in_range) {
 		d->in_range = true;
@@ -217,6 +223,10 @@ static void other(struct tc_ptf *d, const char *name, uint64_t value)
 
 static void on_event(struct tc_ptf *d, const struct pt_event *ev)
 {
+	/* The event's own time (the decoder may have read ahead): the caller's thread and
+	 * address space follow it before any code is read. */
+	if (ev->has_tsc)
+		set_time(d, ev->tsc);
 	switch (ev->type) {
 	case ptev_enabled:
 		flow_stop(d);

@@ -19,8 +19,9 @@ expect_code 3 '4.14 recording without its binaries: missing images named, with c
 	[ "$(jq -s -r "map(.cpu) | unique | map(tostring) | join(\",\")" f.jsonl)" = "0,3" ] &&
 	exit $rc
 '
-expect 'threads come from the switch side-band: 3174 (perf) and 1760 on cpu 3' '
-	[ "$(jq -r "select(.cpu == 3) | .tid" f.jsonl | sort -u | tr "\n" " ")" = "1760 3174 " ]
+# perf script --itrace=e puts every decode error of this file in 3174 (perf itself).
+expect 'threads come from the switch side-band: 3174 on both CPUs, as perf says' '
+	[ "$(jq -r "[.cpu, .tid] | @tsv" f.jsonl | sort -u | tr "\t\n" ": ")" = "0:3174 3:3174 " ]
 '
 expect_code 3 '--branches: branch records (from 0 where trace starts), no ranges' '
 	tracectl -j decode --branches -i "$PT" >b.jsonl 2>/dev/null; rc=$?
@@ -31,9 +32,9 @@ expect_code 3 '--branches: branch records (from 0 where trace starts), no ranges
 '
 expect_code 3 '--per-thread through the streams writer: one file per thread, nothing lost' '
 	tracectl -j decode -i "$PT" --per-thread st 2>err; rc=$?
-	[ -f st/tid-3174.jsonl ] && [ -f st/tid-1760.jsonl ] &&
-	[ "$(cat st/*.jsonl | wc -l)" = "$(wc -l <f.jsonl)" ] &&
-	grep -q "2 streams written to st" err && exit $rc
+	[ -f st/tid-3174.jsonl ] && [ "$(ls st)" = tid-3174.jsonl ] &&
+	jq -c . st/tid-3174.jsonl | diff f.jsonl - &&
+	grep -q "1 streams written to st" err && exit $rc
 '
 expect_code 3 'an empty --symfs finds nothing more' '
 	mkdir -p sym && tracectl -j decode --symfs sym -i "$PT" >s.jsonl 2>err; rc=$?
@@ -47,7 +48,7 @@ expect_code 3 'pipe mode on stdin: the same queues, threads and missing images' 
 	grep -q "^warning: -: 2 images needed but not found" err &&
 	grep -q "^warning: -: image not found: /lib64/ld-2.23.so: decoding stopped there 5 times" err &&
 	[ "$(jq -s "map(select(.type == \"no_image\" or .type == \"error\")) | length" q.jsonl)" = 10 ] &&
-	[ "$(jq -r "[.cpu, .tid] | @tsv" q.jsonl | sort -u | wc -l)" = 3 ] && exit $rc
+	[ "$(jq -r "[.cpu, .tid] | @tsv" q.jsonl | sort -u | wc -l)" = 2 ] && exit $rc
 '
 fi
 
