@@ -54,11 +54,19 @@ for src in "$PROGS"/*.c; do
 			'
 			expect "$name $pie $mode: tracectl lists the packets perf -D shows" '
 				tracectl decode -j --packets -i "$out.data" >"$out.jsonl" 2>/dev/null &&
-				jq -r ".packet | sub(\"tnt\\\\..*\"; \"tnt\") | sub(\"mode.exec\"; \"mode.exec\")" \
+				jq -r ".packet | sub(\"tnt\\\\..*\"; \"tnt\")" \
 					"$out.jsonl" | grep -v "^pad$" | sort | uniq -c |
 					awk "{ print \$2, \$1 }" >"$out.tc" &&
 				perf_packets "$out.data" >"$out.pd" &&
 				diff "$out.pd" "$out.tc"
+			'
+			# t25 checks tracectl against the -no-pie and -pie truths.
+			[ $pie = -cet ] || continue
+			expect "$name $pie $mode: tracectl --branches is the truth too" '
+				tracectl -j decode --branches -i "$out.data" >"$out.tcb" 2>/dev/null &&
+				jq -r "select(.type == \"branch\") | \"\(.from | ltrimstr(\"0x\")) \(.to | ltrimstr(\"0x\"))\"" \
+					"$out.tcb" >"$out.tcbr" &&
+				diff "$out.truth" "$out.tcbr"
 			'
 		done
 	done
