@@ -125,10 +125,16 @@ void tc_json_arr_close(struct tc_json *j) { close_(j, ']'); }
 
 static const char hexdig[] = "0123456789abcdef";
 
-/* Bytes a JSON string can hold as they are. */
+/* Bytes a JSON string cannot hold as they are (and its end): control bytes, DEL, '"', '\\'. */
+static const bool special[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
 static inline bool plain(unsigned char c)
 {
-	return c >= 0x20 && c != 0x7f && c != '"' && c != '\\';
+	return !special[c];
 }
 
 static void write_string(struct tc_json *j, const char *s)
