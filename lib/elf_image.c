@@ -263,6 +263,16 @@ int tc_elf_symbol_addr(const struct tc_elf *t, const char *name, uint64_t *vaddr
 	return -1;
 }
 
+int tc_elf_symbol_size(const struct tc_elf *t, const char *name, uint64_t *size)
+{
+	for (size_t i = 0; i < t->nsyms; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*size = t->syms[i].size;
+			return 0;
+		}
+	return -1;
+}
+
 int tc_elf_vaddr_to_offset(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
 {
 	for (size_t i = 0; i < t->nsegs; i++) {

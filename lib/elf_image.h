@@ -35,6 +35,8 @@ int tc_elf_offset_to_vaddr(const struct tc_elf *elf, uint64_t off, uint64_t *vad
 
 /* Link-time address of the function symbol named name; -1 if there is none. */
 int tc_elf_symbol_addr(const struct tc_elf *elf, const char *name, uint64_t *vaddr);
+/* st_size of the function symbol named name (0 if unknown); -1 if there is none. */
+int tc_elf_symbol_size(const struct tc_elf *elf, const char *name, uint64_t *size);
 /* File offset of link-time address vaddr (in a file-backed part of a segment); -1 if none. */
 int tc_elf_vaddr_to_offset(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
 
