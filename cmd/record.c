@@ -8,11 +8,12 @@
 #include "../lib/perf_kernel.h"
 #include "../lib/pmu.h"
 #include "../lib/record_attrs.h"
+#include "record_emulated.h"
 #include "tracectl.h"
 
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
-	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN,
+	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN, OPT_FORMAT, OPT_FILTER, OPT_TRUTH,
 };
 
 const struct tc_opt record_opts[] = {
@@ -22,7 +23,10 @@ const struct tc_opt record_opts[] = {
 	{ "tid", 't', 1, "TID", "trace this existing thread" },
 	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one event following the task instead of per CPU" },
 	{ "output", 'o', 1, "FILE", "write FILE (default perf.data; an old one becomes FILE.old)" },
-	{ "pmu", OPT_PMU, 1, "PMU", "cs_etm or intel_pt (default: the one present)" },
+	{ "pmu", OPT_PMU, 1, "PMU", "cs_etm, intel_pt or emulated (default: the one present)" },
+	{ "format", OPT_FORMAT, 1, "FMT", "emulated: pt or etm (default: from the program's ELF)" },
+	{ "filter", OPT_FILTER, 1, "FILTER", "emulated: address filter, 'filter SYM@FILE,...'" },
+	{ "ground-truth", OPT_TRUTH, 1, "FILE", "emulated: write the executed branches (tests)" },
 	{ "config", OPT_CONFIG, 1, "TERMS", "PMU format terms, term=value,... (see tracectl list)" },
 	{ "sink", OPT_SINK, 1, "NAME", "CoreSight sink to collect trace in (see tracectl list)" },
 	{ "mmap-pages", 'm', 1, "DATA,AUX", "pages of the data and AUX rings (powers of two)" },
@@ -36,6 +40,9 @@ const struct tc_opt record_opts[] = {
 
 struct record {
 	struct tc_rec_opts o;
+	bool emulated;		/* --pmu emulated: cmd/record_emulated.c */
+	enum tc_emu_format emu_format;
+	const char *filter, *truth;
 	const char *output;
 	bool all_cpus, dry_run;
 	unsigned data_pages, aux_pages;
@@ -95,10 +102,21 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_PER_THREAD: r->o.per_thread = true; break;
 	case 'o': r->output = arg; break;
 	case OPT_PMU:
+		if (!strcmp(arg, "emulated")) {
+			r->emulated = true;
+			break;
+		}
 		if (strcmp(arg, "cs_etm") && strcmp(arg, "intel_pt"))
-			return usage("bad --pmu '%s' (cs_etm or intel_pt)", arg);
+			return usage("bad --pmu '%s' (cs_etm, intel_pt or emulated)", arg);
 		r->o.pmu = arg;
 		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "pt") && strcmp(arg, "etm"))
+			return usage("bad --format '%s' (pt or etm)", arg);
+		r->emu_format = arg[0] == 'p' ? TC_EMU_PT : TC_EMU_ETM;
+		break;
+	case OPT_FILTER: r->filter = arg; break;
+	case OPT_TRUTH: r->truth = arg; break;
 	case OPT_CONFIG: r->o.config = arg; break;
 	case OPT_SINK: r->o.sink = arg; break;
 	case 'm':
@@ -243,6 +261,18 @@ int do_record(int argc, char **argv)
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	r.o.workload = i < argc;
+	if (r.emulated || r.emu_format || r.filter || r.truth) {
+		struct tc_emu_opts eo = { .argv = argv + i, .output = r.output, .filter = r.filter,
+					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv };
+
+		if (!r.emulated)
+			return tc_usage_error(cmd, "--format, --filter and --ground-truth go with "
+					      "--pmu emulated"), TC_EXIT_USAGE;
+		if (!r.o.workload)
+			return tc_usage_error(cmd, "--pmu emulated runs a command: record --pmu "
+					      "emulated [options] -- CMD [ARGS]"), TC_EXIT_USAGE;
+		return tc_record_emulated(&eo, r.emu_format);
+	}
 	if (r.o.workload && (r.o.pid || r.o.tid))
 		return tc_usage_error(cmd, "-p/-t attach to a running task; a command cannot be "
 				      "given too"), TC_EXIT_USAGE;
