@@ -8,7 +8,7 @@ _tracectl_cmd_opts()
 	case "$1" in
 	list) echo "--sinks" ;;
 	decode) echo "--input --packets --per-thread --buffer --id --format --symfs --branches" ;;
-	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --dry-run" ;;
+	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --dry-run --format --filter --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
@@ -28,12 +28,19 @@ _tracectl()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 	fi
+	# record's --format is the emulated trace format; decode's the output format.
+	if [[ "$prev" == --format && " ${COMP_WORDS[*]} " == *" record "* ]]; then
+		COMPREPLY=($(compgen -W "pt etm" -- "$cur"))
+		return
+	fi
 	case "$prev" in
 	--sysfs-root|--symfs)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	--pmu)
-		COMPREPLY=($(compgen -W "cs_etm intel_pt" -- "$cur"))
+		COMPREPLY=($(compgen -W "cs_etm intel_pt emulated" -- "$cur"))
+		return ;;
+	--filter)
 		return ;;
 	--config)
 		# Format terms of this machine's trace PMUs; completes the term after the last comma.
@@ -42,7 +49,7 @@ _tracectl()
 		COMPREPLY=($(compgen -P "$done" -W "$(tracectl list 2>/dev/null |
 			sed -n 's/^    \([a-z0-9_]*\)  *config[0-9]*:.*/\1/p' | sort -u)" -- "${cur##*,}"))
 		return ;;
-	-o|--output|--pause-on|--resume-on)
+	-o|--output|--pause-on|--resume-on|--ground-truth)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-C|--cpu|-p|--pid|-t|--tid|-m|--mmap-pages)

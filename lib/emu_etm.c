@@ -1,10 +1,473 @@
+/* CoreSight ETMv4 without the hardware: an aarch64 program runs under qemu-user, whose exec
+ * log (`-d exec,nochain`: one line per executed translation block, tagged with the vCPU index
+ * qemu gives each guest thread) becomes per-thread blocks (lib/qemu_exec). Every thread gets
+ * its own emulated ETM (lib/etm4_enc) with its own trace ID and CONTEXTIDR = its thread id,
+ * and all of them write into one formatted sink buffer (lib/cs_formatter), as several ETMs
+ * share an ETR. The result is perf.data as perf writes it for cs_etm in per-thread mode:
+ * CS_ETM AUXTRACE_INFO v1 with one ETMv4 block per emulated ETM, one AUXTRACE buffer, side-band
+ * for the static executable and the threads. Static programs only: a dynamic one runs the
+ * host's aarch64 ld.so and libc, whose images the decoder would need too. */
 #include "lib/emu.h"
 
+#include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/addr_filter.h"
+#include "lib/cs_formatter.h"
+#include "lib/elf_image.h"
+#include "lib/etm4_enc.h"
+#include "lib/perf_data.h"
+#include "lib/perf_write.h"
+#include "lib/qemu_exec.h"
+
+#define CS_PMU_TYPE 9
+#define CS_ETM_OPT_CTXTID (1ULL << 14)	/* perf's ETM_OPT_CTXTID config bit */
+#define FIRST_TRACE_ID 0x10
+#define MAX_VCPUS (0x70 - FIRST_TRACE_ID)
+
+struct emu;
+
+/* One guest thread: its emulated ETM and the perf-convention branch state. */
+struct vcpu {
+	struct emu *m;
+	unsigned idx;
+	uint32_t tid;
+	struct tc_qexec *q;
+	struct tc_etm4_enc *enc;
+	bool in_range;		/* the last block was traced */
+	bool started;		/* a traced block was seen */
+	uint64_t prev_last;
+	bool prev_taken;
+};
+
+struct emu {
+	const struct tc_emu_opts *o;
+	struct tc_emu_stats *st;
+	pid_t pid;
+	struct tc_elf *elf;
+	struct tc_maps maps;	/* the executable's segments, as mapped */
+	struct tc_addr_filter f;
+	struct tc_csfmt *fmt;
+	struct vcpu *v[MAX_VCPUS];
+	unsigned nv;
+	pid_t known[64];	/* qemu's own threads, never a guest thread */
+	size_t nknown;
+	FILE *truth;
+	char real[PATH_MAX];
+};
+
+static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct vcpu *c = ctx;
+
+	return tc_elf_read_vaddr(c->m->elf, addr, buf, len);
+}
+
+static void truth(struct vcpu *c, uint64_t from, uint64_t to)
+{
+	c->m->st->branches++;
+	if (!c->m->truth)
+		return;
+	if (!c->m->o->truth_no_tid)
+		fprintf(c->m->truth, "%u ", c->tid);
+	fprintf(c->m->truth, "%llx %llx\n", (unsigned long long)from, (unsigned long long)to);
+}
+
+/* A block the thread executed: traced when it starts inside the filter. The truth is in
+ * perf's convention for CoreSight: FROM TO where a taken branch joins two traced blocks,
+ * 0 TO where tracing (re)starts, FROM 0 where it stops before a gap. */
+static int on_block(void *ctx, const struct tc_etm4_block *b, struct tc_err *e)
+{
+	struct vcpu *c = ctx;
+	struct emu *m = c->m;
+	uint64_t n;
+
+	if (b->end == TC_ETM4_END_NONE)
+		return 0;	/* no waypoint executed: nothing a real ETM would emit yet */
+	n = (b->last - b->start) / 4 + 1;
+	m->st->steps += n;
+	if (!tc_addr_filter_has(&m->f, b->start)) {
+		if (c->in_range)
+			truth(c, c->prev_last, 0);
+		c->in_range = false;
+		return 0;
+	}
+	m->st->insns += n;
+	if (!c->in_range)
+		truth(c, 0, b->start);
+	else if (c->prev_taken)
+		truth(c, c->prev_last, b->start);
+	c->in_range = c->started = true;
+	c->prev_last = b->last;
+	c->prev_taken = b->end == TC_ETM4_END_TAKEN || b->end == TC_ETM4_END_INDIRECT;
+	return tc_etm4_block(c->enc, b, e);
+}
+
+static int drain(struct vcpu *c, struct tc_err *e)
+{
+	size_t n;
+	const uint8_t *d = tc_etm4_data(c->enc, &n);
+
+	if (n && tc_csfmt_write(c->m->fmt, (uint8_t)(FIRST_TRACE_ID + c->idx), d, n, e))
+		return -1;
+	tc_etm4_drain(c->enc, n);
+	return 0;
+}
+
+static bool is_known(const struct emu *m, pid_t t)
+{
+	for (size_t i = 0; i < m->nknown; i++)
+		if (m->known[i] == t)
+			return true;
+	for (unsigned i = 0; i < MAX_VCPUS; i++)
+		if (m->v[i] && m->v[i]->tid == (uint32_t)t)
+			return true;
+	return false;
+}
+
+/* qemu-user runs each guest thread on a host thread with the same id; the exec log names
+ * only the vCPU. A new vCPU's thread is the oldest (lowest id) guest thread not yet seen,
+ * qemu's own threads being those there before the guest ran. 0 if it has gone already. */
+static pid_t new_thread(struct emu *m, bool record_known)
+{
+	char path[64];
+	struct dirent *d;
+	pid_t best = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)m->pid);
+	if (!(dir = opendir(path)))
+		return 0;
+	while ((d = readdir(dir))) {
+		pid_t t = (pid_t)atoi(d->d_name);
+
+		if (t <= 0 || t == m->pid)
+			continue;
+		if (record_known) {
+			if (m->nknown < sizeof(m->known) / sizeof(m->known[0]))
+				m->known[m->nknown++] = t;
+		} else if (!is_known(m, t) && (!best || t < best)) {
+			best = t;
+		}
+	}
+	closedir(dir);
+	return best;
+}
+
+static struct vcpu *vcpu(struct emu *m, unsigned idx, struct tc_err *e)
+{
+	struct tc_etm4_cfg cfg = { .sync_period = m->o->sync_period };
+	struct vcpu *c;
+
+	if (idx >= MAX_VCPUS) {
+		tc_err_set(e, E2BIG, "more than %d guest threads (trace IDs 0x10-0x6f)", MAX_VCPUS);
+		return NULL;
+	}
+	if (m->v[idx])
+		return m->v[idx];
+	if (!(c = calloc(1, sizeof(*c)))) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	c->m = m;
+	c->idx = idx;
+	if (idx == 0) {
+		c->tid = (uint32_t)m->pid;
+		new_thread(m, true);
+	} else {
+		pid_t t = new_thread(m, false);
+
+		c->tid = t ? (uint32_t)t : (uint32_t)(m->pid + 1000 + idx);
+	}
+	cfg.ctxid = c->tid;
+	m->v[idx] = c;
+	if (idx >= m->nv)
+		m->nv = idx + 1;
+	m->st->threads++;
+	if (!(c->enc = tc_etm4_enc_new(&cfg, e)) ||
+	    !(c->q = tc_qexec_new(read_code, on_block, c, e)))
+		return NULL;
+	return c;
+}
+
+/* The executable's PT_LOAD segments as the mappings a process would have. */
+static int elf_maps(struct emu *m, struct tc_err *e)
+{
+	size_t n;
+	const struct tc_elf_seg *s = tc_elf_segments(m->elf, &n);
+
+	if (!(m->maps.v = calloc(n ? n : 1, sizeof(*m->maps.v))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct tc_map *x = &m->maps.v[m->maps.n];
+
+		if (!s[i].filesz)
+			continue;
+		*x = (struct tc_map){ .start = s[i].vaddr, .end = s[i].vaddr + s[i].filesz,
+				      .pgoff = s[i].offset, .prot = PROT_READ |
+				      (s[i].exec ? PROT_EXEC : 0), .path = strdup(m->real) };
+		if (!x->path)
+			return tc_err_set(e, ENOMEM, "out of memory");
+		m->maps.n++;
+	}
+	return 0;
+}
+
+static int check_static(const char *path, struct tc_err *e)
+{
+	Elf64_Ehdr h;
+	Elf64_Phdr p;
+	int fd = open(path, O_RDONLY), rc = 0;
+
+	if (fd < 0)
+		return tc_err_sys(e, errno, "%s", path);
+	if (pread(fd, &h, sizeof(h), 0) != sizeof(h))
+		rc = tc_err_set(e, EINVAL, "%s: not an ELF file", path);
+	for (unsigned i = 0; !rc && i < h.e_phnum; i++) {
+		if (pread(fd, &p, sizeof(p), (off_t)(h.e_phoff + (uint64_t)i * h.e_phentsize)) !=
+		    sizeof(p))
+			rc = tc_err_set(e, EINVAL, "%s: truncated program headers", path);
+		else if (p.p_type == PT_INTERP)
+			rc = tc_err_set(e, ENOTSUP, "%s is dynamically linked: emulated ETM traces "
+					"static aarch64 programs (a dynamic one would need its "
+					"ld.so and libraries as images too); link it with -static",
+					path);
+	}
+	if (!rc && h.e_type != ET_EXEC)
+		rc = tc_err_set(e, ENOTSUP, "%s is position-independent: emulated ETM traces "
+				"static non-PIE aarch64 programs (-static -no-pie)", path);
+	close(fd);
+	return rc;
+}
+
+/* Run qemu-aarch64 with its exec log on a pipe (fd 3 of qemu) and feed every line. */
+static int run(struct emu *m, struct tc_err *e)
+{
+	const char *qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64";
+	size_t argc = 0, cap = 0;
+	char *line = NULL;
+	int pfd[2], st, rc = 0;
+	char **args;
+	FILE *log;
+
+	while (m->o->argv[argc])
+		argc++;
+	if (!(args = calloc(argc + 6, sizeof(*args))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	args[0] = (char *)qemu;
+	args[1] = "-d";
+	args[2] = "exec,nochain";
+	args[3] = "-D";
+	args[4] = "/proc/self/fd/3";
+	args[5] = m->real;
+	for (size_t i = 1; i < argc; i++)
+		args[5 + i] = m->o->argv[i];
+	if (pipe(pfd)) {
+		free(args);
+		return tc_err_sys(e, errno, "pipe");
+	}
+	if ((m->pid = fork()) < 0) {
+		free(args);
+		return tc_err_sys(e, errno, "fork");
+	}
+	if (!m->pid) {
+		close(pfd[0]);
+		if (dup2(pfd[1], 3) < 0)
+			_exit(126);
+		if (pfd[1] != 3)
+			close(pfd[1]);
+		execvp(qemu, args);
+		_exit(127);
+	}
+	free(args);
+	close(pfd[1]);
+	if (!(log = fdopen(pfd[0], "r"))) {
+		close(pfd[0]);
+		rc = tc_err_sys(e, errno, "reading qemu's log");
+	}
+	while (!rc && getline(&line, &cap, log) > 0) {
+		const char *p = strstr(line, "Trace ");
+		unsigned idx;
+		uint64_t pc;
+		struct vcpu *c;
+
+		if (!p || !tc_qexec_parse_line(p, &idx, &pc))
+			continue;
+		if (!(c = vcpu(m, idx, e)) || tc_qexec_tb(c->q, pc, e) || drain(c, e))
+			rc = -1;
+	}
+	free(line);
+	if (log)
+		fclose(log);
+	if (rc)
+		kill(m->pid, SIGKILL);
+	if (waitpid(m->pid, &st, 0) < 0)
+		return rc ? rc : tc_err_sys(e, errno, "waitpid");
+	m->st->status = st;
+	if (rc)
+		return rc;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !m->nv)
+		return tc_err_set(e, ENOENT, "cannot run %s (Debian: apt install qemu-user)", qemu);
+	if (!m->nv)
+		return tc_err_set(e, EINVAL, "%s wrote no exec log for %s", qemu, m->real);
+	for (unsigned i = 0; i < m->nv; i++) {
+		struct vcpu *c = m->v[i];
+
+		if (c && (tc_qexec_end(c->q, e) || tc_etm4_flush(c->enc, e) || drain(c, e)))
+			return -1;
+	}
+	return tc_csfmt_flush(m->fmt, e);
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static const struct tc_pw_sid *sid_of(struct tc_pw_sid *s, uint32_t tid, uint64_t *time)
+{
+	s->tid = tid;
+	s->time = (*time)++;
+	return s;
+}
+
+static int write_perf(struct emu *m, struct tc_err *e)
+{
+	struct perf_event_attr a = { .type = CS_PMU_TYPE, .size = sizeof(a),
+		.config = CS_ETM_OPT_CTXTID, .sample_period = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
+		.exclude_kernel = 1, .exclude_hv = 1, .sample_id_all = 1 };
+	struct tc_pw_etmv4 cpus[MAX_VCPUS];
+	uint64_t id = 1, time = 1;
+	uint32_t pid = (uint32_t)m->pid;
+	struct tc_pw_sid sid = { .pid = pid, .id = 1 };
+	const char *comm = strrchr(m->real, '/') + 1, *hex;
+	const uint8_t *buf;
+	size_t len, nc = 0;
+	struct tc_pw *w;
+	uint8_t bid[20];
+	size_t nb = 0;
+
+	for (unsigned i = 0; i < m->nv; i++) {
+		struct tc_etm4_regs r;
+
+		if (!m->v[i])
+			continue;
+		tc_etm4_default_regs(&r, (uint8_t)(FIRST_TRACE_ID + i));
+		cpus[nc++] = (struct tc_pw_etmv4){ .cpu = i, .trcconfigr = r.configr,
+			.trctraceidr = r.traceidr, .trcidr0 = r.idr0, .trcidr1 = r.idr1,
+			.trcidr2 = r.idr2, .trcidr8 = r.idr8, .trcauthstatus = r.authstatus };
+	}
+	buf = tc_csfmt_data(m->fmt, &len);
+	m->st->bytes = len;
+	if (tc_pw_open(&w, m->o->output, e))
+		return -1;
+	if (tc_pw_add_attr(w, &a, &id, 1, e) ||
+	    tc_pw_auxtrace_info_cs_etm(w, CS_PMU_TYPE, 0, cpus, nc, e) ||
+	    tc_pw_comm(w, pid, pid, comm, true, sid_of(&sid, pid, &time), e))
+		goto fail;
+	for (size_t i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		uint64_t s = x->start & ~0xfffULL;
+		struct tc_pw_mmap2 mm = { .pid = pid, .tid = pid, .start = s,
+			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
+			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = m->real };
+
+		if ((x->prot & PROT_EXEC) && tc_pw_mmap2(w, &mm, sid_of(&sid, pid, &time), e))
+			goto fail;
+	}
+	for (unsigned i = 1; i < m->nv; i++) {
+		uint32_t t = m->v[i] ? m->v[i]->tid : 0;
+
+		if (t && (tc_pw_fork(w, false, pid, pid, t, pid, time, sid_of(&sid, t, &time), e) ||
+			  tc_pw_comm(w, pid, t, comm, false, sid_of(&sid, t, &time), e)))
+			goto fail;
+	}
+	if (tc_pw_itrace_start(w, pid, pid, sid_of(&sid, pid, &time), e) ||
+	    tc_pw_auxtrace(w, buf, len, 0, 0, 0, pid, (uint32_t)-1, e) ||
+	    tc_pw_aux(w, 0, len, 0, sid_of(&sid, pid, &time), e))
+		goto fail;
+	for (unsigned i = m->nv; i-- > 0;) {
+		uint32_t t = m->v[i] ? m->v[i]->tid : 0;
+
+		if (t && tc_pw_fork(w, true, pid, pid, t, pid, time, sid_of(&sid, t, &time), e))
+			goto fail;
+	}
+	if (tc_pw_feat_string(w, TC_PD_FEAT_HOSTNAME, "emulated", e) ||
+	    tc_pw_feat_string(w, TC_PD_FEAT_OSRELEASE, "6.1.0", e) ||
+	    tc_pw_feat_string(w, TC_PD_FEAT_VERSION, "6.1.0", e) ||
+	    tc_pw_feat_string(w, TC_PD_FEAT_ARCH, "aarch64", e) ||
+	    tc_pw_feat_string(w, TC_PD_FEAT_CPUID, "0x00000000410fd034", e) ||
+	    tc_pw_feat_nrcpus(w, (uint32_t)m->nv, (uint32_t)m->nv, e) ||
+	    (m->o->rec_argc && tc_pw_feat_cmdline(w, m->o->rec_argc, m->o->rec_argv, e)))
+		goto fail;
+	hex = tc_elf_build_id(m->elf);
+	for (; hex && nb < 20 && hexval(hex[2 * nb]) >= 0 && hexval(hex[2 * nb + 1]) >= 0; nb++)
+		bid[nb] = (uint8_t)(hexval(hex[2 * nb]) << 4 | hexval(hex[2 * nb + 1]));
+	if (nb && tc_pw_feat_build_id(w, -1, PERF_RECORD_MISC_USER, bid, nb, m->real, e))
+		goto fail;
+	return tc_pw_close(w, e);
+fail:
+	tc_pw_abort(w);
+	return -1;
+}
 
 int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e)
 {
-	(void)o;
-	(void)st;
-	return tc_err_set(e, ENOTSUP, "emulated ETM is not there yet");
+	struct emu m = { .o = o, .st = st };
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (!realpath(o->argv[0], m.real))
+		return tc_err_sys(e, errno, "%s", o->argv[0]);
+	if (check_static(m.real, e) || !(m.elf = tc_elf_open(m.real, e)))
+		return -1;
+	if (elf_maps(&m, e) ||
+	    (o->filter ? tc_addr_filter_resolve(o->filter, &m.maps, &m.f, e) :
+	     tc_addr_filter_file(m.real, &m.maps, &m.f, e)) ||
+	    !(m.fmt = tc_csfmt_new(e)))
+		goto out;
+	if (o->truth && !(m.truth = fopen(o->truth, "w"))) {
+		tc_err_sys(e, errno, "%s", o->truth);
+		goto out;
+	}
+	if (run(&m, e))
+		goto out;
+	if (m.truth) {
+		FILE *f = m.truth;
+
+		m.truth = NULL;
+		if (fclose(f)) {
+			tc_err_sys(e, errno, "%s", o->truth);
+			goto out;
+		}
+	}
+	rc = write_perf(&m, e);
+out:
+	if (m.truth)
+		fclose(m.truth);
+	for (unsigned i = 0; i < MAX_VCPUS; i++)
+		if (m.v[i]) {
+			tc_qexec_free(m.v[i]->q);
+			tc_etm4_enc_free(m.v[i]->enc);
+			free(m.v[i]);
+		}
+	tc_csfmt_free(m.fmt);
+	tc_addr_filter_free(&m.f);
+	tc_maps_free(&m.maps);
+	if (m.elf)
+		tc_elf_close(m.elf);
+	return rc;
 }

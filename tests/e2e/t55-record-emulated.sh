@@ -1,0 +1,84 @@
+# tracectl record --pmu emulated: trace without hardware. The recorder's ground truth (the
+# executed branches per thread) must be what tracectl decode and Debian's perf script find
+# in the recording, thread by thread, exactly.
+. "$TOP/tests/e2e/lib.sh"
+
+FIXT="$TOP/tests/fixtures"
+
+# "TID FROM TO" lines of each source, grouped by thread in a stable order.
+by_tid() { sort -s -k1,1n "$1"; }
+tc_branches() {
+	tracectl -j decode --branches -i "$1" 2>"$1.tc-err" |
+		jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' |
+		sort -s -k1,1n
+}
+perf_branches() {
+	perf script -i "$1" --itrace=b -F tid,ip,addr 2>"$1.perf-err" |
+		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
+}
+
+expect_code 2 '--ground-truth without --pmu emulated is a usage error' '
+	tracectl record --ground-truth t.txt -- true
+'
+expect_code 2 '--pmu emulated needs a command' '
+	tracectl record --pmu emulated -o x.data
+'
+
+if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null; then
+	skip 'emulated Intel PT' 'needs x86-64 and gcc'
+else
+	gcc -O1 -g -pthread -o threads "$FIXT/emu/threads.c" &&
+	gcc -O1 -g -fPIE -pie -o branchy "$FIXT/progs/branchy.c" &&
+	gcc -O1 -g -fPIE -pie -o callbacks "$FIXT/progs/callbacks.c" ||
+		echo "not ok $T: cannot build the fixtures"
+
+	expect_code 1 'a format the program cannot have is refused' '
+		tracectl record --pmu emulated --format etm -o x.data -- ./branchy 2>err; rc=$?
+		grep -q "x86-64 program" err; exit $rc
+	'
+	expect 'a 4-thread program: four PT streams, one per thread, in the status line' '
+		tracectl record --pmu emulated -o t.data --ground-truth t.truth -- ./threads 2>err &&
+		grep -q "emulated Intel PT, 4 threads" err &&
+		[ "$(cut -d" " -f1 t.truth | sort -u | wc -l)" = 4 ] &&
+		for tid in $(cut -d" " -f1 t.truth | sort -u); do
+			[ "$(grep -c "^$tid " t.truth)" -gt 100 ] || exit 1
+		done
+	'
+	cp t.data threads.data && cp t.truth threads.truth
+	for p in threads branchy callbacks; do
+		[ -f $p.data ] || tracectl record --pmu emulated -o $p.data --ground-truth $p.truth \
+			-- ./$p 2>/dev/null
+		expect "$p: tracectl decode --branches is the ground truth, per thread" '
+			by_tid $p.truth >want && [ "$(wc -l <want)" -gt 50 ] &&
+			tc_branches $p.data >got && diff want got
+		'
+		expect "$p: perf script --itrace=b gives the same branches, per thread" '
+			by_tid $p.truth >want && perf_branches $p.data >got && diff want got &&
+			[ ! -s $p.data.perf-err ]
+		'
+	done
+	expect 'the file has one AUXTRACE queue per thread and the real side-band' '
+		perf report -D -i threads.data 2>/dev/null >d &&
+		[ "$(grep -c "PERF_RECORD_AUXTRACE size" d)" = 4 ] &&
+		[ "$(grep -c "PERF_RECORD_FORK" d)" = 3 ] && [ "$(grep -c "PERF_RECORD_EXIT" d)" = 4 ] &&
+		grep -q "PERF_RECORD_MMAP2 .*/threads$" d && grep -q "PERF_RECORD_MMAP2 .*libc" d
+	'
+	expect '--filter fib@threads: only fib is traced, entered and left with PGE/PGD' '
+		tracectl record --pmu emulated -o f.data --ground-truth f.truth \
+			--filter "filter fib@./threads" -- ./threads 2>/dev/null &&
+		[ "$(grep -c " 0 " f.truth)" -ge 4 ] &&
+		by_tid f.truth >want && tc_branches f.data >got && diff want got &&
+		perf_branches f.data >got2 && diff want got2 &&
+		[ "$(wc -l <f.truth)" -lt "$(wc -l <threads.truth)" ]
+	'
+	expect '--filter START/SIZE@FILE and several filters' '
+		fib=$(nm threads | awk "\$3 == \"fib\" { print \$1 }") &&
+		tracectl record --pmu emulated -o g.data --ground-truth g.truth \
+			--filter "filter 0x$fib/0x40@./threads, filter work@./threads" -- ./threads 2>/dev/null &&
+		by_tid g.truth >want && [ "$(wc -l <want)" -gt 20 ] && tc_branches g.data >got && diff want got
+	'
+	expect_code 1 'an unknown filter symbol is named' '
+		tracectl record --pmu emulated -o h.data --filter "filter nosuch@./threads" -- ./threads 2>err; rc=$?
+		grep -q "no function .nosuch." err; exit $rc
+	'
+fi
