@@ -113,3 +113,8 @@ void decode_cs_free(struct decode_cs *c)
 	free(c->buildid_dir);
 	free(c);
 }
+
+struct tc_csp *decode_cs_session(struct decode_cs *c)
+{
+	return c->s;
+}

@@ -23,6 +23,8 @@ bool decode_cs_is_cs_etm(const struct decode_cs *c);
  * problems warned about. */
 int decode_cs_finish(struct decode_cs *c, struct tc_perf_data *pd, const char *input);
 void decode_cs_free(struct decode_cs *c);
+/* The session behind it (decoders/cs_perf.h), for symbols in analyses. */
+struct tc_csp *decode_cs_session(struct decode_cs *c);
 
 /* perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug; NULL if neither (malloc'd). */
 char *tc_buildid_dir(void);

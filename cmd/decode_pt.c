@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../decoders/pt_session.h"
+#include "decode_cs.h"
 #include "tracectl.h"
 
 struct decode_pt {
@@ -21,16 +22,11 @@ struct decode_pt *decode_pt_new(const char *symfs, bool branches,
 				struct tc_rec_out *out)
 {
 	struct decode_pt *p = calloc(1, sizeof(*p));
-	const char *home = getenv("HOME");
 	struct tc_err e;
 
 	if (!p)
 		tc_fatal("out of memory");
-	/* perf keeps its build-id cache in ~/.debug (PERF_BUILDID_DIR overrides). */
-	if (getenv("PERF_BUILDID_DIR") && *getenv("PERF_BUILDID_DIR"))
-		p->buildid_dir = strdup(getenv("PERF_BUILDID_DIR"));
-	else if (home && *home && asprintf(&p->buildid_dir, "%s/.debug", home) < 0)
-		p->buildid_dir = NULL;
+	p->buildid_dir = tc_buildid_dir();
 	p->s = tc_pts_new(&(struct tc_pts_opts){ .symfs = symfs, .buildid_dir = p->buildid_dir,
 						 .branches = branches, .emit = emit, .ctx = ctx },
 			  &e);
@@ -108,4 +104,9 @@ void decode_pt_free(struct decode_pt *p)
 	tc_pts_free(p->s);
 	free(p->buildid_dir);
 	free(p);
+}
+
+struct tc_pts *decode_pt_session(struct decode_pt *p)
+{
+	return p->s;
 }

@@ -23,5 +23,7 @@ bool decode_pt_is_intel_pt(const struct decode_pt *p);
  * and a status line. Returns the number of problems warned about. */
 int decode_pt_finish(struct decode_pt *p, struct tc_perf_data *pd, const char *input);
 void decode_pt_free(struct decode_pt *p);
+/* The session behind it (decoders/pt_session.h), for symbols in analyses. */
+struct tc_pts *decode_pt_session(struct decode_pt *p);
 
 #endif

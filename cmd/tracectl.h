@@ -87,17 +87,12 @@ int tc_finish_stdout(int rc);
 /* A JSON writer on stdout configured from the global options. */
 void tc_json_stdout(struct tc_json *j);
 
-/* tracectl decode on an OpenCSD snapshot directory (cmd/decode_snapshot.c). */
-struct tc_decode_args {
-	const char *input, *buffer, *per_thread;
-	const char *format;	/* --format folded|chrome|svg (checked), NULL: records */
-	bool packets;
-	bool any_id;		/* want_id was given (--id) */
-	bool want_id[128];
-};
-int tc_decode_snapshot(const struct tc_decode_args *a);
-/* "0x10,0x11" into want; -1 on a bad ID. */
-int tc_parse_trace_ids(const char *arg, bool want[128]);
+/* tracectl decode on an OpenCSD snapshot directory (cmd/decode_snapshot.c): records to
+ * emit; returns the number of problems warned about. */
+struct tc_decode_args;
+struct tc_rec;
+int tc_decode_snapshot(const struct tc_decode_args *a,
+		       void (*emit)(void *ctx, const struct tc_rec *r), void *ctx);
 
 int do_list(int argc, char **argv);
 int do_decode(int argc, char **argv);

@@ -304,6 +304,9 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 
 	if (s->o.want_id && !s->o.want_id[r.id & (TC_CS_MAX_IDS - 1)])
 		return;
+	/* every CPU has a decoder; those whose ETM wrote nothing need not say so */
+	if (r.type == TC_REC_EOT && s->framed && !tc_css_id_bytes(s->framed, (uint8_t)r.id))
+		return;
 	if (r.type == TC_REC_CONTEXT && r.value) {
 		st->tid = (int)r.value;
 		st->pid = pid_of(s, st->tid);
@@ -467,6 +470,8 @@ void tc_csp_diag(const struct tc_csp *s, struct tc_diag *diag)
 
 	for (size_t i = 0; i < s->notes.n; i++)
 		tc_diag_add(diag, "%s", s->notes.msgs[i]);
+	if (s->o.packets)
+		return;	/* packets need no code: a missing image only stops element decode */
 	for (size_t i = 0; i < n; i++)
 		tc_diag_add(diag, "image not found: %s (use --symfs DIR)", miss[i]);
 }
@@ -474,13 +479,11 @@ void tc_csp_diag(const struct tc_csp *s, struct tc_diag *diag)
 int tc_csp_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
 {
 	struct tc_csp *s = ctx;
-	struct tc_img_sym sym;
 
-	if (tc_images_symbol(s->im, s->cur_pid, addr, &sym))
-		return -1;
-	if (sym.sym)
-		snprintf(buf, len, "%s+0x%" PRIx64, sym.sym, sym.sym_off);
-	else
-		snprintf(buf, len, "[%s+0x%" PRIx64 "]", sym.dso ? sym.dso : "?", sym.dso_off);
-	return 0;
+	return tc_images_format_sym(s->im, s->cur_pid, addr, buf, len);
+}
+
+struct tc_images *tc_csp_images(struct tc_csp *s)
+{
+	return s->im;
 }

@@ -16,6 +16,7 @@
 
 #include "decoders/record.h"
 #include "lib/err.h"
+#include "lib/images.h"
 #include "lib/perf_data.h"
 
 struct tc_csp_opts {
@@ -55,5 +56,8 @@ const struct tc_csp_stats *tc_csp_stats(const struct tc_csp *s);
 void tc_csp_diag(const struct tc_csp *s, struct tc_diag *diag);
 /* A tc_symbolize_fn (out/records.h) valid while records are emitted; ctx is the session. */
 int tc_csp_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+
+/* The address spaces, for analyses after decoding (out/analysis.h's tc_an_images_sym). */
+struct tc_images *tc_csp_images(struct tc_csp *s);
 
 #endif

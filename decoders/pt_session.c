@@ -539,21 +539,36 @@ int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err
 int tc_pts_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
 {
 	struct tc_pts *s = ctx;
-	struct tc_img_sym sym;
-	const char *base;
 
-	if (!s->cur || tc_images_symbol(s->cur->im, s->cur->pid, addr, &sym))
+	if (!s->cur)
 		return -1;
-	if (sym.sym) {
-		snprintf(buf, len, "%s+0x%llx", sym.sym, (unsigned long long)sym.sym_off);
-		return 0;
-	}
-	if (!sym.dso)
-		return -1;
-	base = strrchr(sym.dso, '/');
-	snprintf(buf, len, "[%s+0x%llx]", base ? base + 1 : sym.dso,
-		 (unsigned long long)sym.dso_off);
-	return 0;
+	return tc_images_format_sym(s->cur->im, s->cur->pid, addr, buf, len);
+}
+
+int tc_pts_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
+{
+	struct tc_pts *s = ctx;
+	struct tc_img_sym sym;
+
+	/* each queue has its own address spaces; any that maps pid's addr will do */
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.sym) {
+			*name = sym.sym;
+			*start = addr - sym.sym_off;
+			return 0;
+		}
+	return -1;
+}
+
+const char *tc_pts_dso(void *ctx, int pid, uint64_t addr)
+{
+	struct tc_pts *s = ctx;
+	struct tc_img_sym sym;
+
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.dso)
+			return sym.dso;
+	return NULL;
 }
 
 size_t tc_pts_missing(const struct tc_pts *s, const struct tc_pts_missing **list)

@@ -62,6 +62,10 @@ const struct tc_pts_stats *tc_pts_stats(const struct tc_pts *s);
 /* A tc_symbolize_fn (out/records.h) for records while they are emitted: "sym+0xoff", or
  * "[file+0xoff]" without a symbol; ctx is the session. */
 int tc_pts_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+/* For analyses after decoding (out/analysis.h's tc_sym_fn and dso callback); ctx is the
+ * session, valid until tc_pts_free. */
+int tc_pts_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
+const char *tc_pts_dso(void *ctx, int pid, uint64_t addr);
 /* Images needed but not found, over all queues, each once. Valid until tc_pts_free. */
 size_t tc_pts_missing(const struct tc_pts *s, const struct tc_pts_missing **list);
 

@@ -450,3 +450,23 @@ size_t tc_images_missing(const struct tc_images *im, const char *const **paths)
 	*paths = (const char *const *)im->missing;
 	return im->nmissing;
 }
+
+int tc_images_format_sym(struct tc_images *im, int32_t pid, uint64_t addr, char *buf,
+			 size_t len)
+{
+	struct tc_img_sym sym;
+	const char *base;
+
+	if (tc_images_symbol(im, pid, addr, &sym))
+		return -1;
+	if (sym.sym) {
+		snprintf(buf, len, "%s+0x%llx", sym.sym, (unsigned long long)sym.sym_off);
+		return 0;
+	}
+	if (!sym.dso)
+		return -1;
+	base = strrchr(sym.dso, '/');
+	snprintf(buf, len, "[%s+0x%llx]", base ? base + 1 : sym.dso,
+		 (unsigned long long)sym.dso_off);
+	return 0;
+}

@@ -47,6 +47,10 @@ struct tc_img_sym {
 /* 0 and *s for a mapped address, -1 otherwise. Strings live as long as im. */
 int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_sym *s);
 
+/* "sym+0xoff", or "[file+0xoff]" without a symbol, into buf; -1 if addr is not mapped. */
+int tc_images_format_sym(struct tc_images *im, int32_t pid, uint64_t addr, char *buf,
+			 size_t len);
+
 /* Images that were needed but not found: one line each ("path (build id ...)"), for the
  * end-of-decode report. */
 size_t tc_images_missing(const struct tc_images *im, const char *const **paths);

@@ -34,10 +34,6 @@ expect_code 3 'missing trace data is reported plainly, with counts' '
 	grep -q "^warning: .*6 AUX records announce 1535344 bytes of trace, but the file holds no AUXTRACE data" err &&
 	jq -e "select(.type == \"lost\") | .offset > 0" m.jsonl >/dev/null && exit $rc
 '
-expect_code 1 'CoreSight packets are refused clearly (not yet implemented)' '
-	tracectl decode --packets -i "$PD/simpleperf-etm/perf_etm.data" 2>err; rc=$?
-	grep -q "^fatal: packet listing of CoreSight trace is not implemented yet" err && exit $rc
-'
 expect_code 1 'a truncated file: fatal with the offset' '
 	head -c 100000 "$PT" >cut.data &&
 	tracectl decode --packets -i cut.data >/dev/null 2>err; rc=$?
