@@ -3,10 +3,13 @@
  * qemu gives each guest thread) becomes per-thread blocks (lib/qemu_exec). Every thread gets
  * its own emulated ETM (lib/etm4_enc) with its own trace ID and CONTEXTIDR = its thread id,
  * and all of them write into one formatted sink buffer (lib/cs_formatter), as several ETMs
- * share an ETR. The result is perf.data as perf writes it for cs_etm in per-thread mode:
- * CS_ETM AUXTRACE_INFO v1 with one ETMv4 block per emulated ETM, one AUXTRACE buffer, side-band
- * for the static executable and the threads. Static programs only: a dynamic one runs the
- * host's aarch64 ld.so and libc, whose images the decoder would need too. */
+ * share an ETR. The result is perf.data as perf writes a CPU-wide cs_etm session: CS_ETM
+ * AUXTRACE_INFO v1 with one ETMv4 block per emulated ETM ("cpu"), the sink's buffer as one
+ * AUXTRACE of cpu 0, and timestamps in the trace (ETM_OPT_TS), without which perf decodes
+ * one shared thread state for all trace IDs and cannot separate interleaved threads. The
+ * timestamps count the instructions of all threads, so perf orders them as they ran.
+ * Static programs only: a dynamic one runs the host's aarch64 ld.so and libc, whose images
+ * the decoder would need too. */
 #include "lib/emu.h"
 
 #include <dirent.h>
@@ -33,15 +36,24 @@
 
 #define CS_PMU_TYPE 9
 #define CS_ETM_OPT_CTXTID (1ULL << 14)	/* perf's ETM_OPT_CTXTID config bit */
+#define CS_ETM_OPT_TS (1ULL << 28)	/* perf's ETM_OPT_TS: trace has timestamps */
+#define ETM4_CFG_TS (1U << 11)		/* TRCCONFIGR.TS */
 #define FIRST_TRACE_ID 0x10
-#define MAX_VCPUS (0x70 - FIRST_TRACE_ID)
+#define MAX_ETMS (0x70 - FIRST_TRACE_ID)
+#define MAX_VCPUS 256
+#define TS_EVERY 256			/* blocks between timestamps of a running thread */
+#define TS_BASE (1ULL << 32)		/* timestamps start here (perf subtracts counts) */
 
 struct emu;
 
 /* One guest thread: its emulated ETM and the perf-convention branch state. */
 struct vcpu {
 	struct emu *m;
-	unsigned idx;
+	unsigned idx;		/* the qemu vCPU it ran on */
+	unsigned etm;		/* its ETM: trace ID FIRST_TRACE_ID + etm */
+	unsigned since_ts;	/* blocks since its last timestamp */
+	uint64_t last_tb;	/* start of its previous TB */
+	bool real_tid;		/* tid found in /proc (else made up) */
 	uint32_t tid;
 	struct tc_qexec *q;
 	struct tc_etm4_enc *enc;
@@ -59,10 +71,16 @@ struct emu {
 	struct tc_maps maps;	/* the executable's segments, as mapped */
 	struct tc_addr_filter f;
 	struct tc_csfmt *fmt;
-	struct vcpu *v[MAX_VCPUS];
+	struct vcpu *v[MAX_ETMS];	/* every thread's ETM, in order of appearance */
 	unsigned nv;
+	struct vcpu *cur[MAX_VCPUS];	/* the thread on each vCPU now */
+	struct vcpu *last;		/* the thread of the previous log line */
+	uint64_t clock;			/* instructions executed by all threads */
 	pid_t known[64];	/* qemu's own threads, never a guest thread */
 	size_t nknown;
+	pid_t *gtids;		/* guest threads seen in /proc, in order of creation */
+	size_t ngtids, capgtids;
+	unsigned lines;
 	FILE *truth;
 	char real[PATH_MAX];
 };
@@ -84,34 +102,54 @@ static void truth(struct vcpu *c, uint64_t from, uint64_t to)
 	fprintf(c->m->truth, "%llx %llx\n", (unsigned long long)from, (unsigned long long)to);
 }
 
+/* A timestamp after the instructions it covers, as an ETM emits them; perf orders the
+ * threads' trace by them. */
+static int stamp(struct vcpu *c, struct tc_err *e)
+{
+	c->since_ts = 0;
+	return tc_etm4_timestamp(c->enc, TS_BASE + c->m->clock, e);
+}
+
 /* A block the thread executed: traced when it starts inside the filter. The truth is in
  * perf's convention for CoreSight: FROM TO where a taken branch joins two traced blocks,
- * 0 TO where tracing (re)starts, FROM 0 where it stops before a gap. */
+ * 0 TO where tracing (re)starts, FROM 0 where it stopped before a gap (written when it
+ * resumes: perf has no branch out at the end of the trace). */
 static int on_block(void *ctx, const struct tc_etm4_block *b, struct tc_err *e)
 {
 	struct vcpu *c = ctx;
 	struct emu *m = c->m;
+	bool resumed;
 	uint64_t n;
 
 	if (b->end == TC_ETM4_END_NONE)
 		return 0;	/* no waypoint executed: nothing a real ETM would emit yet */
 	n = (b->last - b->start) / 4 + 1;
 	m->st->steps += n;
+	m->clock += n;
 	if (!tc_addr_filter_has(&m->f, b->start)) {
-		if (c->in_range)
-			truth(c, c->prev_last, 0);
 		c->in_range = false;
 		return 0;
 	}
 	m->st->insns += n;
-	if (!c->in_range)
+	resumed = !c->in_range;
+	if (resumed) {
+		/* Out of the last range when the trace resumes: none at the end of trace. */
+		if (c->started)
+			truth(c, c->prev_last, 0);
 		truth(c, 0, b->start);
+	}
 	else if (c->prev_taken)
 		truth(c, c->prev_last, b->start);
 	c->in_range = c->started = true;
 	c->prev_last = b->last;
 	c->prev_taken = b->end == TC_ETM4_END_TAKEN || b->end == TC_ETM4_END_INDIRECT;
-	return tc_etm4_block(c->enc, b, e);
+	if (tc_etm4_block(c->enc, b, e))
+		return -1;
+	/* A timestamp follows TRACE_ON as on an ETM: perf takes a trace ID's packets after a
+	 * discontinuity only once a timestamp dates them. */
+	if (resumed || ++c->since_ts >= TS_EVERY)
+		return stamp(c, e);
+	return 0;
 }
 
 static int drain(struct vcpu *c, struct tc_err *e)
@@ -119,7 +157,7 @@ static int drain(struct vcpu *c, struct tc_err *e)
 	size_t n;
 	const uint8_t *d = tc_etm4_data(c->enc, &n);
 
-	if (n && tc_csfmt_write(c->m->fmt, (uint8_t)(FIRST_TRACE_ID + c->idx), d, n, e))
+	if (n && tc_csfmt_write(c->m->fmt, (uint8_t)(FIRST_TRACE_ID + c->etm), d, n, e))
 		return -1;
 	tc_etm4_drain(c->enc, n);
 	return 0;
@@ -130,70 +168,134 @@ static bool is_known(const struct emu *m, pid_t t)
 	for (size_t i = 0; i < m->nknown; i++)
 		if (m->known[i] == t)
 			return true;
-	for (unsigned i = 0; i < MAX_VCPUS; i++)
-		if (m->v[i] && m->v[i]->tid == (uint32_t)t)
+	for (size_t i = 0; i < m->ngtids; i++)
+		if (m->gtids[i] == t)
 			return true;
 	return false;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	return (*(const pid_t *)a > *(const pid_t *)b) - (*(const pid_t *)a < *(const pid_t *)b);
+}
+
 /* qemu-user runs each guest thread on a host thread with the same id; the exec log names
- * only the vCPU. A new vCPU's thread is the oldest (lowest id) guest thread not yet seen,
- * qemu's own threads being those there before the guest ran. 0 if it has gone already. */
-static pid_t new_thread(struct emu *m, bool record_known)
+ * only the vCPU. The threads in /proc are collected as they appear, in order of creation
+ * (ids ascend); those there before the guest ran are qemu's own. The k-th guest thread to
+ * show up in the log is taken to be the k-th created. */
+static void poll_tasks(struct emu *m, bool qemu_own)
 {
 	char path[64];
 	struct dirent *d;
-	pid_t best = 0;
+	pid_t fresh[64];
+	size_t n = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)m->pid);
 	if (!(dir = opendir(path)))
-		return 0;
-	while ((d = readdir(dir))) {
+		return;
+	while ((d = readdir(dir)) && n < 64) {
 		pid_t t = (pid_t)atoi(d->d_name);
 
-		if (t <= 0 || t == m->pid)
-			continue;
-		if (record_known) {
-			if (m->nknown < sizeof(m->known) / sizeof(m->known[0]))
-				m->known[m->nknown++] = t;
-		} else if (!is_known(m, t) && (!best || t < best)) {
-			best = t;
-		}
+		if (t > 0 && t != m->pid && !is_known(m, t))
+			fresh[n++] = t;
 	}
 	closedir(dir);
-	return best;
+	qsort(fresh, n, sizeof(fresh[0]), cmp_pid);
+	for (size_t i = 0; i < n; i++) {
+		if (qemu_own) {
+			if (m->nknown < sizeof(m->known) / sizeof(m->known[0]))
+				m->known[m->nknown++] = fresh[i];
+			continue;
+		}
+		if (m->ngtids == m->capgtids) {
+			pid_t *nv = realloc(m->gtids, (m->capgtids = m->capgtids * 2 + 16) *
+					    sizeof(*nv));
+
+			if (!nv)
+				return;
+			m->gtids = nv;
+		}
+		m->gtids[m->ngtids++] = fresh[i];
+	}
 }
 
-static struct vcpu *vcpu(struct emu *m, unsigned idx, struct tc_err *e)
+static bool alive(const struct emu *m, uint32_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)m->pid, tid);
+	return access(path, F_OK) == 0;
+}
+
+/* The thread's trace ends: its last block, atoms and a timestamp go to the sink. Two:
+ * perf 6.1 leaves out the last range before a thread's final timestamp (t55 checks the
+ * last branch is there); the repeated value changes nothing else. */
+static int retire(struct vcpu *c, struct tc_err *e)
+{
+	return tc_qexec_end(c->q, e) || tc_etm4_flush(c->enc, e) || stamp(c, e) || stamp(c, e) ||
+		drain(c, e) ? -1 : 0;
+}
+
+/* qemu reuses a vCPU index once its thread has exited. A new thread starts after the
+ * system call that created it: a TB after an SVC that the vCPU's previous TB did not hold
+ * (its thread ended in another system call), and the thread known to run there is gone. */
+static bool new_thread_on(struct emu *m, struct vcpu *c, uint64_t pc)
+{
+	uint32_t insn;
+
+	if (pc < 4 || tc_elf_read_vaddr(m->elf, pc - 4, &insn, 4) != 4 ||
+	    insn != 0xd4000001 /* svc #0 */)
+		return false;
+	if (pc - 4 >= c->last_tb && pc - 4 - c->last_tb < 4096)
+		return false;	/* the SVC ended its own previous TB */
+	return !c->real_tid || !alive(m, c->tid);
+}
+
+static struct vcpu *vcpu(struct emu *m, unsigned idx, uint64_t pc, struct tc_err *e)
 {
 	struct tc_etm4_cfg cfg = { .sync_period = m->o->sync_period };
 	struct vcpu *c;
 
 	if (idx >= MAX_VCPUS) {
-		tc_err_set(e, E2BIG, "more than %d guest threads (trace IDs 0x10-0x6f)", MAX_VCPUS);
+		tc_err_set(e, E2BIG, "vCPU index %u: more than %d at once", idx, MAX_VCPUS);
 		return NULL;
 	}
-	if (m->v[idx])
-		return m->v[idx];
+	if ((c = m->cur[idx])) {
+		if (!new_thread_on(m, c, pc)) {
+			c->last_tb = pc;
+			return c;
+		}
+		if (retire(c, e))
+			return NULL;
+	}
+	if (m->nv == MAX_ETMS) {
+		tc_err_set(e, E2BIG, "more than %d threads (trace IDs 0x10-0x6f)", MAX_ETMS);
+		return NULL;
+	}
 	if (!(c = calloc(1, sizeof(*c)))) {
 		tc_err_set(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	c->m = m;
 	c->idx = idx;
-	if (idx == 0) {
+	c->etm = m->nv;
+	c->last_tb = pc;
+	c->real_tid = true;
+	m->v[m->nv++] = c;
+	m->cur[idx] = c;
+	if (c->etm == 0) {
 		c->tid = (uint32_t)m->pid;
-		new_thread(m, true);
+		poll_tasks(m, true);
 	} else {
-		pid_t t = new_thread(m, false);
-
-		c->tid = t ? (uint32_t)t : (uint32_t)(m->pid + 1000 + idx);
+		if (m->ngtids < c->etm)
+			poll_tasks(m, false);
+		/* Not found (gone before it was seen): an id of its own, used consistently. */
+		c->real_tid = m->ngtids >= c->etm;
+		c->tid = c->real_tid ? (uint32_t)m->gtids[c->etm - 1] :
+			(uint32_t)(m->pid + 100000 + c->etm);
 	}
 	cfg.ctxid = c->tid;
-	m->v[idx] = c;
-	if (idx >= m->nv)
-		m->nv = idx + 1;
 	m->st->threads++;
 	if (!(c->enc = tc_etm4_enc_new(&cfg, e)) ||
 	    !(c->q = tc_qexec_new(read_code, on_block, c, e)))
@@ -292,6 +394,9 @@ static int run(struct emu *m, struct tc_err *e)
 	}
 	free(args);
 	close(pfd[1]);
+	/* A small pipe keeps qemu close behind the reader: a new thread's id is then still in
+	 * /proc when its first line arrives. */
+	fcntl(pfd[0], F_SETPIPE_SZ, 4096);
 	if (!(log = fdopen(pfd[0], "r"))) {
 		close(pfd[0]);
 		rc = tc_err_sys(e, errno, "reading qemu's log");
@@ -304,8 +409,16 @@ static int run(struct emu *m, struct tc_err *e)
 
 		if (!p || !tc_qexec_parse_line(p, &idx, &pc))
 			continue;
-		if (!(c = vcpu(m, idx, e)) || tc_qexec_tb(c->q, pc, e) || drain(c, e))
+		if (m->nv && !(++m->lines & 15))
+			poll_tasks(m, false);
+		if (!(c = vcpu(m, idx, pc, e)))
 			rc = -1;
+		/* The previous thread stops here for now: time stamps its trace so far. */
+		else if (m->last && m->last != c && (stamp(m->last, e) || drain(m->last, e)))
+			rc = -1;
+		else if (tc_qexec_tb(c->q, pc, e) || drain(c, e))
+			rc = -1;
+		m->last = c;
 	}
 	free(line);
 	if (log)
@@ -321,12 +434,9 @@ static int run(struct emu *m, struct tc_err *e)
 		return tc_err_set(e, ENOENT, "cannot run %s (Debian: apt install qemu-user)", qemu);
 	if (!m->nv)
 		return tc_err_set(e, EINVAL, "%s wrote no exec log for %s", qemu, m->real);
-	for (unsigned i = 0; i < m->nv; i++) {
-		struct vcpu *c = m->v[i];
-
-		if (c && (tc_qexec_end(c->q, e) || tc_etm4_flush(c->enc, e) || drain(c, e)))
+	for (unsigned i = 0; i < MAX_VCPUS; i++)
+		if (m->cur[i] && retire(m->cur[i], e))
 			return -1;
-	}
 	return tc_csfmt_flush(m->fmt, e);
 }
 
@@ -345,14 +455,14 @@ static const struct tc_pw_sid *sid_of(struct tc_pw_sid *s, uint32_t tid, uint64_
 static int write_perf(struct emu *m, struct tc_err *e)
 {
 	struct perf_event_attr a = { .type = CS_PMU_TYPE, .size = sizeof(a),
-		.config = CS_ETM_OPT_CTXTID, .sample_period = 1,
+		.config = CS_ETM_OPT_CTXTID | CS_ETM_OPT_TS, .sample_period = 1,
 		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
 		.exclude_kernel = 1, .exclude_hv = 1, .sample_id_all = 1 };
-	struct tc_pw_etmv4 cpus[MAX_VCPUS];
+	struct tc_pw_etmv4 cpus[MAX_ETMS];
 	uint64_t id = 1, time = 1;
 	uint32_t pid = (uint32_t)m->pid;
-	struct tc_pw_sid sid = { .pid = pid, .id = 1 };
+	struct tc_pw_sid sid = { .pid = pid, .id = 1 };	/* cpu 0: the sink's buffer */
 	const char *comm = strrchr(m->real, '/') + 1, *hex;
 	const uint8_t *buf;
 	size_t len, nc = 0;
@@ -363,10 +473,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	for (unsigned i = 0; i < m->nv; i++) {
 		struct tc_etm4_regs r;
 
-		if (!m->v[i])
-			continue;
 		tc_etm4_default_regs(&r, (uint8_t)(FIRST_TRACE_ID + i));
-		cpus[nc++] = (struct tc_pw_etmv4){ .cpu = i, .trcconfigr = r.configr,
+		cpus[nc++] = (struct tc_pw_etmv4){ .cpu = i, .trcconfigr = r.configr | ETM4_CFG_TS,
 			.trctraceidr = r.traceidr, .trcidr0 = r.idr0, .trcidr1 = r.idr1,
 			.trcidr2 = r.idr2, .trcidr8 = r.idr8, .trcauthstatus = r.authstatus };
 	}
@@ -389,20 +497,20 @@ static int write_perf(struct emu *m, struct tc_err *e)
 			goto fail;
 	}
 	for (unsigned i = 1; i < m->nv; i++) {
-		uint32_t t = m->v[i] ? m->v[i]->tid : 0;
+		uint32_t t = m->v[i]->tid;
 
-		if (t && (tc_pw_fork(w, false, pid, pid, t, pid, time, sid_of(&sid, t, &time), e) ||
+		if ((tc_pw_fork(w, false, pid, pid, t, pid, time, sid_of(&sid, t, &time), e) ||
 			  tc_pw_comm(w, pid, t, comm, false, sid_of(&sid, t, &time), e)))
 			goto fail;
 	}
 	if (tc_pw_itrace_start(w, pid, pid, sid_of(&sid, pid, &time), e) ||
-	    tc_pw_auxtrace(w, buf, len, 0, 0, 0, pid, (uint32_t)-1, e) ||
+	    tc_pw_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
 	    tc_pw_aux(w, 0, len, 0, sid_of(&sid, pid, &time), e))
 		goto fail;
 	for (unsigned i = m->nv; i-- > 0;) {
-		uint32_t t = m->v[i] ? m->v[i]->tid : 0;
+		uint32_t t = m->v[i]->tid;
 
-		if (t && tc_pw_fork(w, true, pid, pid, t, pid, time, sid_of(&sid, t, &time), e))
+		if (tc_pw_fork(w, true, pid, pid, t, pid, time, sid_of(&sid, t, &time), e))
 			goto fail;
 	}
 	if (tc_pw_feat_string(w, TC_PD_FEAT_HOSTNAME, "emulated", e) ||
@@ -458,12 +566,12 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 out:
 	if (m.truth)
 		fclose(m.truth);
-	for (unsigned i = 0; i < MAX_VCPUS; i++)
-		if (m.v[i]) {
-			tc_qexec_free(m.v[i]->q);
-			tc_etm4_enc_free(m.v[i]->enc);
-			free(m.v[i]);
-		}
+	for (unsigned i = 0; i < m.nv; i++) {
+		tc_qexec_free(m.v[i]->q);
+		tc_etm4_enc_free(m.v[i]->enc);
+		free(m.v[i]);
+	}
+	free(m.gtids);
 	tc_csfmt_free(m.fmt);
 	tc_addr_filter_free(&m.f);
 	tc_maps_free(&m.maps);

@@ -8,6 +8,7 @@
  *   ADDR_S_IS0    95, a[8:2] | more<<7 (, a[16:9]): replaces the low 9 or 17 bits
  *   ADDR_L_32IS0  9a, a[8:2], a[15:9], a[23:16], a[31:24]: replaces the low 32 bits
  *   ADDR_L_64IS0  9d, as 32 plus a[39:32] .. a[63:56]
+ *   TIMESTAMP     02, ts in 7-bit groups from bit 0, bit 7 = more (a 9th byte holds 8 bits)
  *   ATOM F1/F2/F3 f6|a, d8|aa, f8|aaa (bit 0 = oldest, 1 = E); F6: c0|(n-4) = n E's,
  *                 e0|(n-3) = n E's then N.
  * Compression is against what a decoder holds: the last three address packet values,
@@ -320,6 +321,31 @@ int tc_etm4_block(struct tc_etm4_enc *enc, const struct tc_etm4_block *b, struct
 		return check(enc, e);
 	}
 	enc->pos = b->next;
+	return check(enc, e);
+}
+
+int tc_etm4_timestamp(struct tc_etm4_enc *enc, uint64_t ts, struct tc_err *e)
+{
+	uint8_t p[10];
+	size_t n = 1;
+
+	if (!enc->started)
+		return 0;
+	flush_atoms(enc);
+	p[0] = 0x02;
+	/* The whole value, as few bytes as hold it: a decoder keeps the bits above those sent,
+	 * and a value that never goes down has no bits above them set. */
+	while (n < 9) {
+		p[n] = ts & 0x7f;
+		ts >>= 7;
+		if (!ts)
+			break;
+		p[n++] |= 0x80;
+	}
+	if (n == 9)
+		p[n] = (uint8_t)ts;
+	put(enc, p, n + 1);
+	enc->st.timestamps++;
 	return check(enc, e);
 }
 

@@ -54,7 +54,7 @@ void tc_etm4_default_regs(struct tc_etm4_regs *r, uint8_t trace_id);
 struct tc_etm4_stats {
 	uint64_t blocks, atoms_e, atoms_n, atom_packets;
 	uint64_t addr_match, addr_short, addr_long32, addr_long64, addr_ctxt;
-	uint64_t exceptions, syncs, trace_ons;
+	uint64_t exceptions, syncs, trace_ons, timestamps;
 	uint64_t bytes;
 };
 
@@ -67,6 +67,9 @@ void tc_etm4_enc_free(struct tc_etm4_enc *enc);
  * previous one went: a gap, e.g. filtered code) starts with TRACE_ON and its address.
  * Returns 0, or -1 (ENOMEM) with e set. */
 int tc_etm4_block(struct tc_etm4_enc *enc, const struct tc_etm4_block *b, struct tc_err *e);
+/* A timestamp packet (TRCCONFIGR.TS traces them) after the atoms held back: ts must not go
+ * down. Ignored before the first block (a decoder is not synchronised yet). */
+int tc_etm4_timestamp(struct tc_etm4_enc *enc, uint64_t ts, struct tc_err *e);
 /* Emit atoms still held back (call at the end of trace or before draining everything). */
 int tc_etm4_flush(struct tc_etm4_enc *enc, struct tc_err *e);
 

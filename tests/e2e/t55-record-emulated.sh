@@ -82,3 +82,40 @@ else
 		grep -q "no function .nosuch." err; exit $rc
 	'
 fi
+
+# aarch64 through qemu-user: each thread its own emulated ETM, one sink; decoded by perf.
+# (tracectl's own decode of these files is checked in tests/unit/test_emu_etm.c.)
+if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+	skip 'emulated ETM' 'needs qemu-aarch64 (qemu-user) and gcc-aarch64-linux-gnu'
+else
+	aarch64-linux-gnu-gcc -O1 -static -pthread -o a64-threads "$FIXT/emu/threads.c" &&
+	aarch64-linux-gnu-gcc -O2 -static -o a64-paths "$FIXT/etm/paths.c" &&
+	aarch64-linux-gnu-gcc -O1 -o a64-dynamic "$FIXT/etm/paths.c" ||
+		echo "not ok $T: cannot build the aarch64 fixtures"
+	expect 'aarch64 4 threads: four ETMs, perf script gives the ground truth per thread' '
+		tracectl record --pmu emulated -o e.data --ground-truth e.truth -- ./a64-threads 2>err &&
+		grep -q "emulated ETMv4, 4 threads" err &&
+		[ "$(cut -d" " -f1 e.truth | sort -u | wc -l)" = 4 ] &&
+		by_tid e.truth >want && perf_branches e.data >got && diff want got &&
+		! grep -q "CS ETM" e.data.perf-err
+	'
+	expect 'aarch64 paths (loops, recursion, indirect calls) and a filter: perf agrees' '
+		tracectl record --pmu emulated --format etm -o p.data --ground-truth p.truth \
+			-- ./a64-paths 9 2>/dev/null &&
+		by_tid p.truth >want && [ "$(wc -l <want)" -gt 1000 ] &&
+		perf_branches p.data >got && diff want got &&
+		tracectl record --pmu emulated -o pf.data --ground-truth pf.truth \
+			--filter "filter main@./a64-paths,filter fib@./a64-paths" -- ./a64-paths 9 2>/dev/null &&
+		by_tid pf.truth >want && [ "$(grep -c " 0 " want)" -gt 4 ] &&
+		perf_branches pf.data >got && diff want got
+	'
+	expect 'perf -D shows CS_ETM info with one ETMv4 block per thread and timestamps' '
+		perf report -D -i e.data 2>/dev/null >d &&
+		[ "$(grep -c "Magic number.*4040404040404040" d)" = 4 ] &&
+		grep -q "PERF_RECORD_AUXTRACE size" d && [ "$(grep -c PERF_RECORD_FORK d)" = 3 ]
+	'
+	expect_code 1 'a dynamic aarch64 program is refused with the reason' '
+		tracectl record --pmu emulated -o x.data -- ./a64-dynamic 2>err; rc=$?
+		grep -q "dynamically linked" err; exit $rc
+	'
+fi
