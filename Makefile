@@ -19,7 +19,7 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 -include $(B)/config.mk
 
-.PHONY: all deps test test-asan check clean install bench
+.PHONY: all deps test test-asan check clean install bench test-vm
 .SECONDARY:
 all: tracectl
 
@@ -74,6 +74,10 @@ test-asan: $(B)/asan/tracectl $(asan_UNITS) $(asan_TOOLS)
 check: test test-asan
 
 # Timing of snapshot decode against OpenCSD's trc_pkt_lister (not a test; see tests/bench).
+# The record loop on Debian 12's kernel under QEMU TCG with tests/vm/fake_aux.ko (AUX PMUs).
+test-vm: tracectl
+	tests/vm/run.sh
+
 bench: tracectl
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl ./tests/bench/run.sh
 

@@ -1,13 +1,16 @@
 /* tracectl record: open per-CPU trace events (cs_etm, intel_pt) with side-band and pause/resume
- * triggers. Today it validates everything and --dry-run prints the events; writing perf.data
- * comes with the record loop. */
+ * triggers, run the workload and write perf.data (lib/record_loop); --dry-run prints the
+ * events. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "../lib/perf_kernel.h"
 #include "../lib/pmu.h"
 #include "../lib/record_attrs.h"
+#include "../lib/record_loop.h"
 #include "record_emulated.h"
 #include "tracectl.h"
 
@@ -246,6 +249,81 @@ static void dry_run(const struct record *r, const struct tc_rec_plan *pl, const 
 		text_event(i, &pl->ev[i]);
 }
 
+static volatile sig_atomic_t stop_req, snap_req;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_req = 1;
+}
+
+static void on_snap(int sig)
+{
+	(void)sig;
+	snap_req = 1;
+}
+
+static void on_notify(void *ctx, const char *msg)
+{
+	(void)ctx;
+	tc_warning("%s", msg);
+}
+
+static void summary(const struct record *r, const struct tc_rec_stats *st)
+{
+	fprintf(stderr, "[ tracectl record: wrote %s: %llu bytes of trace in %llu AUXTRACE "
+		"records, %llu bytes of side-band%s ]\n", r->output,
+		(unsigned long long)st->aux_bytes, (unsigned long long)st->auxtrace_records,
+		(unsigned long long)st->data_bytes, st->renamed ? "; the old file is now .old" : "");
+	fprintf(stderr, "[ tracectl record: %llu AUX records: %llu truncated, %llu collision, "
+		"%llu partial; %llu LOST records (%llu events), %llu lost samples%s ]\n",
+		(unsigned long long)st->aux_records, (unsigned long long)st->truncated,
+		(unsigned long long)st->collision, (unsigned long long)st->partial,
+		(unsigned long long)st->lost_records, (unsigned long long)st->lost_events,
+		(unsigned long long)st->lost_samples,
+		st->truncated || st->collision || st->lost_records ?
+		"; trace was lost: a larger AUX area (-m DATA,AUX) may help" : "");
+	if (st->busy_cpus)
+		fprintf(stderr, "[ tracectl record: %u CPUs got no trace: their sink was held by "
+			"another session ]\n", st->busy_cpus);
+	if (r->o.snapshot)
+		fprintf(stderr, "[ tracectl record: %llu snapshots ]\n",
+			(unsigned long long)st->snapshots);
+}
+
+static int run(struct record *r, const struct tc_rec_plan *pl, int argc, char **argv, int i)
+{
+	struct tc_rec_run run = {
+		.plan = pl, .sysfs_root = tc_g.sysfs_root, .output = r->output,
+		.data_pages = r->data_pages, .aux_pages = r->aux_pages, .snapshot = r->o.snapshot,
+		.cpu_wide = r->all_cpus || r->o.cpu_list, .pid = r->o.pid ? r->o.pid : r->o.tid,
+		.inherit = !r->o.tid, .argv = i < argc ? argv + i : NULL, .argc = argc - i,
+		.cmdline = argv, .cmdline_argc = argc, .stop_req = &stop_req, .snap_req = &snap_req,
+		.notify = on_notify,
+	};
+	struct sigaction sa = { .sa_handler = on_stop }, ss = { .sa_handler = on_snap };
+	struct tc_rec_stats st;
+	struct tc_err e = { 0 };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR2, &ss, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	if (tc_rec_run(&run, &st, &e)) {
+		if (st.file_opened)
+			summary(r, &st);
+		tc_fatal("%s", e.msg);
+	}
+	summary(r, &st);
+	if (!st.workload_started)
+		return TC_EXIT_OK;
+	if (WIFEXITED(st.exit_status))
+		return WEXITSTATUS(st.exit_status);
+	if (WIFSIGNALED(st.exit_status))
+		return 128 + WTERMSIG(st.exit_status);
+	return TC_EXIT_OK;
+}
+
 int do_record(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("record");
@@ -303,15 +381,18 @@ int do_record(int argc, char **argv)
 		return TC_EXIT_OK;
 	}
 	have_pmu = pl.pmu != NULL;
-	tc_rec_plan_free(&pl);
-	tc_pmu_list_free(&pmus);
 	/* Never fall back to tracing everything when the triggers cannot work. */
-	if (cannot)
-		tc_fatal("%s", cannot);
-	if (!have_pmu)
+	if (cannot || !have_pmu) {
+		tc_rec_plan_free(&pl);
+		tc_pmu_list_free(&pmus);
+		if (cannot)
+			tc_fatal("%s", cannot);
 		tc_fatal("no AUX-capable trace PMU (cs_etm, intel_pt) on this machine; 'tracectl "
 			 "list' shows what %s/bus/event_source/devices has (--dry-run prints the "
 			 "events record would open)", tc_g.sysfs_root);
-	tc_fatal("writing %s is not implemented yet (the record loop comes next); --dry-run "
-		 "prints the events", r.output);
+	}
+	i = run(&r, &pl, argc, argv, i);
+	tc_rec_plan_free(&pl);
+	tc_pmu_list_free(&pmus);
+	return i;
 }

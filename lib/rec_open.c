@@ -1,8 +1,13 @@
 #include "rec_open.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
 
 #include <perf/core.h>
 #include <perf/cpumap.h>
@@ -88,4 +93,68 @@ int tc_rec_evsel_open(struct perf_evsel *evsel, const struct tc_rec_event *ev, p
 		return tc_err_set(e, -rc, "%s", msg);
 	}
 	return 0;
+}
+
+int tc_rec_evsel_open_fd(struct perf_evsel *evsel, const struct tc_rec_event *ev, pid_t pid,
+			 const char *terms, int *fd, struct tc_err *e)
+{
+	char link[64], target[64];
+	ssize_t n;
+	int lowest = dup(0);
+
+	if (lowest < 0 && (lowest = open("/dev/null", O_RDONLY)) < 0)
+		return tc_err_sys(e, errno, "no file descriptor free");
+	close(lowest);
+	if (tc_rec_evsel_open(evsel, ev, pid, terms, e))
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", lowest);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0 || (target[n] = '\0', !strstr(target, "perf_event")))
+		return tc_err_set(e, EBADF, "libperf opened the event, but not on descriptor %d "
+				  "(%s)", lowest, n < 0 ? "none" : target);
+	*fd = lowest;
+	return 0;
+}
+
+int tc_rec_map(int fd, unsigned data_pages, unsigned aux_pages, int overwrite,
+	       struct tc_rec_rings *r, struct tc_err *e)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *up;
+
+	memset(r, 0, sizeof(*r));
+	r->data_size = data_pages * ps;
+	r->base_len = r->data_size + ps;
+	r->base = mmap(NULL, r->base_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return tc_err_sys(e, errno, "cannot map the data ring (%u pages; -m sets it, "
+				  "perf_event_mlock_kb limits it)", data_pages);
+	}
+	if (!aux_pages)
+		return 0;
+	up = r->base;
+	up->aux_offset = r->base_len;
+	up->aux_size = aux_pages * ps;
+	r->aux = mmap(NULL, up->aux_size, overwrite ? PROT_READ : PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, (off_t)up->aux_offset);
+	if (r->aux == MAP_FAILED) {
+		int err = errno;
+
+		r->aux = NULL;
+		tc_rec_unmap(r);
+		return tc_err_sys(e, err, "cannot map the AUX area (%u pages; -m DATA,AUX sets "
+				  "it, perf_event_mlock_kb limits it)", aux_pages);
+	}
+	r->aux_size = up->aux_size;
+	return 0;
+}
+
+void tc_rec_unmap(struct tc_rec_rings *r)
+{
+	if (r->aux)
+		munmap(r->aux, r->aux_size);
+	if (r->base)
+		munmap(r->base, r->base_len);
+	memset(r, 0, sizeof(*r));
 }

@@ -23,3 +23,26 @@ int tc_rec_evsel_open(struct perf_evsel *evsel, const struct tc_rec_event *ev, p
 void tc_rec_event_name(const struct tc_rec_event *ev, char *buf, size_t len);
 
 #endif
+
+/* The gap libperf 6.1 leaves for AUX tracing (rec_open.c): it has no call giving an evsel's
+ * fd nor mapping the AUX area. */
+
+/* Open like tc_rec_evsel_open and return the event's fd (one CPU, one thread: exactly one
+ * fd). libperf keeps it private, so the lowest free descriptor is noted before opening
+ * (open() always takes the lowest) and checked to be a perf event afterwards. */
+int tc_rec_evsel_open_fd(struct perf_evsel *evsel, const struct tc_rec_event *ev, pid_t pid,
+			 const char *terms, int *fd, struct tc_err *e);
+
+/* The rings of one AUX event: the user page and data ring, the AUX area after it. */
+struct tc_rec_rings {
+	void *base;			/* user page + data pages */
+	size_t base_len, data_size;
+	void *aux;
+	size_t aux_size;
+};
+
+/* Map data_pages (+1 user page) and, with aux_pages, the AUX area at the user page's
+ * aux_offset; overwrite maps it read-only (the kernel's snapshot mode). */
+int tc_rec_map(int fd, unsigned data_pages, unsigned aux_pages, int overwrite,
+	       struct tc_rec_rings *r, struct tc_err *e);
+void tc_rec_unmap(struct tc_rec_rings *r);

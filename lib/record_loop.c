@@ -1,0 +1,647 @@
+#include "record_loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <linux/perf_event.h>
+
+#include <perf/evsel.h>
+
+#include "perf_data.h"
+#include "perf_write.h"
+#include "rec_open.h"
+#include "sysfs.h"
+
+/* One opened event; AUX events own the rings the others on their CPU write into. */
+struct ev {
+	const struct tc_rec_event *pe;
+	struct perf_evsel *evsel;
+	int fd;
+	uint64_t id;
+	int ring;			/* index into rings, -1 none */
+};
+
+struct ring {
+	int cpu;
+	int fd;				/* the AUX event's */
+	struct tc_rec_rings m;
+	uint64_t aux_done;		/* AUX stream position copied so far */
+	bool busy;			/* zero-size TRUNCATED AUX seen */
+	bool stopped_busy;		/* the sink refused: no trace from here */
+};
+
+struct loop {
+	const struct tc_rec_run *r;
+	struct tc_rec_stats *st;
+	struct ev *ev;
+	size_t nev;
+	struct ring *rings;
+	size_t nrings;
+	struct tc_pw *w;
+	uint8_t rec[65536];
+	uint8_t *auxbuf;
+	pid_t child;
+	int go_fd;			/* write end: releases the workload's exec */
+	int err_fd;			/* read end: exec's errno, EOF when exec worked */
+	size_t busy_told;		/* CPUs named in the last busy-sink message */
+	size_t nbusy;
+};
+
+void tc_rec_busy_msg(char *buf, size_t len, const char *sink, const int *cpus, size_t ncpus,
+		     const char *free_sinks)
+{
+	int l = snprintf(buf, len, "sink %s refused the trace of cpu%s ", sink ? sink : "(default)",
+			 ncpus > 1 ? "s" : "");
+
+	for (size_t i = 0; i < ncpus && l >= 0 && (size_t)l < len; i++)
+		l += snprintf(buf + l, len - (size_t)l, "%s%d", i ? "," : "", cpus[i]);
+	if (l < 0 || (size_t)l >= len)
+		return;
+	snprintf(buf + l, len - (size_t)l, ": no trace is collected there, because another "
+		 "session (another perf/tracectl, or sysfs enable_sink) holds that sink; %s",
+		 free_sinks && *free_sinks ? free_sinks : "no other reachable sink is free, wait "
+		 "for that session to end");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* --- opening ----------------------------------------------------------------------- */
+
+static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+
+	L->ev = calloc(pl->n, sizeof(*L->ev));
+	L->rings = calloc(pl->n, sizeof(*L->rings));
+	if (!L->ev || !L->rings)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct tc_rec_event *pe = &pl->ev[i];
+		struct tc_rec_event copy = *pe;
+		struct ev *v = &L->ev[L->nev];
+
+		if (pe->role == TC_ROLE_PAUSE || pe->role == TC_ROLE_RESUME)
+			return tc_err_set(e, ENOTSUP, "pause/resume triggers are planned (--dry-run "
+					  "shows them) but the record loop does not open trigger "
+					  "groups yet");
+		/* A CPU-wide event is enabled by us once the workload is ready; a task's
+		 * events come on at its exec, like perf's. */
+		copy.a.attr.enable_on_exec = !L->r->cpu_wide && L->r->argv;
+		copy.a.attr.disabled = 1;
+		copy.a.attr.inherit = L->r->inherit;
+		v->pe = pe;
+		v->ring = -1;
+		if (!(v->evsel = tc_rec_evsel_new(&copy, e)))
+			return -1;
+		if (tc_rec_evsel_open_fd(v->evsel, &copy, pid, pe->role == TC_ROLE_AUX ?
+					 pl->terms : NULL, &v->fd, e)) {
+			perf_evsel__delete(v->evsel);
+			return -1;
+		}
+		L->nev++;
+		if (ioctl(v->fd, PERF_EVENT_IOC_ID, &v->id) < 0)
+			return tc_err_sys(e, errno, "PERF_EVENT_IOC_ID");
+		if (pe->role == TC_ROLE_AUX) {
+			struct ring *g = &L->rings[L->nrings];
+
+			g->cpu = pe->cpu;
+			g->fd = v->fd;
+			if (tc_rec_map(v->fd, L->r->data_pages, L->r->aux_pages, L->r->snapshot,
+				       &g->m, e))
+				return -1;
+			v->ring = (int)L->nrings++;
+		}
+	}
+	/* Side-band goes into the ring of the AUX event on the same CPU (the decoder wants
+	 * one stream per CPU, and the kernel's rings are per CPU anyway). */
+	for (size_t i = 0; i < L->nev; i++) {
+		struct ev *v = &L->ev[i];
+
+		if (v->ring >= 0)
+			continue;
+		for (size_t k = 0; k < L->nrings; k++) {
+			if (L->rings[k].cpu != v->pe->cpu)
+				continue;
+			if (ioctl(v->fd, PERF_EVENT_IOC_SET_OUTPUT, L->rings[k].fd) < 0)
+				return tc_err_sys(e, errno, "redirecting the side-band event of cpu "
+						  "%d into its AUX event's ring", v->pe->cpu);
+			v->ring = (int)k;
+			break;
+		}
+		if (v->ring < 0)
+			return tc_err_set(e, EINVAL, "no AUX event on cpu %d for its side-band",
+					  v->pe->cpu);
+	}
+	return 0;
+}
+
+static void close_events(struct loop *L)
+{
+	for (size_t k = 0; k < L->nrings; k++)
+		tc_rec_unmap(&L->rings[k].m);
+	for (size_t i = 0; i < L->nev; i++) {
+		perf_evsel__close(L->ev[i].evsel);
+		perf_evsel__delete(L->ev[i].evsel);
+	}
+	free(L->ev);
+	free(L->rings);
+	L->ev = NULL;
+	L->rings = NULL;
+}
+
+static void enable_all(struct loop *L, unsigned long req)
+{
+	for (size_t i = 0; i < L->nev; i++)
+		ioctl(L->ev[i].fd, req, 0);
+}
+
+/* --- the file's head: attrs, AUXTRACE_INFO ----------------------------------------- */
+
+static int add_attrs(struct loop *L, struct tc_err *e)
+{
+	for (int role = TC_ROLE_AUX; role <= TC_ROLE_SIDEBAND; role++) {
+		uint64_t *ids = calloc(L->nev ? L->nev : 1, sizeof(*ids));
+		const struct perf_event_attr *attr = NULL;
+		struct perf_event_attr a;
+		size_t n = 0;
+		int rc;
+
+		if (!ids)
+			return tc_err_set(e, ENOMEM, "out of memory");
+		for (size_t i = 0; i < L->nev; i++)
+			if ((int)L->ev[i].pe->role == role) {
+				attr = &L->ev[i].pe->a.attr;
+				ids[n++] = L->ev[i].id;
+			}
+		if (!attr) {
+			free(ids);
+			continue;
+		}
+		a = *attr;
+		a.inherit = L->r->inherit;
+		rc = tc_pw_add_attr(L->w, &a, ids, n, e);
+		free(ids);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static uint64_t reg(const char *dir, int cpu, const char *name)
+{
+	char p[4200];
+	uint64_t v = 0;
+
+	tc_pathf(p, sizeof(p), "%s/cpu%d/%s", dir, cpu, name);
+	tc_sysfs_read_u64(p, 0, &v, NULL);
+	return v;
+}
+
+/* TRCCONFIGR as perf derives it from the event's config (tools/perf/arch/arm/util/cs-etm.c):
+ * the ETM_OPT_* bit of config to the register bit it enables. */
+static uint64_t trcconfigr(uint64_t config)
+{
+	static const struct { int opt, bit; } map[] = {
+		{ 8, 3 },	/* branch_broadcast -> BB */
+		{ 12, 4 },	/* cycacc -> CCI */
+		{ 14, 6 },	/* contextid1 -> CID */
+		{ 28, 11 },	/* timestamp -> TS */
+		{ 29, 12 },	/* retstack -> RS */
+	};
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (config & (1ULL << map[i].opt))
+			v |= 1ULL << map[i].bit;
+	if (config & (1ULL << 15))	/* contextid2 -> VMID + VMIDOPT */
+		v |= (1ULL << 7) | (1ULL << 15);
+	return v;
+}
+
+static int auxtrace_info(struct loop *L, struct tc_err *e)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+	const struct tc_pmu *p = pl->pmu;
+	const struct perf_event_attr *aux = NULL;
+	char dir[4096];
+
+	for (size_t i = 0; i < L->nev && !aux; i++)
+		if (L->ev[i].pe->role == TC_ROLE_AUX)
+			aux = &L->ev[i].pe->a.attr;
+	if (!aux)
+		return 0;
+	tc_pathf(dir, sizeof(dir), "%s/bus/event_source/devices/%s", L->r->sysfs_root, p->name);
+	if (p->kind == TC_PMU_CS_ETM) {
+		struct tc_pw_etmv4 *c = calloc(pl->ncpus ? pl->ncpus : 1, sizeof(*c));
+		int rc;
+
+		if (!c)
+			return tc_err_set(e, ENOMEM, "out of memory");
+		for (size_t i = 0; i < pl->ncpus; i++) {
+			int cpu = pl->cpus[i];
+
+			c[i].cpu = (uint32_t)cpu;
+			c[i].trcconfigr = trcconfigr(aux->config);
+			c[i].trctraceidr = reg(dir, cpu, "mgmt/trctraceid");
+			c[i].trcidr0 = reg(dir, cpu, "trcidr/trcidr0");
+			c[i].trcidr1 = reg(dir, cpu, "trcidr/trcidr1");
+			c[i].trcidr2 = reg(dir, cpu, "trcidr/trcidr2");
+			c[i].trcidr8 = reg(dir, cpu, "trcidr/trcidr8");
+			c[i].trcauthstatus = reg(dir, cpu, "mgmt/trcauthstatus");
+		}
+		rc = tc_pw_auxtrace_info_cs_etm(L->w, aux->type, L->r->snapshot, c, pl->ncpus, e);
+		free(c);
+		return rc;
+	} else {
+		uint64_t w[TC_IPT_PRIV_MAX] = { 0 };
+		struct perf_event_mmap_page *up = L->nrings ? L->rings[0].m.base : NULL;
+		const struct tc_format *f;
+
+		w[TC_IPT_PMU_TYPE] = aux->type;
+		if (up && up->cap_user_time) {
+			w[TC_IPT_TIME_SHIFT] = up->time_shift;
+			w[TC_IPT_TIME_MULT] = up->time_mult;
+			w[TC_IPT_TIME_ZERO] = up->time_zero;
+		}
+		w[TC_IPT_CAP_USER_TIME_ZERO] = up ? up->cap_user_time_zero : 0;
+		if ((f = tc_pmu_format(p, "tsc")))
+			w[TC_IPT_TSC_BIT] = (f->mask & -f->mask);
+		if ((f = tc_pmu_format(p, "noretcomp")))
+			w[TC_IPT_NORETCOMP_BIT] = (f->mask & -f->mask);
+		if ((f = tc_pmu_format(p, "mtc")))
+			w[TC_IPT_MTC_BIT] = (f->mask & -f->mask);
+		if ((f = tc_pmu_format(p, "cyc")))
+			w[TC_IPT_CYC_BIT] = (f->mask & -f->mask);
+		w[TC_IPT_HAVE_SCHED_SWITCH] = 0;	/* context_switch records, not sched_switch */
+		w[TC_IPT_SNAPSHOT_MODE] = L->r->snapshot;
+		w[TC_IPT_PER_CPU_MMAPS] = pl->ncpus != 0;
+		w[TC_IPT_MTC_FREQ_BITS] = 3;
+		return tc_pw_auxtrace_info_intel_pt(L->w, w, NULL, e);
+	}
+}
+
+/* --- draining ---------------------------------------------------------------------- */
+
+static void tell_busy(struct loop *L)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+	int cpus[1024];
+	size_t n = 0;
+	char free_sinks[512] = "", msg[1024];
+	const struct tc_pmu *p = pl->pmu;
+	const char *sink = NULL;
+
+	/* Said after a pass over every ring (the refusals come together when the events
+	 * start), again only if more CPUs were refused later. */
+	if (L->nbusy == L->busy_told)
+		return;
+	L->busy_told = L->nbusy;
+	for (size_t k = 0; k < L->nrings; k++)
+		if (L->rings[k].busy)
+			cpus[n++] = L->rings[k].cpu;
+	for (size_t s = 0; s < p->nsinks; s++)
+		if (pl->sink_hash && p->sinks[s].hash == pl->sink_hash)
+			sink = p->sinks[s].name;
+	for (size_t s = 0; s < p->common_sinks.n; s++) {
+		const char *name = p->common_sinks.v[s];
+
+		if ((sink && !strcmp(name, sink)) || tc_cs_sink_claimed(L->r->sysfs_root, name))
+			continue;
+		snprintf(free_sinks + strlen(free_sinks), sizeof(free_sinks) - strlen(free_sinks),
+			 "%s%s", *free_sinks ? ", " : "sinks reachable from these CPUs and not "
+			 "held through sysfs: ", name);
+	}
+	if (*free_sinks)
+		snprintf(free_sinks + strlen(free_sinks), sizeof(free_sinks) - strlen(free_sinks),
+			 " (--sink NAME)");
+	tc_rec_busy_msg(msg, sizeof(msg), sink, cpus, n, free_sinks);
+	if (L->r->notify)
+		L->r->notify(L->r->ctx, msg);
+}
+
+static void account(struct loop *L, struct ring *g, const struct perf_event_header *h)
+{
+	const uint64_t *u = (const uint64_t *)(h + 1);
+
+	switch (h->type) {
+	case PERF_RECORD_AUX:
+		L->st->aux_records++;
+		if (u[2] & PERF_AUX_FLAG_TRUNCATED)
+			L->st->truncated++;
+		if (u[2] & PERF_AUX_FLAG_COLLISION)
+			L->st->collision++;
+		if (u[2] & PERF_AUX_FLAG_PARTIAL)
+			L->st->partial++;
+		/* The sink's enable failed: the handle ended empty and truncated, the event
+		 * stays stopped. */
+		if ((u[2] & PERF_AUX_FLAG_TRUNCATED) && !u[1] && !g->busy) {
+			g->busy = true;
+			L->st->busy_cpus++;
+			L->nbusy++;
+		}
+		break;
+	case PERF_RECORD_LOST:
+		L->st->lost_records++;
+		L->st->lost_events += u[1];
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		L->st->lost_samples += u[0];
+		break;
+	}
+}
+
+static int drain_data(struct loop *L, struct ring *g, struct tc_err *e)
+{
+	struct perf_event_mmap_page *up = g->m.base;
+	const uint8_t *data = (const uint8_t *)g->m.base + (g->m.base_len - g->m.data_size);
+	uint64_t head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = up->data_tail;
+	size_t size = g->m.data_size;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t off = tail % size, first;
+
+		for (size_t i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = data[(off + i) % size];
+		if (h.size < sizeof(h) || h.size > head - tail)
+			return tc_err_set(e, EIO, "cpu %d: bad record in the data ring (size %u)",
+					  g->cpu, h.size);
+		first = size - off < h.size ? size - off : h.size;
+		memcpy(L->rec, data + off, first);
+		memcpy(L->rec + first, data, h.size - first);
+		account(L, g, (const struct perf_event_header *)L->rec);
+		if (tc_pw_record(L->w, L->rec, h.size, e))
+			return -1;
+		L->st->data_bytes += h.size;
+		tail += h.size;
+	}
+	__atomic_store_n(&up->data_tail, tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Copy AUX stream bytes [from, to) (to - from <= aux_size) as one AUXTRACE record. */
+static int aux_copy(struct loop *L, struct ring *g, uint64_t from, uint64_t to, struct tc_err *e)
+{
+	size_t size = g->m.aux_size, len = (size_t)(to - from), off = from % size;
+	size_t first = size - off < len ? size - off : len;
+
+	if (!len)
+		return 0;
+	memcpy(L->auxbuf, (uint8_t *)g->m.aux + off, first);
+	memcpy(L->auxbuf + first, g->m.aux, len - first);
+	L->st->aux_bytes += len;
+	L->st->auxtrace_records++;
+	return tc_pw_auxtrace(L->w, L->auxbuf, len, from, now_ns(), (uint32_t)(g - L->rings),
+			      g->cpu < 0 ? (uint32_t)L->child : (uint32_t)-1, (uint32_t)g->cpu, e);
+}
+
+static int drain_aux(struct loop *L, struct ring *g, struct tc_err *e)
+{
+	struct perf_event_mmap_page *up = g->m.base;
+	uint64_t head;
+
+	if (!g->m.aux || L->r->snapshot)
+		return 0;
+	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
+	if (head <= g->aux_done)
+		return 0;
+	if (aux_copy(L, g, g->aux_done, head, e))
+		return -1;
+	g->aux_done = head;
+	__atomic_store_n(&up->aux_tail, head, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Snapshot mode: stop the AUX event so the buffer holds still, copy what is new (at most
+ * the buffer), start it again. */
+static int snapshot(struct loop *L, struct tc_err *e)
+{
+	for (size_t k = 0; k < L->nrings; k++) {
+		struct ring *g = &L->rings[k];
+		struct perf_event_mmap_page *up = g->m.base;
+		uint64_t head, from;
+		int rc;
+
+		ioctl(g->fd, PERF_EVENT_IOC_DISABLE, 0);
+		head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
+		from = g->aux_done;
+		if (head - from > g->m.aux_size)
+			from = head - g->m.aux_size;
+		rc = aux_copy(L, g, from, head, e);
+		g->aux_done = head;
+		ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
+		if (rc)
+			return -1;
+	}
+	L->st->snapshots++;
+	return 0;
+}
+
+static int drain_all(struct loop *L, struct tc_err *e)
+{
+	for (size_t k = 0; k < L->nrings; k++)
+		if (drain_data(L, &L->rings[k], e) || drain_aux(L, &L->rings[k], e))
+			return -1;
+	tell_busy(L);
+	return 0;
+}
+
+/* --- the workload ------------------------------------------------------------------ */
+
+/* Fork the command, held before exec until the events are open on it. */
+static int start_child(struct loop *L, struct tc_err *e)
+{
+	int go[2], err[2];
+	char c;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		return tc_err_sys(e, errno, "pipe");
+	L->child = fork();
+	if (L->child < 0)
+		return tc_err_sys(e, errno, "fork");
+	if (!L->child) {
+		int x;
+
+		close(go[1]);
+		close(err[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(L->r->argv[0], L->r->argv);
+		x = errno;
+		if (write(err[1], &x, sizeof(x)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	L->go_fd = go[1];
+	L->err_fd = err[0];
+	return 0;
+}
+
+static int release_child(struct loop *L, struct tc_err *e)
+{
+	int errfd = L->err_fd, x = 0;
+	ssize_t n;
+
+	L->err_fd = -1;
+	if (write(L->go_fd, "g", 1) != 1)
+		return tc_err_sys(e, errno, "starting the workload");
+	close(L->go_fd);
+	L->go_fd = -1;
+	n = read(errfd, &x, sizeof(x));
+	close(errfd);
+	if (n == (ssize_t)sizeof(x))
+		return tc_err_sys(e, x, "cannot run '%s'", L->r->argv[0]);
+	L->st->workload_started = true;
+	return 0;
+}
+
+/* --- the whole run ----------------------------------------------------------------- */
+
+static int rename_old(const char *path, struct tc_rec_stats *st, struct tc_err *e)
+{
+	char old[4200];
+
+	if (access(path, F_OK))
+		return 0;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (rename(path, old))
+		return tc_err_sys(e, errno, "renaming the existing %s to %s", path, old);
+	st->renamed = true;
+	return 0;
+}
+
+static int features(struct loop *L, struct tc_err *e)
+{
+	struct utsname u;
+	long n = sysconf(_SC_NPROCESSORS_CONF), on = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!uname(&u) && (tc_pw_feat_string(L->w, TC_PD_FEAT_HOSTNAME, u.nodename, e) ||
+			   tc_pw_feat_string(L->w, TC_PD_FEAT_OSRELEASE, u.release, e) ||
+			   tc_pw_feat_string(L->w, TC_PD_FEAT_ARCH, u.machine, e)))
+		return -1;
+	if (tc_pw_feat_string(L->w, TC_PD_FEAT_VERSION, "tracectl " TRACECTL_VERSION, e) ||
+	    tc_pw_feat_nrcpus(L->w, (uint32_t)n, (uint32_t)on, e))
+		return -1;
+	if (L->r->cmdline && tc_pw_feat_cmdline(L->w, L->r->cmdline_argc, L->r->cmdline, e))
+		return -1;
+	return 0;
+}
+
+static int loop_body(struct loop *L, struct tc_err *e)
+{
+	const struct tc_rec_run *r = L->r;
+	struct pollfd *pfd = calloc(L->nrings ? L->nrings : 1, sizeof(*pfd));
+	bool done = false;
+	int rc = 0;
+
+	if (!pfd)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (size_t k = 0; k < L->nrings; k++) {
+		pfd[k].fd = L->rings[k].fd;
+		pfd[k].events = POLLIN;
+	}
+	while (!done && !rc) {
+		int status;
+
+		poll(pfd, L->nrings, 50);
+		if (drain_all(L, e)) {
+			rc = -1;
+			break;
+		}
+		if (r->snap_req && *r->snap_req) {
+			*r->snap_req = 0;
+			if (snapshot(L, e))
+				rc = -1;
+		}
+		if (r->stop_req && *r->stop_req)
+			done = true;
+		if (L->child > 0 && waitpid(L->child, &status, WNOHANG) == L->child) {
+			L->st->exit_status = status;
+			L->child = -L->child;	/* reaped; keep the pid for AUXTRACE tids */
+			done = true;
+		}
+	}
+	free(pfd);
+	return rc;
+}
+
+int tc_rec_run(const struct tc_rec_run *r, struct tc_rec_stats *st, struct tc_err *e)
+{
+	struct loop *L = calloc(1, sizeof(*L));
+	pid_t pid;
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (!L)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	L->r = r;
+	L->st = st;
+	L->go_fd = -1;
+	L->err_fd = -1;
+	if (!(L->auxbuf = malloc((size_t)r->aux_pages * (size_t)sysconf(_SC_PAGESIZE) + 1)))
+		goto out;
+	if (r->argv && start_child(L, e))
+		goto out;
+	pid = r->cpu_wide ? -1 : r->pid ? r->pid : L->child > 0 ? L->child : -1;
+	if (open_events(L, pid, e))
+		goto out;
+	if (rename_old(r->output, st, e) || tc_pw_open(&L->w, r->output, e))
+		goto out;
+	st->file_opened = true;
+	if (add_attrs(L, e) || features(L, e) || auxtrace_info(L, e))
+		goto out;
+	if (r->cpu_wide || !r->argv)
+		enable_all(L, PERF_EVENT_IOC_ENABLE);
+	if (r->argv && release_child(L, e))
+		goto out;
+	if (loop_body(L, e))
+		goto out;
+	enable_all(L, PERF_EVENT_IOC_DISABLE);
+	/* What the kernel wrote up to the disable (the last AUX record comes with it). */
+	if ((r->snapshot && snapshot(L, e)) || drain_all(L, e))
+		goto out;
+	rc = 0;
+out:
+	if (L->child > 0) {
+		int status;
+
+		if (L->go_fd >= 0) {
+			close(L->go_fd);	/* the child reads EOF and exits 127 */
+			L->go_fd = -1;
+		}
+		if (st->workload_started)
+			kill(L->child, SIGTERM);
+		if (waitpid(L->child, &status, 0) == L->child && st->workload_started)
+			st->exit_status = status;
+	}
+	if (L->w) {
+		struct tc_err e2 = { 0 };
+
+		/* Closing writes the header and features: the file is valid whatever broke. */
+		if (tc_pw_close(L->w, rc ? &e2 : e))
+			rc = -1;
+	}
+	if (L->err_fd >= 0)
+		close(L->err_fd);
+	close_events(L);
+	free(L->auxbuf);
+	free(L);
+	return rc;
+}

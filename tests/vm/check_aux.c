@@ -1,0 +1,107 @@
+/* Guest checker for tracectl record's perf.data with tests/vm/fake_aux.ko: every byte the
+ * kernel reported in AUX records is in an AUXTRACE record of its CPU and equals the module's
+ * pattern; counts the record types. Prints one "check_aux:" line; exit 0 only if sound.
+ * Usage: check_aux FILE */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 100000
+
+static uint8_t fa_byte(int cpu, uint64_t pos)
+{
+	uint32_t x = (uint32_t)pos * 2654435761u ^ (uint32_t)(pos >> 32) ^
+		     ((uint32_t)(cpu & 0xff) << 24);
+
+	return (uint8_t)(x >> 13);
+}
+
+struct range { int cpu; uint64_t off, len; const uint8_t *data; };
+
+int main(int argc, char **argv)
+{
+	static struct range aux[MAXR], at[MAXR];
+	size_t naux = 0, nat = 0, cnt[128] = { 0 };
+	uint64_t reported = 0, matched = 0, bad = 0, trunc = 0;
+	FILE *f = argc > 1 ? fopen(argv[1], "rb") : NULL;
+	uint8_t *b;
+	long sz;
+	uint64_t doff, dsize;
+
+	if (!f || fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 104 || fseek(f, 0, SEEK_SET))
+		return printf("check_aux: FAIL cannot read %s\n", argc > 1 ? argv[1] : "?"), 1;
+	b = malloc((size_t)sz);
+	if (!b || fread(b, 1, (size_t)sz, f) != (size_t)sz || memcmp(b, "PERFILE2", 8))
+		return printf("check_aux: FAIL not a perf.data file\n"), 1;
+	memcpy(&doff, b + 40, 8);
+	memcpy(&dsize, b + 48, 8);
+	if (doff + dsize > (uint64_t)sz || !dsize)
+		return printf("check_aux: FAIL bad data section\n"), 1;
+	for (uint64_t p = doff; p + 8 <= doff + dsize;) {
+		uint32_t type;
+		uint16_t rsize;
+		uint64_t u[4];
+
+		memcpy(&type, b + p, 4);
+		memcpy(&rsize, b + p + 6, 2);
+		if (rsize < 8)
+			return printf("check_aux: FAIL record size %u at 0x%llx\n", rsize,
+				      (unsigned long long)p), 1;
+		cnt[type < 128 ? type : 127]++;
+		if (type == 71) {	/* AUXTRACE: size offset reference idx tid cpu */
+			uint32_t cpu;
+
+			memcpy(u, b + p + 8, 16);
+			memcpy(&cpu, b + p + 40, 4);
+			if (nat < MAXR)
+				at[nat++] = (struct range){ (int)cpu, u[1], u[0], b + p + 48 };
+			p += rsize + u[0];
+			continue;
+		}
+		if (type == 11) {	/* AUX, trailer: tid time cpu identifier */
+			uint32_t cpu;
+
+			memcpy(u, b + p + 8, 24);
+			memcpy(&cpu, b + p + rsize - 16, 4);
+			if (u[2] & 1)
+				trunc++;
+			if (naux < MAXR && u[1])
+				aux[naux++] = (struct range){ (int)cpu, u[0], u[1], NULL };
+			reported += u[1];
+		}
+		p += rsize;
+	}
+	/* AUXTRACE sizes include the padding to 8 bytes: a record ends where the next one of
+	 * its CPU begins. */
+	for (size_t k = 0; k < nat; k++)
+		for (size_t j = 0; j < nat; j++)
+			if (at[j].cpu == at[k].cpu && at[j].off > at[k].off &&
+			    at[j].off < at[k].off + at[k].len)
+				at[k].len = at[j].off - at[k].off;
+	for (size_t i = 0; i < naux; i++) {
+		for (size_t k = 0; k < nat; k++) {
+			uint64_t lo, hi;
+
+			if (at[k].cpu != aux[i].cpu)
+				continue;
+			lo = aux[i].off > at[k].off ? aux[i].off : at[k].off;
+			hi = aux[i].off + aux[i].len < at[k].off + at[k].len ?
+			     aux[i].off + aux[i].len : at[k].off + at[k].len;
+			for (uint64_t q = lo; q < hi; q++) {
+				matched++;
+				if (at[k].data[q - at[k].off] != fa_byte(aux[i].cpu, q) && bad++ < 3)
+					printf("check_aux: byte at cpu %d pos %llu differs\n",
+					       aux[i].cpu, (unsigned long long)q);
+			}
+		}
+	}
+	printf("check_aux: %s aux_bytes_reported=%llu matched=%llu bad=%llu auxtrace=%zu aux=%zu "
+	       "truncated=%llu itrace_start=%zu comm=%zu mmap2=%zu fork=%zu exit=%zu "
+	       "switch=%zu switch_cpu_wide=%zu lost=%zu auxtrace_info=%zu\n",
+	       reported && matched == reported && !bad ? "OK" : "FAIL",
+	       (unsigned long long)reported, (unsigned long long)matched,
+	       (unsigned long long)bad, cnt[71], cnt[11], (unsigned long long)trunc, cnt[12],
+	       cnt[3], cnt[10], cnt[7], cnt[4], cnt[14], cnt[15], cnt[2], cnt[70]);
+	return reported && matched == reported && !bad ? 0 : 1;
+}

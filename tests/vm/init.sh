@@ -1,0 +1,75 @@
+#!/bin/busybox sh
+# Guest init: load the fake AUX PMUs, run tracectl record in every way the host wants
+# proven, print one "VM-CHECK name: ok|FAIL" line per check and "VM-RESULT: PASS|FAIL".
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+export PATH=/bin LD_LIBRARY_PATH=/lib
+cd /tmp
+fails=0
+check() {	# name, then a command whose success is the verdict
+	name=$1; shift
+	if "$@"; then echo "VM-CHECK $name: ok"; else echo "VM-CHECK $name: FAIL"; fails=$((fails+1)); fi
+}
+echo "VM: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+check insmod insmod /fake_aux.ko
+ls /sys/bus/event_source/devices/cs_etm/sinks /sys/bus/coresight/devices | tr '\n' ' '; echo
+tracectl list 2>&1 | head -20
+
+# 1. cs_etm with a sink on a 4-thread workload over 4 vCPUs: every AUX byte, the records,
+#    the workload's exit status, .old renaming.
+echo old >a.data
+tracectl record --pmu cs_etm --sink tmc_etr0 -o a.data -- /mt_work 4 400 3 2>a.err
+rc=$?; cat a.err
+check exit-status test "$rc" = 3
+check old-renamed grep -q '^old$' a.data.old
+check_aux a.data | tee a.chk
+check cs-aux-bytes grep -q 'check_aux: OK' a.chk
+check cs-itrace-start grep -Eq 'itrace_start=[1-9]' a.chk
+check cs-sideband grep -Eq 'comm=[1-9].* mmap2=[1-9].* exit=[1-9]' a.chk
+check cs-switch grep -Eq ' switch=[1-9]' a.chk
+check cs-info grep -q 'auxtrace_info=1' a.chk
+check cs-no-loss grep -q ' 0 truncated, 0 collision, 0 partial; 0 LOST' a.err
+
+# 2. intel_pt personality.
+tracectl record --pmu intel_pt -o p.data -- /mt_work 4 300 0 2>p.err
+check pt-exit test $? = 0
+check_aux p.data | tee p.chk
+check pt-aux-bytes grep -q 'check_aux: OK' p.chk
+
+# 3. Too small an AUX area (1 page, 4 KiB per tick): truncation counted, bytes still right.
+tracectl record --pmu cs_etm -m 16,1 -o s.data -- /mt_work 4 300 0 2>s.err
+cat s.err
+check small-truncated grep -Eq 'truncated|LOST' s.err
+check small-counted grep -Eq '[1-9][0-9]* truncated' s.err
+check_aux s.data | tee s.chk
+check small-bytes grep -q 'check_aux: OK' s.chk
+
+# 4. Two sessions on one sink: the second one is told at once.
+tracectl record --pmu cs_etm --sink tmc_etr0 -C 0,1 -o A.data -- sleep 4 2>A.err &
+apid=$!
+sleep 1
+tracectl record --pmu cs_etm --sink tmc_etr0 -C 2,3 -o B.data -- sleep 1 2>B.err
+cat B.err
+wait $apid
+cat A.err
+check busy-report grep -q 'sink tmc_etr0 refused the trace of cpus 2,3' B.err
+check busy-free-sink grep -q 'tmc_etf0' B.err
+check busy-first-ok grep -q ' 0 truncated' A.err
+check_aux A.data | tee A.chk
+check cpu-wide-bytes grep -q 'check_aux: OK' A.chk
+check cpu-wide-switch grep -Eq 'switch_cpu_wide=[1-9]' A.chk
+
+# 5. A sink claimed through sysfs is refused before opening.
+echo 1 >/sys/bus/coresight/devices/tmc_etf0/enable_sink
+tracectl record --pmu cs_etm --sink tmc_etf0 -o C.data -- true 2>C.err
+rc=$?; cat C.err
+echo 0 >/sys/bus/coresight/devices/tmc_etf0/enable_sink
+check sysfs-claim-refused test "$rc" != 0
+check sysfs-claim-msg grep -q 'enabled through sysfs' C.err
+check sysfs-claim-nofile test ! -e C.data
+
+[ "$fails" = 0 ] && echo "VM-RESULT: PASS" || echo "VM-RESULT: FAIL ($fails)"
+poweroff -f

@@ -1,0 +1,58 @@
+#!/bin/sh
+# make test-vm: boot Debian 12's kernel under QEMU TCG (never KVM) with an initramfs holding
+# tracectl, the fake AUX PMU module, a workload and a checker; the verdict is read from the
+# serial console (QEMU exits 0 whatever happens inside).
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out="$top/build/vm"
+mkdir -p "$out"
+t0=$(date +%s)
+
+# The kernel version Debian 12's meta-package points at (not the host's uname -r).
+kver=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)$/\1/p' |
+	head -n 1)
+[ -n "$kver" ] || { echo "fatal: no linux-image-amd64 dependency in apt-cache" >&2; exit 1; }
+hdrs=/usr/src/linux-headers-$kver
+[ -d "$hdrs" ] || { echo "fatal: $hdrs missing (mk/deps.sh installs linux-headers-amd64)" >&2
+	exit 1; }
+if [ ! -f "$out/vmlinuz-$kver" ]; then
+	(cd "$out" && rm -f linux-image-*.deb && apt-get download "linux-image-$kver" >/dev/null)
+	dpkg-deb --fsys-tarfile "$out"/linux-image-"$kver"_*.deb |
+		tar -xO "./boot/vmlinuz-$kver" >"$out/vmlinuz-$kver"
+fi
+
+# Module (kbuild against the guest's headers), workload, checker.
+mkdir -p "$out/mod"
+cp "$top/tests/vm/fake_aux.c" "$top/tests/vm/Kbuild" "$out/mod/"
+make -s -C "$hdrs" M="$out/mod" modules >"$out/mod.log" 2>&1 ||
+	{ cat "$out/mod.log" >&2; echo "fatal: module build failed" >&2; exit 1; }
+gcc -O2 -static -pthread -o "$out/mt_work" "$top/tests/vm/mt_work.c"
+gcc -O2 -static -o "$out/check_aux" "$top/tests/vm/check_aux.c"
+
+# initramfs: busybox, tracectl with its shared libraries, the rest.
+root="$out/root"
+rm -rf "$root"
+mkdir -p "$root/bin" "$root/lib" "$root/lib64" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
+cp /bin/busybox "$root/bin/busybox"
+cp "$top/tracectl" "$out/check_aux" "$root/bin/"
+for l in $(ldd "$top/tracectl" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
+	case $l in
+	*/ld-linux-x86-64.so.2) cp -L "$l" "$root/lib64/" ;;
+	*) cp -L "$l" "$root/lib/" ;;
+	esac
+done
+cp "$out/mt_work" "$out/mod/fake_aux.ko" "$root/"
+cp "$top/tests/vm/init.sh" "$root/init"
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+t1=$(date +%s)
+
+log="$out/console.log"
+timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -smp 4 -m 1G -nographic -no-reboot \
+	-kernel "$out/vmlinuz-$kver" -initrd "$out/initrd.gz" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" >"$log" 2>&1 || true
+t2=$(date +%s)
+grep -E '^(VM|check_aux|\[ tracectl|warning|fatal|tracectl)' "$log" | tr -d '\r' || true
+echo "[ test-vm: kernel $kver, prepare $((t1 - t0)) s, boot+run $((t2 - t1)) s; log $log ]"
+grep -q '^VM-RESULT: PASS' "$log" || { echo "test-vm: FAIL" >&2; exit 1; }
+echo "test-vm: PASS"
