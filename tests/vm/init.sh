@@ -39,6 +39,17 @@ check pt-exit test $? = 0
 check_aux p.data | tee p.chk
 check pt-aux-bytes grep -q 'check_aux: OK' p.chk
 
+# 2b. SIGTERM to record: stops, flushes, a valid file; the workload is ended (128+15).
+tracectl record --pmu cs_etm -o t.data -- /mt_work 4 20000 0 2>t.err &
+tpid=$!
+sleep 2
+kill -TERM $tpid
+wait $tpid
+rc=$?; cat t.err
+check sigterm-status test "$rc" = 143
+check_aux t.data | tee t.chk
+check sigterm-file grep -q 'check_aux: OK' t.chk
+
 # 3. Too small an AUX area (1 page, 4 KiB per tick): truncation counted, bytes still right.
 tracectl record --pmu cs_etm -m 16,1 -o s.data -- /mt_work 4 300 0 2>s.err
 cat s.err
@@ -70,6 +81,11 @@ echo 0 >/sys/bus/coresight/devices/tmc_etf0/enable_sink
 check sysfs-claim-refused test "$rc" != 0
 check sysfs-claim-msg grep -q 'enabled through sysfs' C.err
 check sysfs-claim-nofile test ! -e C.data
+
+# The files go to the host through the second serial port (raw), for Debian's perf.
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+md5sum a.data p.data | sed 's/^/VM-MD5 /'
+tar -cf /dev/ttyS1 a.data p.data
 
 [ "$fails" = 0 ] && echo "VM-RESULT: PASS" || echo "VM-RESULT: FAIL ($fails)"
 poweroff -f

@@ -48,11 +48,34 @@ chmod +x "$root/init"
 t1=$(date +%s)
 
 log="$out/console.log"
+rm -f "$out/files.tar"
 timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -smp 4 -m 1G -nographic -no-reboot \
+	-serial mon:stdio -serial "file:$out/files.tar" \
 	-kernel "$out/vmlinuz-$kver" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" >"$log" 2>&1 || true
 t2=$(date +%s)
 grep -E '^(VM|check_aux|\[ tracectl|warning|fatal|tracectl)' "$log" | tr -d '\r' || true
 echo "[ test-vm: kernel $kver, prepare $((t1 - t0)) s, boot+run $((t2 - t1)) s; log $log ]"
 grep -q '^VM-RESULT: PASS' "$log" || { echo "test-vm: FAIL" >&2; exit 1; }
+
+# The guest's files, as Debian's perf reads them: same bytes, every record type there.
+rm -rf "$out/files"
+mkdir -p "$out/files"
+tar -xf "$out/files.tar" -C "$out/files" 2>/dev/null || true
+fail=0
+for f in a.data p.data; do
+	want=$(tr -d '\r' <"$log" | sed -n "s/^VM-MD5 \([0-9a-f]*\)  $f\$/\1/p")
+	got=$(md5sum <"$out/files/$f" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$want" ] && [ "$want" = "$got" ] || { echo "host: $f did not arrive intact"; fail=1
+		continue; }
+	perf report -D -i "$out/files/$f" 2>/dev/null | grep -oE 'PERF_RECORD_[A-Z_0-9]+' |
+		sort | uniq -c >"$out/files/$f.types"
+	for t in AUXTRACE_INFO AUXTRACE AUX ITRACE_START COMM MMAP2 FORK EXIT SWITCH; do
+		grep -q " PERF_RECORD_$t\$" "$out/files/$f.types" ||
+			{ echo "host: perf report -D finds no PERF_RECORD_$t in $f"; fail=1; }
+	done
+	echo "host: perf $(perf --version | cut -d' ' -f3) reads $f:" $(awk '{print $2 "=" $1}' \
+		"$out/files/$f.types" | sed 's/PERF_RECORD_//')
+done
+[ $fail = 0 ] || { echo "test-vm: FAIL" >&2; exit 1; }
 echo "test-vm: PASS"
