@@ -73,11 +73,12 @@ test-asan: $(B)/asan/tracectl $(asan_UNITS) $(asan_TOOLS)
 
 check: test test-asan
 
-# Timing of snapshot decode against OpenCSD's trc_pkt_lister (not a test; see tests/bench).
 # The record loop on Debian 12's kernel under QEMU TCG with tests/vm/fake_aux.ko (AUX PMUs).
 test-vm: tracectl
 	tests/vm/run.sh
 
+# Timings (not a test; see tests/bench/run.sh): snapshot decode against OpenCSD's
+# trc_pkt_lister, and emulated recording speed (record --pmu emulated) for both formats.
 bench: tracectl
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl ./tests/bench/run.sh
 

@@ -410,7 +410,8 @@ static int decode_buf(struct tc_csp *s, const struct buf *b, struct tc_err *e)
 		cuts = c;
 		cuts[ncuts++] = a->off - b->aux_off;
 	}
-	qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
+	if (ncuts)	/* qsort(NULL, 0) is undefined (UBSan) */
+		qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
 	css = raw ? raw_session(s, b->cpu, e) : s->framed;
 	if (!css) {
 		free(cuts);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make bench: time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's own
+# make bench: emulated recording speed at the end; first, time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's own
 # trc_pkt_lister -decode_only on the same snapshot, both to /dev/null, in the same run, and
 # print the ratios. The machine may be shared, so CPU time (user+sys of the command, from the
 # shell's `times`) is the figure to compare; wall time is shown too. Each is the best of
@@ -55,3 +55,27 @@ printf '%-28s %10s %10s\n' "B trc_pkt_lister" "$c_ocsd" "$w_ocsd"
 awk -v a="$c_ours" -v b="$c_ocsd" -v wa="$w_ours" -v wb="$w_ocsd" 'BEGIN {
 	ca = a > 0 ? b / a : 0; cw = wa > 0 ? wb / wa : 0
 	printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: CPU >= 2x)\n", ca, cw }'
+
+# Emulated recording (tracectl record --pmu emulated): instructions per second of the
+# program being followed, as the status line reports them (x86-64 with Intel PT under ptrace,
+# aarch64 with ETM under qemu-user). Skipped where the compilers or qemu are missing.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+emu_rate() {	# label, tracectl record args...
+	label=$1
+	shift
+	line=$("$TRACECTL" record --pmu emulated -o "$work/emu.data" "$@" 2>&1 >/dev/null |
+		grep "instructions/s")
+	echo "$line" | sed -E 's/.* ([0-9]+) instructions \(([0-9]+) traced\).*; ([0-9.]+) s, ([0-9]+) instructions\/s.*/\1 \2 \3 \4/' |
+		awk -v l="$label" '{ printf "%-40s %9d insns %9d traced %7.2f s %9d insns/s\n", l, $1, $2, $3, $4 }'
+}
+echo "emulated record (tracectl record --pmu emulated):"
+if command -v gcc >/dev/null && [ "$(uname -m)" = x86_64 ]; then
+	gcc -O1 -pthread -o "$work/threads" "$TOP/tests/fixtures/emu/threads.c" &&
+		emu_rate "Intel PT, 4 threads (libc stepped too)" -- "$work/threads"
+fi
+if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
+	aarch64-linux-gnu-gcc -O2 -static -o "$work/paths" "$TOP/tests/fixtures/etm/paths.c" &&
+		emu_rate "ETMv4 via qemu-aarch64, 1 thread" -- "$work/paths" 200000
+	aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/a64-threads" "$TOP/tests/fixtures/emu/threads.c" &&
+		emu_rate "ETMv4 via qemu-aarch64, 4 threads" -- "$work/a64-threads"
+fi
