@@ -83,8 +83,8 @@ else
 	'
 fi
 
-# aarch64 through qemu-user: each thread its own emulated ETM, one sink; decoded by perf.
-# (tracectl's own decode of these files is checked in tests/unit/test_emu_etm.c.)
+# aarch64 through qemu-user: each thread its own emulated ETM, one sink; decoded by tracectl
+# and by perf (tests/unit/test_emu_etm.c also checks decoders/cs_perf and the interleaving).
 if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	skip 'emulated ETM' 'needs qemu-aarch64 (qemu-user) and gcc-aarch64-linux-gnu'
 else
@@ -92,22 +92,25 @@ else
 	aarch64-linux-gnu-gcc -O2 -static -o a64-paths "$FIXT/etm/paths.c" &&
 	aarch64-linux-gnu-gcc -O1 -o a64-dynamic "$FIXT/etm/paths.c" ||
 		echo "not ok $T: cannot build the aarch64 fixtures"
-	expect 'aarch64 4 threads: four ETMs, perf script gives the ground truth per thread' '
+	expect 'aarch64 4 threads: four ETMs; tracectl and perf script give the ground truth per thread' '
 		tracectl record --pmu emulated -o e.data --ground-truth e.truth -- ./a64-threads 2>err &&
 		grep -q "emulated ETMv4, 4 threads" err &&
 		[ "$(cut -d" " -f1 e.truth | sort -u | wc -l)" = 4 ] &&
-		by_tid e.truth >want && perf_branches e.data >got && diff want got &&
+		by_tid e.truth >want && tc_branches e.data >got && diff want got &&
+		perf_branches e.data >got2 && diff want got2 &&
 		! grep -q "CS ETM" e.data.perf-err
 	'
-	expect 'aarch64 paths (loops, recursion, indirect calls) and a filter: perf agrees' '
+	expect 'aarch64 paths (loops, recursion, indirect calls) and a filter: tracectl and perf agree' '
 		tracectl record --pmu emulated --format etm -o p.data --ground-truth p.truth \
 			-- ./a64-paths 9 2>/dev/null &&
 		by_tid p.truth >want && [ "$(wc -l <want)" -gt 1000 ] &&
-		perf_branches p.data >got && diff want got &&
+		tc_branches p.data >got && diff want got &&
+		perf_branches p.data >got2 && diff want got2 &&
 		tracectl record --pmu emulated -o pf.data --ground-truth pf.truth \
 			--filter "filter main@./a64-paths,filter fib@./a64-paths" -- ./a64-paths 9 2>/dev/null &&
 		by_tid pf.truth >want && [ "$(grep -c " 0 " want)" -gt 4 ] &&
-		perf_branches pf.data >got && diff want got
+		tc_branches pf.data >got && diff want got &&
+		perf_branches pf.data >got2 && diff want got2
 	'
 	expect 'perf -D shows CS_ETM info with one ETMv4 block per thread and timestamps' '
 		perf report -D -i e.data 2>/dev/null >d &&
