@@ -1,7 +1,9 @@
 /* Guest checker for tracectl record's perf.data with tests/vm/fake_aux.ko: every byte the
  * kernel reported in AUX records is in an AUXTRACE record of its CPU and equals the module's
  * pattern; counts the record types. Prints one "check_aux:" line; exit 0 only if sound.
- * Usage: check_aux FILE */
+ * With --snapshot (AUX in overwrite mode, where AUX records carry no ranges) every AUXTRACE
+ * byte is checked instead, but for the zero padding at a record's end.
+ * Usage: check_aux [--snapshot] FILE */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +26,17 @@ int main(int argc, char **argv)
 	static struct range aux[MAXR], at[MAXR];
 	size_t naux = 0, nat = 0, cnt[128] = { 0 };
 	uint64_t reported = 0, matched = 0, bad = 0, trunc = 0;
-	FILE *f = argc > 1 ? fopen(argv[1], "rb") : NULL;
+	int snap = argc > 2 && !strcmp(argv[1], "--snapshot");
+	FILE *f;
 	uint8_t *b;
 	long sz;
 	uint64_t doff, dsize;
 
+	if (snap) {
+		argv++;
+		argc--;
+	}
+	f = argc > 1 ? fopen(argv[1], "rb") : NULL;
 	if (!f || fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 104 || fseek(f, 0, SEEK_SET))
 		return printf("check_aux: FAIL cannot read %s\n", argc > 1 ? argv[1] : "?"), 1;
 	b = malloc((size_t)sz);
@@ -79,6 +87,21 @@ int main(int argc, char **argv)
 			if (at[j].cpu == at[k].cpu && at[j].off > at[k].off &&
 			    at[j].off < at[k].off + at[k].len)
 				at[k].len = at[j].off - at[k].off;
+	if (snap) {
+		naux = 0;
+		reported = 0;
+		for (size_t k = 0; k < nat; k++) {
+			uint64_t len = at[k].len;
+
+			/* the padding: zeros after the data, fewer than 8 */
+			while (len && at[k].len - len < 7 && !at[k].data[len - 1] &&
+			       fa_byte(at[k].cpu, at[k].off + len - 1))
+				len--;
+			at[k].len = len;
+			aux[naux++] = at[k];
+			reported += len;
+		}
+	}
 	for (size_t i = 0; i < naux; i++) {
 		for (size_t k = 0; k < nat; k++) {
 			uint64_t lo, hi;

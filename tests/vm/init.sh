@@ -50,6 +50,20 @@ check sigterm-status test "$rc" = 143
 check_aux t.data | tee t.chk
 check sigterm-file grep -q 'check_aux: OK' t.chk
 
+# 2c. Snapshot mode: the AUX area in overwrite mode, copied on SIGUSR2 and at the end.
+tracectl record -S --pmu intel_pt -C 0,1 -o q.data -- /mt_work 2 3000 0 2>q.err &
+qpid=$!
+sleep 1
+kill -USR2 $qpid
+sleep 1
+kill -USR2 $qpid
+wait $qpid
+rc=$?; cat q.err
+check snapshot-status test "$rc" = 0
+check snapshot-count grep -q 'tracectl record: 3 snapshots' q.err
+check_aux --snapshot q.data | tee q.chk
+check snapshot-bytes grep -q 'check_aux: OK' q.chk
+
 # 3. Too small an AUX area (1 page, 4 KiB per tick): truncation counted, bytes still right.
 tracectl record --pmu cs_etm -m 16,1 -o s.data -- /mt_work 4 300 0 2>s.err
 cat s.err
