@@ -5,13 +5,18 @@
 
 #include "tracectl.h"
 
-extern const struct tc_opt list_opts[], decode_opts[], record_opts[], help_opts[], version_opts[];
+extern const struct tc_opt list_opts[], decode_opts[], record_opts[], report_opts[], diff_opts[],
+	help_opts[], version_opts[];
 
 const struct tc_cmd tc_cmds[] = {
 	{ "list", do_list, "", "list trace PMUs, sinks, tracers and the CoreSight graph",
 	  list_opts },
 	{ "decode", do_decode, "", "decode a perf.data recording (today: Intel PT packets)",
 	  decode_opts },
+	{ "report", do_report, "",
+	  "per-function instruction profile of a recording (self, total, calls)", report_opts },
+	{ "diff", do_diff, "<A> <B>",
+	  "compare the profiles of two recordings; exit 1 when a function grew", diff_opts },
 	{ "record", do_record, "[--] <command> [args]",
 	  "record processor trace of a command, tasks or CPUs (today: --dry-run)", record_opts },
 	{ "help", do_help, "[<command>]", "show help for tracectl or a command", help_opts },

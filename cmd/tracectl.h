@@ -15,6 +15,7 @@
 enum {
 	TC_EXIT_OK = 0,		/* done */
 	TC_EXIT_FAIL = 1,	/* could not do it (fatal:) */
+	TC_EXIT_GREW = 1,	/* diff --fail-above: a function grew (CI gates on non-zero) */
 	TC_EXIT_USAGE = 2,	/* bad command line */
 	TC_EXIT_DATA = 3,	/* done, but the input had problems (warnings were given) */
 	TC_EXIT_PIPE = 141,	/* stdout closed by the reader (as if killed by SIGPIPE) */
@@ -97,6 +98,8 @@ int tc_decode_snapshot(const struct tc_decode_args *a,
 int do_list(int argc, char **argv);
 int do_decode(int argc, char **argv);
 int do_record(int argc, char **argv);
+int do_report(int argc, char **argv);
+int do_diff(int argc, char **argv);
 int do_help(int argc, char **argv);
 int do_version(int argc, char **argv);
 

@@ -8,13 +8,15 @@ _tracectl_cmd_opts()
 	case "$1" in
 	list) echo "--sinks" ;;
 	decode) echo "--input --packets --per-thread --buffer --id --format --symfs --branches" ;;
+	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
+	diff) echo "--fail-above --sort --limit --symfs" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --dry-run --format --filter --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
 }
 
-_tracectl_commands="list decode record help version"
+_tracectl_commands="list decode report diff record help version"
 
 _tracectl()
 {
@@ -23,8 +25,8 @@ _tracectl()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 
-	# record's --per-thread takes no value; decode's takes a directory.
-	if [[ "$prev" == --per-thread && " ${COMP_WORDS[*]} " != *" record "* ]]; then
+	# record's and report's --per-thread take no value; decode's takes a directory.
+	if [[ "$prev" == --per-thread && " ${COMP_WORDS[*]} " == *" decode "* ]]; then
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 	fi
@@ -58,7 +60,15 @@ _tracectl()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--format)
-		COMPREPLY=($(compgen -W "folded chrome svg" -- "$cur"))
+		COMPREPLY=($(compgen -W "folded chrome svg autofdo" -- "$cur"))
+		return ;;
+	--sort)
+		COMPREPLY=($(compgen -W "self total calls name" -- "$cur"))
+		return ;;
+	--limit|--comm|--fail-above)
+		return ;;
+	--dso)
+		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--buffer|--id)
 		# Buffer names and trace IDs are in the snapshot's ini files: nothing to offer.
@@ -93,6 +103,10 @@ _tracectl()
 	fi
 	if [[ "$cmd" == help ]]; then
 		COMPREPLY=($(compgen -W "$_tracectl_commands" -- "$cur"))
+		return
+	fi
+	if [[ "$cmd" == diff && "$cur" != -* ]]; then
+		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 	fi
 	if [[ "$cmd" == record && "$cur" != -* ]]; then

@@ -1,0 +1,142 @@
+/* tracectl report: the exact instruction profile of a recording or snapshot (per function,
+ * optionally per thread), written by out/profile.c through one analysis (out/analysis.h)
+ * fed from the shared input layer (cmd/decode_input.c). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../out/analysis.h"
+#include "decode_input.h"
+#include "prof_args.h"
+#include "tracectl.h"
+
+enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
+       OPT_PER_THREAD, OPT_SYMFS };
+
+const struct tc_opt report_opts[] = {
+	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
+	  "OpenCSD snapshot directory" },
+	{ "sort", OPT_SORT, 1, "KEY", "order rows by self (default), total, calls or name" },
+	{ "limit", OPT_LIMIT, 1, "N", "at most N functions per table (0: all)" },
+	{ "tid", OPT_TID, 1, "TID", "count only thread TID" },
+	{ "cpu", OPT_CPU, 1, "CPU", "count only what ran on CPU" },
+	{ "comm", OPT_COMM, 1, "NAME", "count only threads whose command is NAME" },
+	{ "dso", OPT_DSO, 1, "PATH", "show only functions of the binary PATH" },
+	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one table per thread" },
+	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
+	{ 0 },
+};
+
+int tc_prof_sort_parse(const char *s, enum tc_prof_sort *out)
+{
+	static const char *const names[] = { [TC_PROF_BY_SELF] = "self",
+		[TC_PROF_BY_TOTAL] = "total", [TC_PROF_BY_CALLS] = "calls",
+		[TC_PROF_BY_NAME] = "name" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i])) {
+			*out = (enum tc_prof_sort)i;
+			return 0;
+		}
+	return -1;
+}
+
+int tc_parse_count(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void feed(void *ctx, const struct tc_rec *r)
+{
+	tc_an_feed(*(struct tc_an **)ctx, r);	/* out of memory shows at tc_an_finish */
+}
+
+int tc_prof_run(const struct tc_decode_args *a, struct tc_an_opts *o, struct tc_an **out,
+		struct tc_dec **dec)
+{
+	struct tc_dec *d;
+	int problems;
+
+	/* The analysis needs the decoder's symbols and the decoder the analysis to feed: the
+	 * decoder comes first, feeding whatever *out holds once it runs. */
+	d = tc_dec_new(a, feed, out, NULL);
+	o->sym = tc_dec_sym;
+	o->sym_ctx = d;
+	o->dso = tc_dec_dso;
+	o->dso_ctx = d;
+	o->comm = tc_dec_comm;
+	o->comm_ctx = d;
+	if (!(*out = tc_an_new(o)))
+		tc_fatal("out of memory");
+	problems = tc_dec_run(d);
+	if (tc_an_finish(*out))
+		tc_fatal("the profile could not be completed (out of memory or a write error)");
+	*dec = d;
+	return problems;
+}
+
+struct report {
+	struct tc_decode_args a;
+	struct tc_an_opts o;
+};
+
+static int on_opt(int key, const char *arg, void *ctx)
+{
+	const struct tc_cmd *cmd = tc_cmd_find("report");
+	struct report *r = ctx;
+	long v;
+
+	switch (key) {
+	case 'i': r->a.input = arg; break;
+	case OPT_SYMFS: r->a.symfs = arg; break;
+	case OPT_SORT:
+		if (tc_prof_sort_parse(arg, &r->o.view.sort))
+			return tc_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
+					      arg);
+		break;
+	case OPT_LIMIT:
+		if (tc_parse_count(arg, &v))
+			return tc_usage_error(cmd, "bad --limit '%s'", arg);
+		r->o.view.limit = (size_t)v;
+		break;
+	case OPT_TID:
+	case OPT_CPU:
+		if (tc_parse_count(arg, &v) || v > 0x7fffffff)
+			return tc_usage_error(cmd, "bad --%s '%s'", key == OPT_TID ? "tid" : "cpu",
+					      arg);
+		*(key == OPT_TID ? &r->o.tid : &r->o.cpu) = (int)v;
+		break;
+	case OPT_COMM: r->o.comm_is = arg; break;
+	case OPT_DSO: r->o.view.dso = arg; break;
+	case OPT_PER_THREAD: r->o.view.per_thread = true; break;
+	}
+	return 0;
+}
+
+int do_report(int argc, char **argv)
+{
+	const struct tc_cmd *cmd = tc_cmd_find("report");
+	struct report r = { .a.input = "perf.data",
+			    .o = { .f = stdout, .tid = -1, .cpu = -1 } };
+	struct tc_an *an;
+	struct tc_dec *dec;
+	int i = tc_parse_opts(cmd, argc, argv, on_opt, &r), problems;
+
+	if (i < 0)
+		return TC_EXIT_USAGE;
+	if (i < argc)
+		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	r.o.format = tc_g.json ? TC_AN_REPORT_JSON : TC_AN_REPORT;
+	problems = tc_prof_run(&r.a, &r.o, &an, &dec);
+	tc_an_free(an);
+	tc_dec_free(dec);
+	return problems ? TC_EXIT_DATA : TC_EXIT_OK;
+}
