@@ -79,3 +79,9 @@ if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/
 	aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/a64-threads" "$TOP/tests/fixtures/emu/threads.c" &&
 		emu_rate "ETMv4 via qemu-aarch64, 4 threads" -- "$work/a64-threads"
 fi
+echo "record loop in a QEMU TCG guest (tests/vm/fake_aux.ko fill rate raised until trace is lost; guest CPU time):"
+if command -v qemu-system-x86_64 >/dev/null && [ -x "$TOP/tracectl" ]; then
+	"$TOP/tests/vm/run.sh" bench || echo "(guest bench failed)"
+else
+	echo "(skipped: qemu-system-x86_64 or ./tracectl missing)"
+fi

@@ -18,6 +18,25 @@ check insmod insmod /fake_aux.ko
 ls /sys/bus/event_source/devices/cs_etm/sinks /sys/bus/coresight/devices | tr '\n' ' '; echo
 tracectl list 2>&1 | head -20
 
+# make bench: raise the module's fill rate (bytes per 1 ms tick on each of the 4 CPUs) until
+# trace is lost; the drained rate and record's CPU time per MB for each step.
+if grep -q tc_mode=bench /proc/cmdline; then
+	echo 1000 >/sys/module/fake_aux/parameters/period_us
+	for c in 2048 4096 8192 16384 32768 65536 131072; do
+		echo $c >/sys/module/fake_aux/parameters/chunk
+		time -p tracectl record --pmu intel_pt -a -m 256,2048 -o b.data -- sleep 2 2>b.err
+		awk -v c=$c '
+			/wrote b.data/ { b = $6 }
+			/AUX records:/ { for (i = 1; i <= NF; i++) if ($i == "truncated,") t = $(i - 1) }
+			/^real/ { r = $2 } /^user/ { u = $2 } /^sys/ { s = $2 }
+			END { mb = b / 1048576; printf "VM-BENCH chunk %7d B/tick/cpu: %8.1f MB/s drained, " \
+			      "%s truncated, record CPU %.3f s = %.4f s/MB\n", c, mb / r, t, u + s,
+			      mb ? (u + s) / mb : 0 }' b.err
+		rm -f b.data b.data.old
+	done
+	poweroff -f
+fi
+
 # 1. cs_etm with a sink on a 4-thread workload over 4 vCPUs: every AUX byte, the records,
 #    the workload's exit status, .old renaming.
 echo old >a.data
