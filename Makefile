@@ -21,7 +21,13 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 .PHONY: all deps test test-asan check clean install bench test-vm
 .SECONDARY:
-all: tracectl
+all: tracectl $(B)/examples/threads
+
+# The bundled example the README's main job records (record --pmu emulated).
+$(B)/examples/%: examples/%.c
+	@mkdir -p $(dir $@)
+	@echo '  CC      $@'
+	@$(CC) $(WARN) -O1 -g -pthread -o $@ $<
 
 deps:
 	./mk/deps.sh
@@ -83,7 +89,7 @@ bench: tracectl
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl ./tests/bench/run.sh
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/config.mk tracectl
+	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/config.mk tracectl
 
 -include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
 

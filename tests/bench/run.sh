@@ -70,13 +70,13 @@ emu_rate() {	# label, tracectl record args...
 }
 echo "emulated record (tracectl record --pmu emulated):"
 if command -v gcc >/dev/null && [ "$(uname -m)" = x86_64 ]; then
-	gcc -O1 -pthread -o "$work/threads" "$TOP/tests/fixtures/emu/threads.c" &&
+	gcc -O1 -pthread -o "$work/threads" "$TOP/examples/threads.c" &&
 		emu_rate "Intel PT, 4 threads (libc stepped too)" -- "$work/threads"
 fi
 if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
 	aarch64-linux-gnu-gcc -O2 -static -o "$work/paths" "$TOP/tests/fixtures/etm/paths.c" &&
 		emu_rate "ETMv4 via qemu-aarch64, 1 thread" -- "$work/paths" 200000
-	aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/a64-threads" "$TOP/tests/fixtures/emu/threads.c" &&
+	aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/a64-threads" "$TOP/examples/threads.c" &&
 		emu_rate "ETMv4 via qemu-aarch64, 4 threads" -- "$work/a64-threads"
 fi
 echo "record loop in a QEMU TCG guest (tests/vm/fake_aux.ko fill rate raised until trace is lost; guest CPU time):"

@@ -27,7 +27,7 @@ expect_code 2 '--pmu emulated needs a command' '
 if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null; then
 	skip 'emulated Intel PT' 'needs x86-64 and gcc'
 else
-	gcc -O1 -g -pthread -o threads "$FIXT/emu/threads.c" &&
+	gcc -O1 -g -pthread -o threads "$TOP/examples/threads.c" &&
 	gcc -O1 -g -fPIE -pie -o branchy "$FIXT/progs/branchy.c" &&
 	gcc -O1 -g -fPIE -pie -o callbacks "$FIXT/progs/callbacks.c" ||
 		echo "not ok $T: cannot build the fixtures"
@@ -88,7 +88,7 @@ fi
 if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	skip 'emulated ETM' 'needs qemu-aarch64 (qemu-user) and gcc-aarch64-linux-gnu'
 else
-	aarch64-linux-gnu-gcc -O1 -static -pthread -o a64-threads "$FIXT/emu/threads.c" &&
+	aarch64-linux-gnu-gcc -O1 -static -pthread -o a64-threads "$TOP/examples/threads.c" &&
 	aarch64-linux-gnu-gcc -O2 -static -o a64-paths "$FIXT/etm/paths.c" &&
 	aarch64-linux-gnu-gcc -O1 -o a64-dynamic "$FIXT/etm/paths.c" ||
 		echo "not ok $T: cannot build the aarch64 fixtures"

@@ -190,7 +190,7 @@ TEST(emulated_etm_decodes_to_the_ground_truth)
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(th, sizeof(th), "%s/threads", dir);
 	snprintf(paths, sizeof(paths), "%s/paths", dir);
-	snprintf(src, sizeof(src), "%s/tests/fixtures/emu/threads.c", top);
+	snprintf(src, sizeof(src), "%s/examples/threads.c", top);
 	snprintf(cmd, sizeof(cmd), "aarch64-linux-gnu-gcc -O1 -static -pthread -o '%s' '%s'", th,
 		 src);
 	CHECK_INT(system(cmd), 0);
