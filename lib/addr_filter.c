@@ -68,7 +68,9 @@ nomem:
 void tc_addr_filter_free(struct tc_addr_filter *f)
 {
 	free(f->v);
+	free(f->perf);
 	f->v = NULL;
+	f->perf = NULL;
 	f->n = 0;
 }
 
@@ -80,13 +82,22 @@ int tc_addr_filter_has(const struct tc_addr_filter *f, uint64_t ip)
 	return 0;
 }
 
-static int add_range(struct tc_addr_filter *f, uint64_t s, uint64_t en, struct tc_err *e)
+/* A range at runtime address s, file offset off of path. */
+static int add_range(struct tc_addr_filter *f, uint64_t s, uint64_t en, uint64_t off,
+		     const char *path, struct tc_err *e)
 {
 	struct tc_addr_range *nv = realloc(f->v, (f->n + 1) * sizeof(*nv));
+	char *str = NULL;
 
 	if (!nv)
 		return tc_err_set(e, ENOMEM, "out of memory");
 	f->v = nv;
+	if (asprintf(&str, "%s%sfilter 0x%llx/0x%llx@%s", f->perf ? f->perf : "",
+		     f->perf ? "," : "", (unsigned long long)off, (unsigned long long)(en - s),
+		     path) < 0)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	free(f->perf);
+	f->perf = str;
 	f->v[f->n++] = (struct tc_addr_range){ s, en };
 	return 0;
 }
@@ -98,7 +109,7 @@ int tc_addr_filter_file(const char *path, const struct tc_maps *m, struct tc_add
 
 	for (size_t i = 0; i < m->n; i++)
 		if ((m->v[i].prot & PROT_EXEC) && !strcmp(m->v[i].path, path) &&
-		    add_range(out, m->v[i].start, m->v[i].end, e))
+		    add_range(out, m->v[i].start, m->v[i].end, m->v[i].pgoff, path, e))
 			return -1;
 	if (out->n == before)
 		return tc_err_set(e, ENOENT, "%s has no executable mapping in the process", path);
@@ -108,7 +119,7 @@ int tc_addr_filter_file(const char *path, const struct tc_maps *m, struct tc_add
 /* Link-time address of FILE to where the process has it: through the file offset and the
  * mapping that holds it. */
 static int to_runtime(const struct tc_elf *elf, const char *path, const struct tc_maps *m,
-		      uint64_t vaddr, uint64_t *out, struct tc_err *e)
+		      uint64_t vaddr, uint64_t *out, uint64_t *offp, struct tc_err *e)
 {
 	uint64_t off;
 
@@ -120,6 +131,7 @@ static int to_runtime(const struct tc_elf *elf, const char *path, const struct t
 
 		if (!strcmp(x->path, path) && off >= x->pgoff && off < x->pgoff + (x->end - x->start)) {
 			*out = x->start + (off - x->pgoff);
+			*offp = off;
 			return 0;
 		}
 	}
@@ -131,7 +143,7 @@ static int one_filter(char *item, const struct tc_maps *m, struct tc_addr_filter
 		      struct tc_err *e)
 {
 	char *at, *what, *slash, *end, real[PATH_MAX];
-	uint64_t start, size = 0, rs = 0;
+	uint64_t start, size = 0, rs = 0, off = 0;
 	struct tc_elf *elf;
 	bool sized = false;
 	int rc = -1;
@@ -180,9 +192,9 @@ static int one_filter(char *item, const struct tc_maps *m, struct tc_addr_filter
 		tc_err_set(e, EINVAL, "'%s': an address filter needs START/SIZE", item);
 		goto out;
 	}
-	if (to_runtime(elf, real, m, start, &rs, e))
+	if (to_runtime(elf, real, m, start, &rs, &off, e))
 		goto out;
-	rc = add_range(out, rs, rs + size, e);
+	rc = add_range(out, rs, rs + size, off, real, e);
 out:
 	tc_elf_close(elf);
 	return rc;

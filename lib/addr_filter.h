@@ -35,6 +35,9 @@ struct tc_addr_range {
 struct tc_addr_filter {
 	struct tc_addr_range *v;
 	size_t n;
+	/* The same ranges as perf record writes a resolved filter ("filter 0xOFF/0xSIZE@PATH",
+	 * file offsets, comma-separated): perf's decoder checks TIP.PGD targets against it. */
+	char *perf;
 };
 
 /* Resolve spec for the process whose mappings are m. The executable code of each FILE

@@ -427,7 +427,7 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	}
 #define SID(i) sid_of(&sid, m->t[i].tid, i, &time)
 	if (tc_pw_add_attr(w, &a, ids, m->n, e) ||
-	    tc_pw_auxtrace_info_intel_pt(w, priv, NULL, e) ||
+	    tc_pw_auxtrace_info_intel_pt(w, priv, m->f.perf, e) ||
 	    tc_pw_comm(w, pid, pid, m->comm, true, SID(0), e))
 		goto out;
 	for (i = 0; i < m->maps.n; i++) {

@@ -77,6 +77,16 @@ else
 			--filter "filter 0x$fib/0x40@./threads, filter work@./threads" -- ./threads 2>/dev/null &&
 		by_tid g.truth >want && [ "$(wc -l <want)" -gt 20 ] && tc_branches g.data >got && diff want got
 	'
+	expect 'a filter into libc (qsort) and back (cmp): perf knows the filter and agrees' '
+		libc=$(ldd ./callbacks | awk "/libc.so/ { print \$3 }") && [ -f "$libc" ] &&
+		tracectl record --pmu emulated -o q.data --ground-truth q.truth \
+			--filter "filter main@./callbacks,filter cmp@./callbacks,filter qsort@$libc" \
+			-- ./callbacks 2>/dev/null &&
+		grep -q " 7f" q.truth &&
+		by_tid q.truth >want && tc_branches q.data >got && diff want got &&
+		perf_branches q.data >got2 && diff want got2 &&
+		perf report -D -i q.data 2>/dev/null | grep -q "Filter string len"
+	'
 	expect_code 1 'an unknown filter symbol is named' '
 		tracectl record --pmu emulated -o h.data --filter "filter nosuch@./threads" -- ./threads 2>err; rc=$?
 		grep -q "no function .nosuch." err; exit $rc
