@@ -106,16 +106,17 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < nat; k++) {
 			uint64_t lo, hi;
 
-			if (at[k].cpu != aux[i].cpu)
+			/* a per-thread event's AUX records say where it ran; its AUXTRACE cpu -1 */
+			if (at[k].cpu != aux[i].cpu && at[k].cpu != -1)
 				continue;
 			lo = aux[i].off > at[k].off ? aux[i].off : at[k].off;
 			hi = aux[i].off + aux[i].len < at[k].off + at[k].len ?
 			     aux[i].off + aux[i].len : at[k].off + at[k].len;
 			for (uint64_t q = lo; q < hi; q++) {
 				matched++;
-				if (at[k].data[q - at[k].off] != fa_byte(aux[i].cpu, q) && bad++ < 3)
+				if (at[k].data[q - at[k].off] != fa_byte(at[k].cpu, q) && bad++ < 3)
 					printf("check_aux: byte at cpu %d pos %llu differs\n",
-					       aux[i].cpu, (unsigned long long)q);
+					       at[k].cpu, (unsigned long long)q);
 			}
 		}
 	}

@@ -58,6 +58,12 @@ check pt-exit test $? = 0
 check_aux p.data | tee p.chk
 check pt-aux-bytes grep -q 'check_aux: OK' p.chk
 
+# 2a. --per-thread: one AUX buffer following the task (not inherited, as perf).
+tracectl record --per-thread --pmu intel_pt -o w.data -- /mt_work 2 300 0 2>w.err
+check per-thread-exit test $? = 0
+check_aux w.data | tee w.chk
+check per-thread-bytes grep -q 'check_aux: OK' w.chk
+
 # 2b. SIGTERM to record: stops, flushes, a valid file; the workload is ended (128+15).
 tracectl record --pmu cs_etm -o t.data -- /mt_work 4 20000 0 2>t.err &
 tpid=$!
