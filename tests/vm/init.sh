@@ -58,6 +58,13 @@ check pt-exit test $? = 0
 check_aux p.data | tee p.chk
 check pt-aux-bytes grep -q 'check_aux: OK' p.chk
 
+# 1b. A command that cannot run: said, non-zero, and the file is still a valid perf.data.
+tracectl record --pmu cs_etm -o x.data -- /nonexistent 2>x.err
+rc=$?; cat x.err
+check exec-fail-status test "$rc" != 0
+check exec-fail-msg grep -q "cannot run '/nonexistent'" x.err
+check exec-fail-file grep -q PERFILE2 x.data
+
 # 2a. --per-thread: one AUX buffer following the task (not inherited, as perf).
 tracectl record --per-thread --pmu intel_pt -o w.data -- /mt_work 2 300 0 2>w.err
 check per-thread-exit test $? = 0
