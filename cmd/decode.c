@@ -4,7 +4,10 @@
  * side lives in cmd/decode_input.c, shared with report and diff. */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "../out/analysis.h"
+#include "../out/autofdo.h"
 #include "../out/records.h"
 #include "../out/streams.h"
 #include "decode_input.h"
@@ -21,7 +24,7 @@ const struct tc_opt decode_opts[] = {
 	  "ranges" },
 	{ "per-thread", OPT_PER_THREAD, 1, "DIR", "write one stream per thread into DIR" },
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
-	  "(flame graph)" },
+	  "(flame graph); or autofdo (simpleperf inject's text)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
@@ -36,6 +39,7 @@ struct decode {
 	struct tc_err serr;
 	int stream_failed;
 	struct tc_an *an;
+	struct tc_afdo *afdo;
 };
 
 static int on_opt(int key, const char *arg, void *ctx)
@@ -55,9 +59,9 @@ static int on_opt(int key, const char *arg, void *ctx)
 		d->a.any_id = true;
 		break;
 	case OPT_FORMAT:
-		if (tc_an_format_parse(arg, &(enum tc_an_format){ 0 }))
+		if (strcmp(arg, "autofdo") && tc_an_format_parse(arg, &(enum tc_an_format){ 0 }))
 			return tc_usage_error(tc_cmd_find("decode"), "bad format '%s' (folded, "
-					      "chrome or svg)", arg);
+					      "chrome, svg or autofdo)", arg);
 		d->format = arg;
 		break;
 	}
@@ -70,6 +74,8 @@ static void emit(void *ctx, const struct tc_rec *r)
 
 	if (d->an)
 		tc_an_feed(d->an, r);	/* out of memory shows at tc_an_finish */
+	else if (d->afdo)
+		tc_afdo_feed(d->afdo, r);	/* and at tc_afdo_write */
 	else if (!d->streams)
 		tc_rec_write(&d->out, r);
 	else if (!d->stream_failed && tc_streams_write(d->streams, r, &d->serr))
@@ -99,7 +105,12 @@ int do_decode(int argc, char **argv)
 	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, &e)))
 		tc_fatal("%s", e.msg);
 	dec = tc_dec_new(&d.a, emit, &d, d.streams || d.format ? NULL : &d.out);
-	if (d.format) {
+	if (d.format && !strcmp(d.format, "autofdo")) {
+		d.afdo = tc_afdo_new(&(struct tc_afdo_opts){ .file = tc_dec_file,
+							     .read = tc_dec_read, .ctx = dec });
+		if (!d.afdo)
+			tc_fatal("out of memory");
+	} else if (d.format) {
 		struct tc_an_opts o = { .f = stdout, .tid = -1, .cpu = -1, .sym = tc_dec_sym,
 					.sym_ctx = dec, .dso = tc_dec_dso, .dso_ctx = dec,
 					.comm = tc_dec_comm, .comm_ctx = dec,
@@ -114,6 +125,10 @@ int do_decode(int argc, char **argv)
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
 			 d.format);
 	tc_an_free(d.an);
+	if (d.afdo && tc_afdo_write(d.afdo, stdout))
+		tc_fatal("autofdo output could not be written in full (out of memory or a write "
+			 "error)");
+	tc_afdo_free(d.afdo);
 	tc_dec_free(dec);
 	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
 	    d.stream_failed)

@@ -131,6 +131,30 @@ const char *tc_dec_dso(void *ctx, int pid, uint64_t addr)
 	return NULL;
 }
 
+/* The address spaces that map addr, from whichever decoder is at work. */
+static struct tc_images *images_at(struct tc_dec *d, int pid, uint64_t addr)
+{
+	if (d->cs && decode_cs_is_cs_etm(d->cs))
+		return tc_csp_images(decode_cs_session(d->cs));
+	if (d->pt && decode_pt_is_intel_pt(d->pt))
+		return tc_pts_images_at(decode_pt_session(d->pt), pid, addr);
+	return NULL;
+}
+
+int tc_dec_file(void *ctx, int pid, uint64_t addr, struct tc_img_file *f)
+{
+	struct tc_images *im = images_at(ctx, pid, addr);
+
+	return im ? tc_images_file(im, pid, addr, f) : -1;
+}
+
+size_t tc_dec_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct tc_images *im = images_at(ctx, pid, addr);
+
+	return im ? tc_images_read(im, pid, addr, buf, len) : 0;
+}
+
 const char *tc_dec_comm(void *ctx, int pid, int tid)
 {
 	struct tc_dec *d = ctx;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../decoders/record.h"
+#include "../lib/images.h"
 #include "../out/records.h"
 
 struct tc_decode_args {
@@ -36,6 +37,9 @@ void tc_dec_free(struct tc_dec *d);
 int tc_dec_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_dec_dso(void *ctx, int pid, uint64_t addr);
 const char *tc_dec_comm(void *ctx, int pid, int tid);
+/* The binary behind addr (out/autofdo.h), and its bytes; -1 / 0 where unknown. */
+int tc_dec_file(void *ctx, int pid, uint64_t addr, struct tc_img_file *f);
+size_t tc_dec_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len);
 
 /* "0x10,0x11" into want; -1 on a bad ID. */
 int tc_parse_trace_ids(const char *arg, bool want[128]);

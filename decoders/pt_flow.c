@@ -156,6 +156,8 @@ static void flush_range(struct tc_ptf *d)
 	r.isa = d->r_isa;
 	r.last = 'E';
 	r.last_type = (uint8_t)insn_class(d->last_class);
+	if (d->last_ip >= d->r_start && d->last_ip < d->r_end)
+		r.last_size = (uint8_t)(d->r_end - d->last_ip);
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
 	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
 	d->ops.emit(d->ops.ctx, &r);

@@ -545,6 +545,16 @@ int tc_pts_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
 	return tc_images_format_sym(s->cur->im, s->cur->pid, addr, buf, len);
 }
 
+struct tc_images *tc_pts_images_at(struct tc_pts *s, int pid, uint64_t addr)
+{
+	struct tc_img_sym sym;
+
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym))
+			return s->q[i].im;
+	return NULL;
+}
+
 int tc_pts_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
 {
 	struct tc_pts *s = ctx;

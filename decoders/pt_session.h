@@ -66,6 +66,8 @@ int tc_pts_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
  * session, valid until tc_pts_free. */
 int tc_pts_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_pts_dso(void *ctx, int pid, uint64_t addr);
+/* The address spaces of the first queue that maps pid's addr, or NULL. */
+struct tc_images *tc_pts_images_at(struct tc_pts *s, int pid, uint64_t addr);
 /* Images needed but not found, over all queues, each once. Valid until tc_pts_free. */
 size_t tc_pts_missing(const struct tc_pts *s, const struct tc_pts_missing **list);
 

@@ -445,6 +445,26 @@ int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 	return 0;
 }
 
+int tc_images_file(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_file *f)
+{
+	const struct mapping *m = lookup(im, pid, addr);
+	const struct tc_elf_seg *seg;
+	struct tc_elf *elf;
+	size_t n;
+
+	if (!m || !m->file->path[0] || !(elf = elf_of(im, m->file)))
+		return -1;
+	if (is_kernel_image(m->file->path))
+		f->vaddr = addr;
+	else if (tc_elf_offset_to_vaddr(elf, m->pgoff + (addr - m->start), &f->vaddr))
+		return -1;
+	seg = tc_elf_segments(elf, &n);
+	f->first_load = n ? seg[0].vaddr : 0;
+	f->dso = m->file->path;
+	f->build_id = tc_elf_build_id(elf);
+	return 0;
+}
+
 size_t tc_images_missing(const struct tc_images *im, const char *const **paths)
 {
 	*paths = (const char *const *)im->missing;

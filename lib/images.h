@@ -47,6 +47,16 @@ struct tc_img_sym {
 /* 0 and *s for a mapped address, -1 otherwise. Strings live as long as im. */
 int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_sym *s);
 
+/* The file behind an address, for profiles keyed by binary (AutoFDO). */
+struct tc_img_file {
+	const char *dso;		/* recorded path */
+	const char *build_id;		/* the ELF's, lower-case hex; "" if it has none */
+	uint64_t vaddr;			/* addr's link-time address in the file */
+	uint64_t first_load;		/* link-time address of the first PT_LOAD segment */
+};
+/* 0 and *f where addr is mapped to a file that was found, -1 otherwise. */
+int tc_images_file(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_file *f);
+
 /* "sym+0xoff", or "[file+0xoff]" without a symbol, into buf; -1 if addr is not mapped. */
 int tc_images_format_sym(struct tc_images *im, int32_t pid, uint64_t addr, char *buf,
 			 size_t len);
