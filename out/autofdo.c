@@ -310,7 +310,8 @@ int tc_afdo_write(struct tc_afdo *a, FILE *f)
 
 	for (size_t i = 0; i < a->nst; i++)
 		rc |= flush(a, &a->st[i]);
-	qsort(a->bins, a->nbins, sizeof(*a->bins), cmp_bin);
+	if (a->nbins)
+		qsort(a->bins, a->nbins, sizeof(*a->bins), cmp_bin);
 	if (a->nbins > 1)
 		fprintf(f, "// Please split this file. AutoFDO only accepts profile for one binary.\n");
 	for (size_t i = 0; i < a->nbins; i++) {
