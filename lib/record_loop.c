@@ -560,7 +560,14 @@ static int loop_body(struct loop *L, struct tc_err *e)
 	while (!done && !rc) {
 		int status;
 
+		size_t hup = 0;
+
 		poll(pfd, L->nrings, 50);
+		for (size_t k = 0; k < L->nrings; k++)
+			hup += !!(pfd[k].revents & POLLHUP);
+		/* -p/-t: the task's events hang up when it exits; that ends the recording. */
+		if (r->pid && !r->cpu_wide && L->nrings && hup == L->nrings)
+			done = true;
 		if (drain_all(L, e)) {
 			rc = -1;
 			break;

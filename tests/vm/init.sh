@@ -71,6 +71,14 @@ check per-thread-exit test $? = 0
 check_aux w.data | tee w.chk
 check per-thread-bytes grep -q 'check_aux: OK' w.chk
 
+# 2a'. -p PID: attached to a running process, done when it exits.
+/mt_work 2 1500 0 &
+wpid=$!
+timeout 30 tracectl record --pmu intel_pt -p $wpid -o pp.data 2>pp.err
+check attach-ends test $? = 0
+check_aux pp.data | tee pp.chk
+check attach-bytes grep -q 'check_aux: OK' pp.chk
+
 # 2b. SIGTERM to record: stops, flushes, a valid file; the workload is ended (128+15).
 tracectl record --pmu cs_etm -o t.data -- /mt_work 4 20000 0 2>t.err &
 tpid=$!
