@@ -17,6 +17,7 @@
 #include "../out/analysis.h"
 #include "decode_cs.h"
 #include "decode_pt.h"
+#include "progress.h"
 #include "tracectl.h"
 
 struct comm {
@@ -40,6 +41,7 @@ struct tc_dec {
 	uint64_t auxtrace_recs, auxtrace_bytes, lost_recs, lost_events;
 	uint64_t first_aux_offset;
 	struct tc_ptp_stats ptp;
+	struct tc_progress *progress;	/* NULL when not shown */
 };
 
 int tc_parse_trace_ids(const char *arg, bool want[128])
@@ -201,6 +203,7 @@ static int on_auxtrace_info(struct tc_dec *d, struct tc_perf_data *pd,
 
 static int on_auxtrace(struct tc_dec *d, const struct tc_pd_record *r, struct tc_err *e)
 {
+	tc_progress_buffer(d->progress, r->offset + r->size, r->u.auxtrace.size);
 	d->auxtrace_recs++;
 	d->auxtrace_bytes += r->u.auxtrace.size;
 	if (!d->a.packets || d->aux_type != 1)
@@ -292,6 +295,15 @@ static int report_missing(struct tc_dec *d)
 	return problems;
 }
 
+/* The decoders' records pass here on their way to the command: progress. */
+static void emit_progress(void *ctx, const struct tc_rec *r)
+{
+	struct tc_dec *d = ctx;
+
+	tc_progress_at(d->progress, r->offset);
+	d->emit(d->ctx, r);
+}
+
 static int run_perf_data(struct tc_dec *d)
 {
 	struct tc_perf_data *pd;
@@ -300,12 +312,14 @@ static int run_perf_data(struct tc_dec *d)
 
 	if (tc_pd_open(&pd, d->a.input, &e))
 		tc_fatal("%s", e.msg);
+	d->progress = tc_progress_new();
 	if (!d->a.packets)
-		d->pt = decode_pt_new(d->a.symfs, d->a.branches, d->emit, d->ctx, NULL);
+		d->pt = decode_pt_new(d->a.symfs, d->a.branches, emit_progress, d, NULL);
 	d->cs = decode_cs_new(d->a.symfs, d->a.packets, d->a.branches,
-			      d->a.any_id ? d->a.want_id : NULL, d->emit, d->ctx, NULL);
+			      d->a.any_id ? d->a.want_id : NULL, emit_progress, d, NULL);
 	rc = read_all(d, pd, &e);
 	if (rc) {
+		tc_progress_end(d->progress);
 		tc_pd_close(pd);
 		tc_fatal("%s", e.msg);
 	}
@@ -316,6 +330,8 @@ static int run_perf_data(struct tc_dec *d)
 	else if (!d->a.packets && d->auxtrace_recs)
 		tc_fatal("%s: AUX trace of unknown kind (AUXTRACE_INFO type %u): cannot decode",
 			 d->a.input, d->aux_type);
+	tc_progress_end(d->progress);
+	d->progress = NULL;
 	problems += report_missing(d);
 	if (d->a.packets && d->aux_type == 1)
 		tc_status("tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64 " bytes), %"

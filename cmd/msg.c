@@ -40,9 +40,19 @@ const char *tc_color_off(void)
 	return color_out ? "\033[m" : "";
 }
 
+/* A progress line (cmd/progress.c) is cleared before anything else goes to stderr. */
+static void clear_progress(void)
+{
+	if (tc_g.progress_line) {
+		fputs("\r\033[K", stderr);
+		tc_g.progress_line = false;
+	}
+}
+
 static void vreport(const char *prefix, const char *color, const char *fmt, va_list ap)
 {
 	fflush(stdout);
+	clear_progress();
 	if (color_err)
 		fprintf(stderr, "%s%s\033[m ", color, prefix);
 	else
@@ -99,6 +109,7 @@ void tc_status(const char *fmt, ...)
 
 	if (tc_g.quiet)
 		return;
+	clear_progress();
 	fputs("[ ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

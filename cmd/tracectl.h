@@ -48,6 +48,7 @@ enum tc_color { TC_COLOR_AUTO, TC_COLOR_ALWAYS, TC_COLOR_NEVER };
 
 struct tc_global {
 	bool json, pretty, quiet;
+	bool progress_line;	/* a progress line is on stderr (cmd/progress.c) */
 	int verbose;
 	enum tc_color color;
 	const char *sysfs_root;
