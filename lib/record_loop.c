@@ -1,5 +1,6 @@
 #include "record_loop.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -81,16 +82,44 @@ static uint64_t now_ns(void)
 
 /* --- opening ----------------------------------------------------------------------- */
 
+/* The threads of a process (/proc/PID/task), at most max; 0 if it cannot be read. */
+static size_t task_tids(pid_t pid, pid_t *tids, size_t max)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while (n < max && (de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			tids[n++] = (pid_t)atoi(de->d_name);
+	closedir(d);
+	return n;
+}
+
 static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 {
 	const struct tc_rec_plan *pl = L->r->plan;
+	pid_t tids[256] = { pid };
+	size_t ntids = 1;
 
-	L->ev = calloc(pl->n, sizeof(*L->ev));
+	/* -p: every thread the process has now (later ones are inherited); per CPU only, as
+	 * a per-thread event cannot share another task's ring. */
+	if (L->r->all_threads && pid > 0 && pl->ncpus &&
+	    !(ntids = task_tids(pid, tids, sizeof(tids) / sizeof(tids[0])))) {
+		tids[0] = pid;
+		ntids = 1;
+	}
+	L->ev = calloc(pl->n * ntids, sizeof(*L->ev));
 	L->rings = calloc(pl->n, sizeof(*L->rings));
 	if (!L->ev || !L->rings)
 		return tc_err_set(e, ENOMEM, "out of memory");
-	for (size_t i = 0; i < pl->n; i++) {
-		const struct tc_rec_event *pe = &pl->ev[i];
+	for (size_t i = 0; i < pl->n * ntids; i++) {
+		const struct tc_rec_event *pe = &pl->ev[i % pl->n];
+		pid_t tid = tids[i / pl->n];
 		struct tc_rec_event copy = *pe;
 		struct ev *v = &L->ev[L->nev];
 
@@ -107,7 +136,7 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 		v->ring = -1;
 		if (!(v->evsel = tc_rec_evsel_new(&copy, e)))
 			return -1;
-		if (tc_rec_evsel_open_fd(v->evsel, &copy, pid, pe->role == TC_ROLE_AUX ?
+		if (tc_rec_evsel_open_fd(v->evsel, &copy, tid, pe->role == TC_ROLE_AUX ?
 					 pl->terms : NULL, &v->fd, e)) {
 			perf_evsel__delete(v->evsel);
 			return -1;
@@ -115,7 +144,7 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 		L->nev++;
 		if (ioctl(v->fd, PERF_EVENT_IOC_ID, &v->id) < 0)
 			return tc_err_sys(e, errno, "PERF_EVENT_IOC_ID");
-		if (pe->role == TC_ROLE_AUX) {
+		if (pe->role == TC_ROLE_AUX && i < pl->n) {
 			struct ring *g = &L->rings[L->nrings];
 
 			g->cpu = pe->cpu;
@@ -126,8 +155,9 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 			v->ring = (int)L->nrings++;
 		}
 	}
-	/* Side-band goes into the ring of the AUX event on the same CPU (the decoder wants
-	 * one stream per CPU, and the kernel's rings are per CPU anyway). */
+	/* Side-band (and other threads' AUX events) go into the ring of the AUX event on the
+	 * same CPU (the decoder wants one stream per CPU, and the kernel's rings are per CPU
+	 * anyway). */
 	for (size_t i = 0; i < L->nev; i++) {
 		struct ev *v = &L->ev[i];
 
@@ -137,8 +167,9 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 			if (L->rings[k].cpu != v->pe->cpu)
 				continue;
 			if (ioctl(v->fd, PERF_EVENT_IOC_SET_OUTPUT, L->rings[k].fd) < 0)
-				return tc_err_sys(e, errno, "redirecting the side-band event of cpu "
-						  "%d into its AUX event's ring", v->pe->cpu);
+				return tc_err_sys(e, errno, "redirecting the %s event of cpu %d into "
+						  "its AUX event's ring", tc_rec_role_name(v->pe->role),
+						  v->pe->cpu);
 			v->ring = (int)k;
 			break;
 		}

@@ -21,6 +21,7 @@ struct tc_rec_run {
 	bool cpu_wide;			/* -a / -C: every task on the CPUs */
 	pid_t pid;			/* -p / -t target, 0: the workload (or none) */
 	bool inherit;			/* follow children/threads of the task */
+	bool all_threads;		/* -p: every thread of pid, not just pid itself */
 	char **argv;			/* workload, NULL-terminated; NULL: none */
 	int argc;
 	char **cmdline;			/* tracectl's own argv for the cmdline feature */

@@ -24,7 +24,8 @@ struct range { int cpu; uint64_t off, len; const uint8_t *data; };
 int main(int argc, char **argv)
 {
 	static struct range aux[MAXR], at[MAXR];
-	size_t naux = 0, nat = 0, cnt[128] = { 0 };
+	size_t naux = 0, nat = 0, cnt[128] = { 0 }, ntids = 0;
+	uint32_t tids[64];
 	uint64_t reported = 0, matched = 0, bad = 0, trunc = 0;
 	int snap = argc > 2 && !strcmp(argv[1], "--snapshot");
 	FILE *f;
@@ -66,6 +67,16 @@ int main(int argc, char **argv)
 				at[nat++] = (struct range){ (int)cpu, u[1], u[0], b + p + 48 };
 			p += rsize + u[0];
 			continue;
+		}
+		if (type == 12) {	/* ITRACE_START: pid tid; count distinct tids */
+			uint32_t tid;
+			size_t j;
+
+			memcpy(&tid, b + p + 12, 4);
+			for (j = 0; j < ntids && tids[j] != tid; j++)
+				;
+			if (j == ntids && ntids < 64)
+				tids[ntids++] = tid;
 		}
 		if (type == 11) {	/* AUX, trailer: tid time cpu identifier */
 			uint32_t cpu;
@@ -121,11 +132,11 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("check_aux: %s aux_bytes_reported=%llu matched=%llu bad=%llu auxtrace=%zu aux=%zu "
-	       "truncated=%llu itrace_start=%zu comm=%zu mmap2=%zu fork=%zu exit=%zu "
+	       "truncated=%llu itrace_start=%zu itrace_tids=%zu comm=%zu mmap2=%zu fork=%zu exit=%zu "
 	       "switch=%zu switch_cpu_wide=%zu lost=%zu auxtrace_info=%zu\n",
 	       reported && matched == reported && !bad ? "OK" : "FAIL",
 	       (unsigned long long)reported, (unsigned long long)matched,
-	       (unsigned long long)bad, cnt[71], cnt[11], (unsigned long long)trunc, cnt[12],
+	       (unsigned long long)bad, cnt[71], cnt[11], (unsigned long long)trunc, cnt[12], ntids,
 	       cnt[3], cnt[10], cnt[7], cnt[4], cnt[14], cnt[15], cnt[2], cnt[70]);
 	return reported && matched == reported && !bad ? 0 : 1;
 }

@@ -47,6 +47,7 @@ check old-renamed grep -q '^old$' a.data.old
 check_aux a.data | tee a.chk
 check cs-aux-bytes grep -q 'check_aux: OK' a.chk
 check cs-itrace-start grep -Eq 'itrace_start=[1-9]' a.chk
+check cs-threads grep -Eq 'itrace_tids=[3-9]' a.chk
 check cs-sideband grep -Eq 'comm=[1-9].* mmap2=[1-9].* exit=[1-9]' a.chk
 check cs-switch grep -Eq ' switch=[1-9]' a.chk
 check cs-info grep -q 'auxtrace_info=1' a.chk
@@ -74,10 +75,12 @@ check per-thread-bytes grep -q 'check_aux: OK' w.chk
 # 2a'. -p PID: attached to a running process, done when it exits.
 /mt_work 2 1500 0 &
 wpid=$!
+sleep 0.3	# its threads exist before record attaches
 timeout 30 tracectl record --pmu intel_pt -p $wpid -o pp.data 2>pp.err
 check attach-ends test $? = 0
 check_aux pp.data | tee pp.chk
 check attach-bytes grep -q 'check_aux: OK' pp.chk
+check attach-threads grep -Eq 'itrace_tids=[3-9]' pp.chk
 
 # 2b. SIGTERM to record: stops, flushes, a valid file; the workload is ended (128+15).
 tracectl record --pmu cs_etm -o t.data -- /mt_work 4 20000 0 2>t.err &
