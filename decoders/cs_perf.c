@@ -65,23 +65,6 @@ static int nomem(struct tc_err *e)
 	return tc_err_set(e, ENOMEM, "out of memory");
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*v, n * size);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 struct tc_csp *tc_csp_new(const struct tc_csp_opts *o, struct tc_err *e)
 {
 	struct tc_csp *s = calloc(1, sizeof(*s));
@@ -138,7 +121,7 @@ static int set_tid(struct tc_csp *s, int pid, int tid, struct tc_err *e)
 			s->tids[i].pid = pid;
 			return 0;
 		}
-	if (grow((void **)&s->tids, &s->ctids, s->ntids + 1, sizeof(*s->tids)))
+	if (tc_grow((void **)&s->tids, &s->ctids, s->ntids + 1, sizeof(*s->tids)))
 		return nomem(e);
 	s->tids[s->ntids++] = (struct tid_pid){ tid, pid };
 	return 0;
@@ -174,7 +157,7 @@ static int add_buffer(struct tc_csp *s, const struct tc_pd_record *r, struct tc_
 {
 	struct buf *b;
 
-	if (grow((void **)&s->bufs, &s->cbufs, s->nbufs + 1, sizeof(*s->bufs)))
+	if (tc_grow((void **)&s->bufs, &s->cbufs, s->nbufs + 1, sizeof(*s->bufs)))
 		return nomem(e);
 	b = &s->bufs[s->nbufs];
 	*b = (struct buf){ .size = r->u.auxtrace.size, .aux_off = r->u.auxtrace.offset,
@@ -212,7 +195,7 @@ int tc_csp_record(struct tc_csp *s, const struct tc_pd_record *r, struct tc_err 
 	case TC_PD_AUXTRACE:
 		return s->is_cs ? add_buffer(s, r, e) : 0;
 	case PERF_RECORD_AUX:
-		if (grow((void **)&s->auxs, &s->cauxs, s->nauxs + 1, sizeof(*s->auxs)))
+		if (tc_grow((void **)&s->auxs, &s->cauxs, s->nauxs + 1, sizeof(*s->auxs)))
 			return nomem(e);
 		s->auxs[s->nauxs++] = (struct aux){
 			.cpu = r->sid.has_cpu ? (int)r->sid.cpu : -1, .off = r->u.aux.aux_offset,

@@ -73,23 +73,6 @@ struct tc_pts {
 	struct tc_pts_missing *list;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 struct tc_pts *tc_pts_new(const struct tc_pts_opts *o, struct tc_err *e)
 {
 	struct tc_pts *s;
@@ -157,7 +140,7 @@ static int add_sb(struct tc_pts *s, const struct tc_pd_record *r, struct tc_err 
 {
 	struct sb *b;
 
-	if (grow((void **)&s->sb, &s->capsb, s->nsb + 1, sizeof(*s->sb)))
+	if (tc_grow((void **)&s->sb, &s->capsb, s->nsb + 1, sizeof(*s->sb)))
 		return nomem(e);
 	b = &s->sb[s->nsb];
 	memset(b, 0, sizeof(*b));
@@ -192,7 +175,7 @@ static int add_sb(struct tc_pts *s, const struct tc_pd_record *r, struct tc_err 
 
 static int add_sw(struct tc_pts *s, uint64_t time, int cpu, int pid, int tid, struct tc_err *e)
 {
-	if (grow((void **)&s->sw, &s->capsw, s->nsw + 1, sizeof(*s->sw)))
+	if (tc_grow((void **)&s->sw, &s->capsw, s->nsw + 1, sizeof(*s->sw)))
 		return nomem(e);
 	s->sw[s->nsw++] = (struct sw){ time, s->seq++, cpu, pid, tid };
 	return 0;
@@ -205,7 +188,7 @@ static int add_tid(struct tc_pts *s, uint32_t pid, uint32_t tid, struct tc_err *
 			s->tp[i].pid = (int)pid;
 			return 0;
 		}
-	if (grow((void **)&s->tp, &s->captp, s->ntp + 1, sizeof(*s->tp)))
+	if (tc_grow((void **)&s->tp, &s->captp, s->ntp + 1, sizeof(*s->tp)))
 		return nomem(e);
 	s->tp[s->ntp++] = (struct tid_pid){ (int)tid, (int)pid };
 	return 0;
@@ -226,7 +209,7 @@ static struct queue *get_queue(struct tc_pts *s, int key, int cpu)
 	for (size_t i = 0; i < s->nq; i++)
 		if (s->q[i].key == key)
 			return &s->q[i];
-	if (grow((void **)&s->q, &s->capq, s->nq + 1, sizeof(*s->q)))
+	if (tc_grow((void **)&s->q, &s->capq, s->nq + 1, sizeof(*s->q)))
 		return NULL;
 	q = &s->q[s->nq++];
 	memset(q, 0, sizeof(*q));
@@ -242,7 +225,7 @@ static int add_buffer(struct tc_pts *s, const struct tc_pd_record *r, struct tc_
 	struct queue *q = s->pt.per_cpu_mmaps ? get_queue(s, cpu, cpu) : get_queue(s, tid, cpu);
 	struct buf *b;
 
-	if (!q || grow((void **)&q->bufs, &q->capbufs, q->nbufs + 1, sizeof(*q->bufs)))
+	if (!q || tc_grow((void **)&q->bufs, &q->capbufs, q->nbufs + 1, sizeof(*q->bufs)))
 		return nomem(e);
 	b = &q->bufs[q->nbufs];
 	b->offset = r->offset + r->size;
@@ -413,7 +396,7 @@ static struct missing *miss_for(struct tc_pts *s, const char *dso)
 	for (size_t i = 0; i < s->nmiss; i++)
 		if (!strcmp(s->miss[i].dso, dso))
 			return &s->miss[i];
-	if (grow((void **)&s->miss, &s->capmiss, s->nmiss + 1, sizeof(*s->miss)))
+	if (tc_grow((void **)&s->miss, &s->capmiss, s->nmiss + 1, sizeof(*s->miss)))
 		return NULL;
 	s->miss[s->nmiss] = (struct missing){ NULL, strdup(dso), 0 };
 	if (!s->miss[s->nmiss].dso)

@@ -27,4 +27,8 @@ void tc_diag_add(struct tc_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void tc_diag_free(struct tc_diag *d);
 
+/* Make room for need elements of size bytes in the array *v of capacity *cap (doubling);
+ * -1 on ENOMEM with *v and *cap unchanged. */
+int tc_grow(void **v, size_t *cap, size_t need, size_t size);
+
 #endif

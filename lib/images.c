@@ -43,24 +43,6 @@ struct tc_images {
 	size_t nmissing;
 };
 
-/* Growing arrays: the nomem cases leave the structure as it was (the mapping is dropped). */
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static void hex(char *out, const uint8_t *id, size_t n)
 {
 	/* perf pads ids to 20 bytes; trailing zero bytes are padding, not id. */
@@ -115,7 +97,7 @@ void tc_images_add_build_ids(struct tc_images *im, const struct tc_pd_build_id *
 {
 	size_t cap = im->nbids;
 
-	if (!n || grow((void **)&im->bids, &cap, im->nbids + n, sizeof(*im->bids)))
+	if (!n || tc_grow((void **)&im->bids, &cap, im->nbids + n, sizeof(*im->bids)))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct tc_pd_build_id *b = &im->bids[im->nbids];
@@ -167,7 +149,7 @@ static struct file *get_file(struct tc_images *im, const char *path, const uint8
 	for (size_t i = 0; i < im->nfiles; i++)
 		if (!strcmp(im->files[i]->path, path) && !strcmp(im->files[i]->bid, want))
 			return im->files[i];
-	if (grow((void **)&im->files, &im->capfiles, im->nfiles + 1, sizeof(*im->files)))
+	if (tc_grow((void **)&im->files, &im->capfiles, im->nfiles + 1, sizeof(*im->files)))
 		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
@@ -187,7 +169,7 @@ static struct space *find_space(struct tc_images *im, int32_t pid, bool create)
 	for (size_t i = 0; i < im->nspaces; i++)
 		if (im->spaces[i].pid == pid)
 			return &im->spaces[i];
-	if (!create || grow((void **)&im->spaces, &im->capspaces, im->nspaces + 1,
+	if (!create || tc_grow((void **)&im->spaces, &im->capspaces, im->nspaces + 1,
 			    sizeof(*im->spaces)))
 		return NULL;
 	s = &im->spaces[im->nspaces++];
@@ -214,7 +196,7 @@ static size_t lower(const struct space *s, uint64_t addr)
 
 static int insert_at(struct space *s, size_t i, const struct mapping *m)
 {
-	if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+	if (tc_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
 		return -1;
 	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
 	s->v[i] = *m;
@@ -280,7 +262,7 @@ void tc_images_fork(struct tc_images *im, int32_t ppid, int32_t pid)
 		return;
 	p = &im->spaces[ip];	/* the array may have moved */
 	c->n = 0;
-	if (grow((void **)&c->v, &c->cap, p->n, sizeof(*c->v)))
+	if (tc_grow((void **)&c->v, &c->cap, p->n, sizeof(*c->v)))
 		return;
 	memcpy(c->v, p->v, p->n * sizeof(*c->v));
 	c->n = p->n;
@@ -389,7 +371,7 @@ static void note_missing(struct tc_images *im, struct file *f)
 		snprintf(line + n, sizeof(line) - (size_t)n, " (no file: special mapping)");
 	else if (f->why[0])
 		snprintf(line + n, sizeof(line) - (size_t)n, " (%s)", f->why);
-	if (grow((void **)&im->missing, &cap, im->nmissing + 1, sizeof(*im->missing)))
+	if (tc_grow((void **)&im->missing, &cap, im->nmissing + 1, sizeof(*im->missing)))
 		return;
 	if ((im->missing[im->nmissing] = strdup(line)))
 		im->nmissing++;
