@@ -83,8 +83,10 @@ static void on_data(void *ctx, uint8_t id, const uint8_t *data, size_t len, uint
 		CHECK(id >= 0x01 && id <= 0x6f);
 	CHECK(off < s->fed);
 	CHECK(!s->any || off >= s->last_off);
+	/* a run starts at its frame or at the ID byte that began it: ID bytes sit at even
+	 * positions of a frame */
 	if (s->aligned && (s->flags & TC_CSF_MEM_ALIGN))
-		CHECK(off % TC_CSF_FRAME_SIZE == 0);
+		CHECK(off % 2 == 0);
 	s->any = true;
 	s->last_off = off;
 	h = fnv(r->hash[id] ? r->hash[id] : 0xcbf29ce484222325ULL, off);
