@@ -51,8 +51,12 @@ pt)
 	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
 	max_len=${FUZZ_MAX_LEN:-16384}
 	if [ -d "$td/perfdata/intel_pt" ]; then
+		# from each file's first PSB (02 82 x8) on: the trace, not the headers
 		for f in "$td"/perfdata/intel_pt/perf.data.*; do
-			[ -f "$f" ] && tail -c "$max_len" "$f" >"$corpus/seed-$(basename "$f")"
+			[ -f "$f" ] || continue
+			o=$(LC_ALL=C grep -obUaP '(\x02\x82){8}' "$f" | head -n 1 | cut -d: -f1)
+			tail -c +$((${o:-0} + 1)) "$f" | head -c "$max_len" \
+				>"$corpus/seed-$(basename "$f")"
 		done
 	fi
 	;;
