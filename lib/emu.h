@@ -19,6 +19,8 @@ struct tc_emu_opts {
 	bool truth_no_tid;	/* truth lines without the thread id (single-threaded tools) */
 	bool no_retcomp;	/* PT: no return compression (DisRETC) */
 	uint64_t sync_period;	/* PSB / A-sync period in bytes (0: 4096) */
+	uint64_t repeat_bytes;	/* PT: repeat a cycle of the path until the trace has this
+				 * many bytes (single-threaded programs; 0: off) */
 	int rec_argc;		/* the recording command line, for the header */
 	char *const *rec_argv;
 	const char *qemu;	/* ETM: the qemu-aarch64 to run (NULL: from PATH) */
@@ -31,6 +33,9 @@ struct tc_emu_stats {
 	uint64_t bytes;		/* trace bytes written */
 	unsigned threads;
 	int status;		/* the program's wait status */
+	/* repeat_bytes: ground-truth lines (from, to] are the cycle, repeated `repeats`
+	 * more times after line `to`. */
+	uint64_t cycle_from, cycle_to, repeats;
 };
 
 /* The format for a program from its ELF machine: PT for x86-64, ETM for aarch64. */

@@ -3,7 +3,9 @@
  * what Intel PT would have written for that thread: TNT bits, TIPs, TIP.PGE/PGD where the
  * path enters or leaves the filter, PSB+ periodically. One trace buffer per thread, written
  * as perf's per-thread mode would (an AUXTRACE queue per thread, cpu -1), with the real
- * side-band: COMM, MMAP2 of the executable mappings, FORK/EXIT of every thread. */
+ * side-band: COMM, MMAP2 of the executable mappings, FORK/EXIT of every thread.
+ * With repeat_bytes, the steps are kept and encoded afresh with one cycle of the path
+ * repeated: a trace of any size from a few seconds of single-stepping (benchmarks). */
 #include "lib/emu.h"
 
 #include <elf.h>
@@ -41,6 +43,17 @@ struct thr {
 	int sig;		/* to deliver with the next step */
 };
 
+/* One traced step of a thread, as the encoder takes it (and a repeat replays it). */
+struct step {
+	uint64_t ip, next;
+	uint64_t ret;		/* the return address a traced call pushed */
+	uint64_t sp;		/* after the step: with next, the state a cycle comes back to */
+	uint64_t branches;	/* ground-truth lines once the step is encoded */
+	enum tc_x86_kind kind;
+	unsigned len;
+	bool in, next_in;
+};
+
 struct emu {
 	const struct tc_emu_opts *o;
 	struct tc_emu_stats *st;
@@ -51,6 +64,9 @@ struct emu {
 	struct tc_maps maps;
 	FILE *truth;
 	char real[PATH_MAX], comm[16];
+	uint64_t entry;
+	struct step *log;	/* repeat_bytes: the first thread's traced steps */
+	size_t nlog, caplog;
 };
 
 static struct thr *find(struct emu *m, pid_t tid)
@@ -154,17 +170,16 @@ static int prepare(struct emu *m, struct thr *t, struct tc_err *e)
 	return 0;
 }
 
-/* t executed the instruction at t->ip and is now at next. */
-static int stepped(struct emu *m, struct thr *t, uint64_t next, uint64_t sp, struct tc_err *e)
+/* Encode step s of t (t is at s->ip). */
+static int encode(struct emu *m, struct thr *t, const struct step *s, struct tc_err *e)
 {
 	struct tc_pt_enc *x = &t->x;
-	bool next_in = tc_addr_filter_has(&m->f, next);
-	uint64_t ip = t->ip;
-	enum tc_x86_kind k = t->k.kind;
+	uint64_t ip = s->ip, next = s->next;
+	enum tc_x86_kind k = s->kind;
 
 	m->st->steps++;
-	if (!t->in) {
-		if (next_in && enable(m, t, next, e))
+	if (!s->in) {
+		if (s->next_in && enable(m, t, next, e))
 			return -1;
 		goto out;
 	}
@@ -174,10 +189,10 @@ static int stepped(struct emu *m, struct thr *t, uint64_t next, uint64_t sp, str
 			return tc_err_set(e, EINVAL, "0x%llx -> 0x%llx in thread %d: not a branch "
 					  "to the classifier", (unsigned long long)ip,
 					  (unsigned long long)next, (int)t->tid);
-	} else if (k == TC_X86_JCC && next_in) {
-		if (tc_pt_tnt_bit(x, next != ip + t->k.len, e))
+	} else if (k == TC_X86_JCC && s->next_in) {
+		if (tc_pt_tnt_bit(x, next != ip + s->len, e))
 			return -1;
-	} else if (!next_in) {
+	} else if (!s->next_in) {
 		/* Out of the filter region: TIP.PGD with the target, the stack forgotten. */
 		if (k == TC_X86_JCC)
 			return tc_err_set(e, ENOTSUP, "conditional branch out of the filter at "
@@ -186,13 +201,7 @@ static int stepped(struct emu *m, struct thr *t, uint64_t next, uint64_t sp, str
 			return -1;
 		x->depth = 0;
 	} else if (k == TC_X86_CALL || k == TC_X86_ICALL) {
-		uint8_t r[8];
-		uint64_t ret;
-
-		if (peek(t->tid, sp, r, 8, e))
-			return -1;
-		memcpy(&ret, r, 8);
-		tc_pt_push_ret(x, ret);
+		tc_pt_push_ret(x, s->ret);
 		if (k == TC_X86_ICALL && tc_pt_ip(x, ppt_tip, next, e))
 			return -1;
 	} else if (k == TC_X86_RET && tc_pt_pop_ret(x, next)) {
@@ -201,12 +210,123 @@ static int stepped(struct emu *m, struct thr *t, uint64_t next, uint64_t sp, str
 	} else if ((k == TC_X86_RET || k == TC_X86_IJMP) && tc_pt_ip(x, ppt_tip, next, e)) {
 		return -1;
 	}
-	if (k != TC_X86_OTHER && (k != TC_X86_JCC || next != ip + t->k.len))
+	if (k != TC_X86_OTHER && (k != TC_X86_JCC || next != ip + s->len))
 		truth(m, t, ip, next);
 out:
 	t->ip = next;
-	t->in = next_in;
+	t->in = s->next_in;
 	return 0;
+}
+
+/* t executed the instruction at t->ip and is now at next, its stack pointer sp. */
+static int stepped(struct emu *m, struct thr *t, uint64_t next, uint64_t sp, struct tc_err *e)
+{
+	struct step s = { .ip = t->ip, .next = next, .sp = sp, .in = t->in,
+		.kind = t->in ? t->k.kind : TC_X86_OTHER, .len = t->k.len,
+		.next_in = tc_addr_filter_has(&m->f, next) };
+
+	if (s.in && s.next_in && (s.kind == TC_X86_CALL || s.kind == TC_X86_ICALL)) {
+		uint8_t r[8];
+
+		if (peek(t->tid, sp, r, 8, e))
+			return -1;
+		memcpy(&s.ret, r, 8);
+	}
+	if (encode(m, t, &s, e))
+		return -1;
+	if (m->o->repeat_bytes && t->tid == m->pid && (s.in || s.next_in)) {
+		if (tc_grow((void **)&m->log, &m->caplog, m->nlog + 1, sizeof(s)))
+			return tc_err_set(e, ENOMEM, "out of memory for the steps to repeat");
+		s.branches = m->st->branches;
+		m->log[m->nlog++] = s;
+	}
+	return 0;
+}
+
+/* Fewest branches in the cycle a repeat picks: enough to hold a loop's mix of branches. */
+#define CYCLE_MIN_BRANCHES 100
+
+/* The first cycle in the log: steps (*a, *b] where the state after *b (IP and stack
+ * pointer, in the filter) is the one after *a, with CYCLE_MIN_BRANCHES or more branches.
+ * Returning to the same IP with the same stack is one more turn of a loop, so the path
+ * stays one the program could take however often the cycle repeats. */
+static int find_cycle(const struct emu *m, size_t *a, size_t *b, struct tc_err *e)
+{
+	size_t cap = 16, *first;	/* open addressing: log index + 1, 0 when free */
+	int rc = -1;
+
+	while (cap < 2 * m->nlog)
+		cap *= 2;
+	if (!(first = calloc(cap, sizeof(*first))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < m->nlog && rc; i++) {
+		const struct step *s = &m->log[i];
+		size_t h = (size_t)((s->next * 0x9e3779b97f4a7c15ULL) ^ s->sp) & (cap - 1);
+
+		if (!s->next_in)
+			continue;
+		for (; first[h]; h = (h + 1) & (cap - 1)) {
+			const struct step *f = &m->log[first[h] - 1];
+
+			if (f->next == s->next && f->sp == s->sp)
+				break;
+		}
+		if (!first[h]) {
+			first[h] = i + 1;
+		} else if (s->branches - m->log[first[h] - 1].branches >= CYCLE_MIN_BRANCHES) {
+			*a = first[h] - 1;
+			*b = i;
+			rc = 0;
+		}
+	}
+	free(first);
+	if (rc)
+		tc_err_set(e, ENOENT, "no cycle of %d or more branches in the path (the same IP "
+			   "with the same stack pointer again) to repeat", CYCLE_MIN_BRANCHES);
+	return rc;
+}
+
+static int replay_step(struct emu *m, struct thr *t, const struct step *s, struct tc_err *e)
+{
+	return (s->in && tc_pt_psb_due(&t->x, s->ip, e)) || encode(m, t, s, e) ? -1 : 0;
+}
+
+/* Encode the first thread's path again with the cycle (a, b] repeated after b until the
+ * trace has repeat_bytes. */
+static int replay(struct emu *m, struct tc_err *e)
+{
+	struct thr *t = &m->t[0];
+	struct tc_emu_stats *st = m->st;
+	size_t a = 0, b = 0;
+
+	if (m->n != 1)
+		return tc_err_set(e, ENOTSUP, "repeating a cycle needs a single-threaded "
+				  "program (%zu threads)", m->n);
+	if (find_cycle(m, &a, &b, e))
+		return -1;
+	st->cycle_from = m->log[a].branches;
+	st->cycle_to = m->log[b].branches;
+	st->steps = st->insns = st->branches = 0;
+	tc_pt_enc_fini(&t->x);
+	if (tc_pt_enc_init(&t->x, !m->o->no_retcomp, m->o->sync_period, e))
+		return -1;
+	if (m->o->truth && !(m->truth = fopen(m->o->truth, "w")))
+		return tc_err_sys(e, errno, "%s", m->o->truth);
+	t->ip = m->entry;
+	t->in = tc_addr_filter_has(&m->f, t->ip);
+	if (tc_pt_psb(&t->x, false, 0, e) || (t->in && enable(m, t, t->ip, e)))
+		return -1;
+	for (size_t i = 0; i < m->nlog; i++) {
+		if (replay_step(m, t, &m->log[i], e))
+			return -1;
+		while (i == b && tc_pt_enc_offset(&t->x) < m->o->repeat_bytes) {
+			for (size_t j = a + 1; j <= b; j++)
+				if (replay_step(m, t, &m->log[j], e))
+					return -1;
+			st->repeats++;
+		}
+	}
+	return tc_pt_flush_tnt(&t->x, e);
 }
 
 static uint64_t auxv_entry(pid_t pid, struct tc_err *e)
@@ -512,7 +632,8 @@ int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struc
 	if (!realpath(o->argv[0], m.real))
 		return tc_err_sys(e, errno, "%s", o->argv[0]);
 	snprintf(m.comm, sizeof(m.comm), "%s", strrchr(m.real, '/') + 1);
-	if (o->truth && !(m.truth = fopen(o->truth, "w")))
+	/* A repeat writes the ground truth as it encodes the path again. */
+	if (o->truth && !o->repeat_bytes && !(m.truth = fopen(o->truth, "w")))
 		return tc_err_sys(e, errno, "%s", o->truth);
 	if ((m.pid = fork()) < 0) {
 		tc_err_sys(e, errno, "fork");
@@ -545,9 +666,12 @@ int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struc
 	t->started = true;
 	t->ip = entry;
 	t->in = tc_addr_filter_has(&m.f, entry);
+	m.entry = entry;
 	if (tc_pt_psb(&t->x, false, 0, e) || (t->in && enable(&m, t, entry, e)) ||
 	    follow(&m, e))
 		goto kill;
+	if (o->repeat_bytes && replay(&m, e))
+		goto out;
 	if (m.truth) {
 		FILE *f = m.truth;
 
@@ -567,6 +691,7 @@ out:
 	for (size_t i = 0; i < m.n; i++)
 		tc_pt_enc_fini(&m.t[i].x);
 	free(m.t);
+	free(m.log);
 	tc_addr_filter_free(&m.f);
 	tc_maps_free(&m.maps);
 	return rc;

@@ -2,9 +2,12 @@
  * runs for x86-64) as a test tool: single-step PROG, keep the exact path its executable
  * takes, write it as Intel PT in perf.data plus the list of taken branches.
  *
- *   pt_truth [-n] [-p PSB_BYTES] -o OUT.data -t TRUTH.txt -- PROG [ARGS]
+ *   pt_truth [-n] [-p PSB_BYTES] [-r BYTES] -o OUT.data [-t TRUTH.txt] -- PROG [ARGS]
  *
- * -n: no return compression (every ret is a TIP; config has DisRETC). The truth file has
+ * -n: no return compression (every ret is a TIP; config has DisRETC). -r: repeat one cycle
+ * of the path (the same IP and stack pointer again, a loop's turns) until the trace has
+ * BYTES, for large traces of a single-threaded PROG; stderr then names the truth lines
+ * that are the cycle and how often it was repeated after them. The truth file has
  * one line per taken branch, "FROM TO" in hex, in perf's convention: "0 TO" where tracing
  * starts (TIP.PGE), "FROM TO" for a branch out of the executable (TIP.PGD with the target).
  * Test tool only: it prints and exits. */
@@ -21,18 +24,19 @@ int main(int argc, char **argv)
 	struct tc_err e = { 0 };
 	int opt;
 
-	while ((opt = getopt(argc, argv, "np:o:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "np:r:o:t:")) != -1) {
 		switch (opt) {
 		case 'n': o.no_retcomp = true; break;
 		case 'p': o.sync_period = strtoull(optarg, NULL, 0); break;
+		case 'r': o.repeat_bytes = strtoull(optarg, NULL, 0); break;
 		case 'o': o.output = optarg; break;
 		case 't': o.truth = optarg; break;
 		default: return 2;
 		}
 	}
-	if (!o.output || !o.truth || optind >= argc) {
-		fprintf(stderr, "usage: pt_truth [-n] [-p PSB_BYTES] -o OUT.data -t TRUTH.txt -- "
-			"PROG [ARGS]\n");
+	if (!o.output || optind >= argc) {
+		fprintf(stderr, "usage: pt_truth [-n] [-p PSB_BYTES] [-r BYTES] -o OUT.data "
+			"[-t TRUTH.txt] -- PROG [ARGS]\n");
 		return 2;
 	}
 	o.argv = argv + optind;
@@ -43,5 +47,10 @@ int main(int argc, char **argv)
 	fprintf(stderr, "pt_truth: %llu steps, %llu branches, %llu bytes of trace, %u threads\n",
 		(unsigned long long)st.steps, (unsigned long long)st.branches,
 		(unsigned long long)st.bytes, st.threads);
+	if (o.repeat_bytes)
+		fprintf(stderr, "pt_truth: cycle: truth lines %llu..%llu, repeated %llu more times "
+			"after line %llu\n", (unsigned long long)st.cycle_from + 1,
+			(unsigned long long)st.cycle_to, (unsigned long long)st.repeats,
+			(unsigned long long)st.cycle_to);
 	return 0;
 }
