@@ -84,9 +84,9 @@ test-vm: tracectl
 	tests/vm/run.sh
 
 # Timings (not a test; see tests/bench/run.sh): snapshot decode against OpenCSD's
-# trc_pkt_lister, and emulated recording speed (record --pmu emulated) for both formats.
-bench: tracectl
-	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl ./tests/bench/run.sh
+# trc_pkt_lister, Intel PT decode against perf script, and emulated recording speed (record --pmu emulated) for both formats.
+bench: tracectl $(obj_TOOLS)
+	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl TC_TOOLS=$(CURDIR)/$(B)/obj/tools ./tests/bench/run.sh
 
 clean:
 	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/config.mk tracectl

@@ -1,5 +1,6 @@
 #!/bin/sh
-# make bench: emulated recording speed at the end; first, time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's own
+# make bench: emulated recording speed at the end; Intel PT decode against perf script
+# before it; first, time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's own
 # trc_pkt_lister -decode_only on the same snapshot, both to /dev/null, in the same run, and
 # print the ratios. The machine may be shared, so CPU time (user+sys of the command, from the
 # shell's `times`) is the figure to compare; wall time is shown too. Each is the best of
@@ -9,6 +10,7 @@ TRACECTL=${TRACECTL:?}
 TD=${TC_TESTDATA:-$(dirname "$0")/../../../shared/testdata}
 SNAP=$(cd "${BENCH_SNAPSHOT:-$TD/opencsd/bugfix-exact-match}" && pwd)
 RUNS=${BENCH_RUNS:-5}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
 [ -d "$SNAP" ] || { echo "bench: $SNAP missing" >&2; exit 1; }
 command -v trc_pkt_lister >/dev/null || { echo "bench: trc_pkt_lister missing (libopencsd-bin)" >&2; exit 1; }
@@ -56,10 +58,42 @@ awk -v a="$c_ours" -v b="$c_ocsd" -v wa="$w_ours" -v wb="$w_ocsd" 'BEGIN {
 	ca = a > 0 ? b / a : 0; cw = wa > 0 ? wb / wa : 0
 	printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: CPU >= 2x)\n", ca, cw }'
 
+# Intel PT: a >= 50 MB trace from tests/tools/pt_truth -r (the branchy fixture single-stepped
+# once, one cycle of its path repeated), decoded to taken branches by both tools: tracectl's
+# JSON branch records against perf script's default branch lines (--itrace=b), CPU time best
+# of BENCH_PT_RUNS (3) runs each.
+PT_TRUTH=${TC_TOOLS:-$TOP/build/obj/tools}/pt_truth
+PT_BYTES=${BENCH_PT_BYTES:-52428800}
+pt_bench() {
+	gcc -O1 -fPIE -pie -o "$work/branchy" "$TOP/tests/fixtures/progs/branchy.c" &&
+		"$PT_TRUTH" -r "$PT_BYTES" -o "$work/pt.data" -- "$work/branchy" 2>"$work/pt.log" ||
+		{ echo "(pt_truth failed: $(cat "$work/pt.log"))"; return; }
+	RUNS=${BENCH_PT_RUNS:-3}
+	set -- $(best "$TRACECTL" -j decode --branches -i "$work/pt.data")
+	c_ours=$1 w_ours=$2
+	set -- $(best perf script -i "$work/pt.data" --itrace=b)
+	c_perf=$1 w_perf=$2
+	echo "Intel PT: $(stat -c %s "$work/pt.data") bytes of perf.data, $(grep -o '[0-9]* branches' "$work/pt.log") (best of $RUNS runs each, output to /dev/null)"
+	echo "A: $TRACECTL -j decode --branches -i pt.data"
+	echo "B: perf script -i pt.data --itrace=b"
+	printf '%-28s %10s %10s\n' "" "CPU s" "wall s"
+	printf '%-28s %10s %10s\n' "A tracectl decode --branches" "$c_ours" "$w_ours"
+	printf '%-28s %10s %10s\n' "B perf script --itrace=b" "$c_perf" "$w_perf"
+	awk -v a="$c_ours" -v b="$c_perf" -v wa="$w_ours" -v wb="$w_perf" 'BEGIN {
+		ca = a > 0 ? b / a : 0; cw = wa > 0 ? wb / wa : 0
+		printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: CPU >= 3x)\n", ca, cw }'
+	rm -f "$work/pt.data"
+}
+if [ "$(uname -m)" = x86_64 ] && command -v gcc >/dev/null && command -v perf >/dev/null &&
+   [ -x "$PT_TRUTH" ]; then
+	pt_bench
+else
+	echo "Intel PT: skipped (needs x86-64, gcc, perf and $PT_TRUTH)"
+fi
+
 # Emulated recording (tracectl record --pmu emulated): instructions per second of the
 # program being followed, as the status line reports them (x86-64 with Intel PT under ptrace,
 # aarch64 with ETM under qemu-user). Skipped where the compilers or qemu are missing.
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
 emu_rate() {	# label, tracectl record args...
 	label=$1
 	shift

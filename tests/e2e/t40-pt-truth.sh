@@ -81,3 +81,24 @@ for src in "$PROGS"/*.c; do
 		[ "$(grep "^psb " "$a.pd" | cut -d" " -f2)" -ge 2 ]
 	'
 done
+
+# pt_truth -r (the benchmark's large traces): one cycle of the path repeated. Both runs
+# without address randomisation, so the plain run's truth gives the expected lines: up to
+# the cycle's end, the cycle (lines FROM..TO) REPEATS more times, then the rest.
+exe="$TMP/branchy-pie" r="$TMP/repeat"
+expect "pt_truth -r: perf and tracectl decode the repeated cycle exactly" '
+	setarch -R "$PT_TRUTH" -p 512 -o "$r-plain.data" -t "$r-plain.truth" -- "$exe" 2>/dev/null &&
+	setarch -R "$PT_TRUTH" -p 512 -r 100000 -o "$r.data" -t "$r.truth" -- "$exe" 2>"$r.log" &&
+	set -- $(sed -n "s/.*cycle: truth lines \([0-9]*\)\.\.\([0-9]*\), repeated \([0-9]*\) .*/\1 \2 \3/p" "$r.log") &&
+	[ $# = 3 ] && [ $(($2 - $1)) -ge 99 ] && [ "$3" -gt 100 ] &&
+	{ sed -n "1,$2p" "$r-plain.truth"
+	  i=0; while [ $i -lt "$3" ]; do sed -n "$1,$2p" "$r-plain.truth"; i=$((i + 1)); done
+	  sed -n "$(($2 + 1)),\$p" "$r-plain.truth"; } >"$r.expect" &&
+	[ "$(stat -c %s "$r.data")" -gt 100000 ] &&
+	diff "$r.expect" "$r.truth" >/dev/null &&
+	perf_branches "$r.data" >"$r.perf" && [ ! -s "$r.data.perf-err" ] &&
+	diff "$r.truth" "$r.perf" >/dev/null &&
+	tracectl -j decode --branches -i "$r.data" 2>/dev/null |
+		jq -r "select(.type == \"branch\") | \"\(.from | ltrimstr(\"0x\")) \(.to | ltrimstr(\"0x\"))\"" >"$r.tc" &&
+	diff "$r.truth" "$r.tc" >/dev/null
+'
