@@ -16,6 +16,7 @@
 #include "../lib/snapshot.h"
 #include "../out/analysis.h"
 #include "decode_cs.h"
+#include "decode_events.h"
 #include "decode_pt.h"
 #include "progress.h"
 #include "tracectl.h"
@@ -32,6 +33,8 @@ struct tc_dec {
 	struct tc_rec_out *rec;
 	struct decode_pt *pt;		/* Intel PT flow */
 	struct decode_cs *cs;		/* CoreSight packets or flow */
+	struct decode_ev *ev;		/* tracepoint samples */
+	struct tc_perf_data *pd;	/* the input, while it is read */
 	struct comm *comms;
 	size_t ncomms, ccomms;
 	/* what the file holds */
@@ -104,6 +107,7 @@ void tc_dec_free(struct tc_dec *d)
 		return;
 	decode_pt_free(d->pt);
 	decode_cs_free(d->cs);
+	decode_ev_free(d->ev);
 	for (size_t i = 0; i < d->ncomms; i++)
 		free(d->comms[i].name);
 	free(d->comms);
@@ -233,6 +237,7 @@ static int read_all(struct tc_dec *d, struct tc_perf_data *pd, struct tc_err *e)
 		if (d->pt)
 			decode_pt_record(d->pt, pd, &r);
 		decode_cs_record(d->cs, &r);
+		decode_ev_record(d->ev, &r);
 		switch (r.type) {
 		case TC_PD_AUXTRACE_INFO:
 			if (on_auxtrace_info(d, pd, &r, e))
@@ -295,12 +300,14 @@ static int report_missing(struct tc_dec *d)
 	return problems;
 }
 
-/* The decoders' records pass here on their way to the command: progress. */
+/* The decoders' records pass here on their way to the command: progress, and the
+ * tracepoint samples from before them in the file. */
 static void emit_progress(void *ctx, const struct tc_rec *r)
 {
 	struct tc_dec *d = ctx;
 
 	tc_progress_at(d->progress, r->offset);
+	decode_ev_flush(d->ev, d->pd, r->offset);
 	d->emit(d->ctx, r);
 }
 
@@ -313,6 +320,8 @@ static int run_perf_data(struct tc_dec *d)
 	if (tc_pd_open(&pd, d->a.input, &e))
 		tc_fatal("%s", e.msg);
 	d->progress = tc_progress_new();
+	d->pd = pd;
+	d->ev = decode_ev_new(d->emit, d->ctx);
 	if (!d->a.packets)
 		d->pt = decode_pt_new(d->a.symfs, d->a.branches, emit_progress, d, NULL);
 	d->cs = decode_cs_new(d->a.symfs, d->a.packets, d->a.branches,
@@ -332,12 +341,15 @@ static int run_perf_data(struct tc_dec *d)
 			 d->a.input, d->aux_type);
 	tc_progress_end(d->progress);
 	d->progress = NULL;
+	decode_ev_flush(d->ev, pd, UINT64_MAX);
+	problems += decode_ev_finish(d->ev, d->a.input);
 	problems += report_missing(d);
 	if (d->a.packets && d->aux_type == 1)
 		tc_status("tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64 " bytes), %"
 			  PRIu64 " AUX records, %" PRIu64 " packets, %" PRIu64 " errors",
 			  d->auxtrace_recs, d->auxtrace_bytes, d->aux_recs, d->ptp.packets,
 			  d->ptp.errors);
+	d->pd = NULL;
 	tc_pd_close(pd);
 	return problems;
 }

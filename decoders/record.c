@@ -15,6 +15,7 @@ static const char *const type_names[] = {
 	[TC_REC_ERROR] = "error",
 	[TC_REC_LOST] = "lost",
 	[TC_REC_OTHER] = "other",
+	[TC_REC_EVENT] = "event",
 };
 
 const char *tc_rec_type_name(enum tc_rec_type t)

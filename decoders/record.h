@@ -4,6 +4,7 @@
 #define TC_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum tc_rec_type {
@@ -21,6 +22,20 @@ enum tc_rec_type {
 	TC_REC_ERROR,		/* decode error; decoding resynchronises */
 	TC_REC_LOST,		/* trace known to be missing (truncated AUX, no data) */
 	TC_REC_OTHER,		/* any other element, by name */
+	TC_REC_EVENT,		/* a recorded sample of a tracepoint: name, time, fields */
+};
+
+/* One field of an EVENT record, from the event's format (common_* fields left out). */
+enum tc_field_kind { TC_FIELD_INT, TC_FIELD_UINT, TC_FIELD_STR, TC_FIELD_ARRAY };
+
+struct tc_rec_field {
+	const char *name;
+	enum tc_field_kind kind;
+	int64_t i;		/* INT */
+	uint64_t u;		/* UINT */
+	const char *s;		/* STR */
+	const uint64_t *arr;	/* ARRAY: n unsigned elements */
+	size_t n;
 };
 
 /* What the last instruction of a range is, the same for both decoders (OpenCSD's type and
@@ -53,7 +68,13 @@ struct tc_rec {
 	bool last_taken;	/* RANGE: the last instruction is a branch and was taken */
 	uint64_t value;		/* TIMESTAMP, EXCEPTION number, CONTEXT id */
 	const char *name;	/* PACKET: packet name; OTHER: element name */
-	const char *text;	/* ERROR/LOST/NO_SYNC: explanation (may be NULL) */
+	const char *text;	/* ERROR/LOST/NO_SYNC: explanation (may be NULL); EVENT: the
+				 * event's own print format applied (perf script's text) */
+	/* EVENT only: perf time (ns) when has_time; name is "system:event". */
+	bool has_time;
+	uint64_t time;
+	const struct tc_rec_field *fields;
+	size_t nfields;
 };
 
 const char *tc_rec_type_name(enum tc_rec_type t);

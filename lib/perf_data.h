@@ -93,6 +93,11 @@ struct tc_pd_features {
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	struct tc_pd_auxtrace_index *auxtrace_index;
 	size_t nr_auxtrace_index;
+	/* Tracing data (event formats; lib/tracing_data.h reads it): a copy of the feature
+	 * section or of the bytes after a pipe's HEADER_TRACING_DATA record. */
+	uint8_t *tracing_data;
+	size_t tracing_data_len;
+	uint64_t tracing_data_off;	/* its input offset, for messages */
 };
 
 /* The sample_id trailer of a non-sample record, or the same fields of a sample. */
@@ -165,8 +170,10 @@ struct tc_pd_record {
 			const struct tc_intel_pt_info *intel_pt;	/* type 1 */
 		} auxtrace_info;
 		struct {
-			bool has_ip, has_addr, has_period;
+			bool has_ip, has_addr, has_period, has_raw;
 			uint64_t ip, addr, period;
+			const uint8_t *raw;	/* PERF_SAMPLE_RAW: raw_size bytes, unaligned */
+			uint32_t raw_size;
 		} sample;		/* tid/time/cpu/id are in sid */
 		struct {
 			const struct tc_pd_attr *attr;
@@ -175,7 +182,7 @@ struct tc_pd_record {
 			uint64_t feat;
 		} header_feature;	/* pipe mode: parsed into tc_pd_features() */
 		struct {
-			uint32_t size;	/* bytes skipped after the record */
+			uint32_t size;	/* bytes after the record (also kept in features) */
 		} tracing_data;
 	} u;
 };

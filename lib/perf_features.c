@@ -148,6 +148,16 @@ int pd_parse_feature(struct tc_perf_data *pd, unsigned feat, const uint8_t *p, s
 		return parse_cmdline(pd, p, len, off, e);
 	case TC_PD_FEAT_AUXTRACE:
 		return parse_auxtrace_index(pd, p, len, off, e);
+	case TC_PD_FEAT_TRACING_DATA:
+		/* Kept whole: lib/tracing_data.c reads it (a stream's buffer is reused). */
+		free(f->tracing_data);
+		f->tracing_data_len = 0;
+		if (!(f->tracing_data = malloc(len ? len : 1)))
+			return tc_err_set(e, ENOMEM, "out of memory for the tracing data");
+		memcpy(f->tracing_data, p, len);
+		f->tracing_data_len = len;
+		f->tracing_data_off = off;
+		return 0;
 	case TC_PD_FEAT_NRCPUS:
 		if (len < 8)
 			return tc_err_set(e, EINVAL, "%s: nrcpus section at offset 0x%llx is "
@@ -183,5 +193,6 @@ void pd_features_free(struct tc_pd_features *f)
 	free(f->cpudesc);
 	free(f->cpuid);
 	free(f->auxtrace_index);
+	free(f->tracing_data);
 	memset(f, 0, sizeof(*f));
 }

@@ -323,6 +323,61 @@ static int parse_trailer(struct tc_perf_data *pd, struct tc_pd_record *r, const 
 	return 0;
 }
 
+/* Bytes of a READ value: one counter or a group, as read_format lays them out. */
+static int read_value_size(struct tc_perf_data *pd, const struct tc_pd_record *r,
+			   const uint8_t *q, size_t left, size_t *size, struct tc_err *e)
+{
+	uint64_t rf = r->attr->attr.read_format, nr = 1;
+	size_t each = 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST));
+	size_t head = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
+
+	if (rf & PERF_FORMAT_GROUP) {
+		if (left < 8)
+			return rec_err(pd, e, r, "is cut off in its read "
+				       "group");
+		nr = pd_u64(q);
+		head += 8;
+		if (nr > (left - 8) / each)
+			return rec_err(pd, e, r, "has a read group of %llu "
+				       "values in %zu bytes", (unsigned long long)nr, left);
+	}
+	*size = head + (size_t)nr * each;
+	if (*size > left)
+		return rec_err(pd, e, r, "is cut off in its read value");
+	return 0;
+}
+
+/* After PERIOD: READ, CALLCHAIN, then RAW (u32 size, bytes) -- what tracepoints carry. */
+static int parse_sample_raw(struct tc_perf_data *pd, struct tc_pd_record *r, uint64_t st,
+			    const uint8_t *q, size_t left, struct tc_err *e)
+{
+	size_t n = 0;
+	uint32_t raw;
+
+	if (st & ST(READ)) {
+		if (read_value_size(pd, r, q, left, &n, e))
+			return -1;
+		q += n;
+		left -= n;
+	}
+	if (st & ST(CALLCHAIN)) {
+		uint64_t nr;
+
+		if (left < 8 || (nr = pd_u64(q)) > (left - 8) / 8)
+			return rec_err(pd, e, r, "has a call chain longer than the record");
+		q += 8 + 8 * nr;
+		left -= 8 + 8 * nr;
+	}
+	if (left < 4 || (raw = pd_u32(q)) > left - 4)
+		return rec_err(pd, e, r, "has raw data (at +0x%llx) longer than the record",
+			       (unsigned long long)(q - r->raw));
+	r->u.sample.has_raw = true;
+	r->u.sample.raw_size = raw;
+	r->u.sample.raw = q + 4;
+	return 0;
+}
+
 static int parse_sample(struct tc_perf_data *pd, struct tc_pd_record *r, const uint8_t *q,
 			size_t blen, struct tc_err *e)
 {
@@ -357,7 +412,10 @@ static int parse_sample(struct tc_perf_data *pd, struct tc_pd_record *r, const u
 	if (st & ST(PERIOD)) {
 		r->u.sample.has_period = true;
 		r->u.sample.period = pd_u64(q);
+		q += 8;
 	}
+	if (st & ST(RAW))
+		return parse_sample_raw(pd, r, st, q, blen - need, e);
 	return 0;
 }
 
@@ -555,7 +613,8 @@ static int parse_body(struct tc_perf_data *pd, struct tc_pd_record *r, const uin
 		return pd_add_build_id(pd, r->raw, r->size, r->offset, e);
 	case TC_PD_HEADER_TRACING_DATA:
 		r->u.tracing_data.size = pd_u32(q);
-		break;
+		return pd_parse_feature(pd, TC_PD_FEAT_TRACING_DATA, extra_p,
+					r->u.tracing_data.size, r->offset + r->size, e);
 	default:
 		break;	/* FINISHED_ROUND and others: header and raw bytes only */
 	}

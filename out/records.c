@@ -22,6 +22,35 @@ static void json_common(struct tc_json *j, const struct tc_rec *r)
 	tc_json_kint(j, "offset", (long long)r->offset);
 }
 
+/* EVENT: {"name":..,"time":..,"fields":{..}}; arrays of numbers, strings, integers. */
+static void json_fields(struct tc_json *j, const struct tc_rec *r)
+{
+	tc_json_kstr(j, "name", r->name);
+	if (r->has_time) {
+		tc_json_key(j, "time");
+		tc_json_uint(j, r->time);
+	}
+	tc_json_key(j, "fields");
+	tc_json_obj_open(j);
+	for (size_t i = 0; i < r->nfields; i++) {
+		const struct tc_rec_field *f = &r->fields[i];
+
+		tc_json_key(j, f->name);
+		switch (f->kind) {
+		case TC_FIELD_INT: tc_json_int(j, f->i); break;
+		case TC_FIELD_UINT: tc_json_uint(j, f->u); break;
+		case TC_FIELD_STR: tc_json_str(j, f->s); break;
+		case TC_FIELD_ARRAY:
+			tc_json_arr_open(j);
+			for (size_t k = 0; k < f->n; k++)
+				tc_json_uint(j, f->arr[k]);
+			tc_json_arr_close(j);
+			break;
+		}
+	}
+	tc_json_obj_close(j);
+}
+
 static void write_json(struct tc_rec_out *o, const struct tc_rec *r)
 {
 	struct tc_json *j = &o->j;
@@ -53,6 +82,9 @@ static void write_json(struct tc_rec_out *o, const struct tc_rec *r)
 		break;
 	case TC_REC_ADDR_NACC:
 		tc_json_khex(j, "addr", r->start);
+		break;
+	case TC_REC_EVENT:
+		json_fields(j, r);
 		break;
 	case TC_REC_TIMESTAMP:
 	case TC_REC_EXCEPTION:
@@ -98,6 +130,13 @@ static void write_text(struct tc_rec_out *o, const struct tc_rec *r)
 	case TC_REC_ADDR_NACC:
 		fprintf(f, " 0x%" PRIx64, r->start);
 		break;
+	case TC_REC_EVENT:
+		/* perf script's "secs.nsecs: name: text" */
+		if (r->has_time)
+			fprintf(f, " %" PRIu64 ".%09" PRIu64, r->time / 1000000000,
+				r->time % 1000000000);
+		fprintf(f, " %s: %s\n", r->name ? r->name : "?", r->text ? r->text : "");
+		return;
 	case TC_REC_TIMESTAMP:
 	case TC_REC_EXCEPTION:
 	case TC_REC_CONTEXT:

@@ -1,0 +1,168 @@
+/* Tracepoint samples among the decoded trace. Samples are kept as copies of their raw data
+ * (tc_pd_next's pointers last one record) and rendered only when emitted. */
+#include "decode_events.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../decoders/tp_event.h"
+#include "../lib/tracing_data.h"
+#include "tracectl.h"
+
+struct ev {
+	uint64_t time, offset, id;
+	size_t raw_at;			/* in decode_ev.raw */
+	uint32_t raw_len;
+	int cpu, pid, tid;
+	bool has_time;
+};
+
+struct decode_ev {
+	void (*emit)(void *ctx, const struct tc_rec *r);
+	void *ctx;
+	struct ev *evs;
+	size_t n, cap, next;		/* evs[next..n) not yet emitted */
+	bool sorted;			/* evs[next..n) in time order */
+	uint8_t *raw;
+	size_t raw_len, raw_cap;
+	bool tep_tried;
+	struct tep_handle *tep;
+	struct tc_tpe *tpe;
+	char *tep_err;			/* why the tracing data could not be read */
+	uint64_t emitted, bad;
+	char *first_bad;
+};
+
+struct decode_ev *decode_ev_new(void (*emit)(void *ctx, const struct tc_rec *r), void *ctx)
+{
+	struct decode_ev *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		tc_fatal("out of memory");
+	x->emit = emit;
+	x->ctx = ctx;
+	return x;
+}
+
+void decode_ev_free(struct decode_ev *x)
+{
+	if (!x)
+		return;
+	tc_tpe_free(x->tpe);
+	tc_tdata_free(x->tep);
+	free(x->evs);
+	free(x->raw);
+	free(x->tep_err);
+	free(x->first_bad);
+	free(x);
+}
+
+void decode_ev_record(struct decode_ev *x, const struct tc_pd_record *r)
+{
+	const struct tc_pd_sample_id *s = &r->sid;
+	struct ev *ev;
+
+	if (r->type != PERF_RECORD_SAMPLE || !r->attr ||
+	    r->attr->attr.type != PERF_TYPE_TRACEPOINT || !r->u.sample.has_raw)
+		return;
+	if (tc_grow((void **)&x->evs, &x->cap, x->n + 1, sizeof(*x->evs)) ||
+	    tc_grow((void **)&x->raw, &x->raw_cap, x->raw_len + r->u.sample.raw_size + 1, 1))
+		tc_fatal("out of memory for tracepoint samples");
+	ev = &x->evs[x->n++];
+	*ev = (struct ev){ .time = s->time, .has_time = s->has_time, .offset = r->offset,
+			   .id = r->attr->attr.config, .raw_at = x->raw_len,
+			   .raw_len = r->u.sample.raw_size, .cpu = s->has_cpu ? (int)s->cpu : -1,
+			   .pid = s->has_tid ? (int)s->pid : -1,
+			   .tid = s->has_tid ? (int)s->tid : -1 };
+	memcpy(x->raw + x->raw_len, r->u.sample.raw, r->u.sample.raw_size);
+	x->raw_len += r->u.sample.raw_size;
+	x->sorted = false;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;	/* file order */
+}
+
+static void load_formats(struct decode_ev *x, struct tc_perf_data *pd)
+{
+	const struct tc_pd_features *f = tc_pd_features(pd);
+	struct tc_err e;
+
+	x->tep_tried = true;
+	if (!f->tracing_data) {
+		x->tep_err = strdup("the file has no tracing data (event formats)");
+		return;
+	}
+	if (tc_tdata_read(&x->tep, f->tracing_data, f->tracing_data_len, f->tracing_data_off,
+			  tc_pd_name(pd), &e)) {
+		x->tep_err = strdup(e.msg);
+		return;
+	}
+	if (!(x->tpe = tc_tpe_new(x->tep)))
+		tc_fatal("out of memory");
+}
+
+static void emit_one(struct decode_ev *x, const struct ev *ev)
+{
+	struct tc_rec r = { .type = TC_REC_EVENT, .id = -1, .cpu = ev->cpu, .pid = ev->pid,
+			    .tid = ev->tid, .offset = ev->offset, .has_time = ev->has_time,
+			    .time = ev->time };
+	struct tc_err e;
+
+	if (!x->tpe) {
+		x->bad++;
+		return;
+	}
+	if (tc_tpe_render(x->tpe, ev->id, x->raw + ev->raw_at, ev->raw_len, &r, &e)) {
+		if (!x->bad++ && asprintf(&x->first_bad, "SAMPLE record at offset 0x%" PRIx64
+					  ": %s", ev->offset, e.msg) < 0)
+			x->first_bad = NULL;
+		return;
+	}
+	x->emitted++;
+	x->emit(x->ctx, &r);
+}
+
+void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t before)
+{
+	if (x->next == x->n)
+		return;
+	if (!x->tep_tried)
+		load_formats(x, pd);
+	if (!x->sorted) {
+		qsort(x->evs + x->next, x->n - x->next, sizeof(*x->evs), by_time);
+		x->sorted = true;
+	}
+	while (x->next < x->n && x->evs[x->next].offset < before)
+		emit_one(x, &x->evs[x->next++]);
+	if (x->next == x->n) {	/* all out: the raw copies can go */
+		x->n = x->next = 0;
+		x->raw_len = 0;
+	}
+}
+
+int decode_ev_finish(struct decode_ev *x, const char *input)
+{
+	int problems = 0;
+
+	if (x->tep_err) {
+		tc_warning("%s: tracepoint samples cannot be printed: %s", input, x->tep_err);
+		problems++;
+	}
+	if (x->bad && x->tpe) {
+		tc_warning("%s: %" PRIu64 " tracepoint samples do not fit their format; the first: %s",
+			   input, x->bad, x->first_bad ? x->first_bad : "?");
+		problems++;
+	}
+	if (x->emitted || x->bad)
+		tc_status("tracectl decode: %" PRIu64 " tracepoint events, %" PRIu64 " not printed",
+			  x->emitted, x->bad);
+	return problems;
+}
