@@ -2,6 +2,7 @@
  * from the input is checked against the bytes left before anything is copied or parsed. */
 #include "lib/tracing_data.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -108,7 +109,7 @@ static int read_header_page(struct rd *r, struct tep_handle *tep, struct tc_err 
 		return -1;
 	/* The page header's commit field is a kernel long: it, not the file's claim, gives
 	 * the long size when it parses (perf does the same). */
-	ret = tep_parse_header_page(tep, text, (unsigned long)n, tep_get_long_size(tep));
+	ret = tep ? tep_parse_header_page(tep, text, (unsigned long)n, tep_get_long_size(tep)) : -1;
 	free(text);
 	if (!ret)
 		tep_set_long_size(tep, tep_get_header_page_size(tep));
@@ -119,20 +120,87 @@ static int read_header_page(struct rd *r, struct tep_handle *tep, struct tc_err 
 	return 0;
 }
 
+/* Is the identifier at p (length n) a field of the format text? */
+static bool has_field(const char *text, const char *p, size_t n)
+{
+	for (const char *l = strstr(text, "field:"); l; l = strstr(l + 1, "field:")) {
+		const char *semi = strchr(l, ';'), *end;
+
+		if (!semi)
+			return false;
+		end = semi;
+		if (end > l && end[-1] == ']')	/* an array: the name is before "[...]" */
+			while (end > l && *end != '[')
+				end--;
+		if ((size_t)(end - l) > n && !memcmp(end - n, p, n)) {
+			char before = *(end - n - 1);
+
+			if (!isalnum((unsigned char)before) && before != '_')
+				return true;
+		}
+	}
+	return false;
+}
+
+/* libtraceevent 1.7.1 dereferences NULL parsing a print fmt that names a field the format
+ * does not have (found by fuzzing): refuse such a format first. */
+static int check_format(struct rd *r, const char *text, size_t len, size_t at,
+			struct tc_err *e)
+{
+	const char *pf = strstr(text, "print fmt:");
+
+	/* The kernel writes formats in ASCII; libtraceevent's tokenizer crashes on some
+	 * other bytes (a non-ASCII array size, found by fuzzing). */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if ((c < 0x20 && c != '\t' && c != '\n') || c > 0x7e) {
+			r->at = at + i;
+			return bad(r, e, "event format holds a byte that is not printable ASCII");
+		}
+	}
+	for (const char *p = pf; p && (p = strstr(p, "REC->")); ) {
+		size_t n = 0;
+
+		p += 5;
+		while (isalnum((unsigned char)p[n]) || p[n] == '_')
+			n++;
+		if (!n || !has_field(text, p, n)) {
+			char m[128];
+
+			r->at = at;
+			snprintf(m, sizeof(m), "event format's print fmt names field \"%.*s\" that "
+				 "it does not define", (int)(n < 40 ? n : 40), p);
+			return bad(r, e, m);
+		}
+		p += n;
+	}
+	return 0;
+}
+
 /* count formats of u64 size + text each, for one system. */
 static int read_formats(struct rd *r, struct tep_handle *tep, const char *sys, uint32_t count,
 			struct tc_err *e)
 {
 	for (uint32_t i = 0; i < count; i++) {
-		uint64_t n, at;
+		uint64_t n;
+		size_t at;
+		char *text;
 
-		if (get_u64(r, "event format size", &n, e) || need(r, n, "event format", e))
+		if (get_u64(r, "event format size", &n, e))
 			return -1;
 		at = r->at;
-		r->at += n;
+		if (get_text(r, n, "event format", &text, e))
+			return -1;
+		if (check_format(r, text, (size_t)n, at, e)) {
+			free(text);
+			return -1;
+		}
 		/* A format libtraceevent cannot parse leaves its event unknown: its samples
 		 * then say so, the rest still print. */
-		tep_parse_event(tep, (const char *)r->p + at, (unsigned long)n, sys);
+		if (tep)
+			tep_parse_event(tep, text, (unsigned long)n, sys);
+		free(text);
 	}
 	return 0;
 }
@@ -156,6 +224,24 @@ static int read_events(struct rd *r, struct tep_handle *tep, struct tc_err *e)
 	return 0;
 }
 
+/* libtraceevent 1.7.1 reads before a printk format it is given without its quotes (found
+ * by fuzzing): every line must be the kernel's `0xADDR : "FORMAT"`. at: the text's offset. */
+static int check_printk(struct rd *r, const char *text, size_t at, struct tc_err *e)
+{
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n'), *end = nl ? nl : l + strlen(l);
+		const char *colon = memchr(l, ':', (size_t)(end - l));
+
+		if (end > l && (strncmp(l, "0x", 2) || !colon || end - colon < 4 ||
+				colon[1] != ' ' || colon[2] != '"' || end[-1] != '"')) {
+			r->at = at + (size_t)(l - text);
+			return bad(r, e, "printk format line is not 0xADDR : \"FORMAT\"");
+		}
+		l = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
 /* kallsyms (u32 size; perf since 5.x writes 0), printk formats (u32), saved cmdlines
  * (u64, from version 0.6). */
 static int read_tables(struct rd *r, struct tep_handle *tep, bool cmdlines, struct tc_err *e)
@@ -167,7 +253,7 @@ static int read_tables(struct rd *r, struct tep_handle *tep, bool cmdlines, stru
 
 	if (get_u32(r, "kallsyms size", &n32, e) || get_text(r, n32, "kallsyms", &text, e))
 		return -1;
-	if (n32)
+	if (n32 && tep)
 		ret = tep_parse_kallsyms(tep, text);
 	free(text);
 	if (ret)
@@ -175,7 +261,11 @@ static int read_tables(struct rd *r, struct tep_handle *tep, bool cmdlines, stru
 	if (get_u32(r, "printk formats size", &n32, e) ||
 	    get_text(r, n32, "printk formats", &text, e))
 		return -1;
-	if (n32)
+	if (check_printk(r, text, r->at - n32, e)) {
+		free(text);
+		return -1;
+	}
+	if (n32 && tep)
 		ret = tep_parse_printk_formats(tep, text);
 	free(text);
 	if (ret)
@@ -185,23 +275,25 @@ static int read_tables(struct rd *r, struct tep_handle *tep, bool cmdlines, stru
 	if (get_u64(r, "saved cmdlines size", &n64, e) ||
 	    get_text(r, n64, "saved cmdlines", &text, e))
 		return -1;
-	if (n64)
+	if (n64 && tep)
 		ret = tep_parse_saved_cmdlines(tep, text);
 	free(text);
 	return ret ? bad(r, e, "saved cmdlines could not be parsed") : 0;
 }
 
-int tc_tdata_read(struct tep_handle **out, const uint8_t *p, size_t len, uint64_t off,
-		  const char *name, struct tc_err *e)
+/* Read the layout; with check_only, without handing anything to libtraceevent. */
+static int tdata_read(struct tep_handle **out, bool check_only, const uint8_t *p, size_t len,
+		      uint64_t off, const char *name, struct tc_err *e)
 {
 	static const uint8_t magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 	struct rd r = { .p = p, .len = len, .off = off, .name = name };
-	struct tep_handle *tep;
+	struct tep_handle *tep = NULL;
 	const char *version = NULL;
 	uint32_t page_size;
 	uint8_t big, long_size;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
 	if (len < sizeof(magic) || memcmp(p, magic, sizeof(magic)))
 		return bad(&r, e, "no magic (17 08 44 \"tracing\")");
 	r.at = sizeof(magic);
@@ -217,19 +309,35 @@ int tc_tdata_read(struct tep_handle **out, const uint8_t *p, size_t len, uint64_
 		return -1;
 	if (!page_size)
 		return bad(&r, e, "page size 0");
-	if (!(tep = tep_alloc()))
-		return tc_err_set(e, ENOMEM, "out of memory for the tracing data");
-	tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
-	tep_set_long_size(tep, long_size);
-	tep_set_page_size(tep, (int)page_size);
+	if (!check_only) {
+		if (!(tep = tep_alloc()))
+			return tc_err_set(e, ENOMEM, "out of memory for the tracing data");
+		tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+		tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+		tep_set_long_size(tep, long_size);
+		tep_set_page_size(tep, (int)page_size);
+	}
 	if (read_header_page(&r, tep, e) || read_events(&r, tep, e) ||
 	    read_tables(&r, tep, strtod(version, NULL) >= 0.6, e)) {
-		tep_free(tep);
+		if (tep)
+			tep_free(tep);
 		return -1;
 	}
-	*out = tep;
+	if (out)
+		*out = tep;
 	return 0;
+}
+
+int tc_tdata_read(struct tep_handle **out, const uint8_t *p, size_t len, uint64_t off,
+		  const char *name, struct tc_err *e)
+{
+	return tdata_read(out, false, p, len, off, name, e);
+}
+
+int tc_tdata_check(const uint8_t *p, size_t len, uint64_t off, const char *name,
+		   struct tc_err *e)
+{
+	return tdata_read(NULL, true, p, len, off, name, e);
 }
 
 void tc_tdata_free(struct tep_handle *tep)

@@ -10,6 +10,8 @@
  *   4. file mode: converted to a pipe stream as perf inject would (HEADER_ATTR records for
  *      the attrs and their ids, then the data section), read from memory and as a stream:
  *      both must give the records file mode gave, in order, with the same outcome.
+ * The tracing data (feature or pipe record) and raw sample data are read too (see
+ * touch_tracing_data and touch_sample).
  * A reader error is fine; a crash, leak, hang, or an invariant below failing is not
  * (abort(), which libFuzzer reports). */
 #include <stdbool.h>
@@ -20,7 +22,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "decoders/tp_event.h"
 #include "lib/perf_data.h"
+#include "lib/tracing_data.h"
 
 #define CHECK(c)                                                                       \
 	do {                                                                           \
@@ -166,6 +170,92 @@ static uint64_t touch_record(const struct tc_pd_record *r)
 	return h;
 }
 
+/* The tracing data's layout goes through lib/tracing_data.c without libtraceevent (whose
+ * format parser crashes on some corrupt formats); raw samples go through
+ * decoders/tp_event.c against one fixed format of ours, so that hostile sample data meets
+ * libtraceevent's printer. */
+static const char demo_format[] =
+	"name: demo\nID: 7\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:int value;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc char[] msg;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:u64 arr[2];\toffset:32;\tsize:16;\tsigned:0;\n\n"
+	"print fmt: \"comm=%s value=%d msg=%s\", REC->comm, REC->value, __get_str(msg)\n";
+
+static struct tc_tpe *demo_tpe(void)
+{
+	static struct tc_tpe *tpe;
+	static uint8_t b[2048];
+	struct tep_handle *tep;
+	struct tc_err e = { 0 };
+	size_t n = 0;
+	uint64_t v64;
+	uint32_t v32;
+
+#define PUT(p, len) (memcpy(b + n, (p), (len)), n += (len))
+	if (tpe)
+		return tpe;
+	PUT("\x17\x08\x44tracing0.6\0\0\x08", 16);
+	v32 = 4096, PUT(&v32, 4);
+	PUT("header_page\0", 12);
+	v64 = 0, PUT(&v64, 8);
+	PUT("header_event\0", 13);
+	PUT(&v64, 8);
+	v32 = 0, PUT(&v32, 4);
+	v32 = 1, PUT(&v32, 4);
+	PUT("demo\0", 5);
+	PUT(&v32, 4);
+	v64 = sizeof(demo_format) - 1, PUT(&v64, 8);
+	PUT(demo_format, sizeof(demo_format) - 1);
+	v32 = 0, PUT(&v32, 4);
+	PUT(&v32, 4);
+	v64 = 0, PUT(&v64, 8);
+#undef PUT
+	if (tc_tdata_read(&tep, b, n, 0, "demo", &e) || !(tpe = tc_tpe_new(tep)))
+		abort();	/* kept for the process's life */
+	return tpe;
+}
+
+static void touch_tracing_data(const struct tc_perf_data *pd)
+{
+	const struct tc_pd_features *f = tc_pd_features(pd);
+	struct tc_err e = { 0 };
+
+	if (!f->tracing_data)
+		return;
+	touch(f->tracing_data, f->tracing_data_len);
+	if (tc_tdata_check(f->tracing_data, f->tracing_data_len, f->tracing_data_off, "fuzz", &e))
+		CHECK(e.msg[0] && strstr(e.msg, "at offset 0x"));
+}
+
+static void touch_sample(const struct tc_pd_record *r)
+{
+	struct tc_rec out = { .cpu = -1 };
+	struct tc_err e = { 0 };
+
+	if (!r->u.sample.has_raw)
+		return;
+	CHECK(r->u.sample.raw >= r->raw + 8 &&
+	      r->u.sample.raw + r->u.sample.raw_size <= r->raw + r->size);
+	touch(r->u.sample.raw, r->u.sample.raw_size);
+	if (tc_tpe_render(demo_tpe(), 7, r->u.sample.raw, r->u.sample.raw_size, &out, &e)) {
+		CHECK(e.msg[0]);
+		return;
+	}
+	CHECK(out.type == TC_REC_EVENT && out.name && out.text);
+	touch_str(out.name);
+	touch_str(out.text);
+	for (size_t i = 0; i < out.nfields; i++) {
+		touch_str(out.fields[i].name);
+		if (out.fields[i].kind == TC_FIELD_STR)
+			touch_str(out.fields[i].s);
+		if (out.fields[i].kind == TC_FIELD_ARRAY)
+			touch(out.fields[i].arr, out.fields[i].n * 8);
+	}
+}
+
 /* Read every record and everything the reader exposes. */
 static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 {
@@ -191,6 +281,9 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 	while ((r = tc_pd_next(pd, &rec, &e)) == 1) {
 		uint64_t h = touch_record(&rec);
 
+		if (rec.type == PERF_RECORD_SAMPLE)
+			touch_sample(&rec);
+
 		CHECK(w->n == 0 || rec.offset > prev);
 		prev = rec.offset;
 		if (file_map)
@@ -214,6 +307,7 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 		touch_attr(tc_pd_attr(pd, i));
 	touch_features(pd);
 	sink += tc_pd_data_size(pd);
+	touch_tracing_data(pd);
 }
 
 /* Same records in the same order (offsets too if same_off), same outcome. Records past

@@ -30,6 +30,12 @@ perf_data)
 			cp "$f" "$corpus/seed-$(basename "$f")"
 		done
 	fi
+	# No test data file holds tracing data: where perf can record a tracepoint, a small
+	# recording of one seeds the tracing data reader and tracepoint samples.
+	if command -v perf >/dev/null 2>&1; then
+		perf record -q -e sched:sched_switch -o "$corpus/seed-tracepoint.data" -- true \
+			>/dev/null 2>&1 || rm -f "$corpus/seed-tracepoint.data"
+	fi
 	;;
 cs_frame)
 	# The deformatter's state is a frame and a sync long and its error list holds 64:
@@ -64,6 +70,9 @@ pt)
 	max_len=${FUZZ_MAX_LEN:-65536}
 	;;
 esac
+
+# Leaks inside libraries (not ours) are listed with make test-asan's.
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp:print_suppressions=0}"
 
 seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"

@@ -1,0 +1,75 @@
+# tracectl decode on tracepoint samples that Debian's perf records here (sched_switch and
+# sched_process_exec, all CPUs): the events, their times, CPUs, threads and field values
+# must be perf script's. None of ../shared/testdata's perf.data files holds tracing data
+# (checked: no feature bit 1, no tracing magic), so the files are made at test time.
+. "$TOP/tests/e2e/lib.sh"
+
+if ! command -v perf >/dev/null ||
+   ! perf record -q -e sched:sched_switch -e sched:sched_process_exec -a -o tp.data \
+	-- sleep 0.2 >rec.log 2>&1; then
+	skip 'tracepoint samples against perf script' \
+	     "perf record of tracepoints failed here: $(tail -n 1 rec.log 2>/dev/null)"
+	exit 0
+fi
+
+# perf script and ours as "pid tid cpu secs.nsecs name: text".
+perf script -i tp.data --ns -F pid,tid,cpu,time,event,trace 2>/dev/null |
+	sed -E 's/^ *(-?[0-9]+)\/(-?[0-9]+) +\[0*([0-9]+)\] +([0-9.]+): +([^ ]+): +/\1 \2 \3 \4 \5: /; s/ +$//' \
+	>perf.txt
+# A sample whose task was already gone has pid/tid -1 (perf prints them, we leave them out).
+ours() {
+	sed -E 's/^( *[0-9a-f]+ +cpu [0-9]+)  event /\1 -1\/-1  event /' |
+	sed -E 's/^ *[0-9a-f]+ +cpu ([0-9]+) (-?[0-9]+)\/(-?[0-9]+) +event +([0-9.]+) /\2 \3 \1 \4 /; s/ +$//'
+}
+
+expect 'a file with tracepoint samples and no AUX trace decodes: exit 0, every event' '
+	tracectl decode -i tp.data >out.txt 2>err &&
+	n=$(wc -l <perf.txt) && [ "$n" -gt 10 ] &&
+	grep -q "sched:sched_process_exec: filename=/usr/bin/sleep" perf.txt &&
+	grep -q "\[ tracectl decode: $n tracepoint events, 0 not printed \]" err &&
+	ours <out.txt >ours.txt && diff perf.txt ours.txt
+'
+# perf script's text from our JSON fields (prev_state left out: perf prints its flags).
+expect '-j: name, time, cpu, tid and field values equal perf script'\''s' '
+	tracectl -j decode -i tp.data >out.jsonl 2>/dev/null &&
+	jq -r "select(.type == \"event\") |
+		\"\(.pid // -1) \(.tid // -1) \(.cpu) \(.time / 1000000000 | floor).\((1000000000 + .time % 1000000000) | tostring | .[1:]) \(.name): \" +
+		(if .name == \"sched:sched_switch\" then
+			\"prev_comm=\(.fields.prev_comm) prev_pid=\(.fields.prev_pid) prev_prio=\(.fields.prev_prio) ==> next_comm=\(.fields.next_comm) next_pid=\(.fields.next_pid) next_prio=\(.fields.next_prio)\"
+		 else \"filename=\(.fields.filename) pid=\(.fields.pid) old_pid=\(.fields.old_pid)\" end)" \
+		out.jsonl >j.txt &&
+	sed "s/ prev_state=[^ ]* ==>/ ==>/" perf.txt >pj.txt &&
+	[ "$(wc -l <j.txt)" = "$(wc -l <perf.txt)" ] && diff pj.txt j.txt
+'
+expect 'pipe mode (perf record -o -): the same as perf script' '
+	perf record -q -e sched:sched_switch -a -o - -- sleep 0.1 >pipe.data 2>/dev/null &&
+	perf script -i pipe.data --ns -F pid,tid,cpu,time,event,trace 2>/dev/null |
+	sed -E "s/^ *(-?[0-9]+)\/(-?[0-9]+) +\[0*([0-9]+)\] +([0-9.]+): +([^ ]+): +/\1 \2 \3 \4 \5: /; s/ +\$//" >pp.txt &&
+	[ -s pp.txt ] && tracectl decode -i - <pipe.data 2>/dev/null | ours >po.txt && diff pp.txt po.txt
+'
+expect '--per-thread: each event in its thread'\''s stream, none lost' '
+	tracectl -j decode -i tp.data --per-thread st 2>/dev/null &&
+	pid=$(jq -r "select(.name == \"sched:sched_process_exec\" and .fields.filename == \"/usr/bin/sleep\") | .tid" out.jsonl | head -n 1) &&
+	grep -q "\"name\":\"sched:sched_process_exec\"" "st/tid-$pid.jsonl" &&
+	[ "$(cat st/*.jsonl | jq -s "map(select(.type == \"event\")) | length")" = "$(wc -l <perf.txt)" ]
+'
+
+# Hostile tracing data: sizes inside it made to lie. Find the first format (the u64 before
+# "name: sched_"), and the system count after the header texts.
+fmt=$(LC_ALL=C grep -obUa "name: sched_" tp.data | head -n 1 | cut -d: -f1)
+expect 'a format size that runs past the end: a warning with its offset, exit 3, no crash' '
+	[ -n "$fmt" ] && cp tp.data bad.data && chmod u+w bad.data &&
+	printf "\377\377\377\377\377\377\377\177" |
+		dd of=bad.data bs=1 seek=$((fmt - 8)) conv=notrunc 2>/dev/null &&
+	{ tracectl decode -i bad.data >bad.txt 2>err; [ $? = 3 ]; } &&
+	want=$(printf "tracing data at offset 0x%x: event format needs 0x7fffffffffffffff bytes" "$fmt") &&
+	grep -q "warning: bad.data: tracepoint samples cannot be printed: bad.data: $want" err &&
+	! grep -q " event " bad.txt
+'
+expect 'no tracing data magic: a warning with the offset, exit 3' '
+	m=$(LC_ALL=C grep -obUaP "\x17\x08\x44tracing" tp.data | head -n 1 | cut -d: -f1) &&
+	cp tp.data bad2.data && chmod u+w bad2.data &&
+	printf X | dd of=bad2.data bs=1 seek=$((m + 3)) conv=notrunc 2>/dev/null &&
+	{ tracectl decode -i bad2.data >/dev/null 2>err; [ $? = 3 ]; } &&
+	grep -q "$(printf "tracing data at offset 0x%x: no magic" "$m")" err
+'

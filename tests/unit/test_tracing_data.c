@@ -1,0 +1,237 @@
+/* perf's tracing data (lib/tracing_data.c) and tracepoint samples through it
+ * (decoders/tp_event.c): a small blob in perf's layout with one event of our own, then the
+ * same blob cut short at every length and with sizes that lie. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/tp_event.h"
+#include "lib/tracing_data.h"
+#include "out/records.h"
+#include "tests/unit/tc_test.h"
+
+#define BASE 0x1000	/* the blob's pretend file offset */
+
+static const char header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+
+static const char format[] =
+	"name: demo\nID: 7\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:int value;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:__data_loc char[] msg;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:u64 arr[2];\toffset:32;\tsize:16;\tsigned:0;\n\n"
+	"print fmt: \"comm=%s value=%d msg=%s\", REC->comm, REC->value, __get_str(msg)\n";
+
+static uint8_t blob[4096];
+static size_t blob_len, fmt_size_at;	/* where the event format's u64 size is */
+
+static void put(const void *p, size_t n)
+{
+	memcpy(blob + blob_len, p, n);
+	blob_len += n;
+}
+
+static void put32(uint32_t v) { put(&v, 4); }
+static void put64(uint64_t v) { put(&v, 8); }
+
+static void build_with(const char *fmt)
+{
+	static const uint8_t magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const uint8_t endian_long[] = { 0, 8 };
+
+	blob_len = 0;
+	put(magic, sizeof(magic));
+	put("0.6", 4);
+	put(endian_long, 2);
+	put32(4096);
+	put("header_page", 12);
+	put64(sizeof(header_page) - 1);
+	put(header_page, sizeof(header_page) - 1);
+	put("header_event", 13);
+	put64(0);
+	put32(0);		/* ftrace formats */
+	put32(1);		/* systems */
+	put("sched", 6);
+	put32(1);
+	fmt_size_at = blob_len;
+	put64(strlen(fmt));
+	put(fmt, strlen(fmt));
+	put32(0);		/* kallsyms */
+	put32(0);		/* printk formats */
+	put64(0);		/* saved cmdlines */
+}
+
+static void build(void)
+{
+	build_with(format);
+}
+
+/* A sample of demo: comm "abc", value -5, msg "hello" after the fixed fields, arr {1, 2}. */
+static size_t sample(uint8_t *d)
+{
+	uint16_t type = 7;
+	int32_t pid = 42, value = -5;
+	uint32_t loc = (6u << 16) | 48;
+	uint64_t arr[2] = { 1, 2 };
+
+	memset(d, 0, 64);
+	memcpy(d, &type, 2);
+	memcpy(d + 4, &pid, 4);
+	memcpy(d + 8, "abc", 3);
+	memcpy(d + 24, &value, 4);
+	memcpy(d + 28, &loc, 4);
+	memcpy(d + 32, arr, 16);
+	memcpy(d + 48, "hello", 6);
+	return 54;
+}
+
+TEST(reads_and_renders_an_event)
+{
+	struct tep_handle *tep;
+	struct tc_tpe *t;
+	struct tc_err e = { 0 };
+	struct tc_rec r = { .cpu = 1, .pid = 42, .tid = 42, .has_time = true, .time = 1500000000 };
+	uint8_t d[64];
+	size_t n = sample(d);
+
+	build();
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK((t = tc_tpe_new(tep)) != NULL);
+	CHECK_INT(tc_tpe_render(t, 7, d, n, &r, &e), 0);
+	CHECK_INT(r.type, TC_REC_EVENT);
+	CHECK_STR(r.name, "sched:demo");
+	CHECK_STR(r.text, "comm=abc value=-5 msg=hello");
+	CHECK_INT(r.nfields, 4);
+	CHECK_STR(r.fields[0].name, "comm");
+	CHECK_INT(r.fields[0].kind, TC_FIELD_STR);
+	CHECK_STR(r.fields[0].s, "abc");
+	CHECK_INT(r.fields[1].kind, TC_FIELD_INT);
+	CHECK_INT(r.fields[1].i, -5);
+	CHECK_INT(r.fields[2].kind, TC_FIELD_STR);
+	CHECK_STR(r.fields[2].s, "hello");
+	CHECK_INT(r.fields[3].kind, TC_FIELD_ARRAY);
+	CHECK_INT(r.fields[3].n, 2);
+	CHECK(r.fields[3].arr[0] == 1 && r.fields[3].arr[1] == 2);
+
+	/* The JSON line and the text line consumers rely on. */
+	{
+		char buf[1024];
+		FILE *f = fmemopen(buf, sizeof(buf), "w");
+		struct tc_rec_out o;
+
+		r.id = -1;
+		r.offset = 0x40;
+		tc_rec_out_init(&o, f, true);
+		tc_rec_write(&o, &r);
+		o.json = false;
+		tc_rec_write(&o, &r);
+		fclose(f);
+		CHECK_STR(buf, "{\"type\":\"event\",\"cpu\":1,\"pid\":42,\"tid\":42,\"offset\":64,"
+			  "\"name\":\"sched:demo\",\"time\":1500000000,\"fields\":{\"comm\":\"abc\","
+			  "\"value\":-5,\"msg\":\"hello\",\"arr\":[1,2]},"
+			  "\"text\":\"comm=abc value=-5 msg=hello\"}\n"
+			  "        40  cpu 1 42/42  event     1.500000000 sched:demo: comm=abc "
+			  "value=-5 msg=hello\n");
+	}
+	tc_tpe_free(t);
+	tc_tdata_free(tep);
+}
+
+TEST(samples_that_do_not_fit_are_refused)
+{
+	struct tep_handle *tep;
+	struct tc_tpe *t;
+	struct tc_err e = { 0 };
+	struct tc_rec r = { .type = TC_REC_RANGE };
+	uint8_t d[64];
+	size_t n = sample(d);
+	uint32_t loc = (60u << 16) | 48;	/* msg runs past the end */
+
+	build();
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK((t = tc_tpe_new(tep)) != NULL);
+	CHECK_INT(tc_tpe_render(t, 8, d, n, &r, &e), -1);
+	CHECK(strstr(e.msg, "tracepoint id 8") != NULL);
+	CHECK_INT(tc_tpe_render(t, 7, d, 20, &r, &e), -1);
+	CHECK(strstr(e.msg, "sched:demo") && strstr(e.msg, "field comm"));
+	memcpy(d + 28, &loc, 4);
+	CHECK_INT(tc_tpe_render(t, 7, d, n, &r, &e), -1);
+	CHECK(strstr(e.msg, "field msg") != NULL);
+	CHECK_INT(r.type, TC_REC_RANGE);	/* untouched */
+	tc_tpe_free(t);
+	tc_tdata_free(tep);
+}
+
+TEST(every_truncation_is_an_error_with_its_offset)
+{
+	struct tep_handle *tep;
+	struct tc_err e;
+
+	build();
+	for (size_t len = 0; len < blob_len; len++) {
+		memset(&e, 0, sizeof(e));
+		CHECK_INT(tc_tdata_read(&tep, blob, len, BASE, "f", &e), -1);
+		CHECK(tep == NULL);
+		CHECK(strstr(e.msg, "f: tracing data at offset 0x") != NULL);
+		if (tc_failed)
+			break;
+	}
+}
+
+TEST(sizes_that_lie_are_errors_at_their_offset)
+{
+	struct tep_handle *tep;
+	struct tc_err e = { 0 };
+	char want[80];
+
+	build();
+	memset(blob + fmt_size_at, 0xff, 8);
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(e.errnum, EINVAL);
+	snprintf(want, sizeof(want), "offset 0x%zx: event format needs 0xffffffffffffffff bytes",
+		 BASE + fmt_size_at + 8);
+	CHECK(strstr(e.msg, want) != NULL);
+	build();
+	blob[0] = 0;
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK(strstr(e.msg, "offset 0x1000: no magic") != NULL);
+}
+
+/* Formats that crash libtraceevent 1.7.1's parser are refused before it sees them. */
+TEST(formats_libtraceevent_cannot_take_are_refused)
+{
+	char bad[sizeof(format) + 8], *p;
+	struct tep_handle *tep;
+	struct tc_err e = { 0 };
+
+	strcpy(bad, format);
+	p = strstr(bad, "value;");
+	memcpy(p, "vaxue;", 6);	/* REC->value now names no field */
+	build_with(bad);
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK(strstr(e.msg, "print fmt names field \"value\" that it does not define") != NULL);
+	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), -1);
+
+	strcpy(bad, format);
+	p = strstr(bad, "comm[16]");
+	p[5] = (char)0xd9;
+	build_with(bad);
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	{
+		char want[80];
+
+		snprintf(want, sizeof(want), "offset 0x%zx: event format holds a byte that is not "
+			 "printable ASCII", BASE + fmt_size_at + 8 + (size_t)(p + 5 - bad));
+		CHECK(strstr(e.msg, want) != NULL);
+	}
+	build();
+	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), 0);
+}
