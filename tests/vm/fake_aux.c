@@ -9,7 +9,13 @@
  * sysfs is refused to perf.
  *
  * Byte at AUX stream position p of an event on cpu c: fa_byte(c, p) below (tests/vm/
- * check_aux.c computes the same).
+ * check_aux.c computes the same), unless the test handed the PMU real trace bytes through
+ * /sys/module/fake_aux/{etm,pt}_aux_bytes (written before recording, never while a
+ * session runs): then byte p is bytes[p % S], S the length rounded down to 16. With bytes,
+ * a handle is held open until a copy is complete (cs_etm also completes it at stop), so
+ * each AUX record holds whole copies starting at a copy boundary and decodes as the
+ * original buffer does (every CoreSight formatter frame in place). The cs_etm cpuN
+ * registers come from module parameters, so they can be a snapshot's.
  */
 #include <linux/device.h>
 #include <linux/hrtimer.h>
@@ -18,6 +24,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
+#include <linux/vmalloc.h>
 
 #define FA_NCPUS 4
 #define FA_CHUNK_DEFAULT 4096
@@ -28,6 +35,28 @@ MODULE_PARM_DESC(chunk, "bytes written per timer tick");
 static unsigned int period_us = 2000;
 module_param(period_us, uint, 0644);
 MODULE_PARM_DESC(period_us, "timer period");
+
+/* The cs_etm cpuN register files (AUXTRACE_INFO reads them): a snapshot's ETMs at test time. */
+static unsigned int trctraceid[FA_NCPUS] = { 0x10, 0x11, 0x12, 0x13 };
+static unsigned int trcidr0[FA_NCPUS] = { 0x28000ea1, 0x28000ea1, 0x28000ea1, 0x28000ea1 };
+static unsigned int trcidr1[FA_NCPUS] = { 0x4100f424, 0x4100f424, 0x4100f424, 0x4100f424 };
+static unsigned int trcidr2[FA_NCPUS] = { 0x20001088, 0x20001088, 0x20001088, 0x20001088 };
+static unsigned int trcidr8[FA_NCPUS];
+static unsigned int trcauthstatus[FA_NCPUS] = { 0xcc, 0xcc, 0xcc, 0xcc };
+module_param_array(trctraceid, uint, NULL, 0444);
+module_param_array(trcidr0, uint, NULL, 0444);
+module_param_array(trcidr1, uint, NULL, 0444);
+module_param_array(trcidr2, uint, NULL, 0444);
+module_param_array(trcidr8, uint, NULL, 0444);
+module_param_array(trcauthstatus, uint, NULL, 0444);
+
+/* Handed trace bytes, per PMU (0 cs_etm, 1 intel_pt); len 0: the hash pattern. */
+#define FA_BYTES_MAX (4u << 20)
+struct fa_pat {
+	u8 *b;
+	size_t len;
+};
+static struct fa_pat pats[2];
 
 static inline u8 fa_byte(int cpu, u64 pos)
 {
@@ -90,6 +119,7 @@ struct fa_cpu {
 	struct hrtimer timer;
 	struct perf_event *ev;
 	struct fa_sink *sink;
+	u64 pending;		/* bytes written since the handle began */
 };
 
 static DEFINE_PER_CPU(struct fa_cpu, fa_cpus);
@@ -124,31 +154,70 @@ static void fa_free_aux(void *p)
 	kfree(b);
 }
 
-/* Write up to n bytes at the handle's head; ends the handle. Returns false if the buffer
- * was full (the handle ended TRUNCATED; the core disables the event). */
-static bool fa_emit(struct fa_cpu *c, unsigned int n)
+static struct fa_pat *pat_of(struct perf_event *event)
+{
+	return &pats[event->pmu == &pmu_pt];
+}
+
+/* The copy length with handed bytes (whole 16-byte frames), 0 without. */
+static u64 copy_len(struct perf_event *event)
+{
+	return pat_of(event)->len & ~15ULL;
+}
+
+static void fa_write(struct fa_buf *b, struct fa_pat *p, int cpu, u64 pos, u64 n)
+{
+	u64 mask = (u64)b->nr_pages * PAGE_SIZE - 1, S = p->len & ~15ULL;
+
+	while (n) {
+		u64 o = pos & mask, k = PAGE_SIZE - (o & (PAGE_SIZE - 1));
+		u8 *dst = (u8 *)b->pages[o >> PAGE_SHIFT] + (o & (PAGE_SIZE - 1));
+
+		if (k > n)
+			k = n;
+		if (S) {
+			u64 at = pos % S;
+
+			if (k > S - at)
+				k = S - at;
+			memcpy(dst, p->b + at, k);
+		} else {
+			for (u64 i = 0; i < k; i++)
+				dst[i] = fa_byte(cpu, pos + i);
+		}
+		pos += k;
+		n -= k;
+	}
+}
+
+/* Write up to n bytes after what the open handle holds (c->pending bytes from its head);
+ * end the handle when `end`, without handed bytes, or when a copy is complete. Returns
+ * false if the buffer was full (the handle ended TRUNCATED; the core disables the event). */
+static bool fa_emit(struct fa_cpu *c, u64 n, bool end)
 {
 	struct perf_output_handle *h = &c->h;
 	struct fa_buf *b = perf_get_aux(h);
-	u64 mask = (u64)b->nr_pages * PAGE_SIZE - 1, pos = h->head;
-	unsigned int todo = n;
-	int cpu = c->ev->cpu;
+	u64 S = copy_len(c->ev), pos = h->head + c->pending, todo;
 
-	if (!b->overwrite && todo > h->size)
-		todo = h->size;
-	for (unsigned int i = 0; i < todo; i++, pos++) {
-		u64 o = pos & mask;
-
-		((u8 *)b->pages[o >> PAGE_SHIFT])[o & (PAGE_SIZE - 1)] = fa_byte(cpu, pos);
+	if (S) {
+		n &= ~15ULL;
+		if (n > S - pos % S)
+			n = S - pos % S;
 	}
-	if (b->overwrite) {
-		h->head = pos;
-		perf_aux_output_end(h, pos);
-		return true;
-	}
-	if (todo < n)
+	todo = n;
+	if (!b->overwrite && c->pending + todo > h->size)
+		todo = (h->size - c->pending) & (S ? ~15ULL : ~0ULL);
+	fa_write(b, pat_of(c->ev), c->ev->cpu, pos, todo);
+	c->pending += todo;
+	pos += todo;
+	if (todo < n && !b->overwrite)
 		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
-	perf_aux_output_end(h, todo);
+	else if (!end && S && pos % S)
+		return true;	/* the copy goes on in the next tick */
+	if (b->overwrite)
+		h->head = pos;
+	perf_aux_output_end(h, c->pending);
+	c->pending = 0;
 	return todo == n;
 }
 
@@ -158,9 +227,9 @@ static enum hrtimer_restart fa_tick(struct hrtimer *t)
 
 	if (!c->ev || !c->h.event)
 		return HRTIMER_NORESTART;
-	if (!fa_emit(c, chunk))
+	if (!fa_emit(c, chunk, false))
 		return HRTIMER_NORESTART;
-	if (!perf_aux_output_begin(&c->h, c->ev))
+	if (!c->h.event && !perf_aux_output_begin(&c->h, c->ev))
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime((u64)period_us * 1000));
 	return HRTIMER_RESTART;
@@ -185,6 +254,7 @@ static void fa_start(struct perf_event *event, int flags)
 		return;
 	c->ev = event;
 	c->sink = NULL;
+	c->pending = 0;
 	if (event->pmu == &pmu_etm) {
 		struct fa_sink *s = &sinks[event->hw.config];
 
@@ -211,7 +281,10 @@ static void fa_stop(struct perf_event *event, int flags)
 	event->hw.state = PERF_HES_STOPPED;
 	hrtimer_try_to_cancel(&c->timer);
 	if (c->ev == event && c->h.event) {
-		fa_emit(c, 256);	/* the flush at stop */
+		u64 S = copy_len(event), at = S ? (c->h.head + c->pending) % S : 0;
+
+		/* the flush at stop; a cs_etm copy is completed, as a sink is drained whole */
+		fa_emit(c, S && event->pmu == &pmu_etm ? (at ? S - at : 0) : 256, true);
 	}
 	if (c->sink) {
 		sink_put(c->sink);
@@ -337,17 +410,19 @@ static ssize_t etm_reg_show(struct device *d, struct device_attribute *a, char *
 	if (!strcmp(n, "cpu"))
 		return sysfs_emit(buf, "%d\n", cpu);
 	if (!strcmp(n, "trctraceid"))
-		return sysfs_emit(buf, "0x%x\n", 0x10 + cpu);
+		return sysfs_emit(buf, "0x%x\n", trctraceid[cpu]);
 	if (!strcmp(n, "trcauthstatus"))
-		return sysfs_emit(buf, "0xcc\n");
+		return sysfs_emit(buf, "0x%x\n", trcauthstatus[cpu]);
 	if (!strcmp(n, "trcconfig"))
 		return sysfs_emit(buf, "0x0\n");
 	if (!strcmp(n, "trcidr0"))
-		return sysfs_emit(buf, "0x28000ea1\n");
+		return sysfs_emit(buf, "0x%x\n", trcidr0[cpu]);
 	if (!strcmp(n, "trcidr1"))
-		return sysfs_emit(buf, "0x4100f424\n");
+		return sysfs_emit(buf, "0x%x\n", trcidr1[cpu]);
 	if (!strcmp(n, "trcidr2"))
-		return sysfs_emit(buf, "0x20001088\n");
+		return sysfs_emit(buf, "0x%x\n", trcidr2[cpu]);
+	if (!strcmp(n, "trcidr8"))
+		return sysfs_emit(buf, "0x%x\n", trcidr8[cpu]);
 	return sysfs_emit(buf, "0x0\n");
 }
 
@@ -437,6 +512,28 @@ static void fa_pmu_init(struct pmu *p, const struct attribute_group **g)
 	p->free_aux = fa_free_aux;
 }
 
+/* /sys/module/fake_aux/{etm,pt}_aux_bytes: a write at offset 0 starts the bytes anew. */
+static ssize_t bytes_write(struct file *f, struct kobject *k, struct bin_attribute *a,
+			   char *buf, loff_t off, size_t n)
+{
+	struct fa_pat *p = a->private;
+
+	if (off < 0 || off + n > FA_BYTES_MAX)
+		return -EFBIG;
+	if (!p->b && !(p->b = vzalloc(FA_BYTES_MAX)))
+		return -ENOMEM;
+	memcpy(p->b + off, buf, n);
+	p->len = off ? max_t(size_t, p->len, off + n) : n;
+	return n;
+}
+
+static struct bin_attribute bytes_attr[2] = {
+	{ .attr = { .name = "etm_aux_bytes", .mode = 0200 }, .write = bytes_write,
+	  .private = &pats[0] },
+	{ .attr = { .name = "pt_aux_bytes", .mode = 0200 }, .write = bytes_write,
+	  .private = &pats[1] },
+};
+
 static int ndev;
 
 static void fa_cleanup(void)
@@ -445,6 +542,10 @@ static void fa_cleanup(void)
 
 	perf_pmu_unregister(&pmu_pt);
 	perf_pmu_unregister(&pmu_etm);
+	for (i = 0; i < 2; i++) {
+		sysfs_remove_bin_file(&THIS_MODULE->mkobj.kobj, &bytes_attr[i]);
+		vfree(pats[i].b);
+	}
 	for (i = ndev - 1; i >= 0; i--) {
 		struct device *d = i < FA_NCPUS ? &etm_dev[i] : i == FA_NCPUS ? &funnel_dev :
 				   &sinks[i - FA_NCPUS - 1].dev;
@@ -503,6 +604,11 @@ static int __init fa_init(void)
 			return rc;
 		}
 	}
+	for (cpu = 0; cpu < 2; cpu++)
+		if ((rc = sysfs_create_bin_file(&THIS_MODULE->mkobj.kobj, &bytes_attr[cpu]))) {
+			fa_cleanup();
+			return rc;
+		}
 	return 0;
 fail:
 	while (ndev-- > 0) {

@@ -29,7 +29,29 @@ cp "$top/tests/vm/fake_aux.c" "$top/tests/vm/Kbuild" "$out/mod/"
 make -s -C "$hdrs" M="$out/mod" modules >"$out/mod.log" 2>&1 ||
 	{ cat "$out/mod.log" >&2; echo "fatal: module build failed" >&2; exit 1; }
 gcc -O2 -static -pthread -o "$out/mt_work" "$top/tests/vm/mt_work.c"
+gcc -O2 -static -o "$out/sb_work" "$top/tests/vm/sb_work.c"
 gcc -O2 -static -o "$out/check_aux" "$top/tests/vm/check_aux.c"
+
+# Real trace bytes for the module, from the shared test data (into the initramfs only): an
+# OpenCSD snapshot's formatted multi-ID ETMv4 sink buffer (its ETMs 0-3 become the cs_etm
+# cpu0-3 registers, so trace IDs map to the guest's CPUs) and the Intel PT trace of cpu 3
+# in a perf 4.14 recording.
+td=${TC_TESTDATA:-$top/../shared/testdata}
+snap=$td/opencsd/juno_r1_1
+ptrec=$td/perfdata/intel_pt/perf.data.intel_pt-4.14
+[ -f "$snap/cstrace.bin" ] && [ -f "$ptrec" ] ||
+	{ echo "fatal: test data missing under $td (set TC_TESTDATA)" >&2; exit 1; }
+etm_regs() {	# the insmod arguments: each register's value for the ETMs of cpu_0..3
+	for r in TRCTRACEIDR TRCIDR0 TRCIDR1 TRCIDR2 TRCIDR8 TRCAUTHSTATUS; do
+		v=
+		for cpu in 0 1 2 3; do
+			etm=$(sed -n "s/^cpu_$cpu=//p" "$snap/trace.ini" | tr -d '\r')
+			ini=$(grep -l "^name=$etm\r*\$" "$snap"/*.ini)
+			v=$v${v:+,}$(sed -n "s/^$r([^)]*)=\(0x[0-9A-Fa-f]*\).*/\1/p" "$ini")
+		done
+		echo "$r=$v" | tr 'A-Z' 'a-z' | sed 's/^trctraceidr=/trctraceid=/'
+	done | tr '\n' ' '
+}
 
 # initramfs: busybox, tracectl with its shared libraries, the rest.
 root="$out/root"
@@ -43,7 +65,10 @@ for l in $(ldd "$top/tracectl" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:
 	*) cp -L "$l" "$root/lib/" ;;
 	esac
 done
-cp "$out/mt_work" "$out/mod/fake_aux.ko" "$root/"
+cp "$out/mt_work" "$out/sb_work" "$out/mod/fake_aux.ko" "$root/"
+cp "$snap/cstrace.bin" "$root/cs.bin"
+"$out/check_aux" --dump 3 "$ptrec" >"$root/pt.bin"
+etm_regs >"$root/fa_args"
 cp "$top/tests/vm/init.sh" "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
@@ -75,8 +100,8 @@ for f in a.data p.data; do
 	got=$(md5sum <"$out/files/$f" 2>/dev/null | cut -d' ' -f1)
 	[ -n "$want" ] && [ "$want" = "$got" ] || { echo "host: $f did not arrive intact"; fail=1
 		continue; }
-	perf report -D -i "$out/files/$f" 2>/dev/null | grep -oE 'PERF_RECORD_[A-Z_0-9]+' |
-		sort | uniq -c >"$out/files/$f.types"
+	perf report -D -i "$out/files/$f" >"$out/files/$f.D" 2>/dev/null || true
+	grep -oE 'PERF_RECORD_[A-Z_0-9]+' "$out/files/$f.D" | sort | uniq -c >"$out/files/$f.types"
 	for t in AUXTRACE_INFO AUXTRACE AUX ITRACE_START COMM MMAP2 FORK EXIT SWITCH; do
 		grep -q " PERF_RECORD_$t\$" "$out/files/$f.types" ||
 			{ echo "host: perf report -D finds no PERF_RECORD_$t in $f"; fail=1; }
@@ -84,5 +109,17 @@ for f in a.data p.data; do
 	echo "host: perf $(perf --version | cut -d' ' -f3) reads $f:" $(awk '{print $2 "=" $1}' \
 		"$out/files/$f.types" | sed 's/PERF_RECORD_//')
 done
+# a.data's AUX bytes were the snapshot's sink buffer: tracectl decodes each AUX record to the
+# snapshot's own packets, and Debian's perf (OpenCSD inside) to trc_pkt_lister's.
+[ -f "$out/files/a.data.D" ] && "$top/tests/vm/cs_packets.sh" "$top/tracectl" "$out/check_aux" \
+	"$out/files/a.data" "$snap" "$snap/cstrace.bin" 4 "$out/files/a.data.D" \
+	"$td/opencsd/results/juno_r1_1.ppl.xz" || fail=1
+# p.data's were perf-recorded Intel PT: tracectl finds its PSB packets.
+if [ -f "$out/files/p.data" ]; then
+	n=$("$top/tracectl" decode --packets -i "$out/files/p.data" 2>/dev/null | grep -c ' psb$') ||
+		true
+	echo "host: tracectl decode finds $n PSB packets in p.data"
+	[ "$n" -gt 0 ] || fail=1
+fi
 [ $fail = 0 ] || { echo "test-vm: FAIL" >&2; exit 1; }
 echo "test-vm: PASS"

@@ -1,0 +1,55 @@
+/* Guest workload for the LOST check: a burst of side-band (an executable mapping and its
+ * unmapping N times, a fork every 50th), started and ended by files in DIR so that the
+ * recorder can be stopped around it: waits for DIR/go, bursts, creates DIR/done, waits for
+ * DIR/cont, then maps a few more times (the kernel writes its LOST record before the next
+ * record that fits) and exits 0. Usage: sb_work N DIR */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void wait_for(const char *dir, const char *name)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	for (int i = 0; i < 6000 && access(p, F_OK); i++)
+		usleep(10000);
+}
+
+static void burst(int fd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+		if (m != MAP_FAILED)
+			munmap(m, 4096);
+		if (i % 50 == 49) {
+			pid_t c = fork();
+
+			if (!c)
+				_exit(0);
+			if (c > 0)
+				waitpid(c, NULL, 0);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 3000, fd = open("/proc/self/exe", O_RDONLY);
+	const char *dir = argc > 2 ? argv[2] : ".";
+	char p[4096];
+
+	if (fd < 0)
+		return 1;
+	wait_for(dir, "go");
+	burst(fd, n);
+	snprintf(p, sizeof(p), "%s/done", dir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	wait_for(dir, "cont");
+	burst(fd, 10);
+	return 0;
+}
