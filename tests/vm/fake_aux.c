@@ -210,6 +210,12 @@ static bool fa_emit(struct fa_cpu *c, u64 n, bool end)
 	fa_write(b, pat_of(c->ev), c->ev->cpu, pos, todo);
 	c->pending += todo;
 	pos += todo;
+	if (todo < n && !b->overwrite && !c->pending) {
+		/* Less than a frame free: wait for the reader rather than end the handle empty
+		 * and TRUNCATED, which is how a refused sink looks. */
+		perf_aux_output_end(h, 0);
+		return true;
+	}
 	if (todo < n && !b->overwrite)
 		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
 	else if (!end && S && pos % S)

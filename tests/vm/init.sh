@@ -81,11 +81,12 @@ check_aux w.data | tee w.chk
 check per-thread-bytes grep -q 'check_aux: OK' w.chk
 
 # 2a'. -p PID: attached to a running process, done when it exits.
-/mt_work 2 1500 0 &
+/mt_work 2 3000 0 &
 wpid=$!
-sleep 0.3	# its threads exist before record attaches
+sleep 0.3	# its threads exist before record attaches (which takes over 1 s on a busy host)
 timeout 30 tracectl record --pmu intel_pt -p $wpid -o pp.data 2>pp.err
-check attach-ends test $? = 0
+rc=$?; cat pp.err
+check attach-ends test "$rc" = 0
 check_aux pp.data | tee pp.chk
 check attach-bytes grep -q 'check_aux: OK' pp.chk
 check attach-threads grep -Eq 'itrace_tids=[3-9]' pp.chk
@@ -126,14 +127,14 @@ check small-bytes grep -q 'check_aux: OK' s.chk
 # 3b. Too small a data ring (1 page) while the recorder is stopped and the workload maps and
 #     forks thousands of times: the kernel drops side-band and says so in a LOST record;
 #     record counts the LOST records and their events as the file holds them.
-rm -f /tmp/go /tmp/done /tmp/cont
+waitfor() { n=0; while [ ! -e "$1" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done; }
+rm -f /tmp/ready /tmp/go /tmp/done /tmp/cont
 tracectl record --pmu intel_pt -m 1,16 -o l.data -- /sb_work 3000 /tmp 2>l.err &
 lpid=$!
-sleep 1
+waitfor /tmp/ready	# the workload runs: record's events are open
 kill -STOP $lpid
 touch /tmp/go
-n=0
-while [ ! -e /tmp/done ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
+waitfor /tmp/done
 kill -CONT $lpid
 touch /tmp/cont
 wait $lpid

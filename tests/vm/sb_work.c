@@ -1,6 +1,7 @@
 /* Guest workload for the LOST check: a burst of side-band (an executable mapping and its
  * unmapping N times, a fork every 50th), started and ended by files in DIR so that the
- * recorder can be stopped around it: waits for DIR/go, bursts, creates DIR/done, waits for
+ * recorder can be stopped around it: creates DIR/ready (the recorder has its events open
+ * once it let the workload run), waits for DIR/go, bursts, creates DIR/done, waits for
  * DIR/cont, then maps a few more times (the kernel writes its LOST record before the next
  * record that fits) and exits 0. Usage: sb_work N DIR */
 #include <fcntl.h>
@@ -17,6 +18,14 @@ static void wait_for(const char *dir, const char *name)
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	for (int i = 0; i < 6000 && access(p, F_OK); i++)
 		usleep(10000);
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
 }
 
 static void burst(int fd, int n)
@@ -41,14 +50,13 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3000, fd = open("/proc/self/exe", O_RDONLY);
 	const char *dir = argc > 2 ? argv[2] : ".";
-	char p[4096];
 
 	if (fd < 0)
 		return 1;
+	touch(dir, "ready");
 	wait_for(dir, "go");
 	burst(fd, n);
-	snprintf(p, sizeof(p), "%s/done", dir);
-	close(open(p, O_CREAT | O_WRONLY, 0644));
+	touch(dir, "done");
 	wait_for(dir, "cont");
 	burst(fd, 10);
 	return 0;
