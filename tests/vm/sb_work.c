@@ -2,9 +2,12 @@
  * unmapping N times, a fork every 50th), started and ended by files in DIR so that the
  * recorder can be stopped around it: creates DIR/ready (the recorder has its events open
  * once it let the workload run), waits for DIR/go, bursts, creates DIR/done, waits for
- * DIR/cont, then maps a few more times (the kernel writes its LOST record before the next
- * record that fits) and exits 0. Usage: sb_work N DIR */
+ * DIR/cont, then maps a few more times on every CPU in turn and exits 0: the kernel writes a
+ * ring's LOST record only in front of the next record that ring takes, so a CPU that saw no
+ * more side-band would never tell of its losses. Usage: sb_work N DIR */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -58,6 +61,13 @@ int main(int argc, char **argv)
 	burst(fd, n);
 	touch(dir, "done");
 	wait_for(dir, "cont");
-	burst(fd, 10);
+	for (int cpu = 0; cpu < CPU_SETSIZE && cpu < sysconf(_SC_NPROCESSORS_ONLN); cpu++) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (!sched_setaffinity(0, sizeof(set), &set))
+			burst(fd, 10);
+	}
 	return 0;
 }
