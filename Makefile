@@ -19,7 +19,7 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 -include $(B)/config.mk
 
-.PHONY: all deps test test-asan check clean install bench test-vm
+.PHONY: all deps test test-asan check clean install bench test-vm test-vm-new
 .SECONDARY:
 all: tracectl $(B)/examples/threads
 
@@ -82,6 +82,11 @@ check: test test-asan
 # The record loop on Debian 12's kernel under QEMU TCG with tests/vm/fake_aux.ko (AUX PMUs).
 test-vm: tracectl
 	tests/vm/run.sh
+
+# Pause/resume triggers on a Linux 6.13+ kernel (Debian 13 backports) under QEMU TCG; root:
+# mk/kernel-new.sh makes a Debian 13 chroot in build/vm-new that builds the module for it.
+test-vm-new: tracectl
+	tests/vm/run_new.sh
 
 # Timings (not a test; see tests/bench/run.sh): snapshot decode against OpenCSD's
 # trc_pkt_lister, Intel PT decode against perf script, and emulated recording speed (record --pmu emulated) for both formats.

@@ -16,6 +16,13 @@
  * each AUX record holds whole copies starting at a copy boundary and decodes as the
  * original buffer does (every CoreSight formatter frame in place). The cs_etm cpuN
  * registers come from module parameters, so they can be a snapshot's.
+ *
+ * On kernels with AUX pause/resume (Linux 6.13+: PERF_PMU_CAP_AUX_PAUSE) both PMUs declare
+ * the capability. The core then calls stop(PERF_EF_PAUSE) when an aux_pause trigger fires
+ * and start(PERF_EF_RESUME) for aux_resume (only on a change of the event's hw.aux_paused,
+ * which it sets before the first start for aux_start_paused); neither ends the AUX handle.
+ * While paused a CPU writes no byte, neither on its timer nor at stop; the callbacks are
+ * counted in /sys/module/fake_aux/parameters/{pauses,resumes}.
  */
 #include <linux/device.h>
 #include <linux/hrtimer.h>
@@ -25,6 +32,7 @@
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/vmalloc.h>
+#include <linux/version.h>
 
 #define FA_NCPUS 4
 #define FA_CHUNK_DEFAULT 4096
@@ -35,6 +43,11 @@ MODULE_PARM_DESC(chunk, "bytes written per timer tick");
 static unsigned int period_us = 2000;
 module_param(period_us, uint, 0644);
 MODULE_PARM_DESC(period_us, "timer period");
+static atomic_t npauses, nresumes;
+module_param_named(pauses, npauses.counter, int, 0644);
+MODULE_PARM_DESC(pauses, "stop(PERF_EF_PAUSE) calls (Linux 6.13+)");
+module_param_named(resumes, nresumes.counter, int, 0644);
+MODULE_PARM_DESC(resumes, "start(PERF_EF_RESUME) calls (Linux 6.13+)");
 
 /* The cs_etm cpuN register files (AUXTRACE_INFO reads them): a snapshot's ETMs at test time. */
 static unsigned int trctraceid[FA_NCPUS] = { 0x10, 0x11, 0x12, 0x13 };
@@ -120,6 +133,7 @@ struct fa_cpu {
 	struct perf_event *ev;
 	struct fa_sink *sink;
 	u64 pending;		/* bytes written since the handle began */
+	bool paused;		/* by aux_start_paused or an aux_pause trigger */
 };
 
 static DEFINE_PER_CPU(struct fa_cpu, fa_cpus);
@@ -233,7 +247,7 @@ static enum hrtimer_restart fa_tick(struct hrtimer *t)
 
 	if (!c->ev || !c->h.event)
 		return HRTIMER_NORESTART;
-	if (!fa_emit(c, chunk, false))
+	if (!c->paused && !fa_emit(c, chunk, false))
 		return HRTIMER_NORESTART;
 	if (!c->h.event && !perf_aux_output_begin(&c->h, c->ev))
 		return HRTIMER_NORESTART;
@@ -251,16 +265,45 @@ static pid_t session_of(struct perf_event *event)
 	return owner && owner != (struct task_struct *)-1L ? /* TASK_TOMBSTONE */ task_tgid_nr(owner) : 0;
 }
 
+/* The pause/resume callbacks: the handle stays open, the timer runs on, writes stop/go. */
+static bool fa_pause_resume(struct perf_event *event, int flags)
+{
+#ifdef PERF_PMU_CAP_AUX_PAUSE
+	struct fa_cpu *c = this_cpu_ptr(&fa_cpus);
+
+	if (!(flags & (PERF_EF_PAUSE | PERF_EF_RESUME)))
+		return false;
+	atomic_inc(flags & PERF_EF_PAUSE ? &npauses : &nresumes);
+	if (c->ev == event)
+		c->paused = flags & PERF_EF_PAUSE;
+	return true;
+#else
+	return false;
+#endif
+}
+
+static bool fa_start_paused(struct perf_event *event)
+{
+#ifdef PERF_PMU_CAP_AUX_PAUSE
+	return event->hw.aux_paused;
+#else
+	return false;
+#endif
+}
+
 static void fa_start(struct perf_event *event, int flags)
 {
 	struct fa_cpu *c = this_cpu_ptr(&fa_cpus);
 
+	if (fa_pause_resume(event, flags))
+		return;
 	event->hw.state = PERF_HES_STOPPED;
 	if (!perf_aux_output_begin(&c->h, event))
 		return;
 	c->ev = event;
 	c->sink = NULL;
 	c->pending = 0;
+	c->paused = fa_start_paused(event);
 	if (event->pmu == &pmu_etm) {
 		struct fa_sink *s = &sinks[event->hw.config];
 
@@ -282,15 +325,17 @@ static void fa_stop(struct perf_event *event, int flags)
 {
 	struct fa_cpu *c = this_cpu_ptr(&fa_cpus);
 
-	if (event->hw.state & PERF_HES_STOPPED)
+	if (fa_pause_resume(event, flags) || (event->hw.state & PERF_HES_STOPPED))
 		return;
 	event->hw.state = PERF_HES_STOPPED;
 	hrtimer_try_to_cancel(&c->timer);
 	if (c->ev == event && c->h.event) {
 		u64 S = copy_len(event), at = S ? (c->h.head + c->pending) % S : 0;
 
-		/* the flush at stop; a cs_etm copy is completed, as a sink is drained whole */
-		fa_emit(c, S && event->pmu == &pmu_etm ? (at ? S - at : 0) : 256, true);
+		/* the flush at stop (none while paused); a cs_etm copy is completed, as a sink
+		 * is drained whole */
+		fa_emit(c, c->paused ? 0 : S && event->pmu == &pmu_etm ? (at ? S - at : 0) : 256,
+			true);
 	}
 	if (c->sink) {
 		sink_put(c->sink);
@@ -506,6 +551,9 @@ static void fa_pmu_init(struct pmu *p, const struct attribute_group **g)
 {
 	p->module = THIS_MODULE;
 	p->capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_ITRACE;
+#ifdef PERF_PMU_CAP_AUX_PAUSE
+	p->capabilities |= PERF_PMU_CAP_AUX_PAUSE;
+#endif
 	p->task_ctx_nr = perf_sw_context;
 	p->attr_groups = g;
 	p->event_init = fa_event_init;
@@ -566,11 +614,16 @@ static int __init fa_init(void)
 	char name[16];
 	int cpu, rc;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)	/* hrtimer_init is gone by 6.16 */
+		hrtimer_setup(&per_cpu(fa_cpus, cpu).timer, fa_tick, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_PINNED);
+#else
 		hrtimer_init(&per_cpu(fa_cpus, cpu).timer, CLOCK_MONOTONIC,
 			     HRTIMER_MODE_REL_PINNED);
-	for_each_possible_cpu(cpu)
 		per_cpu(fa_cpus, cpu).timer.function = fa_tick;
+#endif
+	}
 	rc = bus_register(&cs_bus);
 	if (rc)
 		return rc;

@@ -175,6 +175,17 @@ check sysfs-claim-refused test "$rc" != 0
 check sysfs-claim-msg grep -q 'enabled through sysfs' C.err
 check sysfs-claim-nofile test ! -e C.data
 
+# 6. AUX pause/resume on 6.1 (no perf_event_attr.aux_action): refused before anything is
+#    opened, naming the feature and the kernel; never traced unpaused (make test-vm-new
+#    proves the triggers on a kernel that has them).
+tracectl record --pmu intel_pt --start-paused --resume-on /mt_work:main -o r.data -- /mt_work 1 10 0 2>r.err
+rc=$?; cat r.err
+check pause-refused test "$rc" != 0
+check pause-refused-msg grep -q "needs Linux 6.13 or later; the running kernel $(uname -r) " r.err
+check pause-refused-nofile test ! -e r.data
+tracectl record --dry-run --pmu intel_pt --start-paused -- /mt_work 1 10 0 >r.out 2>&1
+check pause-dry-run-note grep -q 'cannot open these events: AUX pause/resume' r.out
+
 # The files go to the host through the second serial port (raw), for Debian's perf.
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 md5sum a.data p.data | sed 's/^/VM-MD5 /'
