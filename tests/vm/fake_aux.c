@@ -566,8 +566,14 @@ static void fa_pmu_init(struct pmu *p, const struct attribute_group **g)
 	p->free_aux = fa_free_aux;
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)	/* bin_attribute callbacks take const */
+#define FA_BIN_CONST const
+#else
+#define FA_BIN_CONST
+#endif
+
 /* /sys/module/fake_aux/{etm,pt}_aux_bytes: a write at offset 0 starts the bytes anew. */
-static ssize_t bytes_write(struct file *f, struct kobject *k, struct bin_attribute *a,
+static ssize_t bytes_write(struct file *f, struct kobject *k, FA_BIN_CONST struct bin_attribute *a,
 			   char *buf, loff_t off, size_t n)
 {
 	struct fa_pat *p = a->private;
