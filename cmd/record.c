@@ -1,6 +1,6 @@
-/* tracectl record: open per-CPU trace events (cs_etm, intel_pt) with side-band and pause/resume
- * triggers, run the workload and write perf.data (lib/record_loop); --dry-run prints the
- * events. */
+/* tracectl record: open per-CPU trace events (cs_etm, intel_pt) with side-band, pause/resume
+ * triggers and sampled events (-e), run the workload and write perf.data (lib/record_loop);
+ * --dry-run prints the events. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -37,6 +37,7 @@ const struct tc_opt record_opts[] = {
 	{ "start-paused", OPT_START_PAUSED, 0, NULL, "start with tracing paused (Linux 6.13+)" },
 	{ "pause-on", OPT_PAUSE_ON, 1, "EVENT", "pause tracing when EVENT fires (repeatable)" },
 	{ "resume-on", OPT_RESUME_ON, 1, "EVENT", "resume tracing when EVENT fires (repeatable)" },
+	{ "event", 'e', 1, "EVENT", "also sample EVENT, any kernel (repeatable)" },
 	{ "dry-run", OPT_DRY_RUN, 0, NULL, "print every perf_event_attr that would be opened" },
 	{ 0 },
 };
@@ -141,6 +142,11 @@ static int on_opt(int key, const char *arg, void *ctx)
 		(pause ? r->o.pause_on : r->o.resume_on)[(*n)++] = arg;
 		break;
 	}
+	case 'e':
+		if (r->o.nevents == TC_REC_MAX_TRIGGERS)
+			return usage("too many events ('%s'); at most 8", arg);
+		r->o.events[r->o.nevents++] = arg;
+		break;
 	case OPT_DRY_RUN: r->dry_run = true; break;
 	}
 	return 0;

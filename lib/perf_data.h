@@ -49,6 +49,7 @@ enum {
 	TC_PD_FEAT_CPUDESC = 8,
 	TC_PD_FEAT_CPUID = 9,
 	TC_PD_FEAT_CMDLINE = 11,
+	TC_PD_FEAT_EVENT_DESC = 12,	/* attrs with their names and ids */
 	TC_PD_FEAT_AUXTRACE = 18,	/* index of AUXTRACE records */
 	TC_PD_FEAT_BITS = 256,
 };

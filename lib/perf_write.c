@@ -27,6 +27,7 @@ struct pw_attr {
 	bool sample_id_all;
 	uint64_t *ids;
 	size_t nr_ids;
+	char *name;			/* for HEADER_EVENT_DESC, NULL: none given */
 };
 
 struct tc_pw {
@@ -119,8 +120,10 @@ void tc_pw_abort(struct tc_pw *w)
 		return;
 	if (w->f)
 		fclose(w->f);
-	for (size_t i = 0; i < w->nr_attrs; i++)
+	for (size_t i = 0; i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);
+		free(w->attrs[i].name);
+	}
 	free(w->attrs);
 	for (size_t i = 0; i < TC_PD_FEAT_BITS; i++)
 		free(w->feat[i].p);
@@ -157,6 +160,19 @@ int tc_pw_add_attr(struct tc_pw *w, const struct perf_event_attr *attr, const ui
 	}
 	a->nr_ids = nr_ids;
 	w->nr_attrs++;
+	return 0;
+}
+
+int tc_pw_attr_name(struct tc_pw *w, size_t attr_idx, const char *name, struct tc_err *e)
+{
+	char *dup;
+
+	if (attr_idx >= w->nr_attrs)
+		return tc_err_set(e, EINVAL, "%s: no attr %zu to name", w->path, attr_idx);
+	if (!(dup = strdup(name)))
+		return tc_err_set(e, ENOMEM, "out of memory for an event name");
+	free(w->attrs[attr_idx].name);
+	w->attrs[attr_idx].name = dup;
 	return 0;
 }
 
@@ -450,6 +466,16 @@ int tc_pw_feat_string(struct tc_pw *w, unsigned feat, const char *s, struct tc_e
 	return feat_str(&w->feat[feat], s, e);
 }
 
+int tc_pw_feat_raw(struct tc_pw *w, unsigned feat, const void *data, size_t len,
+		   struct tc_err *e)
+{
+	if (feat == 0 || feat >= TC_PD_FEAT_BITS)
+		return tc_err_set(e, EINVAL, "no feature bit %u", feat);
+	w->feat[feat].n = 0;
+	mark(w, feat);
+	return buf_put(&w->feat[feat], data, len, e);
+}
+
 int tc_pw_feat_nrcpus(struct tc_pw *w, uint32_t avail, uint32_t online, struct tc_err *e)
 {
 	uint32_t v[2] = { avail, online };
@@ -497,11 +523,42 @@ int tc_pw_feat_build_id(struct tc_pw *w, int32_t pid, uint16_t misc, const uint8
 	       buf_put(b, z, len - n, e) ? -1 : 0;
 }
 
+/* perf's layout: u32 events, u32 attr size; per event the attr, u32 ids, the name as a
+ * feature string, the ids. Written when any attr was named. */
+static int event_desc(struct tc_pw *w, struct tc_err *e)
+{
+	struct pw_buf *b = &w->feat[TC_PD_FEAT_EVENT_DESC];
+	uint32_t hdr[2] = { (uint32_t)w->nr_attrs, TC_PW_ATTR_SIZE };
+	bool named = false;
+
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		named |= w->attrs[i].name != NULL;
+	if (!named)
+		return 0;
+	b->n = 0;
+	mark(w, TC_PD_FEAT_EVENT_DESC);
+	if (buf_put(b, hdr, sizeof(hdr), e))
+		return -1;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		const struct pw_attr *a = &w->attrs[i];
+		uint32_t nr = (uint32_t)a->nr_ids;
+
+		if (buf_put(b, a->attr, TC_PW_ATTR_SIZE, e) || buf_put(b, &nr, 4, e) ||
+		    feat_str(b, a->name ? a->name : "", e) ||
+		    buf_put(b, a->ids, a->nr_ids * 8, e))
+			return -1;
+	}
+	return 0;
+}
+
 /* After the data: one {offset, size} per set feature bit, then the sections. */
 static int write_features(struct tc_pw *w, struct tc_err *e)
 {
 	size_t nr = 0;
 	uint64_t off;
+
+	if (event_desc(w, e))
+		return -1;
 
 	if (w->nr_index) {
 		uint64_t n = w->nr_index;

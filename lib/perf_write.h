@@ -53,6 +53,10 @@ int tc_pw_close(struct tc_pw *w, struct tc_err *e);
 int tc_pw_add_attr(struct tc_pw *w, const struct perf_event_attr *attr, const uint64_t *ids,
 		   size_t nr_ids, struct tc_err *e);
 
+/* Name the attr_idx-th attr added (0-based): at close the names go into HEADER_EVENT_DESC
+ * with every attr and its ids (perf script names events from there). */
+int tc_pw_attr_name(struct tc_pw *w, size_t attr_idx, const char *name, struct tc_err *e);
+
 /* A whole record as given (header.size must equal len), then extra raw bytes. */
 int tc_pw_record(struct tc_pw *w, const void *rec, size_t len, struct tc_err *e);
 /* File offset the next record will get. */
@@ -85,6 +89,9 @@ int tc_pw_auxtrace(struct tc_pw *w, const void *data, size_t size, uint64_t offs
 /* Features (lib/perf_data.h TC_PD_FEAT_*). A string feature: hostname, osrelease,
  * version, arch, cpudesc, cpuid. */
 int tc_pw_feat_string(struct tc_pw *w, unsigned feat, const char *s, struct tc_err *e);
+/* A feature section's bytes as given (e.g. TC_PD_FEAT_TRACING_DATA from trace_data.h). */
+int tc_pw_feat_raw(struct tc_pw *w, unsigned feat, const void *data, size_t len,
+		   struct tc_err *e);
 int tc_pw_feat_nrcpus(struct tc_pw *w, uint32_t avail, uint32_t online, struct tc_err *e);
 int tc_pw_feat_cmdline(struct tc_pw *w, int argc, char *const argv[], struct tc_err *e);
 /* One build-id entry (size <= 20 bytes of id); misc is PERF_RECORD_MISC_USER or _KERNEL. */

@@ -11,6 +11,7 @@
 
 #include <perf/core.h>
 #include <perf/cpumap.h>
+#include <perf/evlist.h>
 #include <perf/evsel.h>
 #include <perf/threadmap.h>
 
@@ -55,6 +56,22 @@ struct perf_evsel *tc_rec_evsel_new(const struct tc_rec_event *ev, struct tc_err
 	if (!evsel)
 		tc_err_set(e, ENOMEM, "out of memory");
 	return evsel;
+}
+
+int tc_rec_evsel_set_leader(struct perf_evsel *leader, struct perf_evsel *member,
+			    struct tc_err *e)
+{
+	struct perf_evlist *l = perf_evlist__new();
+
+	if (!l)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	perf_evlist__add(l, leader);
+	perf_evlist__add(l, member);
+	perf_evlist__set_leader(l);	/* the first entry leads the rest */
+	perf_evlist__remove(l, member);
+	perf_evlist__remove(l, leader);
+	perf_evlist__delete(l);
+	return 0;
 }
 
 int tc_rec_evsel_open(struct perf_evsel *evsel, const struct tc_rec_event *ev, pid_t pid,

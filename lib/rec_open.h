@@ -14,6 +14,12 @@ struct perf_evsel;
  * header's struct). */
 struct perf_evsel *tc_rec_evsel_new(const struct tc_rec_event *ev, struct tc_err *e);
 
+/* Make member open in leader's group (the leader must be opened first, on the same CPU and
+ * task). libperf 6.1 sets leaders only for a whole evlist (perf_evlist__set_leader), so the
+ * two pass through a throw-away one. */
+int tc_rec_evsel_set_leader(struct perf_evsel *leader, struct perf_evsel *member,
+			    struct tc_err *e);
+
 /* Open ev on its CPU (-1: any) for pid (-1: every task, needs a CPU), with leader's fd as
  * group when given. On failure e holds tc_perf_open_msg()'s explanation. */
 int tc_rec_evsel_open(struct perf_evsel *evsel, const struct tc_rec_event *ev, pid_t pid,

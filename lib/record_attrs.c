@@ -17,7 +17,7 @@
 
 const char *tc_rec_role_name(enum tc_rec_role r)
 {
-	static const char *const n[] = { "aux", "sideband", "pause", "resume" };
+	static const char *const n[] = { "aux", "sideband", "pause", "resume", "sample" };
 
 	return n[r];
 }
@@ -234,7 +234,8 @@ int tc_rec_trigger_attr(const char *sysfs_root, const char *tracefs, const char 
 
 	memset(&ev->a, 0, sizeof(ev->a));
 	ev->a.attr.size = TC_ATTR_SIZE_VER8;
-	ev->a.attr.sample_type = TC_SAMPLE_ID;
+	/* perf's choice for tracepoint samples, less PERIOD (always 1 here). */
+	ev->a.attr.sample_type = TC_SAMPLE_ID | PERF_SAMPLE_IP;
 	ev->a.attr.sample_id_all = 1;
 	ev->a.attr.disabled = 1;
 	ev->trigger = strdup(spec);
@@ -560,12 +561,33 @@ static int add_triggers(const char *root, const struct tc_rec_opts *o, struct tc
 			ev->role = k ? TC_ROLE_RESUME : TC_ROLE_PAUSE;
 			ev->cpu = cpu;
 			ev->group_leader = leader;
-			if (tc_rec_trigger_attr(root, o->tracefs, specs[i], ev, e))
+			if (tc_rec_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL, specs[i],
+						ev, e))
 				return -1;
 			tc_attr_set_aux_action(&ev->a, k ? TC_AUX_RESUME : TC_AUX_PAUSE);
 			ev->a.attr.disabled = 0;	/* follows its leader */
 			ev->a.attr.enable_on_exec = 0;
 		}
+	}
+	return 0;
+}
+
+/* -e: the same events, in no group and with no aux_action, so that they work on any kernel
+ * and sample whether or not the trace runs; enabled with the others (at exec for a command). */
+static int add_samples(const char *root, const struct tc_rec_opts *o, struct tc_rec_plan *pl,
+		       int cpu, struct tc_err *e)
+{
+	for (size_t i = 0; i < o->nevents; i++) {
+		struct tc_rec_event *ev;
+
+		if (push(pl, &ev, e))
+			return -1;
+		ev->role = TC_ROLE_SAMPLE;
+		ev->cpu = cpu;
+		if (tc_rec_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL, o->events[i], ev,
+					e))
+			return -1;
+		ev->a.attr.enable_on_exec = o->workload;
 	}
 	return 0;
 }
@@ -603,6 +625,10 @@ int tc_rec_plan_build(const char *root, const struct tc_pmu_list *pmus,
 	if (pl->pmu && o->sink && check_sink(root, o, pl, e))
 		return -1;
 	pl->pause_resume = o->start_paused || o->npause || o->nresume;
+	if (o->tracefs)
+		snprintf(pl->tracefs, sizeof(pl->tracefs), "%s", o->tracefs);
+	else if (tc_tracefs_find(root, pl->tracefs, sizeof(pl->tracefs)))
+		pl->tracefs[0] = '\0';
 	if (pl->pmu && aux_attr(root, o, pl, &aux, e))
 		return -1;
 	slots = pl->ncpus ? pl->ncpus : 1;
@@ -621,7 +647,7 @@ int tc_rec_plan_build(const char *root, const struct tc_pmu_list *pmus,
 			if (o->npause || o->nresume)
 				ev->group_leader = leader;
 		}
-		if (add_triggers(root, o, pl, cpu, leader, e))
+		if (add_triggers(root, o, pl, cpu, leader, e) || add_samples(root, o, pl, cpu, e))
 			return -1;
 	}
 	for (size_t i = 0; i < slots; i++) {

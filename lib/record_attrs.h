@@ -1,6 +1,7 @@
 /* The events `tracectl record` opens, built from its options and the discovered PMUs without
- * touching the kernel: per-CPU AUX events, a side-band dummy event per CPU, and trigger events
- * (tracepoint, uprobe, counter) grouped under the AUX event to pause or resume it. */
+ * touching the kernel: per-CPU AUX events, a side-band dummy event per CPU, trigger events
+ * (tracepoint, uprobe, counter) grouped under the AUX event to pause or resume it, and
+ * sampled events (-e) recorded alongside the trace. */
 #ifndef TC_RECORD_ATTRS_H
 #define TC_RECORD_ATTRS_H
 
@@ -27,15 +28,17 @@ struct tc_rec_opts {
 	const char *pause_on[TC_REC_MAX_TRIGGERS];
 	const char *resume_on[TC_REC_MAX_TRIGGERS];
 	size_t npause, nresume;
+	const char *events[TC_REC_MAX_TRIGGERS];	/* -e: sampled, no aux_action */
+	size_t nevents;
 	const char *tracefs;		/* tracefs mount (events/<group>/<name>/id), NULL: find */
 };
 
-enum tc_rec_role { TC_ROLE_AUX, TC_ROLE_SIDEBAND, TC_ROLE_PAUSE, TC_ROLE_RESUME };
+enum tc_rec_role { TC_ROLE_AUX, TC_ROLE_SIDEBAND, TC_ROLE_PAUSE, TC_ROLE_RESUME, TC_ROLE_SAMPLE };
 
 struct tc_rec_event {
 	char pmu[32];			/* "cs_etm", "intel_pt", "software", "tracepoint", "uprobe" */
 	enum tc_rec_role role;
-	char *trigger;			/* the EVENT as given, for triggers */
+	char *trigger;			/* the EVENT as given, for triggers and -e */
 	char *uprobe_path;		/* owned; attr.config1 points at it */
 	int cpu;			/* -1: any CPU (per-thread) */
 	int group_leader;		/* index of the group's leader (itself for a leader), -1 none */
@@ -51,6 +54,7 @@ struct tc_rec_plan {
 	struct tc_rec_event *ev;
 	size_t n;
 	bool pause_resume;		/* uses aux_action bits: needs Linux 6.13 */
+	char tracefs[4096];		/* where tracepoints were resolved ("" if none found) */
 };
 
 /* The sysfs tracefs mount under root ("<root>/kernel/tracing"), if its events/ exists. */
@@ -62,7 +66,8 @@ int tc_rec_plan_build(const char *sysfs_root, const struct tc_pmu_list *pmus,
 		      const struct tc_rec_opts *o, struct tc_rec_plan *plan, struct tc_err *e);
 void tc_rec_plan_free(struct tc_rec_plan *plan);
 
-/* Build just one trigger event (EVENT syntax of --pause-on); for tests and the plan. */
+/* Build just one trigger event (EVENT syntax of --pause-on and -e); for tests and the plan.
+ * It samples every hit: IP, TID, TIME, CPU, IDENTIFIER, and RAW for a tracepoint. */
 int tc_rec_trigger_attr(const char *sysfs_root, const char *tracefs, const char *spec,
 			struct tc_rec_event *ev, struct tc_err *e);
 /* The side-band dummy event's attr (COMM, MMAP2, FORK/EXIT, SWITCH with sample_id_all). */

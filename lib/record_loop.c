@@ -20,6 +20,7 @@
 #include "perf_write.h"
 #include "rec_open.h"
 #include "sysfs.h"
+#include "trace_data.h"
 
 /* One opened event; AUX events own the rings the others on their CPU write into. */
 struct ev {
@@ -100,6 +101,63 @@ static size_t task_tids(pid_t pid, pid_t *tids, size_t max)
 	return n;
 }
 
+/* Does plan event i join another's group (rather than lead one or stand alone)? */
+static bool is_member(const struct tc_rec_plan *pl, size_t i)
+{
+	return pl->ev[i].group_leader >= 0 && (size_t)pl->ev[i].group_leader != i;
+}
+
+/* Does this event own its CPU's ring: the AUX event, or without a trace PMU (tests of the
+ * loop on a machine that has none) the side-band one? */
+static bool owns_ring(const struct tc_rec_plan *pl, const struct tc_rec_event *pe)
+{
+	return pe->role == TC_ROLE_AUX || (!pl->pmu && pe->role == TC_ROLE_SIDEBAND);
+}
+
+static int open_one(struct loop *L, size_t i, const pid_t *tids, struct tc_err *e)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+	const struct tc_rec_event *pe = &pl->ev[i % pl->n];
+	struct tc_rec_event copy = *pe;
+	struct ev *v = &L->ev[i];
+	bool member = is_member(pl, i % pl->n);
+
+	/* A CPU-wide event is enabled by us once the workload is ready; a task's events come
+	 * on at its exec, like perf's. Group members follow their leader (perf's way too). */
+	copy.a.attr.enable_on_exec = !member && !L->r->cpu_wide && L->r->argv;
+	copy.a.attr.disabled = !member;
+	copy.a.attr.inherit = L->r->inherit;
+	v->pe = pe;
+	if (!(v->evsel = tc_rec_evsel_new(&copy, e)))
+		return -1;
+	if (member) {
+		/* The leader of the same task's copy of the group. */
+		size_t li = i - i % pl->n + (size_t)pe->group_leader;
+
+		if (!L->ev[li].evsel || L->ev[li].fd < 0)
+			return tc_err_set(e, EINVAL, "event %zu: its group leader %d is not open", i,
+					  pe->group_leader);
+		if (tc_rec_evsel_set_leader(L->ev[li].evsel, v->evsel, e))
+			return -1;
+	}
+	if (tc_rec_evsel_open_fd(v->evsel, &copy, tids[i / pl->n], owns_ring(pl, pe) ?
+				 pl->terms : NULL, &v->fd, e))
+		return -1;
+	if (ioctl(v->fd, PERF_EVENT_IOC_ID, &v->id) < 0)
+		return tc_err_sys(e, errno, "PERF_EVENT_IOC_ID");
+	if (owns_ring(pl, pe) && i < pl->n) {
+		struct ring *g = &L->rings[L->nrings];
+
+		g->cpu = pe->cpu;
+		g->fd = v->fd;
+		if (tc_rec_map(v->fd, L->r->data_pages, pe->role == TC_ROLE_AUX ?
+			       L->r->aux_pages : 0, L->r->snapshot, &g->m, e))
+			return -1;
+		v->ring = (int)L->nrings++;
+	}
+	return 0;
+}
+
 static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 {
 	const struct tc_rec_plan *pl = L->r->plan;
@@ -117,47 +175,20 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 	L->rings = calloc(pl->n, sizeof(*L->rings));
 	if (!L->ev || !L->rings)
 		return tc_err_set(e, ENOMEM, "out of memory");
-	for (size_t i = 0; i < pl->n * ntids; i++) {
-		const struct tc_rec_event *pe = &pl->ev[i % pl->n];
-		pid_t tid = tids[i / pl->n];
-		struct tc_rec_event copy = *pe;
-		struct ev *v = &L->ev[L->nev];
-
-		if (pe->role == TC_ROLE_PAUSE || pe->role == TC_ROLE_RESUME)
-			return tc_err_set(e, ENOTSUP, "pause/resume triggers are planned (--dry-run "
-					  "shows them) but the record loop does not open trigger "
-					  "groups yet");
-		/* A CPU-wide event is enabled by us once the workload is ready; a task's
-		 * events come on at its exec, like perf's. */
-		copy.a.attr.enable_on_exec = !L->r->cpu_wide && L->r->argv;
-		copy.a.attr.disabled = 1;
-		copy.a.attr.inherit = L->r->inherit;
-		v->pe = pe;
-		v->ring = -1;
-		if (!(v->evsel = tc_rec_evsel_new(&copy, e)))
-			return -1;
-		if (tc_rec_evsel_open_fd(v->evsel, &copy, tid, pe->role == TC_ROLE_AUX ?
-					 pl->terms : NULL, &v->fd, e)) {
-			perf_evsel__delete(v->evsel);
-			return -1;
-		}
-		L->nev++;
-		if (ioctl(v->fd, PERF_EVENT_IOC_ID, &v->id) < 0)
-			return tc_err_sys(e, errno, "PERF_EVENT_IOC_ID");
-		if (pe->role == TC_ROLE_AUX && i < pl->n) {
-			struct ring *g = &L->rings[L->nrings];
-
-			g->cpu = pe->cpu;
-			g->fd = v->fd;
-			if (tc_rec_map(v->fd, L->r->data_pages, L->r->aux_pages, L->r->snapshot,
-				       &g->m, e))
-				return -1;
-			v->ring = (int)L->nrings++;
-		}
+	L->nev = pl->n * ntids;
+	for (size_t i = 0; i < L->nev; i++) {
+		L->ev[i].fd = -1;
+		L->ev[i].ring = -1;
 	}
-	/* Side-band (and other threads' AUX events) go into the ring of the AUX event on the
-	 * same CPU (the decoder wants one stream per CPU, and the kernel's rings are per CPU
-	 * anyway). */
+	/* Leaders (and events in no group) first: a member is opened with its leader's fd. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < L->nev; i++)
+			if (is_member(pl, i % pl->n) == (pass == 1) &&
+			    open_one(L, i, tids, e))
+				return -1;
+	/* Everything else goes into the ring of the AUX event on the same CPU (the decoder
+	 * wants one stream per CPU, and the kernel's rings are per CPU anyway): side-band,
+	 * other threads' AUX events, triggers and sampled events. */
 	for (size_t i = 0; i < L->nev; i++) {
 		struct ev *v = &L->ev[i];
 
@@ -174,8 +205,8 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 			break;
 		}
 		if (v->ring < 0)
-			return tc_err_set(e, EINVAL, "no AUX event on cpu %d for its side-band",
-					  v->pe->cpu);
+			return tc_err_set(e, EINVAL, "no AUX event on cpu %d for its %s event",
+					  v->pe->cpu, tc_rec_role_name(v->pe->role));
 	}
 	return 0;
 }
@@ -184,7 +215,10 @@ static void close_events(struct loop *L)
 {
 	for (size_t k = 0; k < L->nrings; k++)
 		tc_rec_unmap(&L->rings[k].m);
-	for (size_t i = 0; i < L->nev; i++) {
+	/* Members before their leaders. */
+	for (size_t i = L->nev; i-- > 0;) {
+		if (!L->ev[i].evsel)
+			continue;
 		perf_evsel__close(L->ev[i].evsel);
 		perf_evsel__delete(L->ev[i].evsel);
 	}
@@ -197,39 +231,90 @@ static void close_events(struct loop *L)
 static void enable_all(struct loop *L, unsigned long req)
 {
 	for (size_t i = 0; i < L->nev; i++)
-		ioctl(L->ev[i].fd, req, 0);
+		if (L->ev[i].fd >= 0)
+			ioctl(L->ev[i].fd, req, 0);
 }
 
 /* --- the file's head: attrs, AUXTRACE_INFO ----------------------------------------- */
 
+/* Events of one attr in the file: the same role and EVENT (all CPUs and threads). */
+static bool same_attr(const struct tc_rec_event *a, const struct tc_rec_event *b)
+{
+	return a->role == b->role && (a->trigger && b->trigger ? !strcmp(a->trigger, b->trigger) :
+				      a->trigger == b->trigger);
+}
+
+/* The name perf script shows for an attr (HEADER_EVENT_DESC): the EVENT as given. */
+static void attr_name(const struct tc_rec_event *pe, char *buf, size_t len)
+{
+	if (pe->trigger)
+		snprintf(buf, len, "%s", pe->trigger);
+	else if (pe->role == TC_ROLE_SIDEBAND)
+		snprintf(buf, len, "dummy:u");
+	else
+		snprintf(buf, len, "%s//", pe->pmu);
+}
+
+/* One attr per distinct event, AUX first (its sample_id layout is the file's), with the ids
+ * of every copy opened. */
 static int add_attrs(struct loop *L, struct tc_err *e)
 {
-	for (int role = TC_ROLE_AUX; role <= TC_ROLE_SIDEBAND; role++) {
-		uint64_t *ids = calloc(L->nev ? L->nev : 1, sizeof(*ids));
-		const struct perf_event_attr *attr = NULL;
-		struct perf_event_attr a;
-		size_t n = 0;
-		int rc;
+	uint64_t *ids = calloc(L->nev ? L->nev : 1, sizeof(*ids));
+	bool *done = calloc(L->nev ? L->nev : 1, sizeof(*done));
+	size_t nattr = 0;
+	int rc = 0;
 
-		if (!ids)
-			return tc_err_set(e, ENOMEM, "out of memory");
-		for (size_t i = 0; i < L->nev; i++)
-			if ((int)L->ev[i].pe->role == role) {
-				attr = &L->ev[i].pe->a.attr;
-				ids[n++] = L->ev[i].id;
-			}
-		if (!attr) {
-			free(ids);
-			continue;
-		}
-		a = *attr;
-		a.inherit = L->r->inherit;
-		rc = tc_pw_add_attr(L->w, &a, ids, n, e);
+	if (!ids || !done) {
 		free(ids);
-		if (rc)
-			return -1;
+		free(done);
+		return tc_err_set(e, ENOMEM, "out of memory");
 	}
-	return 0;
+	for (int aux_pass = 1; aux_pass >= 0 && !rc; aux_pass--)
+		for (size_t i = 0; i < L->nev && !rc; i++) {
+			const struct tc_rec_event *pe = L->ev[i].pe;
+			struct perf_event_attr a;
+			char name[300];
+			size_t n = 0;
+
+			if (done[i] || (pe->role == TC_ROLE_AUX) != aux_pass)
+				continue;
+			for (size_t k = i; k < L->nev; k++)
+				if (!done[k] && same_attr(pe, L->ev[k].pe)) {
+					done[k] = true;
+					ids[n++] = L->ev[k].id;
+				}
+			a = pe->a.attr;
+			a.inherit = L->r->inherit;
+			attr_name(pe, name, sizeof(name));
+			rc = tc_pw_add_attr(L->w, &a, ids, n, e) ||
+			     tc_pw_attr_name(L->w, nattr++, name, e) ? -1 : 0;
+		}
+	free(ids);
+	free(done);
+	return rc;
+}
+
+/* perf's tracing data (HEADER_TRACING_DATA) with the format of every tracepoint recorded,
+ * so that readers can decode their raw samples. */
+static int tracing_data(struct loop *L, struct tc_err *e)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+	const char **names = calloc(pl->n ? pl->n : 1, sizeof(*names));
+	uint8_t *buf = NULL;
+	size_t n = 0, len = 0;
+	int rc = 0;
+
+	if (!names)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->ev[i].a.attr.type == PERF_TYPE_TRACEPOINT && pl->ev[i].trigger)
+			names[n++] = pl->ev[i].trigger;
+	if (n)
+		rc = tc_trace_data(pl->tracefs, names, n, &buf, &len, e) ||
+		     tc_pw_feat_raw(L->w, TC_PD_FEAT_TRACING_DATA, buf, len, e) ? -1 : 0;
+	free(buf);
+	free(names);
+	return rc;
 }
 
 static uint64_t reg(const char *dir, int cpu, const char *name)
@@ -572,7 +657,7 @@ static int features(struct loop *L, struct tc_err *e)
 		return -1;
 	if (L->r->cmdline && tc_pw_feat_cmdline(L->w, L->r->cmdline_argc, L->r->cmdline, e))
 		return -1;
-	return 0;
+	return tracing_data(L, e);
 }
 
 static int loop_body(struct loop *L, struct tc_err *e)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -165,6 +166,57 @@ TEST(uprobe_trigger_opens_and_fires)
 	}
 	free(ev.trigger);
 	free(ev.uprobe_path);
+}
+
+/* tc_rec_evsel_set_leader: the member opens in the leader's group, which a group read of the
+ * leader shows (two values), and counts only while the leader is enabled. */
+TEST(trigger_joins_its_leaders_group)
+{
+	struct tc_rec_event lead = { .cpu = -1, .role = TC_ROLE_SIDEBAND };
+	struct tc_rec_event mem = { .cpu = -1, .role = TC_ROLE_PAUSE };
+	struct perf_evsel *l, *m;
+	struct tc_err e = { 0 };
+	uint64_t vals[8] = { 0 };
+	int lfd = -1, mfd = -1;
+	volatile int x = 0;
+
+	if (!can_perf())
+		SKIP("perf_event_open is not permitted for this user");
+	tc_rec_sideband_attr(&lead.a, false, false);
+	lead.a.attr.read_format = PERF_FORMAT_GROUP;
+	CHECK_INT(tc_rec_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &mem, &e), 0);
+	mem.a.attr.disabled = 0;		/* follows its leader, as record opens it */
+	l = tc_rec_evsel_new(&lead, &e);
+	m = tc_rec_evsel_new(&mem, &e);
+	CHECK(l && m);
+	if (!l || !m)
+		goto out;
+	CHECK_INT(tc_rec_evsel_open_fd(l, &lead, 0, NULL, &lfd, &e), 0);
+	CHECK_INT(tc_rec_evsel_set_leader(l, m, &e), 0);
+	CHECK_INT(tc_rec_evsel_open_fd(m, &mem, 0, NULL, &mfd, &e), 0);
+	if (e.errnum)
+		printf("#   %s\n", e.msg);
+	if (lfd < 0 || mfd < 0)
+		goto out;
+	x = tc_uprobe_target(x);	/* leader disabled: the member does not count */
+	ioctl(lfd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 3; i++)
+		x = tc_uprobe_target(x);
+	ioctl(lfd, PERF_EVENT_IOC_DISABLE, 0);
+	CHECK(read(lfd, vals, sizeof(vals)) > 0);
+	CHECK_INT(vals[0], 2);		/* nr: the leader and its member */
+	CHECK_INT(vals[2], 3);		/* the member's count */
+out:
+	if (m) {
+		perf_evsel__close(m);
+		perf_evsel__delete(m);
+	}
+	if (l) {
+		perf_evsel__close(l);
+		perf_evsel__delete(l);
+	}
+	free(mem.trigger);
+	free(mem.uprobe_path);
 }
 
 TEST(pause_trigger_without_aux_leader_is_refused_with_a_reason)
