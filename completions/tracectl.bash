@@ -10,7 +10,7 @@ _tracectl_cmd_opts()
 	decode) echo "--input --packets --per-thread --buffer --id --format --symfs --branches" ;;
 	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
 	diff) echo "--fail-above --sort --limit --symfs" ;;
-	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --dry-run --format --filter --ground-truth" ;;
+	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --event --dry-run --format --filter --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac
@@ -51,7 +51,7 @@ _tracectl()
 		COMPREPLY=($(compgen -P "$done" -W "$(tracectl list 2>/dev/null |
 			sed -n 's/^    \([a-z0-9_]*\)  *config[0-9]*:.*/\1/p' | sort -u)" -- "${cur##*,}"))
 		return ;;
-	-o|--output|--pause-on|--resume-on|--ground-truth)
+	-o|--output|--pause-on|--resume-on|-e|--event|--ground-truth)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-C|--cpu|-p|--pid|-t|--tid|-m|--mmap-pages)
