@@ -529,7 +529,9 @@ static int aux_attr(const char *root, const struct tc_rec_opts *o, struct tc_rec
 	memset(a, 0, sizeof(*a));
 	a->attr.size = TC_ATTR_SIZE_VER8;
 	a->attr.type = (uint32_t)pl->pmu->type;
-	a->attr.sample_type = TC_SAMPLE_ID;
+	/* IP as perf sets it: the AUX event takes no samples, but perf script's default
+	 * fields for a PMU event (symbols) refuse an attr without it. */
+	a->attr.sample_type = TC_SAMPLE_ID | PERF_SAMPLE_IP;
 	a->attr.sample_period = 1;
 	a->attr.sample_id_all = 1;
 	a->attr.disabled = 1;

@@ -19,6 +19,7 @@
 #include "perf_data.h"
 #include "perf_write.h"
 #include "rec_open.h"
+#include "rec_uprobe.h"
 #include "sysfs.h"
 #include "trace_data.h"
 
@@ -43,6 +44,10 @@ struct ring {
 struct loop {
 	const struct tc_rec_run *r;
 	struct tc_rec_stats *st;
+	struct tc_rec_event *pev;	/* the plan's events as opened (uprobes may change) */
+	char (*tp)[128];		/* per plan event: its tracepoint group:name, or "" */
+	char (*probe)[64];		/* per plan event: the tracefs uprobe we defined, or "" */
+	char probe_group[32];
 	struct ev *ev;
 	size_t nev;
 	struct ring *rings;
@@ -114,10 +119,72 @@ static bool owns_ring(const struct tc_rec_plan *pl, const struct tc_rec_event *p
 	return pe->role == TC_ROLE_AUX || (!pl->pmu && pe->role == TC_ROLE_SIDEBAND);
 }
 
+/* The plan's events as they will be opened: a uprobe that a task's new threads inherit
+ * becomes a tracefs uprobe opened as a tracepoint (rec_uprobe.h says why), one per EVENT
+ * for all CPUs. Notes each tracepoint's group:name for the tracing data. */
+static int prepare_events(struct loop *L, struct tc_err *e)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+	bool inherited = L->r->inherit && !L->r->cpu_wide;
+
+	L->pev = calloc(pl->n ? pl->n : 1, sizeof(*L->pev));
+	L->tp = calloc(pl->n ? pl->n : 1, sizeof(*L->tp));
+	L->probe = calloc(pl->n ? pl->n : 1, sizeof(*L->probe));
+	if (!L->pev || !L->tp || !L->probe)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	snprintf(L->probe_group, sizeof(L->probe_group), "tracectl_%d", (int)getpid());
+	for (size_t i = 0; i < pl->n; i++) {
+		struct tc_rec_event *v = &L->pev[i];
+		uint64_t id = 0;
+		size_t same = i;
+
+		*v = pl->ev[i];
+		if (v->a.attr.type == PERF_TYPE_TRACEPOINT && v->trigger)
+			snprintf(L->tp[i], sizeof(L->tp[i]), "%s", v->trigger);
+		if (!v->uprobe_path || !inherited)
+			continue;
+		/* Another CPU's copy of the same EVENT has its probe already. */
+		for (size_t k = 0; k < i && same == i; k++)
+			if (*L->probe[k] && !strcmp(pl->ev[k].trigger, v->trigger))
+				same = k;
+		if (same != i) {
+			v->a.attr = L->pev[same].a.attr;
+			memcpy(L->tp[i], L->tp[same], sizeof(L->tp[i]));
+			continue;
+		}
+		snprintf(L->probe[i], sizeof(L->probe[i]), "p%zu", i);
+		if (tc_uprobe_tp_add(pl->tracefs, L->probe_group, L->probe[i], v->uprobe_path,
+				     v->a.attr.config2, &id, e)) {
+			*L->probe[i] = '\0';
+			return -1;
+		}
+		snprintf(L->tp[i], sizeof(L->tp[i]), "%s:%s", L->probe_group, L->probe[i]);
+		v->a.attr.type = PERF_TYPE_TRACEPOINT;
+		v->a.attr.config = id;
+		v->a.attr.config1 = 0;
+		v->a.attr.config2 = 0;
+		v->a.attr.sample_type |= PERF_SAMPLE_RAW;
+	}
+	return 0;
+}
+
+/* Remove the tracefs uprobes (their events are closed by now). */
+static void drop_probes(struct loop *L)
+{
+	const struct tc_rec_plan *pl = L->r->plan;
+
+	for (size_t i = 0; L->probe && i < pl->n; i++)
+		if (*L->probe[i])
+			tc_uprobe_tp_del(pl->tracefs, L->probe_group, L->probe[i], NULL);
+	free(L->pev);
+	free(L->tp);
+	free(L->probe);
+}
+
 static int open_one(struct loop *L, size_t i, const pid_t *tids, struct tc_err *e)
 {
 	const struct tc_rec_plan *pl = L->r->plan;
-	const struct tc_rec_event *pe = &pl->ev[i % pl->n];
+	const struct tc_rec_event *pe = &L->pev[i % pl->n];
 	struct tc_rec_event copy = *pe;
 	struct ev *v = &L->ev[i];
 	bool member = is_member(pl, i % pl->n);
@@ -307,8 +374,8 @@ static int tracing_data(struct loop *L, struct tc_err *e)
 	if (!names)
 		return tc_err_set(e, ENOMEM, "out of memory");
 	for (size_t i = 0; i < pl->n; i++)
-		if (pl->ev[i].a.attr.type == PERF_TYPE_TRACEPOINT && pl->ev[i].trigger)
-			names[n++] = pl->ev[i].trigger;
+		if (*L->tp[i])
+			names[n++] = L->tp[i];
 	if (n)
 		rc = tc_trace_data(pl->tracefs, names, n, &buf, &len, e) ||
 		     tc_pw_feat_raw(L->w, TC_PD_FEAT_TRACING_DATA, buf, len, e) ? -1 : 0;
@@ -723,7 +790,7 @@ int tc_rec_run(const struct tc_rec_run *r, struct tc_rec_stats *st, struct tc_er
 	if (r->argv && start_child(L, e))
 		goto out;
 	pid = r->cpu_wide ? -1 : r->pid ? r->pid : L->child > 0 ? L->child : -1;
-	if (open_events(L, pid, e))
+	if (prepare_events(L, e) || open_events(L, pid, e))
 		goto out;
 	if (rename_old(r->output, st, e) || tc_pw_open(&L->w, r->output, e))
 		goto out;
@@ -764,6 +831,7 @@ out:
 	if (L->err_fd >= 0)
 		close(L->err_fd);
 	close_events(L);
+	drop_probes(L);
 	free(L->auxbuf);
 	free(L);
 	return rc;

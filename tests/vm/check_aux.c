@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	static struct range aux[MAXR], at[MAXR];
 	size_t naux = 0, nat = 0, cnt[128] = { 0 }, ntids = 0;
 	uint32_t tids[64];
-	uint64_t reported = 0, matched = 0, bad = 0, trunc = 0;
+	uint64_t reported = 0, matched = 0, bad = 0, trunc = 0, raw = 0;
 	int snap = 0, blocks = 0, dump = -2;
 	uint8_t *b;
 	long sz;
@@ -136,6 +136,10 @@ int main(int argc, char **argv)
 			memcpy(u, b + p + 8, 16);
 			lost_events += u[1];
 		}
+		/* SAMPLE of record -e: IDENTIFIER IP TID TIME CPU (48 bytes with the header), then
+		 * a tracepoint's RAW (u32 size and the data) */
+		if (type == 9 && rsize > 48)
+			raw++;
 		if (type == 11) {	/* AUX, trailer: tid time cpu identifier */
 			uint32_t cpu;
 
@@ -197,11 +201,12 @@ int main(int argc, char **argv)
 	}
 	printf("check_aux: %s aux_bytes_reported=%llu matched=%llu bad=%llu auxtrace=%zu aux=%zu "
 	       "truncated=%llu itrace_start=%zu itrace_tids=%zu comm=%zu mmap2=%zu fork=%zu exit=%zu "
-	       "switch=%zu switch_cpu_wide=%zu lost=%zu lost_events=%llu auxtrace_info=%zu\n",
+	       "switch=%zu switch_cpu_wide=%zu lost=%zu lost_events=%llu auxtrace_info=%zu "
+	       "sample=%zu sample_raw=%llu\n",
 	       reported && matched == reported && !bad ? "OK" : "FAIL",
 	       (unsigned long long)reported, (unsigned long long)matched,
 	       (unsigned long long)bad, cnt[71], cnt[11], (unsigned long long)trunc, cnt[12], ntids,
 	       cnt[3], cnt[10], cnt[7], cnt[4], cnt[14], cnt[15], cnt[2],
-	       (unsigned long long)lost_events, cnt[70]);
+	       (unsigned long long)lost_events, cnt[70], cnt[9], (unsigned long long)raw);
 	return reported && matched == reported && !bad ? 0 : 1;
 }

@@ -186,10 +186,29 @@ check pause-refused-nofile test ! -e r.data
 tracectl record --dry-run --pmu intel_pt --start-paused -- /mt_work 1 10 0 >r.out 2>&1
 check pause-dry-run-note grep -q 'cannot open these events: AUX pause/resume' r.out
 
+# 7. Sampled events (-e) alongside the trace, on any kernel: a tracepoint (raw data, formats
+#    in the file's tracing data) and a uprobe on the workload's thread function (4 threads:
+#    4 hits; the host's perf script counts them).
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+tracectl record --pmu cs_etm --sink tmc_etr0 -e sched:sched_switch -e /mt_work:spin \
+	-o e.data -- /mt_work 4 300 0 2>e.err
+rc=$?; cat e.err
+check ev-status test "$rc" = 0
+check_aux e.data | tee e.chk
+check ev-aux-bytes grep -q 'check_aux: OK' e.chk
+check ev-samples grep -Eq ' sample=[1-9]' e.chk
+check ev-samples-raw grep -Eq ' sample_raw=[1-9]' e.chk
+check ev-tracing-data grep -q "$(printf '\027\010Dtracing0.6')" e.data
+check ev-format grep -q 'name: sched_switch' e.data
+tracectl record --pmu intel_pt -a -e sched:sched_switch -o ea.data -- sleep 0.3 2>ea.err
+check ev-cpu-wide test $? = 0
+check_aux ea.data | tee ea.chk
+check ev-cpu-wide-samples grep -Eq ' sample_raw=[1-9]' ea.chk
+
 # The files go to the host through the second serial port (raw), for Debian's perf.
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
-md5sum a.data p.data | sed 's/^/VM-MD5 /'
-tar -cf /dev/ttyS1 a.data p.data
+md5sum a.data p.data e.data | sed 's/^/VM-MD5 /'
+tar -cf /dev/ttyS1 a.data p.data e.data
 
 [ "$fails" = 0 ] && echo "VM-RESULT: PASS" || echo "VM-RESULT: FAIL ($fails)"
 poweroff -f

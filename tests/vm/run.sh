@@ -121,5 +121,22 @@ if [ -f "$out/files/p.data" ]; then
 	echo "host: tracectl decode finds $n PSB packets in p.data"
 	[ "$n" -gt 0 ] || fail=1
 fi
+# record -e: perf script prints the tracepoint samples with their fields (from the file's
+# tracing data) and the 4 uprobe hits on the workload's threads, named from EVENT_DESC.
+f=e.data
+want=$(tr -d '\r' <"$log" | sed -n "s/^VM-MD5 \([0-9a-f]*\)  $f\$/\1/p")
+got=$(md5sum <"$out/files/$f" 2>/dev/null | cut -d' ' -f1)
+if [ -n "$want" ] && [ "$want" = "$got" ]; then
+	perf script --no-itrace -i "$out/files/$f" >"$out/files/$f.script" 2>"$out/files/$f.err"
+	sw=$(grep -Ec 'sched:sched_switch: prev_comm=.* prev_pid=[0-9]+ .*==> next_comm=.* next_pid=[0-9]+' \
+		"$out/files/$f.script" || true)
+	up=$(grep -c '/mt_work:spin: ' "$out/files/$f.script" || true)
+	echo "host: perf script on $f: $sw sched_switch samples with fields, $up uprobe hits"
+	[ "$sw" -gt 0 ] || { echo "host: no sched_switch sample with its fields in $f"
+		head -5 "$out/files/$f.err"; fail=1; }
+	[ "$up" = 4 ] || { echo "host: $up uprobe hits in $f, expected 4 (one per thread)"; fail=1; }
+else
+	echo "host: $f did not arrive intact"; fail=1
+fi
 [ $fail = 0 ] || { echo "test-vm: FAIL" >&2; exit 1; }
 echo "test-vm: PASS"

@@ -1,0 +1,62 @@
+#include "rec_uprobe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sysfs.h"
+
+/* One command line into uprobe_events, appended (O_TRUNC would clear every probe). */
+static int probe_cmd(const char *tracefs, const char *cmd, struct tc_err *e)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(cmd);
+	int fd, err = 0;
+
+	tc_pathf(p, sizeof(p), "%s/uprobe_events", tracefs);
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return tc_err_sys(e, errno, "uprobe: cannot open %s (CONFIG_UPROBE_EVENTS, root)", p);
+	if (write(fd, cmd, n) != (ssize_t)n)
+		err = errno ? errno : EIO;
+	close(fd);
+	if (err)
+		return tc_err_sys(e, err, "uprobe: %s refused '%.*s'", p, (int)n - 1, cmd);
+	return 0;
+}
+
+int tc_uprobe_tp_add(const char *tracefs, const char *group, const char *event,
+		     const char *path, uint64_t off, uint64_t *id, struct tc_err *e)
+{
+	char cmd[PATH_MAX + 128], p[PATH_MAX];
+
+	if (!tracefs || !*tracefs)
+		return tc_err_set(e, ENOENT, "uprobe on %s: a traced command's threads inherit it "
+				  "through tracefs, which is not mounted (mount -t tracefs nodev "
+				  "/sys/kernel/tracing)", path);
+	if (strpbrk(path, " \t\n"))
+		return tc_err_set(e, EINVAL, "uprobe on '%s': tracefs's uprobe_events cannot take "
+				  "a path with white space", path);
+	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:0x%llx\n", group, event, path,
+		 (unsigned long long)off);
+	if (probe_cmd(tracefs, cmd, e))
+		return -1;
+	tc_pathf(p, sizeof(p), "%s/events/%s/%s/id", tracefs, group, event);
+	if (tc_sysfs_read_u64(p, 10, id, e)) {
+		tc_uprobe_tp_del(tracefs, group, event, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int tc_uprobe_tp_del(const char *tracefs, const char *group, const char *event,
+		     struct tc_err *e)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
+	return probe_cmd(tracefs, cmd, e);
+}
