@@ -119,6 +119,22 @@ static bool owns_ring(const struct tc_rec_plan *pl, const struct tc_rec_event *p
 	return pe->role == TC_ROLE_AUX || (!pl->pmu && pe->role == TC_ROLE_SIDEBAND);
 }
 
+/* The tracefs event name for a uprobe EVENT: its symbol (or offset) in the characters
+ * tracefs takes, and the plan index to keep it unique ("spin_3", "p_0x1136_4"). */
+static void probe_name(const char *spec, size_t i, char *buf, size_t len)
+{
+	const char *sym = strrchr(spec, ':');
+	size_t n = 0;
+
+	sym = sym ? sym + 1 : spec;
+	if (!((*sym >= 'a' && *sym <= 'z') || (*sym >= 'A' && *sym <= 'Z') || *sym == '_'))
+		n = (size_t)snprintf(buf, len, "p_");
+	for (; *sym && n + 24 < len; sym++)
+		buf[n++] = (char)((*sym >= 'a' && *sym <= 'z') || (*sym >= 'A' && *sym <= 'Z') ||
+				  (*sym >= '0' && *sym <= '9') ? *sym : '_');
+	snprintf(buf + n, len - n, "_%zu", i);
+}
+
 /* The plan's events as they will be opened: a uprobe that a task's new threads inherit
  * becomes a tracefs uprobe opened as a tracepoint (rec_uprobe.h says why), one per EVENT
  * for all CPUs. Notes each tracepoint's group:name for the tracing data. */
@@ -152,7 +168,7 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 			memcpy(L->tp[i], L->tp[same], sizeof(L->tp[i]));
 			continue;
 		}
-		snprintf(L->probe[i], sizeof(L->probe[i]), "p%zu", i);
+		probe_name(v->trigger, i, L->probe[i], sizeof(L->probe[i]));
 		if (tc_uprobe_tp_add(pl->tracefs, L->probe_group, L->probe[i], v->uprobe_path,
 				     v->a.attr.config2, &id, e)) {
 			*L->probe[i] = '\0';
