@@ -127,7 +127,10 @@ f=e.data
 want=$(tr -d '\r' <"$log" | sed -n "s/^VM-MD5 \([0-9a-f]*\)  $f\$/\1/p")
 got=$(md5sum <"$out/files/$f" 2>/dev/null | cut -d' ' -f1)
 if [ -n "$want" ] && [ "$want" = "$got" ]; then
-	perf script --no-itrace -i "$out/files/$f" >"$out/files/$f.script" 2>"$out/files/$f.err"
+	# perf script prints every sample but exits 234 (-EINVAL, nothing said, also on a.data
+	# that has no samples) on the fake cs_etm's files; the output is the verdict.
+	perf script --no-itrace -i "$out/files/$f" >"$out/files/$f.script" 2>"$out/files/$f.err" ||
+		true
 	sw=$(grep -Ec 'sched:sched_switch: prev_comm=.* prev_pid=[0-9]+ .*==> next_comm=.* next_pid=[0-9]+' \
 		"$out/files/$f.script" || true)
 	up=$(grep -c '/mt_work:spin: ' "$out/files/$f.script" || true)
