@@ -6,7 +6,8 @@
 #   root/                  the chroot (debootstrap minbase + gcc-14, make, the headers)
 #   cache/                 debootstrap's .debs, reused when root/ is made again
 #   kver                   the kernel version (what trixie-backports' linux-image-amd64 depends
-#                          on when root/ was made; VM_NEW_REFRESH=1 asks the archive again)
+#                          on when root/ was made, or the newest with headers if it has none;
+#                          VM_NEW_REFRESH=1 asks the archive again)
 #   vmlinuz-KVER           the kernel, from its Debian package
 # Prints the kernel version on stdout.
 set -eu
@@ -40,6 +41,15 @@ if [ ! -s "$dir/kver" ] || [ "${VM_NEW_REFRESH:-0}" = 1 ]; then
 	kver=$(chroot "$root" apt-cache depends linux-image-amd64/trixie-backports 2>/dev/null |
 		sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1)
 	[ -n "$kver" ] || die "trixie-backports has no linux-image-amd64 dependency"
+	# Its headers may lag behind (the index has held images without headers): then the
+	# newest kernel that has them.
+	if ! chroot "$root" apt-cache show "linux-headers-$kver" >/dev/null 2>&1; then
+		k=$(chroot "$root" apt-cache search --names-only '^linux-headers-[0-9.]*[+]deb13-amd64$' |
+			sed -n 's/^linux-headers-\([^ ]*\) .*/\1/p' | sort -V | tail -n 1)
+		say "no linux-headers-$kver in the archive; taking ${k:-nothing}"
+		kver=$k
+	fi
+	[ -n "$kver" ] || die "trixie-backports has no kernel headers"
 	echo "$kver" >"$dir/kver"
 fi
 kver=$(cat "$dir/kver")
