@@ -205,6 +205,8 @@ static int on_auxtrace_info(struct tc_dec *d, struct tc_perf_data *pd,
 	return 0;
 }
 
+static void emit_progress(void *ctx, const struct tc_rec *r);
+
 static int on_auxtrace(struct tc_dec *d, const struct tc_pd_record *r, struct tc_err *e)
 {
 	tc_progress_buffer(d->progress, r->offset + r->size, r->u.auxtrace.size);
@@ -213,8 +215,8 @@ static int on_auxtrace(struct tc_dec *d, const struct tc_pd_record *r, struct tc
 	if (!d->a.packets || d->aux_type != 1)
 		return 0;	/* CoreSight packets go through decode_cs */
 	return tc_ptp_decode(&d->ptcfg.cfg, r->u.auxtrace.data, (size_t)r->u.auxtrace.size,
-			     r->offset + r->size, (int)r->u.auxtrace.cpu, d->emit, d->ctx, &d->ptp,
-			     e);
+			     r->offset + r->size, (int)r->u.auxtrace.cpu, emit_progress, d,
+			     &d->ptp, e);
 }
 
 static void on_aux(struct tc_dec *d, const struct tc_pd_record *r)

@@ -54,6 +54,36 @@ expect '--per-thread: each event in its thread'\''s stream, none lost' '
 	[ "$(cat st/*.jsonl | jq -s "map(select(.type == \"event\")) | length")" = "$(wc -l <perf.txt)" ]
 '
 
+# Among trace: perf 4.14's Intel PT recording with tp.data's records spliced in after its
+# first AUXTRACE buffer (cpu 0's; the second is cpu 3's), as one pipe stream
+# (tests/tools/pd_splice). Each record is A (trace from before the events in the file),
+# E (an event) or B (trace from after them): the output must run A..., E..., B....
+SPLICE="${TC_TOOLS:-$TOP/build/obj/tools}/pd_splice"
+order() {	# jsonl -> the runs of A, E and B
+	jq -rs "(map(select(.type == \"event\") | .offset) | [min, max]) as [\$lo, \$hi] |
+		map(if .type == \"event\" then \"E\" elif .offset < \$lo then \"A\"
+		    elif .offset > \$hi then \"B\" else \"?\" end) | .[]" "$1" | uniq | tr -d "\n"
+}
+if have_testdata perfdata; then
+	PT="$TC_TESTDATA/perfdata/intel_pt/perf.data.intel_pt-4.14"
+	expect 'Intel PT packets: each event between the buffers around it in the file' '
+		"$SPLICE" "$PT" tp.data 1 sp.data &&
+		tracectl -j decode --packets -i sp.data >sp.jsonl 2>err &&
+		[ "$(order sp.jsonl)" = AEB ] &&
+		[ "$(jq -s "map(select(.type == \"packet\")) | length" sp.jsonl)" = 105109 ] &&
+		[ "$(jq -s "map(select(.type == \"event\")) | length" sp.jsonl)" = "$(wc -l <perf.txt)" ] &&
+		grep -q "105109 packets, 0 errors" err
+	'
+	expect_code 3 'Intel PT flow: cpu 0'\''s queue, the events, then cpu 3'\''s (images missing: 3)' '
+		tracectl -j decode --branches -i sp.data >spb.jsonl 2>err
+		rc=$?
+		[ "$(order spb.jsonl)" = AEB ] && [ "$(jq -r "select(.type != \"event\") | .cpu" spb.jsonl | uniq | tr -d "\n")" = 03 ] &&
+		grep -q "$(wc -l <perf.txt) tracepoint events, 0 not printed" err && exit $rc
+	'
+else
+	skip 'tracepoint samples among Intel PT trace' 'no test data'
+fi
+
 # Hostile tracing data: sizes inside it made to lie. Find the first format (the u64 before
 # "name: sched_"), and the system count after the header texts.
 fmt=$(LC_ALL=C grep -obUa "name: sched_" tp.data | head -n 1 | cut -d: -f1)

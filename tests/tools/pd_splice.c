@@ -1,0 +1,136 @@
+/* pd_splice: one pipe-format perf.data from two file-mode ones, for placing tracepoint
+ * samples among decoded trace (tests/e2e/t63): the attrs of both (HEADER_ATTR), the
+ * tracing data of the second (HEADER_TRACING_DATA), then the first file's records up to
+ * and including its Nth AUXTRACE record, all of the second's, and the rest of the first.
+ * The second file's event ids are moved up by 1 << 40 so that they cannot meet the first's.
+ *
+ *   pd_splice TRACE.data EVENTS.data N OUT
+ *
+ * Test tool only: it prints and exits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/perf_data.h"
+
+#define ID_SHIFT (1ULL << 40)
+
+static FILE *out;
+
+static void die(const char *what, const char *msg)
+{
+	fprintf(stderr, "pd_splice: %s: %s\n", what, msg);
+	exit(2);
+}
+
+static void put(const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, out) != n)
+		die("write", "short write");
+}
+
+static struct tc_perf_data *open_pd(const char *path)
+{
+	struct tc_perf_data *pd;
+	struct tc_err e;
+
+	if (tc_pd_open(&pd, path, &e))
+		die(path, e.msg);
+	if (tc_pd_is_pipe(pd))
+		die(path, "a file-mode perf.data is needed");
+	return pd;
+}
+
+static void put_attrs(struct tc_perf_data *pd, uint64_t shift)
+{
+	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
+		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
+		struct perf_event_header h = { .type = TC_PD_HEADER_ATTR,
+					       .size = (uint16_t)(8 + sizeof(a->attr) +
+								  8 * a->nr_ids) };
+
+		put(&h, 8);
+		put(&a->attr, sizeof(a->attr));
+		for (size_t k = 0; k < a->nr_ids; k++) {
+			uint64_t id = a->ids[k] + shift;
+
+			put(&id, 8);
+		}
+	}
+}
+
+/* One record with the bytes after it; the second file's ids moved (IDENTIFIER: first
+ * word of a sample, last of a sample_id trailer). */
+static void put_record(const struct tc_pd_record *r, uint64_t shift)
+{
+	uint8_t buf[65536];
+	uint64_t st = r->attr ? r->attr->attr.sample_type : 0, id;
+
+	memcpy(buf, r->raw, r->size);
+	if (shift && (st & PERF_SAMPLE_IDENTIFIER) && r->size >= 16) {
+		size_t at = r->type == PERF_RECORD_SAMPLE ? 8 : r->size - 8;
+
+		if (r->type == PERF_RECORD_SAMPLE || r->attr->attr.sample_id_all) {
+			memcpy(&id, buf + at, 8);
+			id += shift;
+			memcpy(buf + at, &id, 8);
+		}
+	}
+	put(buf, r->size);
+	if (r->type == TC_PD_AUXTRACE)
+		put(r->u.auxtrace.data, r->u.auxtrace.size);
+}
+
+static void copy_records(struct tc_perf_data *pd, uint64_t shift, long stop_after)
+{
+	struct tc_pd_record r;
+	struct tc_err e;
+	long n = 0;
+	int ret;
+
+	while ((ret = tc_pd_next(pd, &r, &e)) > 0) {
+		put_record(&r, shift);
+		if (r.type == TC_PD_AUXTRACE && ++n == stop_after)
+			return;
+	}
+	if (ret < 0)
+		die(tc_pd_name(pd), e.msg);
+}
+
+int main(int argc, char **argv)
+{
+	struct tc_perf_data *tr, *ev;
+	const struct tc_pd_features *f;
+	struct perf_event_header h = { .type = TC_PD_HEADER_TRACING_DATA, .size = 16 };
+	uint32_t td[2] = { 0, 0 };
+	uint64_t hdr[2] = { 0x32454c4946524550ULL, 16 };	/* "PERFILE2", pipe header size */
+	static const uint8_t pad[8];
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: pd_splice TRACE.data EVENTS.data N OUT\n");
+		return 2;
+	}
+	tr = open_pd(argv[1]);
+	ev = open_pd(argv[2]);
+	f = tc_pd_features(ev);
+	if (!f->tracing_data)
+		die(argv[2], "no tracing data");
+	if (!(out = fopen(argv[4], "wb")))
+		die(argv[4], "cannot create");
+	put(hdr, 16);
+	put_attrs(tr, 0);
+	put_attrs(ev, ID_SHIFT);
+	td[0] = (uint32_t)((f->tracing_data_len + 7) & ~(size_t)7);
+	put(&h, 8);
+	put(td, 8);
+	put(f->tracing_data, f->tracing_data_len);
+	put(pad, td[0] - f->tracing_data_len);
+	copy_records(tr, 0, atol(argv[3]));
+	copy_records(ev, ID_SHIFT, -1);
+	copy_records(tr, 0, -1);
+	if (fclose(out))
+		die(argv[4], "write failed");
+	tc_pd_close(tr);
+	tc_pd_close(ev);
+	return 0;
+}
