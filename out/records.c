@@ -110,7 +110,9 @@ static void write_text(struct tc_rec_out *o, const struct tc_rec *r)
 		fprintf(f, " id 0x%02x", r->id);
 	if (r->cpu >= 0)
 		fprintf(f, " cpu %d", r->cpu);
-	if (r->tid >= 0)
+	/* Events always, as perf script: the kernel writes -1 for a task already gone (the
+	 * thread, or its process too). */
+	if (r->tid >= 0 || r->pid >= 0 || r->type == TC_REC_EVENT)
 		fprintf(f, " %d/%d", r->pid, r->tid);
 	fprintf(f, "  %-9s", tc_rec_type_name(r->type));
 	switch (r->type) {

@@ -235,3 +235,28 @@ TEST(formats_libtraceevent_cannot_take_are_refused)
 	build();
 	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), 0);
 }
+
+/* The kernel writes tid -1 for a thread already gone (pid too if its process went): text
+ * shows them as perf script does, JSON leaves them out. */
+TEST(events_of_tasks_gone_keep_perfs_pid_and_tid)
+{
+	static const struct tc_rec_field fl[] = { { .name = "n", .kind = TC_FIELD_UINT, .u = 3 } };
+	struct tc_rec r = { .type = TC_REC_EVENT, .id = -1, .cpu = 2, .pid = 12195, .tid = -1,
+			    .offset = 0x10, .name = "s:e", .text = "n=3", .has_time = true,
+			    .time = 7, .fields = fl, .nfields = 1 };
+	char buf[512];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	struct tc_rec_out o;
+
+	tc_rec_out_init(&o, f, false);
+	tc_rec_write(&o, &r);
+	r.pid = -1;
+	tc_rec_write(&o, &r);
+	o.json = true;
+	tc_rec_write(&o, &r);
+	fclose(f);
+	CHECK_STR(buf, "        10  cpu 2 12195/-1  event     0.000000007 s:e: n=3\n"
+		  "        10  cpu 2 -1/-1  event     0.000000007 s:e: n=3\n"
+		  "{\"type\":\"event\",\"cpu\":2,\"offset\":16,\"name\":\"s:e\",\"time\":7,"
+		  "\"fields\":{\"n\":3},\"text\":\"n=3\"}\n");
+}
