@@ -74,6 +74,13 @@ expect 'a uprobe sampled with -e fires once per call; the command still forks (t
 	! grep -q "^p:tracectl_" /sys/kernel/tracing/uprobe_events
 '
 
+expect 'a counter sampled with -e: every 10th page fault, placed through the side-band MMAP2' '
+	"$REC" -o c.data -e page-faults/period=10/ -- sleep 0.01 &&
+	perf script -i c.data >s 2>/dev/null && cat s &&
+	[ "$(grep -c " 10 page-faults/period=10/: .* (/.*)$" s)" -gt 0 ] &&
+	! grep -v " 10 page-faults/period=10/: " s | grep -q .
+'
+
 expect 'pause triggers grouped under a leader open and sample (tracepoint and uprobe)' '
 	"$REC" -g -o g.data -P sched:sched_switch -P "$TRACECTL:main" -- "$TRACECTL" list >/dev/null &&
 	perf report --header-only -i g.data >h 2>&1 &&
