@@ -6,6 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/x86_len.h"
+
+/* Sizes and classes of blocks' last instructions, by address (libipt's block decoder gives
+ * neither once its block cache answers). Direct-mapped; emptied when the address space
+ * changes. */
+#define LEN_CACHE 4096
+
+struct len_entry {
+	uint64_t ip;
+	uint8_t size, iclass, mode, valid;
+};
+
 struct tc_ptf {
 	struct pt_config base;
 	struct tc_pt_time_conv tc;
@@ -14,8 +26,16 @@ struct tc_ptf {
 	struct pt_image *image;
 	struct tc_ptf_stats st;
 
+	/* Files mapped into image as libipt sections (it caches decoded blocks per section):
+	 * a read that found none names the file here, added once libipt has returned. */
+	struct tc_ptf_span pending;
+	bool have_pending;
+	uint64_t space;		/* ops.space when the sections were added */
+	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
+	struct len_entry *lens;
+
 	/* Per feed. */
-	struct pt_insn_decoder *dec;
+	struct pt_block_decoder *dec;
 	uint64_t file_offset;
 
 	/* Context, kept across buffers: the caller's thread, CR3 and time. */
@@ -72,7 +92,7 @@ static uint64_t cur_offset(struct tc_ptf *d)
 	uint64_t off = 0;
 
 	if (d->dec)
-		pt_insn_get_offset(d->dec, &off);
+		pt_blk_get_offset(d->dec, &off);
 	return d->file_offset + off;
 }
 
@@ -82,10 +102,37 @@ static struct tc_rec new_rec(struct tc_ptf *d, enum tc_rec_type type)
 				.tid = d->tid, .offset = cur_offset(d) };
 }
 
+/* What reads return may have changed: drop the file sections and what was learnt from
+ * them. */
+static void check_space(struct tc_ptf *d)
+{
+	uint64_t now;
+
+	if (!d->ops.space || (now = d->ops.space(d->ops.ctx)) == d->space)
+		return;
+	d->space = now;
+	pt_image_remove_by_asid(d->image, NULL);
+	memset(d->lens, 0, LEN_CACHE * sizeof(*d->lens));
+	d->have_pending = false;
+	d->failed_start = UINT64_MAX;
+}
+
 static void ask_thread(struct tc_ptf *d)
 {
 	if (d->ops.thread)
 		d->ops.thread(d->ops.ctx, d->cpu, d->cr3, &d->time, &d->pid, &d->tid);
+	check_space(d);
+}
+
+static void add_pending(struct tc_ptf *d)
+{
+	const struct tc_ptf_span *p = &d->pending;
+
+	if (!d->have_pending)
+		return;
+	d->have_pending = false;
+	if (pt_image_add_file(d->image, p->path, p->offset, p->len, NULL, p->start) < 0)
+		d->failed_start = p->start;
 }
 
 /* A new time; tell the caller when it moved on. */
@@ -110,7 +157,7 @@ static void update_time(struct tc_ptf *d)
 {
 	uint64_t tsc;
 
-	if (d->dec && pt_insn_time(d->dec, &tsc, NULL, NULL) >= 0)
+	if (d->dec && pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0)
 		set_time(d, tsc);
 }
 
@@ -186,28 +233,107 @@ static void flow_stop(struct tc_ptf *d)
 	d->have_last = false;
 }
 
-static void on_insn(struct tc_ptf *d, const struct pt_insn *in)
+/* Class of an instruction libipt did not classify (an indirect or far transfer, or the
+ * end of a block cut short), from its bytes. */
+static enum pt_insn_class classify(const uint8_t *b, size_t n)
 {
-	enum tc_isa isa = isa_of(in->mode);
+	size_t i = 0;
 
-	d->st.insns++;
-	if (d->in_range && (in->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
+	while (i < n && i < 14 && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+				   b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 ||
+				   b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i + 1 >= n)
+		return ptic_other;
+	switch (b[i]) {
+	case 0xff:
+		switch ((b[i + 1] >> 3) & 7) {
+		case 2: return ptic_call;
+		case 3: return ptic_far_call;
+		case 4: return ptic_jump;
+		case 5: return ptic_far_jump;
+		default: return ptic_other;
+		}
+	case 0xe8: return ptic_call;
+	case 0xe9: case 0xeb: return ptic_jump;
+	case 0xc2: case 0xc3: return ptic_return;
+	case 0xca: case 0xcb: case 0xcf: return ptic_far_return;
+	case 0xcc: case 0xcd: case 0xce: case 0x9a: return ptic_far_call;
+	case 0xea: return ptic_far_jump;
+	case 0x0f:
+		if (b[i + 1] == 0x05 || b[i + 1] == 0x34)
+			return ptic_far_call;
+		if (b[i + 1] == 0x07 || b[i + 1] == 0x35)
+			return ptic_far_return;
+		if (b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
+			return ptic_cond_jump;
+		return ptic_other;
+	default:
+		if ((b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3))
+			return ptic_cond_jump;
+		return ptic_other;
+	}
+}
+
+/* Size and class of the block's last instruction; false if its bytes cannot be read. */
+static bool last_insn(struct tc_ptf *d, const struct pt_block *b, unsigned *size,
+		      enum pt_insn_class *iclass)
+{
+	struct len_entry *c = &d->lens[(b->end_ip ^ b->end_ip >> 12) & (LEN_CACHE - 1)];
+	uint8_t buf[16];
+	size_t n;
+
+	if (b->truncated) {
+		*size = b->size;
+		*iclass = b->iclass != ptic_error ? b->iclass : classify(b->raw, b->size);
+		return true;
+	}
+	if (!c->valid || c->ip != b->end_ip || c->mode != b->mode) {
+		uint64_t cr3 = d->cr3;
+
+		n = d->ops.read(d->ops.ctx, d->cpu, cr3, b->end_ip, buf, sizeof(buf));
+		if (!n || !(*size = tc_x86_len(buf, n, b->mode == ptem_64bit)))
+			return false;
+		*c = (struct len_entry){ .ip = b->end_ip, .size = (uint8_t)*size,
+			.iclass = (uint8_t)classify(buf, n), .mode = (uint8_t)b->mode, .valid = 1 };
+	}
+	*size = c->size;
+	*iclass = b->iclass != ptic_error ? b->iclass : (enum pt_insn_class)c->iclass;
+	return true;
+}
+
+/* A block: instructions in sequence, only the last may branch (direct calls and jumps end
+ * blocks too: end_on_call, end_on_jump). */
+static void on_block(struct tc_ptf *d, const struct pt_block *b)
+{
+	enum tc_isa isa = isa_of(b->mode);
+	enum pt_insn_class iclass;
+	unsigned size;
+
+	if (!last_insn(d, b, &size, &iclass)) {
+		size = 0;
+		iclass = b->iclass != ptic_error ? b->iclass : ptic_other;
+	}
+	d->st.insns += b->ninsn;
+	if (d->in_range && (b->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
 		update_time(d);
 		flush_range(d);
 	}
-	flow_to(d, in->ip);
+	flow_to(d, b->ip);
 	if (!d->in_range) {
 		d->in_range = true;
-		d->r_start = in->ip;
+		d->r_start = b->ip;
 		d->r_insns = 0;
 		d->r_isa = isa;
 	}
-	d->r_end = in->ip + in->size;
-	d->r_insns++;
+	d->r_end = b->end_ip + size;
+	d->r_insns += b->ninsn;
 	d->have_last = true;
-	d->last_ip = in->ip;
+	d->last_ip = b->end_ip;
 	d->last_end = d->r_end;
-	d->last_class = in->iclass;
+	d->last_class = iclass;
 	d->last_isa = isa;
 }
 
@@ -314,8 +440,13 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
 {
 	struct tc_ptf *d = ctx;
 	uint64_t cr3 = asid && asid->cr3 != pt_asid_no_cr3 ? asid->cr3 : TC_PTF_NO_CR3;
+	struct tc_ptf_span *p = &d->pending;
 	size_t n;
 
+	/* No section here yet: name the file to map, if the caller knows one. */
+	if (d->ops.span && !d->have_pending && !d->ops.span(d->ops.ctx, d->cpu, cr3, ip, p) &&
+	    p->start != d->failed_start && ip >= p->start && ip - p->start < p->len)
+		d->have_pending = true;
 	n = d->ops.read(d->ops.ctx, d->cpu, cr3, ip, buf, size);
 	if (!n)
 		return -pte_nomap;
@@ -346,8 +477,10 @@ struct tc_ptf *tc_ptf_new(const struct pt_config *base, const struct tc_pt_time_
 	d->cpu = cpu;
 	d->pid = d->tid = -1;
 	d->cr3 = TC_PTF_NO_CR3;
+	d->failed_start = UINT64_MAX;
 	d->image = pt_image_alloc("tracectl");
-	if (!d->image || pt_image_set_callback(d->image, read_mem, d) < 0) {
+	d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
+	if (!d->image || !d->lens || pt_image_set_callback(d->image, read_mem, d) < 0) {
 		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
 		tc_ptf_free(d);
 		return NULL;
@@ -360,9 +493,10 @@ void tc_ptf_free(struct tc_ptf *d)
 	if (!d)
 		return;
 	if (d->dec)
-		pt_insn_free_decoder(d->dec);
+		pt_blk_free_decoder(d->dec);
 	if (d->image)
 		pt_image_free(d->image);
+	free(d->lens);
 	free(d);
 }
 
@@ -380,8 +514,9 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 	int ret;
 
 	for (;;) {
-		ret = pt_insn_sync_forward(d->dec);
-		if (ret >= 0 && pt_insn_get_sync_offset(d->dec, &s) >= 0 &&
+		ret = pt_blk_sync_forward(d->dec);
+		add_pending(d);
+		if (ret >= 0 && pt_blk_get_sync_offset(d->dec, &s) >= 0 &&
 		    (*last_sync == UINT64_MAX || s > *last_sync)) {
 			d->st.syncs++;
 			if (s > from) {
@@ -415,7 +550,7 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 			r.text = msg;
 			d->ops.emit(d->ops.ctx, &r);
 			d->st.errors++;
-			if (pt_insn_get_offset(d->dec, &off) < 0 ||
+			if (pt_blk_get_offset(d->dec, &off) < 0 ||
 			    (*last_sync != UINT64_MAX && off <= *last_sync) || off <= from) {
 				d->st.unsynced_bytes += len > from ? len - from : 0;
 				return ret;
@@ -433,36 +568,43 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 #define ST_ENDLESS (-10000)
 
 /* Decode from the current sync point until an error or the end of the buffer. Returns
- * libipt's final (negative) status or ST_ENDLESS; in is the instruction of the last
- * pt_insn_next. */
-static int decode_run(struct tc_ptf *d, int status, struct pt_insn *in)
+ * libipt's final (negative) status or ST_ENDLESS; *at is where the flow stopped (the next
+ * instruction's IP) and *mode its mode. */
+static int decode_run(struct tc_ptf *d, int status, uint64_t *at, enum pt_exec_mode *mode)
 {
 	struct pt_event ev;
+	struct pt_block b;
 	uint64_t off, last_off = UINT64_MAX;
-	unsigned same = 0;
+	unsigned long same = 0;
 
-	memset(in, 0, sizeof(*in));
+	*at = 0;
+	*mode = ptem_unknown;
 	while (status >= 0) {
-		if (pt_insn_get_offset(d->dec, &off) == 0 && off != last_off) {
+		if (pt_blk_get_offset(d->dec, &off) == 0 && off != last_off) {
 			last_off = off;
 			same = 0;
-		} else if (++same > MAX_INSNS_PER_OFFSET) {
+		} else if (same > MAX_INSNS_PER_OFFSET) {
 			return ST_ENDLESS;
 		}
 		while (status & pts_event_pending) {
-			status = pt_insn_event(d->dec, &ev, sizeof(ev));
+			status = pt_blk_event(d->dec, &ev, sizeof(ev));
+			add_pending(d);
 			if (status < 0)
 				return status;
 			on_event(d, &ev);
 		}
-		/* libipt leaves *in untouched once tracing is disabled at the end of the trace:
-		 * clear it, or the previous instruction would count twice. */
-		memset(in, 0, sizeof(*in));
-		status = pt_insn_next(d->dec, in, sizeof(*in));
-		/* On errors libipt still fills in the IP it could not decode at (and the whole
-		 * instruction when only finding its successor failed). */
-		if (in->iclass != ptic_error)
-			on_insn(d, in);
+		status = pt_blk_next(d->dec, &b, sizeof(b));
+		add_pending(d);
+		/* On errors libipt gives the block up to there: the flow stopped after its last
+		 * instruction, or at its start when it is empty. */
+		*mode = b.mode;
+		if (b.ninsn) {
+			on_block(d, &b);
+			same += b.ninsn;
+			*at = d->r_end;
+		} else {
+			*at = b.ip;
+		}
 	}
 	return status;
 }
@@ -471,8 +613,8 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 		struct tc_err *e)
 {
 	struct pt_config cfg = d->base;
-	uint64_t last_sync = UINT64_MAX, off;
-	struct pt_insn in;
+	uint64_t last_sync = UINT64_MAX, off, at;
+	enum pt_exec_mode mode;
 	char msg[160];
 	int status;
 
@@ -481,12 +623,14 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 	/* libipt never writes through begin/end; its config just isn't const. */
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
-	d->dec = pt_insn_alloc_decoder(&cfg);
-	if (!d->dec || pt_insn_set_image(d->dec, d->image) < 0) {
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	d->dec = pt_blk_alloc_decoder(&cfg);
+	if (!d->dec || pt_blk_set_image(d->dec, d->image) < 0) {
 		if (d->dec)
-			pt_insn_free_decoder(d->dec);
+			pt_blk_free_decoder(d->dec);
 		d->dec = NULL;
-		return tc_err_set(e, ENOMEM, "cannot set up libipt's instruction decoder");
+		return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
 	}
 	d->file_offset = file_offset;
 	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
@@ -494,7 +638,7 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 
 	status = sync(d, len, 0, &last_sync);
 	while (status >= 0) {
-		status = decode_run(d, status, &in);
+		status = decode_run(d, status, &at, &mode);
 		if (status == -pte_eos) {
 			flow_stop(d);
 			break;
@@ -503,10 +647,10 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 			struct tc_rec r;
 
 			flush_range(d);
-			flow_to(d, in.ip);
+			flow_to(d, at);
 			r = new_rec(d, TC_REC_ADDR_NACC);
-			r.start = in.ip;
-			r.isa = isa_of(in.mode);
+			r.start = at;
+			r.isa = isa_of(mode);
 			r.text = "no image at this address";
 			d->ops.emit(d->ops.ctx, &r);
 			d->st.nomap++;
@@ -515,17 +659,17 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 			if (status == ST_ENDLESS)
 				snprintf(msg, sizeof(msg), "%d instructions without trace at 0x%" PRIx64
 					 ": a loop of direct jumps, or the image does not match",
-					 MAX_INSNS_PER_OFFSET, in.ip);
+					 MAX_INSNS_PER_OFFSET, at);
 			else
 				snprintf(msg, sizeof(msg), "%s", pt_errstr(pt_errcode(status)));
 			emit_text(d, TC_REC_ERROR, msg);
 			d->st.errors++;
 		}
 		off = 0;
-		pt_insn_get_offset(d->dec, &off);
+		pt_blk_get_offset(d->dec, &off);
 		status = sync(d, len, off, &last_sync);
 	}
-	pt_insn_free_decoder(d->dec);
+	pt_blk_free_decoder(d->dec);
 	d->dec = NULL;
 	return 0;
 }

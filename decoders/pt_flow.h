@@ -1,4 +1,4 @@
-/* Intel PT instruction-flow decoder on libipt's instruction decoder. One decoder per CPU
+/* Intel PT instruction-flow decoder on libipt's block decoder. One decoder per CPU
  * queue (perf's per-cpu AUXTRACE queues); the caller feeds it that queue's AUXTRACE buffers
  * in order, each with its file offset. Memory comes from the caller (MMAP2 side-band and ELF
  * images) through a read callback; threads too, through an optional callback.
@@ -28,6 +28,12 @@ struct tc_ptf_time {
 	uint64_t perf_time;	/* tsc converted as perf does; == tsc without conversion */
 };
 
+/* A file whose bytes from offset on are mapped at start..start+len. */
+struct tc_ptf_span {
+	const char *path;
+	uint64_t start, len, offset;
+};
+
 struct tc_ptf_ops {
 	/* Copy up to len bytes of the traced program at addr (address space cr3, or
 	 * TC_PTF_NO_CR3) into buf; return the count, 0 if nothing is mapped there. Required. */
@@ -39,6 +45,13 @@ struct tc_ptf_ops {
 	 * (CR3 change) and time change; *pid / *tid start as the current values (-1 unknown). */
 	void (*thread)(void *ctx, int cpu, uint64_t cr3, const struct tc_ptf_time *t, int *pid,
 		       int *tid);
+	/* Optional: the file behind addr (0 and *s; -1 when only read serves). libipt maps
+	 * it and caches decoded blocks of it: much faster than reads. */
+	int (*span)(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_ptf_span *s);
+	/* Required with span: a value that changes whenever what read returns may change
+	 * (side-band applied, another process); the mapped files are dropped then. Asked
+	 * after each thread callback. */
+	uint64_t (*space)(void *ctx);
 	void *ctx;
 	bool timestamps;	/* emit TC_REC_TIMESTAMP (perf time) when time moves on */
 	bool events;		/* emit TC_REC_OTHER for ptwrite, power, tsx, cbr, ... events */

@@ -41,6 +41,7 @@ struct queue {
 	size_t sb_next;		/* side-band applied up to here */
 	size_t sw_lo, sw_hi;	/* this cpu's part of s->sw */
 	int pid, tid;
+	uint64_t space;		/* changes with what reads see: side-band applied, pid */
 };
 
 struct tid_pid {
@@ -328,6 +329,7 @@ static void advance_images(struct queue *q, uint64_t now)
 	for (; q->sb_next < s->nsb && s->sb[q->sb_next].time <= now; q->sb_next++) {
 		const struct sb *b = &s->sb[q->sb_next];
 
+		q->space++;
 		switch (b->type) {
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
@@ -351,6 +353,26 @@ static size_t read_cb(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *
 	(void)cpu;
 	(void)cr3;
 	return tc_images_read(q->im, q->pid, addr, buf, len);
+}
+
+static int span_cb(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_ptf_span *sp)
+{
+	struct queue *q = ctx;
+	struct tc_img_span is;
+
+	(void)cpu;
+	(void)cr3;
+	if (tc_images_span(q->im, q->pid, addr, &is))
+		return -1;
+	*sp = (struct tc_ptf_span){ is.path, is.start, is.len, is.offset };
+	return 0;
+}
+
+static uint64_t space_cb(void *ctx)
+{
+	const struct queue *q = ctx;
+
+	return q->space;
 }
 
 /* Time known: the side-band up to then applies, and the cpu runs the task last switched
@@ -382,6 +404,8 @@ static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_ptf_time
 		else
 			hi = mid;
 	}
+	if (*pid != (lo > q->sw_lo ? s->sw[lo - 1].pid : -1))
+		q->space++;
 	if (lo > q->sw_lo) {
 		q->pid = *pid = s->sw[lo - 1].pid;
 		q->tid = *tid = s->sw[lo - 1].tid;
@@ -450,7 +474,8 @@ static void add_missing_lines(struct tc_pts *s, struct tc_images *im)
 static int decode_queue(struct tc_pts *s, struct queue *q, const struct tc_pd_features *f,
 			struct tc_err *e)
 {
-	struct tc_ptf_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb, .ctx = q };
+	struct tc_ptf_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
+		.span = span_cb, .space = space_cb, .ctx = q };
 	struct tc_img_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
 	const struct tc_ptf_stats *st;
 	struct tc_ptf *d;

@@ -204,6 +204,7 @@ void tc_elf_close(struct tc_elf *t)
 }
 
 const char *tc_elf_path(const struct tc_elf *t) { return t->path; }
+size_t tc_elf_size(const struct tc_elf *t) { return t->size; }
 int tc_elf_machine(const struct tc_elf *t) { return t->machine; }
 int tc_elf_is_64(const struct tc_elf *t) { return t->is64; }
 const char *tc_elf_build_id(const struct tc_elf *t) { return t->build_id; }

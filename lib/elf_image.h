@@ -20,6 +20,7 @@ struct tc_elf *tc_elf_open(const char *path, struct tc_err *e);
 void tc_elf_close(struct tc_elf *elf);
 
 const char *tc_elf_path(const struct tc_elf *elf);
+size_t tc_elf_size(const struct tc_elf *elf);	/* of the file, in bytes */
 int tc_elf_machine(const struct tc_elf *elf);	/* EM_AARCH64, EM_X86_64, ... */
 int tc_elf_is_64(const struct tc_elf *elf);
 /* Lowercase hex build id ("" if the file has none). */

@@ -403,6 +403,26 @@ size_t tc_images_read(struct tc_images *im, int32_t pid, uint64_t addr, void *bu
 	return tc_elf_read_offset(elf, m->pgoff + (addr - m->start), buf, len);
 }
 
+int tc_images_span(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_span *s)
+{
+	const struct mapping *m = lookup(im, pid, addr);
+	struct tc_elf *elf;
+	size_t size;
+
+	if (!m || !(elf = elf_of(im, m->file)) || is_kernel_image(m->file->path))
+		return -1;
+	size = tc_elf_size(elf);
+	if (m->pgoff >= size)
+		return -1;
+	s->path = tc_elf_path(elf);
+	s->start = m->start;
+	s->offset = m->pgoff;
+	s->len = m->end - m->start;
+	if (s->len > size - m->pgoff)
+		s->len = size - m->pgoff;
+	return 0;
+}
+
 int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_sym *s)
 {
 	const struct mapping *m = lookup(im, pid, addr);

@@ -38,6 +38,16 @@ void tc_images_exec(struct tc_images *im, int32_t pid);
  * 0 when nothing is mapped there or the file cannot be found. Files open lazily, once. */
 size_t tc_images_read(struct tc_images *im, int32_t pid, uint64_t addr, void *buf, size_t len);
 
+/* The file behind addr in pid, for a reader that maps files itself (libipt's sections):
+ * the found file's path, and that its bytes from offset on are at start..start+len (len
+ * ends with the mapping or the file). -1 where only tc_images_read serves: nothing mapped,
+ * no file found, kernel images (read by link-time address). */
+struct tc_img_span {
+	const char *path;
+	uint64_t start, len, offset;
+};
+int tc_images_span(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_img_span *s);
+
 struct tc_img_sym {
 	const char *dso;		/* recorded path of the mapping, NULL if none */
 	const char *sym;		/* function symbol, NULL if none */

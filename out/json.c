@@ -55,7 +55,7 @@ static inline void put_mem(struct tc_json *j, const char *s, size_t n)
 static void put_s(struct tc_json *j, const char *s) { put_mem(j, s, strlen(s)); }
 
 /* A top-level value is complete: hand it on, so output keeps its order with other writes. */
-static void value_done(struct tc_json *j)
+static inline __attribute__((always_inline)) void value_done(struct tc_json *j)
 {
 	if (j->depth == 0)
 		tc_json_flush(j);
@@ -70,8 +70,8 @@ static void newline(struct tc_json *j)
 		put_mem(j, "  ", 2);
 }
 
-/* Separator and indentation before any value or key. */
-static inline void before_value(struct tc_json *j)
+/* Separator and indentation before any value or key: in every token, so inlined. */
+static inline __attribute__((always_inline)) void before_value(struct tc_json *j)
 {
 	if (j->after_key) {
 		j->after_key = false;
@@ -185,6 +185,17 @@ void tc_json_key(struct tc_json *j, const char *key)
 	j->after_key = true;
 }
 
+void tc_json_key_lit(struct tc_json *j, const char *quoted, size_t len)
+{
+	before_value(j);
+	put_mem(j, quoted, len);
+	if (j->pretty)
+		put_mem(j, ": ", 2);
+	else
+		put_c(j, ':');
+	j->after_key = true;
+}
+
 void tc_json_str(struct tc_json *j, const char *s)
 {
 	if (!s) {
@@ -202,24 +213,33 @@ static inline unsigned dec_len(unsigned long long v)
 {
 	unsigned n = 1;
 
-	for (unsigned long long p = 10; v >= p; p *= 10) {
-		n++;
-		if (n == 20)	/* 10^19 is the last power of ten below 2^64 */
-			break;
-	}
-	return n;
+	for (; v >= 10000; v /= 10000)
+		n += 4;
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
 }
+
+/* "00".."99": two digits per division. */
+static const char digits2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
 
 static void put_uint(struct tc_json *j, unsigned long long v, bool neg)
 {
 	unsigned n = dec_len(v);
-	char *o = room(j, 21);
+	char *o = room(j, 21), *e;
 
 	if (neg)
 		*o++ = '-';
 	j->len += n + neg;
-	for (char *e = o + n; e > o; v /= 10)
-		*--e = (char)('0' + v % 10);
+	for (e = o + n; v >= 100; v /= 100) {
+		e -= 2;
+		memcpy(e, digits2 + 2 * (v % 100), 2);
+	}
+	if (v >= 10)
+		memcpy(e - 2, digits2 + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
 }
 
 void tc_json_int(struct tc_json *j, long long v)
@@ -240,15 +260,21 @@ void tc_json_uint(struct tc_json *j, unsigned long long v)
 void tc_json_hex(struct tc_json *j, unsigned long long v)
 {
 	unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;	/* hex digits */
-	char *o;
+	char *o, *e;
 
 	before_value(j);
 	o = room(j, 20);
 	memcpy(o, "\"0x", 3);
-	for (char *e = o + 3 + n; e > o + 3; v >>= 4)
-		*--e = hexdig[v & 0xf];
 	o[3 + n] = '"';
 	j->len += n + 4;
+	/* two digits per step, then an odd leading one */
+	for (e = o + 3 + n; e - 2 >= o + 3; v >>= 8) {
+		e -= 2;
+		e[0] = hexdig[(v >> 4) & 0xf];
+		e[1] = hexdig[v & 0xf];
+	}
+	if (e > o + 3)
+		e[-1] = hexdig[v & 0xf];
 	value_done(j);
 }
 

@@ -38,6 +38,14 @@ void tc_json_null(struct tc_json *j);
 /* Gives what is buffered to the FILE (done by itself after each top-level value). */
 void tc_json_flush(struct tc_json *j);
 
+/* A key that is a string literal (the macros accept nothing else): written as it is,
+ * quoted at compile time, no escape scan; for the keys of records written by the million. */
+void tc_json_key_lit(struct tc_json *j, const char *quoted, size_t len);
+#define TC_JSON_KEY(j, k) tc_json_key_lit((j), "\"" k "\"", sizeof(k) + 1)
+#define TC_JSON_KINT(j, k, v) (TC_JSON_KEY(j, k), tc_json_int((j), (v)))
+#define TC_JSON_KHEX(j, k, v) (TC_JSON_KEY(j, k), tc_json_hex((j), (v)))
+#define TC_JSON_KSTR(j, k, v) (TC_JSON_KEY(j, k), tc_json_str((j), (v)))
+
 /* key + value in one call */
 void tc_json_kstr(struct tc_json *j, const char *k, const char *s);
 void tc_json_kint(struct tc_json *j, const char *k, long long v);

@@ -10,16 +10,16 @@ void tc_rec_out_init(struct tc_rec_out *o, FILE *f, bool json)
 
 static void json_common(struct tc_json *j, const struct tc_rec *r)
 {
-	tc_json_kstr(j, "type", tc_rec_type_name(r->type));
+	TC_JSON_KSTR(j, "type", tc_rec_type_name(r->type));
 	if (r->id >= 0)
-		tc_json_khex(j, "id", (unsigned)r->id);
+		TC_JSON_KHEX(j, "id", (unsigned)r->id);
 	if (r->cpu >= 0)
-		tc_json_kint(j, "cpu", r->cpu);
+		TC_JSON_KINT(j, "cpu", r->cpu);
 	if (r->pid >= 0)
-		tc_json_kint(j, "pid", r->pid);
+		TC_JSON_KINT(j, "pid", r->pid);
 	if (r->tid >= 0)
-		tc_json_kint(j, "tid", r->tid);
-	tc_json_kint(j, "offset", (long long)r->offset);
+		TC_JSON_KINT(j, "tid", r->tid);
+	TC_JSON_KINT(j, "offset", (long long)r->offset);
 }
 
 /* EVENT: {"name":..,"time":..,"fields":{..}}; arrays of numbers, strings, integers. */
@@ -60,10 +60,10 @@ static void write_json(struct tc_rec_out *o, const struct tc_rec *r)
 	json_common(j, r);
 	switch (r->type) {
 	case TC_REC_RANGE:
-		tc_json_khex(j, "start", r->start);
-		tc_json_khex(j, "end", r->end);
-		tc_json_kint(j, "insns", r->insns);
-		tc_json_kstr(j, "isa", tc_isa_name(r->isa));
+		TC_JSON_KHEX(j, "start", r->start);
+		TC_JSON_KHEX(j, "end", r->end);
+		TC_JSON_KINT(j, "insns", r->insns);
+		TC_JSON_KSTR(j, "isa", tc_isa_name(r->isa));
 		if (r->last) {
 			char last[2] = { r->last, 0 };
 
@@ -73,8 +73,8 @@ static void write_json(struct tc_rec_out *o, const struct tc_rec *r)
 			tc_json_kstr(j, "sym", sym);
 		break;
 	case TC_REC_BRANCH:
-		tc_json_khex(j, "from", r->start);
-		tc_json_khex(j, "to", r->end);
+		TC_JSON_KHEX(j, "from", r->start);
+		TC_JSON_KHEX(j, "to", r->end);
 		break;
 	case TC_REC_PACKET:
 	case TC_REC_OTHER:
