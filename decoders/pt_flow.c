@@ -569,7 +569,7 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 
 /* Decode from the current sync point until an error or the end of the buffer. Returns
  * libipt's final (negative) status or ST_ENDLESS; *at is where the flow stopped (the next
- * instruction's IP) and *mode its mode. */
+ * instruction's IP; for ST_ENDLESS one in the loop) and *mode its mode. */
 static int decode_run(struct tc_ptf *d, int status, uint64_t *at, enum pt_exec_mode *mode)
 {
 	struct pt_event ev;
@@ -584,6 +584,7 @@ static int decode_run(struct tc_ptf *d, int status, uint64_t *at, enum pt_exec_m
 			last_off = off;
 			same = 0;
 		} else if (same > MAX_INSNS_PER_OFFSET) {
+			*at = d->last_ip;	/* in the loop */
 			return ST_ENDLESS;
 		}
 		while (status & pts_event_pending) {
