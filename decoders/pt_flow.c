@@ -313,7 +313,8 @@ static void on_block(struct tc_ptf *d, const struct pt_block *b)
 	unsigned size;
 
 	if (!last_insn(d, b, &size, &iclass)) {
-		size = 0;
+		/* libipt decoded bytes we cannot: a range still covers its instructions */
+		size = 1;
 		iclass = b->iclass != ptic_error ? b->iclass : ptic_other;
 	}
 	d->st.insns += b->ninsn;
