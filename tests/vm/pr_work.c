@@ -1,14 +1,17 @@
 /* Guest workload for the AUX pause/resume triggers (make test-vm on Linux 6.13+). Pinned to
  * one CPU (a trigger pauses or resumes the AUX event of the CPU it fires on), it spins MS
  * milliseconds, then N times: calls tc_resume_here(), spins MS ms, calls tc_pause_here(),
- * spins MS ms. Uprobes go on the two functions (record --resume-on pr_work:tc_resume_here
- * --pause-on pr_work:tc_pause_here); a tracer that honours them sees about N*MS ms of trace
- * out of (2N+1)*MS. Usage: pr_work N MS CPU */
+ * spins MS ms. Triggers go on the two functions (uprobes: --resume-on pr_work:tc_resume_here
+ * --pause-on pr_work:tc_pause_here) or on the system call each makes (tracepoints
+ * syscalls:sys_enter_getppid, syscalls:sys_enter_getpgrp); a tracer that honours them sees
+ * about N*MS ms of trace out of (2N+1)*MS. Usage: pr_work N MS CPU */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 
@@ -27,13 +30,13 @@ static void spin(long ms)
 /* Not inlined, not merged: each call is one uprobe hit. */
 __attribute__((noinline, used)) void tc_resume_here(int i)
 {
-	sink += (unsigned long)i;
+	sink += (unsigned long)i + (unsigned long)syscall(SYS_getppid);
 	__asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline, used)) void tc_pause_here(int i)
 {
-	sink += (unsigned long)i * 3;
+	sink += (unsigned long)i * 3 + (unsigned long)syscall(SYS_getpgrp);
 	__asm__ volatile("" ::: "memory");
 }
 

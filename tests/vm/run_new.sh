@@ -30,13 +30,14 @@ trap - EXIT
 gcc -O2 -static -o "$out/pr_work" "$top/tests/vm/pr_work.c"
 gcc -O2 -static -pthread -o "$out/mt_work" "$top/tests/vm/mt_work.c"
 gcc -O2 -static -o "$out/check_aux" "$top/tests/vm/check_aux.c"
+gcc -O2 -Wall -Wextra -Werror -static -o "$out/check_pr" "$top/tests/vm/check_pr.c"
 
 # initramfs: busybox, tracectl with its shared libraries, the rest.
 ir="$out/initramfs"
 rm -rf "$ir"
 mkdir -p "$ir/bin" "$ir/lib" "$ir/lib64" "$ir/proc" "$ir/sys" "$ir/dev" "$ir/tmp"
 cp /bin/busybox "$ir/bin/busybox"
-cp "$top/tracectl" "$out/check_aux" "$ir/bin/"
+cp "$top/tracectl" "$out/check_aux" "$out/check_pr" "$ir/bin/"
 for l in $(ldd "$top/tracectl" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
 	case $l in
 	*/ld-linux-x86-64.so.2) cp -L "$l" "$ir/lib64/" ;;
@@ -54,7 +55,7 @@ timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -smp 4 -m 1G -nograph
 	-serial mon:stdio -kernel "$dir/vmlinuz-$kver" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" >"$log" 2>&1 || true
 t3=$(date +%s)
-tr -d '\r' <"$log" | grep -E '^(VM|check_aux|\[ tracectl|warning|fatal|tracectl)' || true
+tr -d '\r' <"$log" | grep -E '^(VM|check_aux|check_pr|\[ tracectl|warning|fatal|tracectl)' || true
 echo "[ test-vm-new: kernel $kver, prepare $((t1 - t0)) s, build $((t2 - t1)) s," \
 	"boot+run $((t3 - t2)) s; log $log ]"
 grep -q '^VM-RESULT: PASS' "$log" || { echo "test-vm-new: FAIL" >&2; exit 1; }
