@@ -13,6 +13,7 @@
 
 struct ev {
 	uint64_t time, offset, id;
+	size_t attr;			/* its index in the file's attrs (for the name) */
 	size_t raw_at;			/* in decode_ev.raw */
 	uint32_t raw_len;
 	int cpu, pid, tid;
@@ -59,7 +60,8 @@ void decode_ev_free(struct decode_ev *x)
 	free(x);
 }
 
-void decode_ev_record(struct decode_ev *x, const struct tc_pd_record *r)
+void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
+		      const struct tc_pd_record *r)
 {
 	const struct tc_pd_sample_id *s = &r->sid;
 	struct ev *ev;
@@ -72,7 +74,8 @@ void decode_ev_record(struct decode_ev *x, const struct tc_pd_record *r)
 		tc_fatal("out of memory for tracepoint samples");
 	ev = &x->evs[x->n++];
 	*ev = (struct ev){ .time = s->time, .has_time = s->has_time, .offset = r->offset,
-			   .id = r->attr->attr.config, .raw_at = x->raw_len,
+			   .id = r->attr->attr.config, .attr = (size_t)(r->attr - tc_pd_attr(pd, 0)),
+			   .raw_at = x->raw_len,
 			   .raw_len = r->u.sample.raw_size, .cpu = s->has_cpu ? (int)s->cpu : -1,
 			   .pid = s->has_tid ? (int)s->pid : -1,
 			   .tid = s->has_tid ? (int)s->tid : -1 };
@@ -109,8 +112,9 @@ static void load_formats(struct decode_ev *x, struct tc_perf_data *pd)
 		tc_fatal("out of memory");
 }
 
-static void emit_one(struct decode_ev *x, const struct ev *ev)
+static void emit_one(struct decode_ev *x, const struct tc_perf_data *pd, const struct ev *ev)
 {
+	const struct tc_pd_attr *a = tc_pd_attr(pd, ev->attr);
 	struct tc_rec r = { .type = TC_REC_EVENT, .id = -1, .cpu = ev->cpu, .pid = ev->pid,
 			    .tid = ev->tid, .offset = ev->offset, .has_time = ev->has_time,
 			    .time = ev->time };
@@ -126,6 +130,10 @@ static void emit_one(struct decode_ev *x, const struct ev *ev)
 			x->first_bad = NULL;
 		return;
 	}
+	/* perf script's name: the one the file gives the event (EVENT_DESC: what the user
+	 * asked for, as for a uprobe), else the format's system:name. */
+	if (a && a->name)
+		r.name = a->name;
 	x->emitted++;
 	x->emit(x->ctx, &r);
 }
@@ -141,7 +149,7 @@ void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t befo
 		x->sorted = true;
 	}
 	while (x->next < x->n && x->evs[x->next].offset < before)
-		emit_one(x, &x->evs[x->next++]);
+		emit_one(x, pd, &x->evs[x->next++]);
 	if (x->next == x->n) {	/* all out: the raw copies can go */
 		x->n = x->next = 0;
 		x->raw_len = 0;

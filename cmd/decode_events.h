@@ -14,7 +14,8 @@ struct decode_ev;
 struct decode_ev *decode_ev_new(void (*emit)(void *ctx, const struct tc_rec *r), void *ctx);
 void decode_ev_free(struct decode_ev *x);
 /* Every record in file order: samples of tracepoints with raw data are kept. */
-void decode_ev_record(struct decode_ev *x, const struct tc_pd_record *r);
+void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
+		      const struct tc_pd_record *r);
 /* Emit the kept events from before file offset `before` (UINT64_MAX: all); pd holds the
  * tracing data. */
 void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t before);

@@ -239,7 +239,7 @@ static int read_all(struct tc_dec *d, struct tc_perf_data *pd, struct tc_err *e)
 		if (d->pt)
 			decode_pt_record(d->pt, pd, &r);
 		decode_cs_record(d->cs, &r);
-		decode_ev_record(d->ev, &r);
+		decode_ev_record(d->ev, pd, &r);
 		switch (r.type) {
 		case TC_PD_AUXTRACE_INFO:
 			if (on_auxtrace_info(d, pd, &r, e))

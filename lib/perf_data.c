@@ -306,8 +306,10 @@ void tc_pd_close(struct tc_perf_data *pd)
 	/* Our own FILE (on a dup) only when opened from an fd; open_stream's is borrowed. */
 	if (pd->sf && pd->fd >= 0)
 		fclose(pd->sf);
-	for (size_t i = 0; i < pd->nr_attrs; i++)
+	for (size_t i = 0; i < pd->nr_attrs; i++) {
 		free(pd->attrs[i].ids);
+		free(pd->attrs[i].name);
+	}
 	free(pd->attrs);
 	free(pd->ids);
 	pd_features_free(&pd->feat);
@@ -386,7 +388,8 @@ const struct tc_pd_attr *pd_attr_by_id(struct tc_perf_data *pd, uint64_t id)
 	size_t lo = 0, hi;
 
 	if (!pd->ids_sorted) {
-		qsort(pd->ids, pd->nr_ids, sizeof(*pd->ids), id_cmp);
+		if (pd->nr_ids)	/* ids is NULL until the first (qsort wants non-NULL) */
+			qsort(pd->ids, pd->nr_ids, sizeof(*pd->ids), id_cmp);
 		pd->ids_sorted = true;
 	}
 	hi = pd->nr_ids;

@@ -69,6 +69,7 @@ struct tc_pd_attr {
 	uint32_t file_attr_size;	/* attr.size as written (0 means 64) */
 	uint64_t *ids;
 	size_t nr_ids;
+	char *name;			/* from the EVENT_DESC feature, NULL without */
 };
 
 struct tc_pd_build_id {

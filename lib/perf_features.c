@@ -101,6 +101,51 @@ static int parse_cmdline(struct tc_perf_data *pd, const uint8_t *p, size_t len, 
 	return 0;
 }
 
+/* EVENT_DESC: u32 events, u32 attr size, then per event the attr, u32 ids, a perf string
+ * (the name), the ids. Names go to the attrs that own the ids. */
+static int parse_event_desc(struct tc_perf_data *pd, const uint8_t *p, size_t len,
+			    uint64_t off, struct tc_err *e)
+{
+	size_t at = 8;
+	uint32_t nr, sz;
+
+	if (len < 8)
+		return tc_err_set(e, EINVAL, "%s: event_desc section at offset 0x%llx is "
+				  "truncated", pd->name, (unsigned long long)off);
+	nr = pd_u32(p);
+	sz = pd_u32(p + 4);
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct tc_pd_attr *a;
+		uint32_t nids;
+		char *name;
+
+		if (len - at < sz || len - at - sz < 4)
+			return tc_err_set(e, EINVAL, "%s: event_desc entry %u at offset 0x%llx "
+					  "runs past the end of its section", pd->name, i,
+					  (unsigned long long)(off + at));
+		at += sz;
+		nids = pd_u32(p + at);
+		at += 4;
+		if (get_string(pd, p, len, &at, off, &name, e))
+			return -1;
+		if ((len - at) / 8 < nids) {
+			free(name);
+			return tc_err_set(e, EINVAL, "%s: event_desc entry %u at offset 0x%llx has "
+					  "%u ids, more than its section holds", pd->name, i,
+					  (unsigned long long)(off + at), nids);
+		}
+		a = nids ? pd_attr_by_id(pd, pd_u64(p + at)) : NULL;
+		at += 8 * (size_t)nids;
+		if (!a) {
+			free(name);
+			continue;
+		}
+		free(pd->attrs[a - pd->attrs].name);
+		pd->attrs[a - pd->attrs].name = name;
+	}
+	return 0;
+}
+
 static int parse_auxtrace_index(struct tc_perf_data *pd, const uint8_t *p, size_t len,
 				uint64_t off, struct tc_err *e)
 {
@@ -148,6 +193,8 @@ int pd_parse_feature(struct tc_perf_data *pd, unsigned feat, const uint8_t *p, s
 		return parse_cmdline(pd, p, len, off, e);
 	case TC_PD_FEAT_AUXTRACE:
 		return parse_auxtrace_index(pd, p, len, off, e);
+	case TC_PD_FEAT_EVENT_DESC:
+		return parse_event_desc(pd, p, len, off, e);
 	case TC_PD_FEAT_TRACING_DATA:
 		/* Kept whole: lib/tracing_data.c reads it (a stream's buffer is reused). */
 		free(f->tracing_data);

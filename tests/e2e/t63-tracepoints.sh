@@ -62,6 +62,22 @@ expect '--per-thread: each event in its thread'\''s stream, none lost' '
 	[ "$(cat st/*.jsonl | jq -s "map(select(.type == \"event\")) | length")" = "$(wc -l <perf.txt)" ]
 '
 
+# Our own recorder's files (tests/tools/rec_nopmu: record's loop without an AUX PMU): a
+# tracepoint and a uprobe, named as asked (EVENT_DESC), as perf script prints them.
+REC="${TC_TOOLS:-$TOP/build/obj/tools}/rec_nopmu"
+if [ -x "$REC" ] && "$REC" -o rn.data -e sched:sched_switch -e "$TRACECTL:main" -- \
+	sh -c "\"$TRACECTL\" --version >/dev/null; sleep 0.05" >/dev/null 2>&1; then
+	expect 'tracectl record'\''s samples (tracepoint, uprobe): the same as perf script' '
+		perf script -i rn.data --ns -F pid,tid,cpu,time,event,trace 2>/dev/null |
+		sed -E "s/^ *(-?[0-9]+)\/(-?[0-9]+) +\[0*([0-9]+)\] +([0-9.]+): +([^ ]+): +/\1 \2 \3 \4 \5: /; s/ +\$//" |
+			sort >rp.txt &&
+		grep -q "$TRACECTL:main: (" rp.txt && grep -q "sched:sched_switch: prev_comm=" rp.txt &&
+		tracectl decode -i rn.data 2>/dev/null | ours | sort >ro.txt && diff rp.txt ro.txt
+	'
+else
+	skip 'samples of tracectl record' 'rec_nopmu could not record here'
+fi
+
 # Among trace: perf 4.14's Intel PT recording with tp.data's records spliced in after its
 # first AUXTRACE buffer (cpu 0's; the second is cpu 3's), as one pipe stream
 # (tests/tools/pd_splice). Each record is A (trace from before the events in the file),

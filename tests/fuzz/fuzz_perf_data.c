@@ -76,6 +76,7 @@ static void touch_attr(const struct tc_pd_attr *a)
 	CHECK(a != NULL);
 	touch(&a->attr, sizeof(a->attr));
 	touch(a->ids, a->nr_ids * sizeof(*a->ids));
+	touch_str(a->name);
 }
 
 static void touch_features(const struct tc_perf_data *pd)
