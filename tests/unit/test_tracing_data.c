@@ -42,6 +42,8 @@ static void put(const void *p, size_t n)
 static void put32(uint32_t v) { put(&v, 4); }
 static void put64(uint64_t v) { put(&v, 8); }
 
+static const char *printk_text = "";	/* the printk formats build_with writes */
+
 static void build_with(const char *fmt)
 {
 	static const uint8_t magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -65,7 +67,8 @@ static void build_with(const char *fmt)
 	put64(strlen(fmt));
 	put(fmt, strlen(fmt));
 	put32(0);		/* kallsyms */
-	put32(0);		/* printk formats */
+	put32((uint32_t)strlen(printk_text));	/* printk formats */
+	put(printk_text, strlen(printk_text));
 	put64(0);		/* saved cmdlines */
 }
 
@@ -259,4 +262,26 @@ TEST(events_of_tasks_gone_keep_perfs_pid_and_tid)
 		  "        10  cpu 2 -1/-1  event     0.000000007 s:e: n=3\n"
 		  "{\"type\":\"event\",\"cpu\":2,\"offset\":16,\"name\":\"s:e\",\"time\":7,"
 		  "\"fields\":{\"n\":3},\"text\":\"n=3\"}\n");
+}
+
+/* A printk format line without its quotes overflowed libtraceevent 1.7.1's heap (found by
+ * fuzzing): such lines are refused at their offset; the kernel's own lines pass. */
+TEST(printk_formats_are_checked_line_by_line)
+{
+	struct tep_handle *tep;
+	struct tc_err e = { 0 };
+	char want[96];
+
+	printk_text = "0xffffffff82819e34 : \"thaw_processes\"\n0xffffffff8281ac6e : \"rcu\"\n";
+	build();
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	tc_tdata_free(tep);
+	printk_text = "0xffffffff82819e34 : \"thaw_processes\"\n0xffffffff82853e4c : \n\"x\"\n";
+	build();
+	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	snprintf(want, sizeof(want), "offset 0x%zx: printk format line is not",
+		 BASE + blob_len - 8 - strlen(printk_text) + 38);
+	CHECK(strstr(e.msg, want) != NULL);
+	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), -1);
+	printk_text = "";
 }
