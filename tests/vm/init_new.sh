@@ -44,7 +44,7 @@ for pmu in intel_pt cs_etm; do
 	rc=$?; cat s.err
 	check start-paused-$pmu-exit test "$rc" = 0
 	check_aux s.data >s.chk
-	cat s.chk
+	echo "VM: --start-paused, $pmu: $(auxbytes s.chk) AUX bytes"
 	check start-paused-$pmu-no-bytes test "$(auxbytes s.chk)" = 0
 	check start-paused-$pmu-no-calls test "$(counts)" = "0 0"
 	#    the same run unpaused has trace: the zero above is the pause's doing
