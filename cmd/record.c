@@ -281,14 +281,28 @@ static void summary(const struct record *r, const struct tc_rec_stats *st)
 		"records, %llu bytes of side-band%s ]\n", r->output,
 		(unsigned long long)st->aux_bytes, (unsigned long long)st->auxtrace_records,
 		(unsigned long long)st->data_bytes, st->renamed ? "; the old file is now .old" : "");
+	uint64_t unsaid = st->kernel_lost_known && st->kernel_lost > st->lost_events ?
+			  st->kernel_lost - st->lost_events : 0;
+	char kern[160] = "";
+
+	/* The kernel's own count (Linux 6.0+) next to what its LOST records said. */
+	if (st->kernel_lost_known)
+		snprintf(kern, sizeof(kern), ", %llu lost by the kernel's count (%llu in no LOST "
+			 "record)", (unsigned long long)st->kernel_lost, (unsigned long long)unsaid);
 	fprintf(stderr, "[ tracectl record: %llu AUX records: %llu truncated, %llu collision, "
-		"%llu partial; %llu LOST records (%llu events), %llu lost samples%s ]\n",
+		"%llu partial; %llu LOST records (%llu events)%s, %llu lost samples%s ]\n",
 		(unsigned long long)st->aux_records, (unsigned long long)st->truncated,
 		(unsigned long long)st->collision, (unsigned long long)st->partial,
-		(unsigned long long)st->lost_records, (unsigned long long)st->lost_events,
+		(unsigned long long)st->lost_records, (unsigned long long)st->lost_events, kern,
 		(unsigned long long)st->lost_samples,
-		st->truncated || st->collision || st->lost_records ?
+		st->truncated || st->collision || st->lost_records || st->kernel_lost ?
 		"; trace was lost: a larger AUX area (-m DATA,AUX) may help" : "");
+	if (unsaid)
+		tc_warning("%llu records were lost on a full data ring and the file holds no LOST "
+			   "record for them (the kernel writes one only in front of the next record "
+			   "that ring takes): the data ring (-m %u: pages per CPU) was too small for "
+			   "the side-band between drains; a larger one (-m DATA,AUX) may help",
+			   (unsigned long long)unsaid, r->data_pages);
 	if (st->busy_cpus)
 		fprintf(stderr, "[ tracectl record: %u CPUs got no trace: their sink was held by "
 			"another session ]\n", st->busy_cpus);

@@ -112,6 +112,22 @@ int tc_rec_evsel_open(struct perf_evsel *evsel, const struct tc_rec_event *ev, p
 	return 0;
 }
 
+int tc_rec_evsel_lost(struct perf_evsel *evsel, uint64_t *lost, struct tc_err *e)
+{
+	struct perf_counts_values c;
+	int rc;
+
+	*lost = 0;
+	if (!(perf_evsel__attr(evsel)->read_format & PERF_FORMAT_LOST))
+		return tc_err_set(e, EINVAL, "the event was opened without PERF_FORMAT_LOST");
+	/* libperf 6.1 lays out PERF_FORMAT_LOST (perf_counts_values.lost); one CPU, one
+	 * thread: index 0, 0. */
+	if ((rc = perf_evsel__read(evsel, 0, 0, &c)) < 0)
+		return tc_err_sys(e, -rc, "reading the event's lost count");
+	*lost = c.lost;
+	return 0;
+}
+
 int tc_rec_evsel_open_fd(struct perf_evsel *evsel, const struct tc_rec_event *ev, pid_t pid,
 			 const char *terms, int *fd, struct tc_err *e)
 {

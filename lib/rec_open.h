@@ -3,6 +3,7 @@
 #ifndef TC_REC_OPEN_H
 #define TC_REC_OPEN_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "err.h"
@@ -24,6 +25,11 @@ int tc_rec_evsel_set_leader(struct perf_evsel *leader, struct perf_evsel *member
  * group when given. On failure e holds tc_perf_open_msg()'s explanation. */
 int tc_rec_evsel_open(struct perf_evsel *evsel, const struct tc_rec_event *ev, pid_t pid,
 		      const char *terms, struct tc_err *e);
+
+/* The records the kernel could not write for this event (opened with read_format
+ * PERF_FORMAT_LOST, Linux 6.0+): every record it failed to put into its ring, whether or
+ * not a PERF_RECORD_LOST ever told of it. */
+int tc_rec_evsel_lost(struct perf_evsel *evsel, uint64_t *lost, struct tc_err *e);
 
 /* Describe ev for messages ("tracepoint sched:sched_switch on cpu 1"). */
 void tc_rec_event_name(const struct tc_rec_event *ev, char *buf, size_t len);

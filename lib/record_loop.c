@@ -58,6 +58,7 @@ struct loop {
 	pid_t child;
 	int go_fd;			/* write end: releases the workload's exec */
 	int err_fd;			/* read end: exec's errno, EOF when exec worked */
+	int lost_fmt;			/* PERF_FORMAT_LOST: 0 not tried yet, 1 taken, -1 not */
 	size_t busy_told;		/* CPUs named in the last busy-sink message */
 	size_t nbusy;
 };
@@ -211,8 +212,28 @@ static int open_one(struct loop *L, size_t i, const pid_t *tids, struct tc_err *
 	copy.a.attr.disabled = !member;
 	copy.a.attr.inherit = L->r->inherit;
 	v->pe = pe;
+	/* The kernel's lost count for this event (read at the end): Linux 6.0+; an older one
+	 * refuses the read_format bit with EINVAL on the first open, and is asked no more. */
+	if (L->lost_fmt >= 0)
+		copy.a.attr.read_format |= PERF_FORMAT_LOST;
 	if (!(v->evsel = tc_rec_evsel_new(&copy, e)))
 		return -1;
+	if (!L->lost_fmt && !member) {
+		int rc = tc_rec_evsel_open_fd(v->evsel, &copy, tids[i / pl->n], owns_ring(pl, pe) ?
+					      pl->terms : NULL, &v->fd, e);
+
+		if (!rc) {
+			L->lost_fmt = 1;
+			goto opened;
+		}
+		if (e->errnum != EINVAL)
+			return -1;
+		perf_evsel__delete(v->evsel);
+		L->lost_fmt = -1;
+		copy.a.attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		if (!(v->evsel = tc_rec_evsel_new(&copy, e)))
+			return -1;
+	}
 	if (member) {
 		/* The leader of the same task's copy of the group. */
 		size_t li = i - i % pl->n + (size_t)pe->group_leader;
@@ -226,6 +247,7 @@ static int open_one(struct loop *L, size_t i, const pid_t *tids, struct tc_err *
 	if (tc_rec_evsel_open_fd(v->evsel, &copy, tids[i / pl->n], owns_ring(pl, pe) ?
 				 pl->terms : NULL, &v->fd, e))
 		return -1;
+opened:
 	if (ioctl(v->fd, PERF_EVENT_IOC_ID, &v->id) < 0)
 		return tc_err_sys(e, errno, "PERF_EVENT_IOC_ID");
 	if (owns_ring(pl, pe) && i < pl->n) {
@@ -368,6 +390,8 @@ static int add_attrs(struct loop *L, struct tc_err *e)
 				}
 			a = pe->a.attr;
 			a.inherit = L->r->inherit;
+			if (L->lost_fmt > 0)
+				a.read_format |= PERF_FORMAT_LOST;	/* as opened */
 			attr_name(pe, name, sizeof(name));
 			rc = tc_pw_add_attr(L->w, &a, ids, n, e) ||
 			     tc_pw_attr_name(L->w, nattr++, name, e) ? -1 : 0;
@@ -660,6 +684,28 @@ static int drain_all(struct loop *L, struct tc_err *e)
 	return 0;
 }
 
+/* After the last drain: the kernel's count of the records it could not write, summed over
+ * every event (each failed record counts once, on the event that tried to write it). */
+static int read_lost(struct loop *L, struct tc_err *e)
+{
+	uint64_t sum = 0;
+
+	if (L->lost_fmt <= 0)
+		return 0;
+	for (size_t i = 0; i < L->nev; i++) {
+		uint64_t n;
+
+		if (!L->ev[i].evsel || L->ev[i].fd < 0)
+			continue;
+		if (tc_rec_evsel_lost(L->ev[i].evsel, &n, e))
+			return -1;
+		sum += n;
+	}
+	L->st->kernel_lost = sum;
+	L->st->kernel_lost_known = true;
+	return 0;
+}
+
 /* --- the workload ------------------------------------------------------------------ */
 
 /* Fork the command, held before exec until the events are open on it. */
@@ -821,7 +867,7 @@ int tc_rec_run(const struct tc_rec_run *r, struct tc_rec_stats *st, struct tc_er
 		goto out;
 	enable_all(L, PERF_EVENT_IOC_DISABLE);
 	/* What the kernel wrote up to the disable (the last AUX record comes with it). */
-	if ((r->snapshot && snapshot(L, e)) || drain_all(L, e))
+	if ((r->snapshot && snapshot(L, e)) || drain_all(L, e) || read_lost(L, e))
 		goto out;
 	rc = 0;
 out:

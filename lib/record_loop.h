@@ -37,6 +37,12 @@ struct tc_rec_stats {
 	uint64_t aux_bytes, auxtrace_records, aux_records;
 	uint64_t truncated, collision, partial, lost_records, lost_events, lost_samples;
 	uint64_t data_bytes, snapshots;
+	/* The kernel's own count of records it could not write (read_format PERF_FORMAT_LOST,
+	 * Linux 6.0+, read after the last drain; kernel_lost_known false on older kernels).
+	 * It writes a ring's loss as a LOST record only in front of the next record that ring
+	 * takes, so kernel_lost - lost_events were lost without a word in the file. */
+	uint64_t kernel_lost;
+	bool kernel_lost_known;
 	uint32_t busy_cpus;		/* CPUs whose sink refused the event */
 	bool renamed;			/* an old output became .old */
 	bool file_opened;		/* the output was created (and is closed valid) */

@@ -4,7 +4,9 @@
  * event names and tracing data. Without a trace PMU the side-band event owns each CPU's
  * ring, and -g groups the --pause-on triggers under it with no aux_action bits.
  *
- *   rec_nopmu [-a] [-g] -o FILE [-e EVENT]... [-P EVENT]... [-- CMD ARGS]
+ *   rec_nopmu [-a] [-g] [-m PAGES] -o FILE [-e EVENT]... [-P EVENT]... [-- CMD ARGS]
+ *
+ * -m: data ring pages per CPU (64). A SIGSTOP/SIGCONT pause does not stop the recording.
  *
  * Test tool only: it prints and exits. */
 #include <stdio.h>
@@ -29,15 +31,17 @@ int main(int argc, char **argv)
 	struct tc_err e = { 0 };
 	bool all = false, group = false;
 	const char *out = "perf.data";
+	unsigned pages = 64;
 	int c;
 
-	while ((c = getopt(argc, argv, "age:o:P:")) != -1) {
+	while ((c = getopt(argc, argv, "age:m:o:P:")) != -1) {
 		switch (c) {
 		case 'a': all = true; break;
 		case 'g': group = true; break;
 		case 'e': o.events[o.nevents++] = optarg; break;
 		case 'P': o.pause_on[o.npause++] = optarg; break;
 		case 'o': out = optarg; break;
+		case 'm': pages = (unsigned)atoi(optarg); break;
 		default: return 2;
 		}
 		if (o.nevents == TC_REC_MAX_TRIGGERS || o.npause == TC_REC_MAX_TRIGGERS)
@@ -58,7 +62,7 @@ int main(int argc, char **argv)
 			}
 	}
 	struct tc_rec_run r = {
-		.plan = &pl, .sysfs_root = "/sys", .output = out, .data_pages = 64,
+		.plan = &pl, .sysfs_root = "/sys", .output = out, .data_pages = pages,
 		.cpu_wide = all, .inherit = true, .argv = o.workload ? argv + optind : NULL,
 		.argc = argc - optind, .cmdline = argv, .cmdline_argc = argc,
 	};
@@ -66,6 +70,9 @@ int main(int argc, char **argv)
 		die("record", &e);
 	printf("rec_nopmu: %zu events, %llu bytes of records, %llu lost samples\n", pl.n,
 	       (unsigned long long)st.data_bytes, (unsigned long long)st.lost_samples);
+	printf("rec_nopmu: %llu LOST records (%llu events), kernel's count %s%llu\n",
+	       (unsigned long long)st.lost_records, (unsigned long long)st.lost_events,
+	       st.kernel_lost_known ? "" : "unknown ", (unsigned long long)st.kernel_lost);
 	tc_rec_plan_free(&pl);
 	return 0;
 }

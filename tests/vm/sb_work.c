@@ -4,12 +4,18 @@
  * once it let the workload run), waits for DIR/go, bursts, creates DIR/done, waits for
  * DIR/cont, then maps a few more times on every CPU in turn and exits 0: the kernel writes a
  * ring's LOST record only in front of the next record that ring takes, so a CPU that saw no
- * more side-band would never tell of its losses. Usage: sb_work N DIR */
+ * more side-band would never tell of its losses. Usage: sb_work N DIR [strand]
+ *
+ * strand: the opposite, on purpose: run on the first allowed CPU from the start through the
+ * burst, move to the last one before creating DIR/done, and exit from there without mapping
+ * again: the first CPU's ring never takes another record, so the kernel writes no LOST record
+ * for its losses (only its PERF_FORMAT_LOST count has them). Exits 3 with one CPU allowed. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,18 +55,41 @@ static void burst(int fd, int n)
 	}
 }
 
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3000, fd = open("/proc/self/exe", O_RDONLY);
 	const char *dir = argc > 2 ? argv[2] : ".";
 
-	if (fd < 0)
+	int strand = argc > 3 && !strcmp(argv[3], "strand"), first = -1, last = -1;
+	cpu_set_t allowed;
+
+	if (fd < 0 || sched_getaffinity(0, sizeof(allowed), &allowed))
 		return 1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &allowed)) {
+			first = first < 0 ? cpu : first;
+			last = cpu;
+		}
+	if (strand && (first == last || pin(first)))
+		return 3;	/* one CPU: nowhere to move to */
 	touch(dir, "ready");
 	wait_for(dir, "go");
 	burst(fd, n);
+	if (strand && pin(last))
+		return 1;
 	touch(dir, "done");
 	wait_for(dir, "cont");
+	if (strand)
+		return 0;
 	for (int cpu = 0; cpu < CPU_SETSIZE && cpu < sysconf(_SC_NPROCESSORS_ONLN); cpu++) {
 		cpu_set_t set;
 
