@@ -23,3 +23,13 @@ int tc_emu_format_of(const char *path, enum tc_emu_format *out, struct tc_err *e
 				  "(Intel PT) and aarch64 (ETM) programs", path, mach);
 	return 0;
 }
+
+int tc_emu_truth_close(FILE **f, const char *path, struct tc_err *e)
+{
+	FILE *t = *f;
+
+	*f = NULL;
+	if (t && fclose(t))
+		return tc_err_sys(e, errno, "%s", path);
+	return 0;
+}

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lib/err.h"
 
@@ -40,6 +41,10 @@ struct tc_emu_stats {
 
 /* The format for a program from its ELF machine: PT for x86-64, ETM for aarch64. */
 int tc_emu_format_of(const char *path, enum tc_emu_format *out, struct tc_err *e);
+
+/* Closes the ground-truth file (if open) and clears *f; a failed close (full disk) is
+ * an error naming path, so a truncated truth never passes for a complete one. */
+int tc_emu_truth_close(FILE **f, const char *path, struct tc_err *e);
 
 int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e);
 int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e);

@@ -672,15 +672,8 @@ int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struc
 		goto kill;
 	if (o->repeat_bytes && replay(&m, e))
 		goto out;
-	if (m.truth) {
-		FILE *f = m.truth;
-
-		m.truth = NULL;
-		if (fclose(f)) {
-			tc_err_sys(e, errno, "%s", o->truth);
-			goto out;
-		}
-	}
+	if (tc_emu_truth_close(&m.truth, o->truth, e))
+		goto out;
 	rc = write_perf(&m, e);
 	goto out;
 kill:
