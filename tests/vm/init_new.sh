@@ -3,23 +3,11 @@
 # kernel that has it; fake_aux.ko's PMUs declare PERF_PMU_CAP_AUX_PAUSE there, write no byte
 # while paused and count the core's pause/resume calls. One "VM-CHECK name: ok|FAIL" line per
 # check, then "VM-RESULT: PASS|FAIL".
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
-export PATH=/bin LD_LIBRARY_PATH=/lib
-cd /tmp
-fails=0
-check() {	# name, then a command whose success is the verdict
-	name=$1; shift
-	if "$@"; then echo "VM-CHECK $name: ok"; else echo "VM-CHECK $name: FAIL"; fails=$((fails+1)); fi
-}
+. /guest.sh
 P=/sys/module/fake_aux/parameters
 counts() { echo "$(cat $P/pauses) $(cat $P/resumes)"; }
 reset() { echo 0 >$P/pauses; echo 0 >$P/resumes; }
 auxbytes() { sed -n 's/.*aux_bytes_reported=\([0-9]*\).*/\1/p' "$1"; }
-echo "VM: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 check insmod insmod /fake_aux.ko
 check params test "$(counts)" = "0 0"
 
@@ -100,5 +88,4 @@ check checker-unpaused grep -q 'check_pr: OK resumes=0 pauses=0' u.pr
 check_pr --start-paused u.data >u.pr
 check checker-can-fail grep -Eq 'check_pr: FAIL .* aux_in=0 aux_out=[1-9]' u.pr
 
-[ "$fails" = 0 ] && echo "VM-RESULT: PASS" || echo "VM-RESULT: FAIL ($fails)"
-poweroff -f
+finish

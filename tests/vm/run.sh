@@ -53,25 +53,12 @@ etm_regs() {	# the insmod arguments: each register's value for the ETMs of cpu_0
 	done | tr '\n' ' '
 }
 
-# initramfs: busybox, tracectl with its shared libraries, the rest.
-root="$out/root"
-rm -rf "$root"
-mkdir -p "$root/bin" "$root/lib" "$root/lib64" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
-cp /bin/busybox "$root/bin/busybox"
-cp "$top/tracectl" "$out/check_aux" "$root/bin/"
-for l in $(ldd "$top/tracectl" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
-	case $l in
-	*/ld-linux-x86-64.so.2) cp -L "$l" "$root/lib64/" ;;
-	*) cp -L "$l" "$root/lib/" ;;
-	esac
-done
-cp "$out/mt_work" "$out/sb_work" "$out/mod/fake_aux.ko" "$root/"
-cp "$snap/cstrace.bin" "$root/cs.bin"
-"$out/check_aux" --dump 3 "$ptrec" >"$root/pt.bin"
-etm_regs >"$root/fa_args"
-cp "$top/tests/vm/init.sh" "$root/init"
-chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+# initramfs: busybox, tracectl and its libraries, guest.sh, the workloads, the trace bytes.
+"$out/check_aux" --dump 3 "$ptrec" >"$out/pt.bin"
+etm_regs >"$out/fa_args"
+"$top/tests/vm/initramfs.sh" "$out/root" "$top/tests/vm/init.sh" "$out/initrd.gz" \
+	"$out/check_aux=bin/check_aux" "$out/mt_work" "$out/sb_work" "$out/mod/fake_aux.ko" \
+	"$snap/cstrace.bin=cs.bin" "$out/pt.bin" "$out/fa_args"
 t1=$(date +%s)
 
 log="$out/console.log"

@@ -32,22 +32,10 @@ gcc -O2 -static -pthread -o "$out/mt_work" "$top/tests/vm/mt_work.c"
 gcc -O2 -static -o "$out/check_aux" "$top/tests/vm/check_aux.c"
 gcc -O2 -Wall -Wextra -Werror -static -o "$out/check_pr" "$top/tests/vm/check_pr.c"
 
-# initramfs: busybox, tracectl with its shared libraries, the rest.
-ir="$out/initramfs"
-rm -rf "$ir"
-mkdir -p "$ir/bin" "$ir/lib" "$ir/lib64" "$ir/proc" "$ir/sys" "$ir/dev" "$ir/tmp"
-cp /bin/busybox "$ir/bin/busybox"
-cp "$top/tracectl" "$out/check_aux" "$out/check_pr" "$ir/bin/"
-for l in $(ldd "$top/tracectl" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
-	case $l in
-	*/ld-linux-x86-64.so.2) cp -L "$l" "$ir/lib64/" ;;
-	*) cp -L "$l" "$ir/lib/" ;;
-	esac
-done
-cp "$out/pr_work" "$out/mt_work" "$root/tmp/mod/fake_aux.ko" "$ir/"
-cp "$top/tests/vm/init_new.sh" "$ir/init"
-chmod +x "$ir/init"
-(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+# initramfs: busybox, tracectl and its libraries, guest.sh, the workloads, the checkers.
+"$top/tests/vm/initramfs.sh" "$out/initramfs" "$top/tests/vm/init_new.sh" "$out/initrd.gz" \
+	"$out/check_aux=bin/check_aux" "$out/check_pr=bin/check_pr" "$out/pr_work" \
+	"$out/mt_work" "$root/tmp/mod/fake_aux.ko"
 t2=$(date +%s)
 
 log="$out/console.log"
