@@ -42,6 +42,7 @@ struct tc_dec {
 	struct tc_pt_setup ptcfg;
 	uint64_t aux_recs, aux_bytes, aux_truncated, aux_partial, aux_collision, aux_empty;
 	uint64_t auxtrace_recs, auxtrace_bytes, lost_recs, lost_events;
+	uint64_t lost_samples_recs, lost_samples;	/* the kernel's own counts (perf record's) */
 	uint64_t first_aux_offset;
 	struct tc_ptp_stats ptp;
 	struct tc_progress *progress;	/* NULL when not shown */
@@ -259,6 +260,10 @@ static int read_all(struct tc_dec *d, struct tc_perf_data *pd, struct tc_err *e)
 			d->lost_recs++;
 			d->lost_events += r.u.lost.lost;
 			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			d->lost_samples_recs++;
+			d->lost_samples += r.u.lost.lost;
+			break;
 		}
 		if (ferror(stdout))
 			break;	/* reported at exit */
@@ -292,6 +297,11 @@ static int report_missing(struct tc_dec *d)
 	if (d->lost_recs) {
 		tc_warning("%s: %" PRIu64 " LOST records (%" PRIu64 " events lost)", in,
 			   d->lost_recs, d->lost_events);
+		problems++;
+	}
+	if (d->lost_samples) {
+		tc_warning("%s: %" PRIu64 " records lost by the kernel's count (%" PRIu64
+			   " LOST_SAMPLES records)", in, d->lost_samples, d->lost_samples_recs);
 		problems++;
 	}
 	if (d->ptp.errors) {

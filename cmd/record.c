@@ -298,10 +298,11 @@ static void summary(const struct record *r, const struct tc_rec_stats *st)
 		st->truncated || st->collision || st->lost_records || st->kernel_lost ?
 		"; trace was lost: a larger AUX area (-m DATA,AUX) may help" : "");
 	if (unsaid)
-		tc_warning("%llu records were lost on a full data ring and the file holds no LOST "
-			   "record for them (the kernel writes one only in front of the next record "
-			   "that ring takes): the data ring (-m %u: pages per CPU) was too small for "
-			   "the side-band between drains; a larger one (-m DATA,AUX) may help",
+		tc_warning("%llu records were lost on a full data ring and no LOST record tells of "
+			   "them (the kernel writes one only in front of the next record that ring "
+			   "takes; the file has the kernel's count as LOST_SAMPLES records): the data "
+			   "ring (-m %u: pages per CPU) was too small for the side-band between drains; "
+			   "a larger one (-m DATA,AUX) may help",
 			   (unsigned long long)unsaid, r->data_pages);
 	if (st->busy_cpus)
 		fprintf(stderr, "[ tracectl record: %u CPUs got no trace: their sink was held by "

@@ -355,6 +355,14 @@ int tc_pw_aux(struct tc_pw *w, uint64_t aux_offset, uint64_t aux_size, uint64_t 
 	return rb_end(w, sid, e);
 }
 
+int tc_pw_lost_samples(struct tc_pw *w, uint64_t lost, const struct tc_pw_sid *sid,
+		       struct tc_err *e)
+{
+	rb_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
+	rb_u64(w, lost);
+	return rb_end(w, sid, e);
+}
+
 static void info_begin(struct tc_pw *w, uint32_t type)
 {
 	rb_begin(w, TC_PD_AUXTRACE_INFO, 0);

@@ -73,6 +73,9 @@ int tc_pw_itrace_start(struct tc_pw *w, uint32_t pid, uint32_t tid, const struct
 		       struct tc_err *e);
 int tc_pw_aux(struct tc_pw *w, uint64_t aux_offset, uint64_t aux_size, uint64_t flags,
 	      const struct tc_pw_sid *sid, struct tc_err *e);
+/* LOST_SAMPLES: lost records of the event sid->id names, by the kernel's count. */
+int tc_pw_lost_samples(struct tc_pw *w, uint64_t lost, const struct tc_pw_sid *sid,
+		       struct tc_err *e);
 
 /* Intel PT info: priv[TC_IPT_*] words, then the address filter string if any. */
 int tc_pw_auxtrace_info_intel_pt(struct tc_pw *w, const uint64_t priv[TC_IPT_PRIV_MAX],

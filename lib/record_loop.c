@@ -29,6 +29,7 @@ struct ev {
 	struct perf_evsel *evsel;
 	int fd;
 	uint64_t id;
+	pid_t pid, tid;			/* the task it follows, -1 for a CPU's */
 	int ring;			/* index into rings, -1 none */
 };
 
@@ -198,7 +199,7 @@ static void drop_probes(struct loop *L)
 	free(L->probe);
 }
 
-static int open_one(struct loop *L, size_t i, const pid_t *tids, struct tc_err *e)
+static int open_one(struct loop *L, size_t i, pid_t pid, const pid_t *tids, struct tc_err *e)
 {
 	const struct tc_rec_plan *pl = L->r->plan;
 	const struct tc_rec_event *pe = &L->pev[i % pl->n];
@@ -248,6 +249,8 @@ static int open_one(struct loop *L, size_t i, const pid_t *tids, struct tc_err *
 				 pl->terms : NULL, &v->fd, e))
 		return -1;
 opened:
+	v->tid = tids[i / pl->n];
+	v->pid = v->tid < 0 ? -1 : pid;
 	if (ioctl(v->fd, PERF_EVENT_IOC_ID, &v->id) < 0)
 		return tc_err_sys(e, errno, "PERF_EVENT_IOC_ID");
 	if (owns_ring(pl, pe) && i < pl->n) {
@@ -289,7 +292,7 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < L->nev; i++)
 			if (is_member(pl, i % pl->n) == (pass == 1) &&
-			    open_one(L, i, tids, e))
+			    open_one(L, i, pid, tids, e))
 				return -1;
 	/* Everything else goes into the ring of the AUX event on the same CPU (the decoder
 	 * wants one stream per CPU, and the kernel's rings are per CPU anyway): side-band,
@@ -685,7 +688,10 @@ static int drain_all(struct loop *L, struct tc_err *e)
 }
 
 /* After the last drain: the kernel's count of the records it could not write, summed over
- * every event (each failed record counts once, on the event that tried to write it). */
+ * every event (each failed record counts once, on the event that tried to write it), and
+ * written into the file as one LOST_SAMPLES record per event that lost any, as perf record
+ * does: a ring's LOST record only comes with its next record, so without these a stranded
+ * ring's losses would be in no file. */
 static int read_lost(struct loop *L, struct tc_err *e)
 {
 	uint64_t sum = 0;
@@ -697,7 +703,12 @@ static int read_lost(struct loop *L, struct tc_err *e)
 
 		if (!L->ev[i].evsel || L->ev[i].fd < 0)
 			continue;
-		if (tc_rec_evsel_lost(L->ev[i].evsel, &n, e))
+		struct ev *v = &L->ev[i];
+		struct tc_pw_sid sid = { .pid = (uint32_t)v->pid, .tid = (uint32_t)v->tid,
+					 .id = v->id, .cpu = (uint32_t)v->pe->cpu };
+
+		if (tc_rec_evsel_lost(v->evsel, &n, e) ||
+		    (n && tc_pw_lost_samples(L->w, n, &sid, e)))
 			return -1;
 		sum += n;
 	}

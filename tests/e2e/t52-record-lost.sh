@@ -38,6 +38,17 @@ expect 'losses on a ring that takes no later record: the kernel count has them, 
 	[ "$(grep -cE "PERF_RECORD_LOST([: ]|$)" d)" = "$(sed -n "s/.*: \([0-9]*\) LOST records.*/\1/p" out)" ]
 '
 
+expect 'the kernel count is in the file: LOST_SAMPLES records, as perf record writes them' '
+	kern=$(sed -n "s/.*kernel.s count \([0-9]*\).*/\1/p" out) && [ "${kern:-0}" -gt 0 ] &&
+	grep "PERF_RECORD_LOST_SAMPLES" d | head -3 &&
+	[ "$(sed -n "s/.*PERF_RECORD_LOST_SAMPLES.* lost samples *:\([0-9]*\).*/\1/p" d |
+	     awk "{ s += \$1 } END { print s + 0 }")" = "$kern" ] &&
+	# and tracectl decode tells of them (exit 3: a recording with losses)
+	{ tracectl decode -i u.data >/dev/null 2>derr; echo "exit $?"; } >dcode &&
+	cat derr dcode && grep -q "exit 3" dcode &&
+	grep -q "warning: .*: $kern records lost by the kernel.s count" derr
+'
+
 expect 'perf reads the attrs opened with read_format PERF_FORMAT_LOST' '
 	perf evlist -v -i u.data >ev 2>&1 && cat ev &&
 	grep -q "^dummy:u: .*read_format: LOST" ev &&

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	int snap = 0, blocks = 0, dump = -2;
 	uint8_t *b;
 	long sz;
-	uint64_t doff, dsize, lost_events = 0;
+	uint64_t doff, dsize, lost_events = 0, lost_samples = 0;
 
 	for (; argc > 2 && !strncmp(argv[1], "--", 2); argc--, argv++) {
 		long n;
@@ -136,6 +136,10 @@ int main(int argc, char **argv)
 			memcpy(u, b + p + 8, 16);
 			lost_events += u[1];
 		}
+		if (type == 13) {	/* LOST_SAMPLES: lost */
+			memcpy(u, b + p + 8, 8);
+			lost_samples += u[0];
+		}
 		/* SAMPLE of record -e: IDENTIFIER IP TID TIME CPU (48 bytes with the header), then
 		 * a tracepoint's RAW (u32 size and the data) */
 		if (type == 9 && rsize > 48)
@@ -201,12 +205,13 @@ int main(int argc, char **argv)
 	}
 	printf("check_aux: %s aux_bytes_reported=%llu matched=%llu bad=%llu auxtrace=%zu aux=%zu "
 	       "truncated=%llu itrace_start=%zu itrace_tids=%zu comm=%zu mmap2=%zu fork=%zu exit=%zu "
-	       "switch=%zu switch_cpu_wide=%zu lost=%zu lost_events=%llu auxtrace_info=%zu "
-	       "sample=%zu sample_raw=%llu\n",
+	       "switch=%zu switch_cpu_wide=%zu lost=%zu lost_events=%llu lost_samples=%llu "
+	       "auxtrace_info=%zu sample=%zu sample_raw=%llu\n",
 	       reported && matched == reported && !bad ? "OK" : "FAIL",
 	       (unsigned long long)reported, (unsigned long long)matched,
 	       (unsigned long long)bad, cnt[71], cnt[11], (unsigned long long)trunc, cnt[12], ntids,
 	       cnt[3], cnt[10], cnt[7], cnt[4], cnt[14], cnt[15], cnt[2],
-	       (unsigned long long)lost_events, cnt[70], cnt[9], (unsigned long long)raw);
+	       (unsigned long long)lost_events, (unsigned long long)lost_samples, cnt[70], cnt[9],
+	       (unsigned long long)raw);
 	return reported && matched == reported && !bad ? 0 : 1;
 }
