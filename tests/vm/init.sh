@@ -117,17 +117,23 @@ check small-bytes grep -q 'check_aux: OK' s.chk
 #     (one per ring, once the workload maps again on every CPU); record counts the LOST
 #     records and their events as the file holds them.
 waitfor() { n=0; while [ ! -e "$1" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done; }
-rm -f /tmp/ready /tmp/go /tmp/done /tmp/cont
-tracectl record --pmu intel_pt -m 1,16 -o l.data -- /sb_work 3000 /tmp 2>l.err &
-lpid=$!
-waitfor /tmp/ready	# the workload runs: record's events are open
-kill -STOP $lpid
-touch /tmp/go
-waitfor /tmp/done
-kill -CONT $lpid
-touch /tmp/cont
-wait $lpid
-rc=$?; cat l.err
+# starve NAME [strand]: record sb_work's 3000 mappings into NAME.data with a 1-page data
+# ring while the recorder is stopped (SIGSTOP from the workload's start until its burst is
+# done); rc is record's exit status, NAME.err its stderr.
+starve() {
+	rm -f /tmp/ready /tmp/go /tmp/done /tmp/cont
+	tracectl record --pmu intel_pt -m 1,16 -o $1.data -- /sb_work 3000 /tmp $2 2>$1.err &
+	spid=$!
+	waitfor /tmp/ready	# the workload runs: record's events are open
+	kill -STOP $spid
+	touch /tmp/go
+	waitfor /tmp/done
+	kill -CONT $spid
+	touch /tmp/cont
+	wait $spid
+	rc=$?; cat $1.err
+}
+starve l
 check lost-status test "$rc" = 0
 check_aux l.data | tee l.chk
 check lost-file grep -q 'check_aux: OK' l.chk
@@ -148,17 +154,7 @@ check lost-kernel-count test -n "$lk" -a "${2:-0}" -ge "${1:-1}"
 #     CPU and exits from there. CPU 0's ring takes no record after its losses, so the kernel
 #     writes no LOST record for them; record still counts them (the kernel's PERF_FORMAT_LOST
 #     count, read after the last drain) and warns.
-rm -f /tmp/ready /tmp/go /tmp/done /tmp/cont
-tracectl record --pmu intel_pt -m 1,16 -o u.data -- /sb_work 3000 /tmp strand 2>u.err &
-upid=$!
-waitfor /tmp/ready
-kill -STOP $upid
-touch /tmp/go
-waitfor /tmp/done
-kill -CONT $upid
-touch /tmp/cont
-wait $upid
-rc=$?; cat u.err
+starve u strand
 check unsaid-status test "$rc" = 0
 check_aux u.data | tee u.chk
 check unsaid-file grep -q 'check_aux: OK' u.chk
