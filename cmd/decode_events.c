@@ -138,7 +138,8 @@ static void emit_one(struct decode_ev *x, const struct tc_perf_data *pd, const s
 	x->emit(x->ctx, &r);
 }
 
-void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t before)
+/* Emit the kept events that come before: in the file (offset), or in time (perf time). */
+static void flush(struct decode_ev *x, struct tc_perf_data *pd, bool in_time, uint64_t before)
 {
 	if (x->next == x->n)
 		return;
@@ -148,12 +149,23 @@ void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t befo
 		qsort(x->evs + x->next, x->n - x->next, sizeof(*x->evs), by_time);
 		x->sorted = true;
 	}
-	while (x->next < x->n && x->evs[x->next].offset < before)
+	while (x->next < x->n &&
+	       (in_time ? x->evs[x->next].time <= before : x->evs[x->next].offset < before))
 		emit_one(x, pd, &x->evs[x->next++]);
 	if (x->next == x->n) {	/* all out: the raw copies can go */
 		x->n = x->next = 0;
 		x->raw_len = 0;
 	}
+}
+
+void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t before)
+{
+	flush(x, pd, false, before);
+}
+
+void decode_ev_flush_time(struct decode_ev *x, struct tc_perf_data *pd, uint64_t time)
+{
+	flush(x, pd, true, time);
 }
 
 int decode_ev_finish(struct decode_ev *x, const char *input)

@@ -313,13 +313,16 @@ static int report_missing(struct tc_dec *d)
 }
 
 /* The decoders' records pass here on their way to the command: progress, and the
- * tracepoint samples from before them in the file. */
+ * tracepoint samples from before them in time (a record with perf time) or in the file. */
 static void emit_progress(void *ctx, const struct tc_rec *r)
 {
 	struct tc_dec *d = ctx;
 
 	tc_progress_at(d->progress, r->offset);
-	decode_ev_flush(d->ev, d->pd, r->offset);
+	if (r->has_time)
+		decode_ev_flush_time(d->ev, d->pd, r->time);
+	else
+		decode_ev_flush(d->ev, d->pd, r->offset);
 	d->emit(d->ctx, r);
 }
 

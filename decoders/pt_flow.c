@@ -37,6 +37,16 @@ struct tc_ptf {
 	/* Per feed. */
 	struct pt_block_decoder *dec;
 	uint64_t file_offset;
+	size_t len;
+	uint64_t last_sync;
+	int status;		/* libipt's, where decoding resumes */
+	/* Stepwise decoding (tc_ptf_run): the event or block that would have passed until is
+	 * kept for the next run, with its perf time. */
+	uint64_t until;
+	enum { HELD_NONE, HELD_EVENT, HELD_BLOCK } held;
+	uint64_t held_time;
+	struct pt_event held_ev;
+	struct pt_block held_blk;
 
 	/* Context, kept across buffers: the caller's thread, CR3 and time. */
 	int pid, tid;
@@ -99,7 +109,9 @@ static uint64_t cur_offset(struct tc_ptf *d)
 static struct tc_rec new_rec(struct tc_ptf *d, enum tc_rec_type type)
 {
 	return (struct tc_rec){ .type = type, .id = -1, .cpu = d->cpu, .pid = d->pid,
-				.tid = d->tid, .offset = cur_offset(d) };
+				.tid = d->tid, .offset = cur_offset(d),
+				.has_time = d->time.has_tsc && d->tc.valid,
+				.time = d->time.perf_time };
 }
 
 /* What reads return may have changed: drop the file sections and what was learnt from
@@ -567,19 +579,49 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
  * instructions without a conditional or indirect branch consuming trace. */
 #define MAX_INSNS_PER_OFFSET 100000
 #define ST_ENDLESS (-10000)
+#define ST_PAUSE (-10001)
 
-/* Decode from the current sync point until an error or the end of the buffer. Returns
- * libipt's final (negative) status or ST_ENDLESS; *at is where the flow stopped (the next
- * instruction's IP; for ST_ENDLESS one in the loop) and *mode its mode. */
+/* Would this perf time pass the run's until? Then keep the event or block for the next run
+ * (perf time of a TSC value: after the caller's until, nothing of it may come out yet). */
+static bool passes_until(struct tc_ptf *d, bool has_tsc, uint64_t tsc)
+{
+	if (d->until == UINT64_MAX || !has_tsc)
+		return false;
+	d->held_time = tc_pt_tsc_to_perf_time(&d->tc, tsc);
+	return d->held_time > d->until;
+}
+
+static void take_block(struct tc_ptf *d, const struct pt_block *b, uint64_t *at,
+		       enum pt_exec_mode *mode, unsigned long *same)
+{
+	/* On errors libipt gives the block up to there: the flow stopped after its last
+	 * instruction, or at its start when it is empty. */
+	*mode = b->mode;
+	if (b->ninsn) {
+		on_block(d, b);
+		*same += b->ninsn;
+		*at = d->r_end;
+	} else {
+		*at = b->ip;
+	}
+}
+
+/* Decode from the current sync point until an error, the end of the buffer, or a time past
+ * d->until. Returns libipt's final (negative) status, ST_ENDLESS or ST_PAUSE (d->status and
+ * d->held say where to resume); *at is where the flow stopped (the next instruction's IP; for
+ * ST_ENDLESS one in the loop) and *mode its mode. */
 static int decode_run(struct tc_ptf *d, int status, uint64_t *at, enum pt_exec_mode *mode)
 {
-	struct pt_event ev;
-	struct pt_block b;
-	uint64_t off, last_off = UINT64_MAX;
+	uint64_t off, last_off = UINT64_MAX, tsc;
 	unsigned long same = 0;
 
 	*at = 0;
 	*mode = ptem_unknown;
+	if (d->held == HELD_EVENT)
+		on_event(d, &d->held_ev);
+	else if (d->held == HELD_BLOCK)
+		take_block(d, &d->held_blk, at, mode, &same);
+	d->held = HELD_NONE;
 	while (status >= 0) {
 		if (pt_blk_get_offset(d->dec, &off) == 0 && off != last_off) {
 			last_off = off;
@@ -589,37 +631,40 @@ static int decode_run(struct tc_ptf *d, int status, uint64_t *at, enum pt_exec_m
 			return ST_ENDLESS;
 		}
 		while (status & pts_event_pending) {
-			status = pt_blk_event(d->dec, &ev, sizeof(ev));
+			status = pt_blk_event(d->dec, &d->held_ev, sizeof(d->held_ev));
 			add_pending(d);
 			if (status < 0)
 				return status;
-			on_event(d, &ev);
+			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc)) {
+				d->held = HELD_EVENT;
+				d->status = status;
+				return ST_PAUSE;
+			}
+			on_event(d, &d->held_ev);
 		}
-		status = pt_blk_next(d->dec, &b, sizeof(b));
+		status = pt_blk_next(d->dec, &d->held_blk, sizeof(d->held_blk));
 		add_pending(d);
-		/* On errors libipt gives the block up to there: the flow stopped after its last
-		 * instruction, or at its start when it is empty. */
-		*mode = b.mode;
-		if (b.ninsn) {
-			on_block(d, &b);
-			same += b.ninsn;
-			*at = d->r_end;
-		} else {
-			*at = b.ip;
+		if (d->held_blk.ninsn && d->until != UINT64_MAX &&
+		    pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0 && passes_until(d, true, tsc)) {
+			d->held = HELD_BLOCK;
+			d->status = status;
+			return ST_PAUSE;
 		}
+		take_block(d, &d->held_blk, at, mode, &same);
 	}
 	return status;
 }
 
-int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_offset,
-		struct tc_err *e)
+int tc_ptf_begin(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e)
 {
 	struct pt_config cfg = d->base;
-	uint64_t last_sync = UINT64_MAX, off, at;
-	enum pt_exec_mode mode;
-	char msg[160];
-	int status;
 
+	if (d->dec) {
+		pt_blk_free_decoder(d->dec);
+		d->dec = NULL;
+	}
+	d->held = HELD_NONE;
 	if (!len)
 		return 0;
 	/* libipt never writes through begin/end; its config just isn't const. */
@@ -635,12 +680,26 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 		return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
 	}
 	d->file_offset = file_offset;
+	d->len = len;
 	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
 	d->in_range = d->have_last = false;
+	d->last_sync = UINT64_MAX;
+	d->status = sync(d, len, 0, &d->last_sync);
+	return 0;
+}
 
-	status = sync(d, len, 0, &last_sync);
-	while (status >= 0) {
-		status = decode_run(d, status, &at, &mode);
+int tc_ptf_run(struct tc_ptf *d, uint64_t until)
+{
+	uint64_t off, at;
+	enum pt_exec_mode mode;
+	char msg[160];
+	int status;
+
+	d->until = until;
+	while (d->dec && d->status >= 0) {
+		status = decode_run(d, d->status, &at, &mode);
+		if (status == ST_PAUSE)
+			return 1;
 		if (status == -pte_eos) {
 			flow_stop(d);
 			break;
@@ -669,9 +728,28 @@ int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_
 		}
 		off = 0;
 		pt_blk_get_offset(d->dec, &off);
-		status = sync(d, len, off, &last_sync);
+		d->status = sync(d, d->len, off, &d->last_sync);
 	}
-	pt_blk_free_decoder(d->dec);
+	if (d->dec)
+		pt_blk_free_decoder(d->dec);
 	d->dec = NULL;
 	return 0;
+}
+
+bool tc_ptf_next_time(const struct tc_ptf *d, uint64_t *t)
+{
+	if (d->held != HELD_NONE) {
+		*t = d->held_time;
+		return true;
+	}
+	*t = d->time.perf_time;
+	return d->time.has_tsc;
+}
+
+int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		struct tc_err *e)
+{
+	if (tc_ptf_begin(d, buf, len, file_offset, e))
+		return -1;
+	return tc_ptf_run(d, UINT64_MAX) < 0 ? -1 : 0;
 }

@@ -80,6 +80,17 @@ void tc_ptf_free(struct tc_ptf *d);
 int tc_ptf_feed(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_offset,
 		struct tc_err *e);
 
+/* Stepwise, to interleave queues by time as perf does: tc_ptf_begin() takes one buffer (its
+ * bytes must stay until the buffer is done) and synchronises on its first PSB; tc_ptf_run()
+ * decodes until the next event or block would pass perf time until (1: paused there, more
+ * to come) or the buffer is done (0). tc_ptf_next_time() gives the perf time decoding
+ * resumes at (false while the trace has told no time). tc_ptf_feed() is tc_ptf_begin() and
+ * tc_ptf_run() to the end. */
+int tc_ptf_begin(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e);
+int tc_ptf_run(struct tc_ptf *d, uint64_t until);
+bool tc_ptf_next_time(const struct tc_ptf *d, uint64_t *t);
+
 const struct tc_ptf_stats *tc_ptf_stats(const struct tc_ptf *d);
 
 #endif

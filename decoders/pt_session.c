@@ -42,6 +42,9 @@ struct queue {
 	size_t sw_lo, sw_hi;	/* this cpu's part of s->sw */
 	int pid, tid;
 	uint64_t space;		/* changes with what reads see: side-band applied, pid */
+	struct tc_ptf *d;
+	size_t next_buf;	/* decode_by_time: the buffer to begin next */
+	bool begun, done;
 };
 
 struct tid_pid {
@@ -471,14 +474,13 @@ static void add_missing_lines(struct tc_pts *s, struct tc_images *im)
 	}
 }
 
-static int decode_queue(struct tc_pts *s, struct queue *q, const struct tc_pd_features *f,
-			struct tc_err *e)
+/* The queue's address spaces, its CPU's switches and its decoder. */
+static int open_queue(struct tc_pts *s, struct queue *q, const struct tc_pd_features *f,
+		      struct tc_err *e)
 {
 	struct tc_ptf_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q };
 	struct tc_img_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
-	const struct tc_ptf_stats *st;
-	struct tc_ptf *d;
 
 	q->s = s;
 	if (!(q->im = tc_images_new(&io)))
@@ -502,16 +504,14 @@ static int decode_queue(struct tc_pts *s, struct queue *q, const struct tc_pd_fe
 		advance_images(q, UINT64_MAX);
 	else
 		advance_images(q, 0);
-	d = tc_ptf_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e);
-	if (!d)
-		return -1;
-	s->cur = q;
-	for (size_t i = 0; i < q->nbufs; i++)
-		if (tc_ptf_feed(d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e)) {
-			tc_ptf_free(d);
-			return -1;
-		}
-	st = tc_ptf_stats(d);
+	q->d = tc_ptf_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e);
+	return q->d ? 0 : -1;
+}
+
+static void close_queue(struct tc_pts *s, struct queue *q)
+{
+	const struct tc_ptf_stats *st = tc_ptf_stats(q->d);
+
 	s->st.insns += st->insns;
 	s->st.ranges += st->ranges;
 	s->st.branches += st->branches;
@@ -520,14 +520,69 @@ static int decode_queue(struct tc_pts *s, struct queue *q, const struct tc_pd_fe
 	s->st.overflows += st->overflows;
 	s->st.syncs += st->syncs;
 	s->st.unsynced_bytes += st->unsynced_bytes;
-	tc_ptf_free(d);
+	tc_ptf_free(q->d);
+	q->d = NULL;
 	add_missing_lines(s, q->im);
+}
+
+/* Without time: each queue on its own, buffer after buffer (perf's timeless decoding). */
+static int decode_in_turn(struct tc_pts *s, struct queue *q, struct tc_err *e)
+{
+	s->cur = q;
+	for (size_t i = 0; i < q->nbufs; i++)
+		if (tc_ptf_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
+			return -1;
 	return 0;
+}
+
+/* With time, as perf orders its queues: the queue furthest behind runs until its trace
+ * passes the next one's time. A queue whose trace has told no time yet runs first. */
+static int decode_by_time(struct tc_pts *s, struct tc_err *e)
+{
+	for (;;) {
+		struct queue *q = NULL;
+		uint64_t t, qt = 0, until = UINT64_MAX;
+
+		for (size_t i = 0; i < s->nq; i++) {
+			struct queue *x = &s->q[i];
+
+			if (x->done)
+				continue;
+			if (!tc_ptf_next_time(x->d, &t))
+				t = 0;
+			if (!q || t < qt) {
+				if (q)
+					until = qt;
+				q = x;
+				qt = t;
+			} else if (t < until) {
+				until = t;
+			}
+		}
+		if (!q)
+			return 0;
+		s->cur = q;
+		if (!q->begun) {
+			if (q->next_buf == q->nbufs) {
+				q->done = true;
+				continue;
+			}
+			if (tc_ptf_begin(q->d, q->bufs[q->next_buf].data, q->bufs[q->next_buf].size,
+					 q->bufs[q->next_buf].offset, e))
+				return -1;
+			q->next_buf++;
+			q->begun = true;
+			continue;	/* its time is known now */
+		}
+		if (tc_ptf_run(q->d, until) == 0)
+			q->begun = false;
+	}
 }
 
 int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err *e)
 {
 	const struct tc_pd_features *f = pd ? tc_pd_features(pd) : NULL;
+	int ret = 0;
 
 	if (!s->intel_pt)
 		return tc_err_set(e, EINVAL, "no Intel PT AUXTRACE_INFO in the input");
@@ -538,10 +593,16 @@ int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err
 	qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
 	qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
+	for (size_t i = 0; i < s->nq && !ret; i++)
+		ret = open_queue(s, &s->q[i], f, e);
+	if (!ret && !s->pt.timeless && s->nq > 1)
+		ret = decode_by_time(s, e);
+	for (size_t i = 0; i < s->nq && !ret && (s->pt.timeless || s->nq == 1); i++)
+		ret = decode_in_turn(s, &s->q[i], e);
 	for (size_t i = 0; i < s->nq; i++)
-		if (decode_queue(s, &s->q[i], f, e))
-			return -1;
-	return 0;
+		if (s->q[i].d)
+			close_queue(s, &s->q[i]);
+	return ret;
 }
 
 int tc_pts_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)

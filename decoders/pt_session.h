@@ -1,10 +1,11 @@
 /* Intel PT instruction-flow decode of a whole perf.data recording: the caller hands over
  * every record in file order; AUXTRACE buffers are queued per CPU (per-cpu mmaps) or per
  * thread, side-band (MMAP/MMAP2, COMM exec, FORK, SWITCH_CPU_WIDE, SWITCH, ITRACE_START)
- * is kept with its perf time. tc_pts_decode() then runs decoders/pt_flow over each queue in
- * turn; as the trace's time (TSC converted to perf time) moves on, the queue's address
- * space (lib/images) and its running thread follow the side-band. Queues are decoded one
- * after the other, not interleaved by time. */
+ * is kept with its perf time. tc_pts_decode() then runs decoders/pt_flow over the queues; as
+ * the trace's time (TSC converted to perf time) moves on, the queue's address
+ * space (lib/images) and its running thread follow the side-band. With time, the queues
+ * are interleaved by it as perf does (the one furthest behind runs until it passes the
+ * next), so records of several CPUs come out in time order; without, one after the other. */
 #ifndef TC_PT_SESSION_H
 #define TC_PT_SESSION_H
 

@@ -70,7 +70,8 @@ struct tc_rec {
 	const char *name;	/* PACKET: packet name; OTHER: element name */
 	const char *text;	/* ERROR/LOST/NO_SYNC: explanation (may be NULL); EVENT: the
 				 * event's own print format applied (perf script's text) */
-	/* EVENT only: perf time (ns) when has_time; name is "system:event". */
+	/* Perf time (ns) when has_time: EVENT's sample time; Intel PT flow records' once the
+	 * trace has told the time (TSC converted). */
 	bool has_time;
 	uint64_t time;
 	const struct tc_rec_field *fields;

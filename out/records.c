@@ -20,6 +20,10 @@ static void json_common(struct tc_json *j, const struct tc_rec *r)
 	if (r->tid >= 0)
 		TC_JSON_KINT(j, "tid", r->tid);
 	TC_JSON_KINT(j, "offset", (long long)r->offset);
+	if (r->has_time && r->type != TC_REC_EVENT) {	/* an event's goes after its name */
+		tc_json_key(j, "time");
+		tc_json_uint(j, r->time);
+	}
 }
 
 /* EVENT: {"name":..,"time":..,"fields":{..}}; arrays of numbers, strings, integers. */

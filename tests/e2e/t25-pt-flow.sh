@@ -30,6 +30,25 @@ expect_code 3 '--branches: branch records (from 0 where trace starts), no ranges
 	[ "$(jq -s "map(select(.type == \"branch\")) | length" b.jsonl)" = 4 ] &&
 	exit $rc
 '
+# Where trace starts (branches from 0) as "CPU TIME": perf script's, and ours (JSON).
+perf_starts() {
+	perf script -i "$1" --itrace=b -F cpu,time,ip,addr --ns 2>/dev/null |
+		awk '$3 == 0 && $4 == "=>" { c = $1; t = $2; gsub(/[][]/, "", c); gsub(/[.:]/, "", t)
+					    sub(/^0+/, "", t); print c + 0, t }'
+}
+tc_starts() {
+	jq -r 'select(.type == "branch" and .from == "0x0") | "\(.cpu) \(.time)"' "$1"
+}
+# every line of $1 (at least 3) is a line of $2, in the same order
+in_order() {
+	awk 'NR == FNR { want[++n] = $0; next } i < n && $0 == want[i + 1] { i++ }
+	     END { exit !(n >= 3 && i == n) }' "$1" "$2"
+}
+# Queues interleave by time as perf's do: cpu 3's trace, later in the file, runs first.
+expect 'trace starts: at perf script'\''s times (TSC to perf time) and in its order' '
+	perf_starts "$PT" >p.starts && tc_starts b.jsonl >t.starts && in_order t.starts p.starts &&
+	[ "$(cut -d" " -f1 t.starts | uniq | tr -d "\n")" = 30 ]
+'
 expect_code 3 '--per-thread through the streams writer: one file per thread, nothing lost' '
 	tracectl -j decode -i "$PT" --per-thread st 2>err; rc=$?
 	[ -f st/tid-3174.jsonl ] && [ "$(ls st)" = tid-3174.jsonl ] &&

@@ -40,6 +40,8 @@ if [ "$(tracectl list -j | jq ".pmus | length")" = 0 ]; then
 fi
 
 command -v perf >/dev/null || { skip 'samples read back by perf script' 'no perf'; exit 0; }
+# perf mounts tracefs where it is missing; record asks the user to: as root, do it here.
+[ -d /sys/kernel/tracing/events/sched ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 [ -d /sys/kernel/tracing/events/sched ] ||
 	{ skip 'tracepoint samples on this kernel' 'tracefs is not mounted at /sys/kernel/tracing'; exit 0; }
 if ! "$REC" -o probe.data -- true >/dev/null 2>err; then

@@ -80,8 +80,9 @@ fi
 
 # Among trace: perf 4.14's Intel PT recording with tp.data's records spliced in after its
 # first AUXTRACE buffer (cpu 0's; the second is cpu 3's), as one pipe stream
-# (tests/tools/pd_splice). Each record is A (trace from before the events in the file),
-# E (an event) or B (trace from after them): the output must run A..., E..., B....
+# (tests/tools/pd_splice). Packets have no time: each record is A (trace from before the
+# events in the file), E (an event) or B (trace from after them), and the output must run
+# A..., E..., B....
 SPLICE="${TC_TOOLS:-$TOP/build/obj/tools}/pd_splice"
 order() {	# jsonl -> the runs of A, E and B
 	jq -rs "(map(select(.type == \"event\") | .offset) | [min, max]) as [\$lo, \$hi] |
@@ -98,10 +99,19 @@ if have_testdata perfdata; then
 		[ "$(jq -s "map(select(.type == \"event\")) | length" sp.jsonl)" = "$(wc -l <perf.txt)" ] &&
 		grep -q "105109 packets, 0 errors" err
 	'
-	expect_code 3 'Intel PT flow: cpu 0'\''s queue, the events, then cpu 3'\''s (images missing: 3)' '
-		tracectl -j decode --branches -i sp.data >spb.jsonl 2>err
+	# Flow records carry perf time and the queues interleave by it, so the events go by time:
+	# spliced again with their times moved into the trace's span. cpu 3's trace is later in the
+	# file but earlier in time: it comes first.
+	expect_code 3 'Intel PT flow: events among the records of both CPUs, all in time order' '
+		tracectl -j decode --branches -i "$PT" >ptb.jsonl 2>/dev/null
+		lo=$(jq -s "map(.time) | min" ptb.jsonl) && hi=$(jq -s "map(.time) | max" ptb.jsonl) &&
+		"$SPLICE" "$PT" tp.data 1 spt.data $((lo + 1)) $((hi - 1)) &&
+		tracectl -j decode --branches -i spt.data >spb.jsonl 2>err
 		rc=$?
-		[ "$(order spb.jsonl)" = AEB ] && [ "$(jq -r "select(.type != \"event\") | .cpu" spb.jsonl | uniq | tr -d "\n")" = 03 ] &&
+		[ "$(jq -r "select(.type != \"event\") | .cpu" ptb.jsonl | uniq | tr -d "\n")" = 30 ] &&
+		jq -se "map(.time) as \$t | all(.[]; .time != null) and \$t == (\$t | sort)" spb.jsonl >/dev/null &&
+		[ "$(jq -r ".type == \"event\"" spb.jsonl | uniq | tr -d "\n" | sed "s/true/E/g; s/false/T/g" | cut -c1-4)" = TETE ] &&
+		[ "$(jq -r "select(.type != \"event\") | .cpu" spb.jsonl | uniq | tr -d "\n")" = 30 ] &&
 		grep -q "$(wc -l <perf.txt) tracepoint events, 0 not printed" err && exit $rc
 	'
 else

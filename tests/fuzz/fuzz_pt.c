@@ -4,7 +4,8 @@
  * The input's first 512 bytes (or less) are also the code image, mapped at 0x400000 and
  * again at 0x7f0000000000, so flow decoding reaches real instruction decoding, not only
  * "no image". Invariants checked on every record: offsets lie inside the buffer, ranges are
- * non-empty with start < end, branch/range/error counts agree with the decoder's stats.
+ * non-empty with start < end, branch/range/error counts agree with the decoder's stats,
+ * decoding in steps of time (tc_ptf_run) gives the records decoding at once gives.
  * A broken invariant calls abort(), which libFuzzer reports as a crash. */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ struct run {
 	size_t ncode;
 	size_t len;
 	uint64_t ranges, branches, errors, packets;
+	uint64_t records, hash;		/* of every flow record, in order */
 };
 
 static void check_off(const struct run *r, const struct tc_rec *rec)
@@ -52,8 +54,13 @@ static void on_packet(void *ctx, const struct tc_rec *rec)
 static void on_flow(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
+	const uint64_t f[] = { rec->type, rec->offset, rec->start, rec->end, rec->insns,
+			       rec->value, (uint64_t)rec->isa };
 
 	check_off(r, rec);
+	r->records++;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		r->hash = (r->hash ^ f[i]) * 0x100000001b3ULL;
 	switch (rec->type) {
 	case TC_REC_RANGE:
 		CHECK(rec->start < rec->end && rec->insns > 0);
@@ -92,7 +99,7 @@ static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct run r = { .code = data, .ncode = size < 512 ? size : 512, .len = size };
+	struct run r = { .code = data, .ncode = size < 512 ? size : 512, .len = size }, r2 = r;
 	struct tc_ptp_stats ps = { 0 };
 	struct tc_ptf_ops ops = { .read = rd, .emit = on_flow, .ctx = &r, .timestamps = true,
 				  .events = true };
@@ -110,6 +117,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(st->ranges == r.ranges);
 		CHECK(st->branches == r.branches);
 		CHECK(st->errors == r.errors);
+	}
+	tc_ptf_free(f);
+
+	/* In the smallest steps of time (as when queues interleave): the same records. */
+	ops.ctx = &r2;
+	f = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	CHECK(f);
+	if (tc_ptf_begin(f, data, size, BASE_OFF, &e) == 0) {
+		uint64_t until = 0;
+
+		while (tc_ptf_run(f, until) == 1)
+			CHECK(tc_ptf_next_time(f, &until));
+		CHECK(r2.records == r.records && r2.hash == r.hash);
 	}
 	tc_ptf_free(f);
 	return 0;

@@ -3,10 +3,13 @@
  * tracing data of the second (HEADER_TRACING_DATA), then the first file's records up to
  * and including its Nth AUXTRACE record, all of the second's, and the rest of the first.
  * The second file's event ids are moved up by 1 << 40 so that they cannot meet the first's.
+ * With FROM and TO, the second file's sample times are mapped linearly onto FROM..TO (perf
+ * time of the first file's trace), so that its events fall among the trace in time too.
  *
- *   pd_splice TRACE.data EVENTS.data N OUT
+ *   pd_splice TRACE.data EVENTS.data N OUT [FROM TO]
  *
  * Test tool only: it prints and exits. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,8 @@
 #define ID_SHIFT (1ULL << 40)
 
 static FILE *out;
+static uint64_t t_lo, t_hi, to_lo, to_hi;	/* sample times t_lo..t_hi to to_lo..to_hi */
+static bool retime;
 
 static void die(const char *what, const char *msg)
 {
@@ -76,6 +81,18 @@ static void put_record(const struct tc_pd_record *r, uint64_t shift)
 			memcpy(buf + at, &id, 8);
 		}
 	}
+	/* A sample's time: after IDENTIFIER, IP and TID, where perf puts them. */
+	if (retime && r->type == PERF_RECORD_SAMPLE && (st & PERF_SAMPLE_TIME) && r->sid.has_time) {
+		size_t at = 8 + 8 * !!(st & PERF_SAMPLE_IDENTIFIER) + 8 * !!(st & PERF_SAMPLE_IP) +
+			    8 * !!(st & PERF_SAMPLE_TID);
+		uint64_t t;
+
+		if (at + 8 > r->size || (memcpy(&t, buf + at, 8), t != r->sid.time))
+			die("retime", "sample time not where expected");
+		t = to_lo + (uint64_t)((double)(t - t_lo) * (double)(to_hi - to_lo) /
+				       (double)(t_hi > t_lo ? t_hi - t_lo : 1));
+		memcpy(buf + at, &t, 8);
+	}
 	put(buf, r->size);
 	if (r->type == TC_PD_AUXTRACE)
 		put(r->u.auxtrace.data, r->u.auxtrace.size);
@@ -106,11 +123,29 @@ int main(int argc, char **argv)
 	uint64_t hdr[2] = { 0x32454c4946524550ULL, 16 };	/* "PERFILE2", pipe header size */
 	static const uint8_t pad[8];
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: pd_splice TRACE.data EVENTS.data N OUT\n");
+	if (argc != 5 && argc != 7) {
+		fprintf(stderr, "usage: pd_splice TRACE.data EVENTS.data N OUT [FROM TO]\n");
 		return 2;
 	}
 	tr = open_pd(argv[1]);
+	if (argc == 7) {	/* the events' time span first */
+		struct tc_pd_record r;
+		struct tc_err e;
+
+		ev = open_pd(argv[2]);
+		t_lo = UINT64_MAX;
+		while (tc_pd_next(ev, &r, &e) > 0)
+			if (r.type == PERF_RECORD_SAMPLE && r.sid.has_time) {
+				t_lo = r.sid.time < t_lo ? r.sid.time : t_lo;
+				t_hi = r.sid.time > t_hi ? r.sid.time : t_hi;
+			}
+		tc_pd_close(ev);
+		to_lo = strtoull(argv[5], NULL, 0);
+		to_hi = strtoull(argv[6], NULL, 0);
+		retime = t_lo <= t_hi && to_lo <= to_hi;
+		if (!retime)
+			die(argv[2], "no sample times, or FROM > TO");
+	}
 	ev = open_pd(argv[2]);
 	f = tc_pd_features(ev);
 	if (!f->tracing_data)

@@ -1,9 +1,13 @@
-/* Intel PT session (decoders/pt_session.c) on a perf.data written with lib/perf_write: one
- * per-CPU queue whose trace (libipt's encoder) runs the same code four times, at TSC 1000,
- * 3000, 5000 and 6000. ITRACE_START puts pid 10 on the CPU from time 1 and pid 20 from
- * 2000; pid 20 maps the code only at time 4000. So the thread and the address space must
- * follow the trace's time: pid 10 decodes, pid 20 first has no image, then decodes. (After
- * the no_image pt_flow resumes at a later PSB: the run at 5000 is skipped.) */
+/* Intel PT session (decoders/pt_session.c) on perf.data written with lib/perf_write, trace
+ * from libipt's encoder: runs of the same code, each a PSB+ with its TSC.
+ * 1. One per-CPU queue, runs at TSC 1000, 3000, 5000 and 6000. ITRACE_START puts pid 10 on
+ *    the CPU from time 1 and pid 20 from 2000; pid 20 maps the code only at time 4000. So
+ *    the thread and the address space must follow the trace's time: pid 10 decodes, pid 20
+ *    first has no image, then decodes. (After the no_image pt_flow resumes at a later PSB:
+ *    the run at 5000 is skipped.)
+ * 2. Two CPUs, cpu 0's runs at 1000 and 5000, cpu 1's at 3000 and 7000, each CPU's trace in
+ *    one or two AUXTRACE buffers, cpu 1's first in the file: the records come out in time
+ *    order (perf's order), not in file or queue order. */
 #include <inttypes.h>
 #include <intel-pt.h>
 #include <sys/mman.h>
@@ -78,6 +82,65 @@ static int encode(uint8_t *buf, size_t cap, uint64_t ip, const uint64_t *tsc, si
 	return ret < 0 ? -1 : (int)off;
 }
 
+/* A PIE whose tc_marker is straight-line code ending in ret: one range per run. */
+static int build_prog(const char *dir, char *prog, size_t len, uint64_t *marker)
+{
+	char cmd[512];
+	FILE *f;
+	int ok;
+
+	snprintf(prog, len, "%s/prog", dir);
+	snprintf(cmd, sizeof(cmd), "printf 'int tc_marker(int x) { return x * 7 + 3; }\\n"
+		 "int main(int c, char **v) { (void)v; return tc_marker(c); }\\n' >%s/p.c && "
+		 "gcc -O1 -fPIE -pie -o %s %s/p.c", dir, prog, dir);
+	if (system(cmd))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"tc_marker\" { print $1 }'", prog);
+	f = popen(cmd, "r");
+	ok = f && fscanf(f, "%" SCNx64, marker) == 1;
+	if (f)
+		pclose(f);
+	return ok && *marker > 0 && *marker < 0x10000 ? 0 : -1;
+}
+
+static void intel_pt_info(uint64_t *priv)
+{
+	priv[TC_IPT_PMU_TYPE] = PMU;
+	priv[TC_IPT_TIME_SHIFT] = 0;	/* perf time == TSC */
+	priv[TC_IPT_TIME_MULT] = 1;
+	priv[TC_IPT_CAP_USER_TIME_ZERO] = 1;
+	priv[TC_IPT_TSC_BIT] = 1 << 10;
+	priv[TC_IPT_HAVE_SCHED_SWITCH] = 3;
+	priv[TC_IPT_PER_CPU_MMAPS] = 1;
+	priv[TC_IPT_TSC_CTC_D] = 1;
+}
+
+/* Every record of data's Intel PT decode into g; -1 if the session fails. */
+static int decode_file(const char *data, struct got *g, struct tc_pts **sp)
+{
+	struct tc_perf_data *pd = NULL;
+	struct tc_pd_record r;
+	struct tc_err e = { 0 };
+	int n, ret = -1;
+
+	*sp = NULL;
+	if (tc_pd_open(&pd, data, &e))
+		return -1;
+	*sp = tc_pts_new(&(struct tc_pts_opts){ .emit = collect, .ctx = g }, &e);
+	if (!*sp)
+		goto out;
+	while ((n = tc_pd_next(pd, &r, &e)) > 0)
+		if (tc_pts_record(*sp, pd, &r, &e))
+			goto out;
+	if (n == 0 && tc_pts_is_intel_pt(*sp) && !tc_pts_decode(*sp, pd, &e))
+		ret = 0;
+out:
+	if (ret)
+		printf("#   %s\n", e.msg);
+	tc_pd_close(pd);
+	return ret;
+}
+
 TEST(thread_and_images_follow_trace_time)
 {
 	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], data[128], cmd[512];
@@ -89,43 +152,23 @@ TEST(thread_and_images_follow_trace_time)
 	struct tc_pw_sid sid = { .id = 1, .cpu = 0 };
 	struct tc_pw_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
 				  .flags = MAP_PRIVATE, .filename = prog };
-	struct tc_perf_data *pd = NULL;
-	struct tc_pd_record r;
 	struct tc_pts *s = NULL;
 	struct got g = { .n = 0 };
 	struct tc_err e = { 0 };
 	struct tc_pw *w;
 	uint8_t trace[512];
 	int n, ok;
-	FILE *f;
 
 	CHECK(mkdtemp(dir) != NULL);
-	snprintf(prog, sizeof(prog), "%s/prog", dir);
 	snprintf(data, sizeof(data), "%s/pt.data", dir);
-	/* Straight-line code ending in ret: one range per run. */
-	snprintf(cmd, sizeof(cmd), "printf 'int tc_marker(int x) { return x * 7 + 3; }\\n"
-		 "int main(int c, char **v) { (void)v; return tc_marker(c); }\\n' >%s/p.c && "
-		 "gcc -O1 -fPIE -pie -o %s %s/p.c", dir, prog, dir);
-	CHECK_INT(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"tc_marker\" { print $1 }'", prog);
-	f = popen(cmd, "r");
-	ok = f && fscanf(f, "%" SCNx64, &marker) == 1;
-	if (f)
-		pclose(f);
-	CHECK(ok && marker > 0 && marker < 0x10000);
-	n = encode(trace, sizeof(trace), BASE + marker, tsc, 4);
+	ok = !build_prog(dir, prog, sizeof(prog), &marker);
+	CHECK(ok);
+	n = ok ? encode(trace, sizeof(trace), BASE + marker, tsc, 4) : -1;
 	CHECK(n > 0);
 	if (!ok || n <= 0)
 		goto out;
 
-	priv[TC_IPT_PMU_TYPE] = PMU;
-	priv[TC_IPT_TIME_SHIFT] = 0;	/* perf time == TSC */
-	priv[TC_IPT_TIME_MULT] = 1;
-	priv[TC_IPT_CAP_USER_TIME_ZERO] = 1;
-	priv[TC_IPT_TSC_BIT] = 1 << 10;
-	priv[TC_IPT_HAVE_SCHED_SWITCH] = 3;
-	priv[TC_IPT_PER_CPU_MMAPS] = 1;
-	priv[TC_IPT_TSC_CTC_D] = 1;
+	intel_pt_info(priv);
 	CHECK_INT(tc_pw_open(&w, data, &e), 0);
 	ok = !tc_pw_add_attr(w, &a, &id, 1, &e) &&
 	     !tc_pw_auxtrace_info_intel_pt(w, priv, NULL, &e) &&
@@ -140,22 +183,14 @@ TEST(thread_and_images_follow_trace_time)
 	if (!ok)
 		goto out;
 
-	CHECK_INT(tc_pd_open(&pd, data, &e), 0);
-	s = tc_pts_new(&(struct tc_pts_opts){ .emit = collect, .ctx = &g }, &e);
-	CHECK(s != NULL);
-	if (!pd || !s)
+	CHECK_INT(decode_file(data, &g, &s), 0);
+	if (!s)
 		goto out;
-	while ((n = tc_pd_next(pd, &r, &e)) > 0)
-		CHECK_INT(tc_pts_record(s, pd, &r, &e), 0);
-	CHECK_INT(n, 0);
-	CHECK(tc_pts_is_intel_pt(s));
-	CHECK_INT(tc_pts_decode(s, pd, &e), 0);
 	{
 		size_t ranges10 = 0, ranges20 = 0, nomap20 = 0, other = 0;
 
 		for (size_t i = 0; i < g.n; i++) {
 			const struct tc_rec *x = &g.r[i];
-
 
 			if (x->type == TC_REC_RANGE && x->tid == 10 && x->start == BASE + marker &&
 			    x->last_type == TC_INSN_RET)
@@ -183,7 +218,92 @@ TEST(thread_and_images_follow_trace_time)
 	}
 out:
 	tc_pts_free(s);
-	tc_pd_close(pd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* The CPUs of g's ranges and branches, in the order they came out: "0:r 1:b ...". */
+static void order_of(const struct got *g, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; i < g->n && at + 8 < len; i++)
+		if (g->r[i].type == TC_REC_RANGE || g->r[i].type == TC_REC_BRANCH)
+			at += (size_t)snprintf(out + at, len - at, "%s%d:%c", at ? " " : "",
+					       g->r[i].cpu, g->r[i].type == TC_REC_RANGE ? 'r' : 'b');
+}
+
+/* cpu 0 runs the code at 1000 and 5000 in one AUXTRACE buffer, cpu 1 at 3000 and 7000 in
+ * one buffer each (cpu 1's come first in the file). */
+static int two_cpus(const char *dir, const char *prog, uint64_t marker, struct got *g,
+		    struct tc_pts_stats *st)
+{
+	struct perf_event_attr a = { .type = PMU, .size = sizeof(a), .config = 1 << 10,
+		.sample_period = 1, .sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			       PERF_SAMPLE_IDENTIFIER };
+	uint64_t id[2] = { 1, 2 }, priv[TC_IPT_PRIV_MAX] = { 0 };
+	static const uint64_t tsc0[2] = { 1000, 5000 }, tsc1[2] = { 3000, 7000 };
+	struct tc_pw_sid sid = { .id = 1, .pid = 10, .tid = 10, .time = 1 };
+	struct tc_pw_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
+				  .flags = MAP_PRIVATE, .filename = prog, .pid = 10, .tid = 10 };
+	/* the buffers in file order: cpu 1's two, then cpu 0's */
+	struct { uint8_t b[256]; int n; uint32_t cpu; uint64_t off; } buf[3] = {
+		{ .cpu = 1, .off = 0 }, { .cpu = 1, .off = 128 }, { .cpu = 0, .off = 0 } };
+	int ok;
+	char data[128];
+	struct tc_pts *s = NULL;
+	struct tc_err e = { 0 };
+	struct tc_pw *w;
+
+	buf[0].n = encode(buf[0].b, sizeof(buf[0].b), BASE + marker, &tsc1[0], 1);
+	buf[1].n = encode(buf[1].b, sizeof(buf[1].b), BASE + marker, &tsc1[1], 1);
+	buf[2].n = encode(buf[2].b, sizeof(buf[2].b), BASE + marker, tsc0, 2);
+	if (buf[0].n <= 0 || buf[1].n <= 0 || buf[2].n <= 0)
+		return -1;
+	snprintf(data, sizeof(data), "%s/two.data", dir);
+	intel_pt_info(priv);
+	if (tc_pw_open(&w, data, &e))
+		return -1;
+	ok = !tc_pw_add_attr(w, &a, id, 2, &e) &&
+	     !tc_pw_auxtrace_info_intel_pt(w, priv, NULL, &e) && !tc_pw_mmap2(w, &mm, &sid, &e);
+	for (int c = 0; c < 2 && ok; c++) {
+		sid.id = id[c];
+		sid.cpu = (uint32_t)c;
+		ok = !tc_pw_itrace_start(w, 10, 10, &sid, &e);
+	}
+	for (int i = 0; i < 3 && ok; i++)
+		ok = !tc_pw_auxtrace(w, buf[i].b, (size_t)buf[i].n, buf[i].off, 0, buf[i].cpu,
+				     (uint32_t)-1, buf[i].cpu, &e);
+	if (tc_pw_close(w, &e) || !ok)
+		return -1;
+	ok = !decode_file(data, g, &s);
+	if (ok)
+		*st = *tc_pts_stats(s);
+	tc_pts_free(s);
+	return ok ? 0 : -1;
+}
+
+TEST(queues_of_two_cpus_interleave_by_time)
+{
+	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], cmd[512], order[256];
+	struct got g = { .n = 0 };
+	struct tc_pts_stats st = { 0 };
+	uint64_t marker = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(build_prog(dir, prog, sizeof(prog), &marker), 0);
+	CHECK_INT(two_cpus(dir, prog, marker, &g, &st), 0);
+	order_of(&g, order, sizeof(order));
+	/* in time order; file order and queue order are both 1 1 0 0 */
+	CHECK_STR(order, "0:r 1:r 0:r 1:r");
+	CHECK_INT(st.queues, 2);
+	CHECK_INT(st.ranges, 4);
+	CHECK_INT(st.errors + st.nomap, 0);
+	for (size_t i = 0; i < g.n; i++)
+		CHECK(g.r[i].type != TC_REC_RANGE || (g.r[i].tid == 10 &&
+						     g.r[i].start == BASE + marker));
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
