@@ -696,7 +696,8 @@ int tc_ptf_run(struct tc_ptf *d, uint64_t until)
 	int status;
 
 	d->until = until;
-	while (d->dec && d->status >= 0) {
+	/* A held block may come with libipt's error after it: take the block first. */
+	while (d->dec && (d->status >= 0 || d->held != HELD_NONE)) {
 		status = decode_run(d, d->status, &at, &mode);
 		if (status == ST_PAUSE)
 			return 1;
