@@ -44,6 +44,7 @@ struct tc_dec {
 	uint64_t auxtrace_recs, auxtrace_bytes, lost_recs, lost_events;
 	uint64_t lost_samples_recs, lost_samples;	/* the kernel's own counts (perf record's) */
 	uint64_t first_aux_offset;
+	uint64_t compressed_recs, first_compressed;	/* perf record -z: zstd, not read */
 	struct tc_ptp_stats ptp;
 	struct tc_progress *progress;	/* NULL when not shown */
 };
@@ -264,6 +265,11 @@ static int read_all(struct tc_dec *d, struct tc_perf_data *pd, struct tc_err *e)
 			d->lost_samples_recs++;
 			d->lost_samples += r.u.lost.lost;
 			break;
+		case TC_PD_COMPRESSED:
+		case TC_PD_COMPRESSED2:
+			if (!d->compressed_recs++)
+				d->first_compressed = r.offset;
+			break;
 		}
 		if (ferror(stdout))
 			break;	/* reported at exit */
@@ -297,6 +303,13 @@ static int report_missing(struct tc_dec *d)
 	if (d->lost_recs) {
 		tc_warning("%s: %" PRIu64 " LOST records (%" PRIu64 " events lost)", in,
 			   d->lost_recs, d->lost_events);
+		problems++;
+	}
+	if (d->compressed_recs) {
+		tc_warning("%s: %" PRIu64 " COMPRESSED records from offset 0x%" PRIx64 " (perf record "
+			   "-z): tracectl does not decompress zstd, so the records inside them are "
+			   "not decoded; record without -z", in, d->compressed_recs,
+			   d->first_compressed);
 		problems++;
 	}
 	if (d->lost_samples) {

@@ -35,6 +35,7 @@ enum {
 	TC_PD_HEADER_FEATURE = 80,
 	TC_PD_COMPRESSED = 81,
 	TC_PD_FINISHED_INIT = 82,
+	TC_PD_COMPRESSED2 = 83,	/* perf 6.15+: COMPRESSED with its data 8-byte aligned */
 };
 
 /* Feature bits (file header bitmap / HEADER_FEATURE records) that we parse. */

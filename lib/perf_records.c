@@ -51,6 +51,7 @@ static const char *const type_names[] = {
 	[TC_PD_HEADER_FEATURE] = "HEADER_FEATURE",
 	[TC_PD_COMPRESSED] = "COMPRESSED",
 	[TC_PD_FINISHED_INIT] = "FINISHED_INIT",
+	[TC_PD_COMPRESSED2] = "COMPRESSED2",
 };
 
 const char *tc_pd_type_name(uint32_t type)

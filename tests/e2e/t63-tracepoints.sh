@@ -62,6 +62,19 @@ expect '--per-thread: each event in its thread'\''s stream, none lost' '
 	[ "$(cat st/*.jsonl | jq -s "map(select(.type == \"event\")) | length")" = "$(wc -l <perf.txt)" ]
 '
 
+# perf record -z packs records into zstd COMPRESSED records, which tracectl does not read:
+# said, with the offset, exit 3 (not an empty, successful decode).
+if perf record -q -z -e sched:sched_switch -a -o z.data -- sleep 0.1 >zrec.log 2>&1; then
+	expect_code 3 'perf record -z: the COMPRESSED records are named, not silently skipped' '
+		tracectl decode -i z.data >z.txt 2>err; rc=$?
+		cat err
+		grep -q "^warning: z.data: [1-9][0-9]* COMPRESSED records from offset 0x[0-9a-f]* (perf record -z): tracectl does not decompress zstd" err &&
+		exit $rc
+	'
+else
+	skip 'perf record -z' "perf cannot compress here: $(tail -n 1 zrec.log)"
+fi
+
 # Our own recorder's files (tests/tools/rec_nopmu: record's loop without an AUX PMU): a
 # tracepoint and a uprobe, named as asked (EVENT_DESC), as perf script prints them.
 REC="${TC_TOOLS:-$TOP/build/obj/tools}/rec_nopmu"
