@@ -164,13 +164,20 @@ static void set_time(struct tc_ptf *d, uint64_t tsc)
 	}
 }
 
-/* The decoder's time: where its packet reading is, which may be ahead of the flow. */
-static void update_time(struct tc_ptf *d)
+/* The decoder's time: where its packet reading is, which may be ahead of the flow (with
+ * tick events the flow's own time comes from them). */
+static void decoder_time(struct tc_ptf *d)
 {
 	uint64_t tsc;
 
 	if (d->dec && pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0)
 		set_time(d, tsc);
+}
+
+static void update_time(struct tc_ptf *d)
+{
+	if (!d->ops.ticks)
+		decoder_time(d);
 }
 
 static void emit_branch(struct tc_ptf *d, uint64_t from, uint64_t to, enum tc_isa isa)
@@ -542,7 +549,7 @@ static int sync(struct tc_ptf *d, size_t len, uint64_t from, uint64_t *last_sync
 			}
 			*last_sync = s;
 			/* The PSB+ gave the time: the caller's side-band is due before code reads. */
-			update_time(d);
+			decoder_time(d);
 			ask_thread(d);
 			return ret;
 		}
@@ -644,7 +651,7 @@ static int decode_run(struct tc_ptf *d, int status, uint64_t *at, enum pt_exec_m
 		}
 		status = pt_blk_next(d->dec, &d->held_blk, sizeof(d->held_blk));
 		add_pending(d);
-		if (d->held_blk.ninsn && d->until != UINT64_MAX &&
+		if (d->held_blk.ninsn && d->until != UINT64_MAX && !d->ops.ticks &&
 		    pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0 && passes_until(d, true, tsc)) {
 			d->held = HELD_BLOCK;
 			d->status = status;
@@ -672,6 +679,7 @@ int tc_ptf_begin(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t file
 	cfg.end = (uint8_t *)buf + len;
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
+	cfg.flags.variant.block.enable_tick_events = d->ops.ticks;
 	d->dec = pt_blk_alloc_decoder(&cfg);
 	if (!d->dec || pt_blk_set_image(d->dec, d->image) < 0) {
 		if (d->dec)

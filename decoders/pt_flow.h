@@ -55,6 +55,10 @@ struct tc_ptf_ops {
 	void *ctx;
 	bool timestamps;	/* emit TC_REC_TIMESTAMP (perf time) when time moves on */
 	bool events;		/* emit TC_REC_OTHER for ptwrite, power, tsx, cbr, ... events */
+	/* Time from libipt's tick events, in flow order (else from the decoder, which reads
+	 * ahead): exact pauses for queues interleaved by time; costs an event per timing
+	 * packet. */
+	bool ticks;
 };
 
 struct tc_ptf_stats {

@@ -474,12 +474,19 @@ static void add_missing_lines(struct tc_pts *s, struct tc_images *im)
 	}
 }
 
+/* Are the queues interleaved by time (decode_by_time)? */
+static bool by_time(const struct tc_pts *s)
+{
+	return !s->pt.timeless && s->nq > 1;
+}
+
 /* The queue's address spaces, its CPU's switches and its decoder. */
 static int open_queue(struct tc_pts *s, struct queue *q, const struct tc_pd_features *f,
 		      struct tc_err *e)
 {
 	struct tc_ptf_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
-		.span = span_cb, .space = space_cb, .ctx = q };
+		.span = span_cb, .space = space_cb, .ctx = q,
+		.ticks = by_time(s) };
 	struct tc_img_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
 
 	q->s = s;
@@ -595,9 +602,9 @@ int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err
 	s->st.queues = s->nq;
 	for (size_t i = 0; i < s->nq && !ret; i++)
 		ret = open_queue(s, &s->q[i], f, e);
-	if (!ret && !s->pt.timeless && s->nq > 1)
+	if (!ret && by_time(s))
 		ret = decode_by_time(s, e);
-	for (size_t i = 0; i < s->nq && !ret && (s->pt.timeless || s->nq == 1); i++)
+	for (size_t i = 0; i < s->nq && !ret && !by_time(s); i++)
 		ret = decode_in_turn(s, &s->q[i], e);
 	for (size_t i = 0; i < s->nq; i++)
 		if (s->q[i].d)

@@ -101,7 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run r = { .code = data, .ncode = size < 512 ? size : 512, .len = size }, r2 = r;
 	struct tc_ptp_stats ps = { 0 };
+	/* time from tick events (as for queues interleaved by time) for odd sizes */
 	struct tc_ptf_ops ops = { .read = rd, .emit = on_flow, .ctx = &r, .timestamps = true,
+				  .ticks = size & 1,
 				  .events = true };
 	struct tc_err e;
 	struct tc_ptf *f;

@@ -772,19 +772,15 @@ TEST(pt_hostile_random_bytes)
 /* Three runs of the loop, each a PSB+ with its TSC, a TIP.PGE, a later TSC inside the flow
  * and TNTs; the first two end with TIP.PGD, the last has a TIP where a TNT is due (an error).
  * Decoded at once and in the smallest steps of time (each pause holds the event or block
- * past the time): the same records. (A held block that comes with libipt's error is
- * fuzz_pt's find: its stepwise check covers it.) */
+ * past the time): the same records, with time from the decoder and from tick events. (A
+ * held block that comes with libipt's error is fuzz_pt's find: its stepwise check covers
+ * it.) */
 TEST(pt_flow_stepwise)
 {
 	static const uint64_t tsc[3][2] = { { 1000, 1500 }, { 3000, 3500 }, { 5000, 6000 } };
 	struct pt_packet p[64];
-	struct flow_ctx f = { 0 }, f2 = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f), ops2 = flow_ops(&f2);
-	struct tc_err e = { 0 };
-	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
-	struct tc_ptf *d2 = tc_ptf_new(NULL, NULL, 0, &ops2, &e);
 	uint8_t buf[512];
-	size_t n = 0, pauses;
+	size_t n = 0;
 	int len;
 
 	for (int k = 0; k < 3; k++) {
@@ -811,21 +807,43 @@ TEST(pt_flow_stepwise)
 		p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
 	}
 	len = encode(buf, sizeof(buf), p, n);
-	CHECK(len > 0 && d && d2);
-	if (len <= 0 || !d || !d2)
-		goto out;
-	CHECK_INT(tc_ptf_feed(d, buf, (size_t)len, 0, &e), 0);
-	pauses = feed_stepwise(d2, buf, (size_t)len, 0);
-	printf("#   %zu records, %zu pauses\n", f.recs.n, pauses);
-	CHECK(pauses >= 4);
-	CHECK(f.recs.n >= 12);
-	CHECK(count_type(&f.recs, TC_REC_ERROR) == 1);
-	CHECK(same_records(&f.recs, &f2.recs));
-out:
-	tc_ptf_free(d);
-	tc_ptf_free(d2);
-	free(f.recs.v);
-	free(f2.recs.v);
+	CHECK(len > 0);
+	/* time from the decoder (reads ahead), then from tick events (in flow order) */
+	for (int ticks = 0; ticks < 2 && len > 0; ticks++) {
+		struct flow_ctx f = { 0 }, f2 = { 0 };
+		struct tc_ptf_ops ops = flow_ops(&f), ops2 = flow_ops(&f2);
+		struct tc_err e = { 0 };
+		struct tc_ptf *d, *d2;
+		size_t pauses = 0, at1500 = 0;
+
+		ops.ticks = ops2.ticks = ticks;
+		d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+		d2 = tc_ptf_new(NULL, NULL, 0, &ops2, &e);
+		CHECK(d && d2);
+		if (d && d2) {
+			CHECK_INT(tc_ptf_feed(d, buf, (size_t)len, 0, &e), 0);
+			pauses = feed_stepwise(d2, buf, (size_t)len, 0);
+			CHECK(pauses >= 4);
+			CHECK(f.recs.n >= 12);
+			CHECK(count_type(&f.recs, TC_REC_ERROR) == 1);
+			CHECK(same_records(&f.recs, &f2.recs));
+			/* The first run's first taken branch comes before its mid-flow TSC: with
+			 * ticks it and its range keep time 1000, the next range has 1500 (the
+			 * decoder's own time has read ahead to 1500 for both). */
+			for (size_t i = 0; i < f.recs.n; i++)
+				at1500 += f.recs.v[i].r.time == 1500;
+			if (ticks && f.recs.n >= 4)
+				CHECK(f.recs.v[1].r.type == TC_REC_RANGE && f.recs.v[1].r.time == 1000 &&
+				      f.recs.v[2].r.type == TC_REC_BRANCH && f.recs.v[2].r.time == 1000 &&
+				      f.recs.v[3].r.time == 1500);
+			printf("#   ticks %d: %zu records, %zu pauses, %zu at time 1500\n", ticks,
+			       f.recs.n, pauses, at1500);
+		}
+		tc_ptf_free(d);
+		tc_ptf_free(d2);
+		free(f.recs.v);
+		free(f2.recs.v);
+	}
 }
 
 TEST(pt_hostile_truncated)
