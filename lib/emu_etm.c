@@ -249,6 +249,11 @@ static bool new_thread_on(struct emu *m, struct vcpu *c, uint64_t pc)
 		return false;
 	if (pc - 4 >= c->last_tb && pc - 4 - c->last_tb < 4096)
 		return false;	/* the SVC ended its own previous TB */
+	/* qemu frees the index before the old host thread has left /proc; on a loaded
+	 * machine that can take a while (the likely cause of test_emu_etm's rare "3 threads
+	 * of 4"), so give it up to 200 ms. */
+	for (int i = 0; i < 200 && c->real_tid && alive(m, c->tid); i++)
+		usleep(1000);
 	return !c->real_tid || !alive(m, c->tid);
 }
 
