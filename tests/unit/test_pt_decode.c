@@ -486,6 +486,21 @@ static struct pt_packet ip_pkt(enum pt_packet_type t, enum pt_ip_compression ipc
 	return p;
 }
 
+/* After p[0..n): MODE.Exec 64-bit, TIP.PGE to target, one TNT of bits (oldest first).
+ * Returns the new count. */
+static size_t enter(struct pt_packet *p, size_t n, uint64_t target, uint8_t bits,
+		    uint64_t tnt)
+{
+	p[n] = pkt(ppt_mode);
+	p[n].payload.mode.leaf = pt_mol_exec;
+	p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	p[n++] = ip_pkt(ppt_tip_pge, pt_ipc_sext_48, target);
+	p[n] = pkt(ppt_tnt_8);
+	p[n].payload.tnt.bit_size = bits;
+	p[n++].payload.tnt.payload = tnt;
+	return n;
+}
+
 /* PSB+ (TSC, PIP), MODE.exec 64-bit, TIP.PGE to target, TNT T T N T (the loop twice round,
  * out, and the compressed return), TIP.PGD with the IP suppressed. */
 static int build_stream(uint8_t *buf, size_t cap, uint64_t target)
@@ -499,13 +514,7 @@ static int build_stream(uint8_t *buf, size_t cap, uint64_t target)
 	p[n] = pkt(ppt_pip);
 	p[n++].payload.pip.cr3 = 0x7000;
 	p[n++] = pkt(ppt_psbend);
-	p[n] = pkt(ppt_mode);
-	p[n].payload.mode.leaf = pt_mol_exec;
-	p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	p[n++] = ip_pkt(ppt_tip_pge, pt_ipc_sext_48, target);
-	p[n] = pkt(ppt_tnt_8);
-	p[n].payload.tnt.bit_size = 4;
-	p[n++].payload.tnt.payload = 0xd;	/* oldest first: T T N T */
+	n = enter(p, n, target, 4, 0xd);	/* T T N T */
 	p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
 	return encode(buf, cap, p, n);
 }
@@ -788,13 +797,7 @@ TEST(pt_flow_stepwise)
 		p[n] = pkt(ppt_tsc);
 		p[n++].payload.tsc.tsc = tsc[k][0];
 		p[n++] = pkt(ppt_psbend);
-		p[n] = pkt(ppt_mode);
-		p[n].payload.mode.leaf = pt_mol_exec;
-		p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-		p[n++] = ip_pkt(ppt_tip_pge, pt_ipc_sext_48, CODE_BASE);
-		p[n] = pkt(ppt_tnt_8);
-		p[n].payload.tnt.bit_size = 1;
-		p[n++].payload.tnt.payload = 1;
+		n = enter(p, n, CODE_BASE, 1, 1);
 		p[n] = pkt(ppt_tsc);
 		p[n++].payload.tsc.tsc = tsc[k][1];
 		if (k == 2) {	/* a TIP where the loop's conditional branch needs a TNT */
@@ -973,13 +976,7 @@ TEST(pt_flow_overflow)
 
 	p[n++] = pkt(ppt_psb);
 	p[n++] = pkt(ppt_psbend);
-	p[n] = pkt(ppt_mode);
-	p[n].payload.mode.leaf = pt_mol_exec;
-	p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	p[n++] = ip_pkt(ppt_tip_pge, pt_ipc_sext_48, CODE_BASE);
-	p[n] = pkt(ppt_tnt_8);
-	p[n].payload.tnt.bit_size = 1;
-	p[n++].payload.tnt.payload = 1;
+	n = enter(p, n, CODE_BASE, 1, 1);
 	p[n++] = pkt(ppt_ovf);
 	p[n++] = ip_pkt(ppt_fup, pt_ipc_sext_48, 0x400011);
 	/* The return stack is gone after the overflow: an uncompressed return. */
