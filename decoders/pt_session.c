@@ -7,6 +7,7 @@
 
 #include "decoders/pt_config.h"
 #include "decoders/pt_flow.h"
+#include "decoders/time_heap.h"
 #include "lib/images.h"
 
 /* Side-band that changes address spaces, in perf time order. */
@@ -44,7 +45,7 @@ struct queue {
 	uint64_t space;		/* changes with what reads see: side-band applied, pid */
 	struct tc_ptf *d;
 	size_t next_buf;	/* decode_by_time: the buffer to begin next */
-	bool begun, done;
+	bool begun;
 };
 
 struct tid_pid {
@@ -542,48 +543,45 @@ static int decode_in_turn(struct tc_pts *s, struct queue *q, struct tc_err *e)
 	return 0;
 }
 
+/* The perf time q resumes at; 0 while its trace has told none (it runs first). */
+static uint64_t resumes_at(const struct queue *q)
+{
+	uint64_t t;
+
+	return tc_ptf_next_time(q->d, &t) ? t : 0;
+}
+
 /* With time, as perf orders its queues: the queue furthest behind runs until its trace
- * passes the next one's time. A queue whose trace has told no time yet runs first. */
+ * passes the next one's time. */
 static int decode_by_time(struct tc_pts *s, struct tc_err *e)
 {
-	for (;;) {
-		struct queue *q = NULL;
-		uint64_t t, qt = 0, until = UINT64_MAX;
+	struct tc_theap h;
+	int ret = 0;
 
-		for (size_t i = 0; i < s->nq; i++) {
-			struct queue *x = &s->q[i];
+	if (tc_theap_init(&h, s->nq))
+		return nomem(e);
+	for (size_t i = 0; i < s->nq; i++)
+		tc_theap_push(&h, i, 0);
+	while (h.n && !ret) {
+		struct queue *q = &s->q[tc_theap_top(&h)];
 
-			if (x->done)
-				continue;
-			if (!tc_ptf_next_time(x->d, &t))
-				t = 0;
-			if (!q || t < qt) {
-				if (q)
-					until = qt;
-				q = x;
-				qt = t;
-			} else if (t < until) {
-				until = t;
-			}
-		}
-		if (!q)
-			return 0;
 		s->cur = q;
 		if (!q->begun) {
 			if (q->next_buf == q->nbufs) {
-				q->done = true;
+				tc_theap_pop(&h);
 				continue;
 			}
-			if (tc_ptf_begin(q->d, q->bufs[q->next_buf].data, q->bufs[q->next_buf].size,
-					 q->bufs[q->next_buf].offset, e))
-				return -1;
+			ret = tc_ptf_begin(q->d, q->bufs[q->next_buf].data, q->bufs[q->next_buf].size,
+					   q->bufs[q->next_buf].offset, e);
 			q->next_buf++;
 			q->begun = true;
-			continue;	/* its time is known now */
-		}
-		if (tc_ptf_run(q->d, until) == 0)
+		} else if (tc_ptf_run(q->d, tc_theap_next(&h)) == 0) {
 			q->begun = false;
+		}
+		tc_theap_update_top(&h, resumes_at(q));
 	}
+	tc_theap_free(&h);
+	return ret;
 }
 
 int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err *e)

@@ -105,12 +105,18 @@ done
 [ -f "$out/files/a.data.D" ] && "$top/tests/vm/cs_packets.sh" "$top/tracectl" "$out/check_aux" \
 	"$out/files/a.data" "$snap" "$snap/cstrace.bin" 4 "$out/files/a.data.D" \
 	"$td/opencsd/results/juno_r1_1.ppl.xz" || fail=1
-# p.data's were perf-recorded Intel PT: tracectl finds its PSB packets.
+# p.data's were perf-recorded Intel PT: tracectl finds its PSB packets, and Debian's perf
+# decodes our file to branches (the 4.14 machine's code is not here: where trace starts).
 if [ -f "$out/files/p.data" ]; then
 	n=$("$top/tracectl" decode --packets -i "$out/files/p.data" 2>/dev/null | grep -c ' psb$') ||
 		true
 	echo "host: tracectl decode finds $n PSB packets in p.data"
 	[ "$n" -gt 0 ] || fail=1
+	perf script --itrace=b -i "$out/files/p.data" >"$out/files/p.data.b" 2>/dev/null
+	rc=$?
+	b=$(grep -c ' branches' "$out/files/p.data.b") || true
+	echo "host: perf script --itrace=b on p.data: exit $rc, $b branches"
+	[ "$rc" = 0 ] && [ "$b" -gt 0 ] || fail=1
 fi
 # record -e: perf script prints the tracepoint samples with their fields (from the file's
 # tracing data) and the 4 uprobe hits on the workload's threads, named from EVENT_DESC.
