@@ -1,6 +1,7 @@
 #include "pt_session.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +267,14 @@ int tc_pts_record(struct tc_pts *s, const struct tc_perf_data *pd, const struct 
 		s->intel_pt = true;
 		return 0;
 	case TC_PD_AUXTRACE:
-		return s->intel_pt ? add_buffer(s, r, e) : 0;
+		if (!s->intel_pt)
+			return 0;
+		/* a CPU number, or -1 (per-thread); the queues and records take it as an int */
+		if (r->u.auxtrace.cpu > INT_MAX && r->u.auxtrace.cpu != UINT32_MAX)
+			return tc_err_set(e, EINVAL, "%s: AUXTRACE record at offset 0x%llx: cpu %u "
+					  "is not a CPU number", tc_pd_name(pd),
+					  (unsigned long long)r->offset, r->u.auxtrace.cpu);
+		return add_buffer(s, r, e);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		if (r->u.mmap.pid != UINT32_MAX && add_tid(s, r->u.mmap.pid, r->u.mmap.tid, e))
@@ -595,8 +603,10 @@ int tc_pts_decode(struct tc_pts *s, const struct tc_perf_data *pd, struct tc_err
 	if (pd && tc_pt_setup_from_pd(&s->pt, pd, &s->info, e))
 		return -1;
 	s->pt.filter = NULL;
-	qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
-	qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
+	if (s->nsb)	/* qsort wants an array, even of none */
+		qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
+	if (s->nsw)
+		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
 	for (size_t i = 0; i < s->nq && !ret; i++)
 		ret = open_queue(s, &s->q[i], f, e);

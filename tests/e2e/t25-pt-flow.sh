@@ -69,6 +69,15 @@ expect_code 3 'pipe mode on stdin: the same queues, threads and missing images' 
 	[ "$(jq -s "map(select(.type == \"no_image\" or .type == \"error\")) | length" q.jsonl)" = 10 ] &&
 	[ "$(jq -r "[.cpu, .tid] | @tsv" q.jsonl | sort -u | wc -l)" = 2 ] && exit $rc
 '
+# A hostile AUXTRACE record: its cpu field (record at 0x7788, cpu at +40) made 2^31.
+expect_code 1 'an AUXTRACE cpu that is no CPU number: fatal, with the offset' '
+	cp "$PT" badcpu.data && chmod u+w badcpu.data &&
+	printf "\000\000\000\200" | dd of=badcpu.data bs=1 seek=$((0x7788 + 40)) conv=notrunc 2>/dev/null &&
+	tracectl decode -i badcpu.data >/dev/null 2>err; rc=$?
+	cat err
+	grep -q "^fatal: badcpu.data: AUXTRACE record at offset 0x7788: cpu 2147483648 is not a CPU number" err &&
+	exit $rc
+'
 fi
 
 PT_TRUTH="${TC_TOOLS:-$TOP/build/obj/tools}/pt_truth"

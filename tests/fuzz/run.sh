@@ -1,9 +1,9 @@
 #!/bin/sh
 # Run one libFuzzer target: run.sh DIR NAME SECONDS CORPUS TESTDATA
 # DIR/fuzz_NAME is the binary; DIR/CORPUS the corpus, seeded here (never in the repo) from
-# TESTDATA: perf_data gets the perf.data files under perfdata/, cs_frame the first max_len
-# bytes of every trace buffer an OpenCSD snapshot's trace.ini names. FUZZ_MAX_LEN overrides
-# the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
+# TESTDATA: perf_data gets the perf.data files under perfdata/, pt_session the Intel PT ones
+# (and a pt_truth recording), cs_frame the first max_len bytes of every trace buffer an
+# OpenCSD snapshot's trace.ini names. FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
 # out or ran out of memory.
 set -u
@@ -22,6 +22,20 @@ if [ ! -d "$td" ]; then
 fi
 
 case $name in
+pt_session)
+	# whole Intel PT recordings: perf's, and one of tests/tools/pt_truth's where it runs
+	max_len=${FUZZ_MAX_LEN:-262144}
+	for f in "$td"/perfdata/intel_pt/perf.data.*; do
+		[ -f "$f" ] && cp "$f" "$corpus/seed-$(basename "$f")"
+	done
+	pt_truth=$dir/../obj/tools/pt_truth
+	[ -x "$pt_truth" ] || pt_truth=$dir/../asan/tools/pt_truth
+	if [ -x "$pt_truth" ] && command -v gcc >/dev/null 2>&1 &&
+	   gcc -O1 -o "$dir/branchy" "$(dirname "$0")/../fixtures/progs/branchy.c" 2>/dev/null; then
+		"$pt_truth" -o "$corpus/seed-pt_truth.data" -- "$dir/branchy" >/dev/null 2>&1 ||
+			rm -f "$corpus/seed-pt_truth.data"
+	fi
+	;;
 perf_data)
 	max_len=${FUZZ_MAX_LEN:-262144}
 	if [ -d "$td/perfdata" ]; then

@@ -1,0 +1,73 @@
+/* libFuzzer target for Intel PT decoding of whole perf.data files (decoders/pt_session.c):
+ * the records of the input go to the session, which queues the trace per CPU or thread,
+ * keeps the side-band, and decodes with the queues interleaved by time (time_heap) when the
+ * trace has time, one after the other when not. Images come from the recorded paths (none
+ * under the --symfs given, so mostly no_image). Invariants: the records of the kind asked
+ * for (ranges, or branches for odd sizes) are as many as the stats say, each has a queue's
+ * CPU or -1, and symbolising any of them does not crash. A broken invariant calls abort(). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "decoders/pt_session.h"
+#include "lib/perf_data.h"
+
+#define CHECK(c)                                                                       \
+	do {                                                                           \
+		if (!(c)) {                                                            \
+			fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,     \
+				__LINE__, #c);                                         \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+struct run {
+	struct tc_pts *s;
+	int branches;
+	uint64_t ranges, branch_recs;
+};
+
+static void on_rec(void *ctx, const struct tc_rec *r)
+{
+	struct run *x = ctx;
+	char sym[128];
+
+	CHECK(r->cpu >= -1);
+	x->ranges += r->type == TC_REC_RANGE;
+	x->branch_recs += r->type == TC_REC_BRANCH;
+	if (r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH)
+		(void)tc_pts_symbolize(x->s, r->start, sym, sizeof(sym));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct run x = { .branches = (int)(size & 1) };
+	struct tc_perf_data *pd;
+	struct tc_pd_record r;
+	struct tc_err e;
+	int n;
+
+	if (tc_pd_open_mem(&pd, data, size, "fuzz", &e))
+		return 0;
+	x.s = tc_pts_new(&(struct tc_pts_opts){ .symfs = "/nonexistent", .branches = x.branches,
+						 .emit = on_rec, .ctx = &x }, &e);
+	CHECK(x.s);
+	while ((n = tc_pd_next(pd, &r, &e)) > 0)
+		if (tc_pts_record(x.s, pd, &r, &e))
+			break;
+	if (n == 0 && tc_pts_is_intel_pt(x.s) && tc_pts_decode(x.s, pd, &e) == 0) {
+		const struct tc_pts_stats *st = tc_pts_stats(x.s);
+		const struct tc_pts_missing *miss;
+		size_t nmiss = tc_pts_missing(x.s, &miss);
+
+		if (x.branches)
+			CHECK(x.ranges == 0 && x.branch_recs == st->branches);
+		else
+			CHECK(x.branch_recs == 0 && x.ranges == st->ranges);
+		for (size_t i = 0; i < nmiss; i++)
+			CHECK(miss[i].line && miss[i].line[0]);
+	}
+	tc_pts_free(x.s);
+	tc_pd_close(pd);
+	return 0;
+}
