@@ -63,10 +63,8 @@ t1=$(date +%s)
 
 log="$out/console.log"
 rm -f "$out/files.tar"
-timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -smp 4 -m 1G -nographic -no-reboot \
-	-serial mon:stdio -serial "file:$out/files.tar" \
-	-kernel "$out/vmlinuz-$kver" -initrd "$out/initrd.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init tc_mode=$mode" >"$log" 2>&1 || true
+"$top/tests/vm/boot.sh" "$log" "$out/vmlinuz-$kver" "$out/initrd.gz" "tc_mode=$mode" \
+	-serial "file:$out/files.tar"
 t2=$(date +%s)
 if [ "$mode" = bench ]; then
 	tr -d '\r' <"$log" | sed -n 's/^VM-BENCH //p' | tee "$out/bench.txt"
@@ -79,7 +77,8 @@ if [ "$mode" = bench ]; then
 fi
 grep -E '^(VM|check_aux|\[ tracectl|warning|fatal|tracectl)' "$log" | tr -d '\r' || true
 echo "[ test-vm: kernel $kver, prepare $((t1 - t0)) s, boot+run $((t2 - t1)) s; log $log ]"
-grep -q '^VM-RESULT: PASS' "$log" || { echo "test-vm: FAIL" >&2; exit 1; }
+grep -q '^VM-RESULT: PASS' "$log" || { tr -d '\r\033' <"$log" | tail -n 30 | sed 's/^/  | /' >&2
+	echo "test-vm: FAIL (the console's end above)" >&2; exit 1; }
 
 # The guest's files, as Debian's perf reads them: same bytes, every record type there.
 rm -rf "$out/files"

@@ -39,12 +39,11 @@ gcc -O2 -Wall -Wextra -Werror -static -o "$out/check_pr" "$top/tests/vm/check_pr
 t2=$(date +%s)
 
 log="$out/console.log"
-timeout "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -smp 4 -m 1G -nographic -no-reboot \
-	-serial mon:stdio -kernel "$dir/vmlinuz-$kver" -initrd "$out/initrd.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" >"$log" 2>&1 || true
+"$top/tests/vm/boot.sh" "$log" "$dir/vmlinuz-$kver" "$out/initrd.gz" ""
 t3=$(date +%s)
 tr -d '\r' <"$log" | grep -E '^(VM|check_aux|check_pr|\[ tracectl|warning|fatal|tracectl)' || true
 echo "[ test-vm-new: kernel $kver, prepare $((t1 - t0)) s, build $((t2 - t1)) s," \
 	"boot+run $((t3 - t2)) s; log $log ]"
-grep -q '^VM-RESULT: PASS' "$log" || { echo "test-vm-new: FAIL" >&2; exit 1; }
+grep -q '^VM-RESULT: PASS' "$log" || { tr -d '\r\033' <"$log" | tail -n 30 | sed 's/^/  | /' >&2
+	echo "test-vm-new: FAIL (the console's end above)" >&2; exit 1; }
 echo "test-vm-new: PASS"
