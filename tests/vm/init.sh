@@ -71,7 +71,8 @@ check per-thread-bytes grep -q 'check_aux: OK' w.chk
 # 2a'. -p PID: attached to a running process, done when it exits.
 /mt_work 2 3000 0 &
 wpid=$!
-sleep 0.3	# its threads exist before record attaches (which takes over 1 s on a busy host)
+# its threads exist before record attaches (0.3 s was once not enough on a loaded host)
+for i in $(seq 100); do [ "$(ls /proc/$wpid/task | wc -l)" -ge 3 ] && break; sleep 0.05; done
 timeout 30 tracectl record --pmu intel_pt -p $wpid -o pp.data 2>pp.err
 rc=$?; cat pp.err
 check attach-ends test "$rc" = 0
