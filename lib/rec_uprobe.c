@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,4 +61,44 @@ int tc_uprobe_tp_del(const char *tracefs, const char *group, const char *event,
 
 	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
 	return probe_cmd(tracefs, cmd, e);
+}
+
+/* The "p:tracectl_PID/EVENT ..." lines of uprobe_events whose record is gone. */
+int tc_uprobe_reap(const char *tracefs, unsigned *removed, int *pid_seen, struct tc_err *e)
+{
+	char p[PATH_MAX], line[PATH_MAX + 128], (*stale)[96] = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	*removed = 0;
+	*pid_seen = 0;
+	tc_pathf(p, sizeof(p), "%s/uprobe_events", tracefs);
+	if (!(f = fopen(p, "re")))
+		return tc_err_sys(e, errno, "uprobe: cannot read %s", p);
+	while (fgets(line, sizeof(line), f)) {
+		char ev[64];
+		int pid, len = 0;
+
+		if (sscanf(line, "p:tracectl_%d/%63[^ \n]%n", &pid, ev, &len) != 2 || !len ||
+		    pid <= 0 || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (tc_grow((void **)&stale, &cap, n + 1, sizeof(*stale))) {
+			fclose(f);
+			free(stale);
+			return tc_err_set(e, ENOMEM, "out of memory");
+		}
+		snprintf(stale[n++], sizeof(stale[0]), "tracectl_%d/%s", pid, ev);
+		*pid_seen = pid;
+	}
+	fclose(f);
+	/* One in use elsewhere is refused (EBUSY): it is not ours to force. */
+	for (size_t i = 0; i < n; i++) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "-:%s\n", stale[i]);
+		if (!probe_cmd(tracefs, cmd, NULL))
+			(*removed)++;
+	}
+	free(stale);
+	return 0;
 }

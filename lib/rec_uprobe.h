@@ -18,5 +18,9 @@ int tc_uprobe_tp_add(const char *tracefs, const char *group, const char *event,
 /* Remove it (after every event on it is closed). */
 int tc_uprobe_tp_del(const char *tracefs, const char *group, const char *event,
 		     struct tc_err *e);
+/* Remove the probes of tracectl records that are gone: a SIGKILLed record leaves its
+ * probes, and nothing else removes them. *removed counts them, *pid_seen is one such
+ * record's pid. */
+int tc_uprobe_reap(const char *tracefs, unsigned *removed, int *pid_seen, struct tc_err *e);
 
 #endif

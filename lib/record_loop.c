@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,22 @@ static void probe_name(const char *spec, size_t i, char *buf, size_t len)
 	snprintf(buf + n, len - n, "_%zu", i);
 }
 
+/* Probes a killed record left behind would stay for good: say so and remove them. */
+static void reap_probes(struct loop *L, const char *tracefs)
+{
+	char msg[PATH_MAX + 192];
+	unsigned n = 0;
+	int pid = 0;
+
+	if (!tracefs || !*tracefs || tc_uprobe_reap(tracefs, &n, &pid, NULL) || !n)
+		return;
+	snprintf(msg, sizeof(msg), "removed %u uprobe%s that tracectl record %d (gone without "
+		 "cleaning up, e.g. killed) left in %s/uprobe_events", n, n == 1 ? "" : "s", pid,
+		 tracefs);
+	if (L->r->notify)
+		L->r->notify(L->r->ctx, msg);
+}
+
 /* The plan's events as they will be opened: a uprobe that a task's new threads inherit
  * becomes a tracefs uprobe opened as a tracepoint (rec_uprobe.h says why), one per EVENT
  * for all CPUs. Notes each tracepoint's group:name for the tracing data. */
@@ -144,6 +161,7 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 {
 	const struct tc_rec_plan *pl = L->r->plan;
 	bool inherited = L->r->inherit && !L->r->cpu_wide;
+	unsigned reaped = 0;
 
 	L->pev = calloc(pl->n ? pl->n : 1, sizeof(*L->pev));
 	L->tp = calloc(pl->n ? pl->n : 1, sizeof(*L->tp));
@@ -170,6 +188,8 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 			memcpy(L->tp[i], L->tp[same], sizeof(L->tp[i]));
 			continue;
 		}
+		if (!reaped++)
+			reap_probes(L, pl->tracefs);
 		probe_name(v->trigger, i, L->probe[i], sizeof(L->probe[i]));
 		if (tc_uprobe_tp_add(pl->tracefs, L->probe_group, L->probe[i], v->uprobe_path,
 				     v->a.attr.config2, &id, e)) {

@@ -76,6 +76,19 @@ expect 'a uprobe sampled with -e fires once per call; the command still forks (t
 	! grep -q "^p:tracectl_" /sys/kernel/tracing/uprobe_events
 '
 
+expect 'uprobes a killed record left are removed and named; a live record'"'"'s stay' '
+	ue=/sys/kernel/tracing/uprobe_events
+	sh -c "exit 0" & dead=$!; wait $dead
+	off=0x$(nm "$TRACECTL" | sed -n "s/^0*\([0-9a-f]*\) T main\$/\1/p")
+	echo "p:tracectl_$dead/left $TRACECTL:$off" >>$ue &&
+	echo "p:tracectl_$$/live $TRACECTL:$off" >>$ue &&
+	"$REC" -o k.data -e "$TRACECTL:main" -- "$TRACECTL" --version >out 2>err; rc=$?
+	cat err; echo "-:tracectl_$$/live" >>$ue; echo "-:tracectl_$dead/left" >>$ue 2>/dev/null
+	[ $rc = 0 ] &&
+	grep -q "warning: removed 1 uprobe that tracectl record $dead (gone without cleaning up, e.g. killed) left in /sys/kernel/tracing/uprobe_events" err &&
+	! grep -q "tracectl_$dead/" $ue && [ "$(grep -c "removed" err)" = 1 ]
+'
+
 expect 'a counter sampled with -e: every 10th page fault, placed through the side-band MMAP2' '
 	"$REC" -o c.data -e page-faults/period=10/ -- sleep 0.01 &&
 	perf script -i c.data >s 2>/dev/null && cat s &&

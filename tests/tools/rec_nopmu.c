@@ -22,6 +22,12 @@ static void die(const char *what, const struct tc_err *e)
 	exit(2);
 }
 
+static void notify(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "rec_nopmu: warning: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
 	struct tc_rec_opts o = { 0 };
@@ -64,7 +70,7 @@ int main(int argc, char **argv)
 	struct tc_rec_run r = {
 		.plan = &pl, .sysfs_root = "/sys", .output = out, .data_pages = pages,
 		.cpu_wide = all, .inherit = true, .argv = o.workload ? argv + optind : NULL,
-		.argc = argc - optind, .cmdline = argv, .cmdline_argc = argc,
+		.argc = argc - optind, .cmdline = argv, .cmdline_argc = argc, .notify = notify,
 	};
 	if (tc_rec_run(&r, &st, &e))
 		die("record", &e);
