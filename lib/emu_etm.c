@@ -243,12 +243,16 @@ static int retire(struct vcpu *c, struct tc_err *e)
 static bool new_thread_on(struct emu *m, struct vcpu *c, uint64_t pc)
 {
 	uint32_t insn;
+	bool known;
 
 	if (pc < 4 || tc_elf_read_vaddr(m->elf, pc - 4, &insn, 4) != 4 ||
 	    insn != 0xd4000001 /* svc #0 */)
 		return false;
-	if (pc - 4 >= c->last_tb && pc - 4 - c->last_tb < 4096)
+	if (tc_qexec_last_tb_ends_at(c->q, pc - 4, &known))
 		return false;	/* the SVC ended its own previous TB */
+	/* Code not readable: the SVC shortly after the previous TB's start is taken as its. */
+	if (!known && pc - 4 >= c->last_tb && pc - 4 - c->last_tb < 4096)
+		return false;
 	/* qemu frees the index before the old host thread has left /proc; on a loaded
 	 * machine that can take a while (the likely cause of test_emu_etm's rare "3 threads
 	 * of 4"), so give it up to 200 ms. */

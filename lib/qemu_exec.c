@@ -290,6 +290,16 @@ int tc_qexec_tb(struct tc_qexec *q, uint64_t pc, struct tc_err *e)
 	return deliver(q, &b, e);
 }
 
+bool tc_qexec_last_tb_ends_at(struct tc_qexec *q, uint64_t addr, bool *known)
+{
+	struct stop s = { .ok = false };
+
+	if (q->have)
+		s = tb_scan(q, q->tb);
+	*known = s.ok;
+	return s.ok && s.at == addr;
+}
+
 int tc_qexec_end(struct tc_qexec *q, struct tc_err *e)
 {
 	if (!q->have)
