@@ -20,18 +20,15 @@
 
 #include "decoders/cs_frame.h"
 #include "lib/err.h"
-
-#define CHECK(c)                                                                       \
-	do {                                                                           \
-		if (!(c)) {                                                            \
-			fprintf(stderr, "%s:%d: invariant failed (mode 0x%x, run %c): %s\n", \
-				__FILE__, __LINE__, cur_flags, cur_run, #c);           \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static unsigned cur_flags;
 static char cur_run = '-';
+
+static void note_ctx(void)
+{
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "mode 0x%x, run %c", cur_flags, cur_run);
+}
 
 static const unsigned modes[] = {
 	TC_CSF_MEM_ALIGN,
@@ -218,6 +215,7 @@ static struct tc_csf *start(unsigned flags, struct sink *s, struct result *r, ch
 
 	cur_flags = flags;
 	cur_run = run;
+	note_ctx();
 	memset(r, 0, sizeof(*r));
 	memset(s, 0, sizeof(*s));
 	s->flags = flags;
@@ -264,6 +262,7 @@ static void check_bad_flags(void)
 				valid = true;
 		valid = valid && !(f & ~all);
 		cur_flags = f;
+		note_ctx();
 		d = tc_csf_new(f, on_data, NULL, NULL, &e);
 		CHECK(!d == !valid);
 		CHECK(d || e.msg[0]);

@@ -25,17 +25,8 @@
 #include "decoders/tp_event.h"
 #include "lib/perf_data.h"
 #include "lib/tracing_data.h"
+#include "tests/fuzz/fuzz_check.h"
 
-#define CHECK(c)                                                                       \
-	do {                                                                           \
-		if (!(c)) {                                                            \
-			fprintf(stderr, "%s:%d: invariant failed (%s): %s\n", __FILE__, \
-				__LINE__, cur_how, #c);                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
-
-static const char *cur_how = "-";
 static volatile uint64_t sink;
 
 static uint64_t touch(const void *p, size_t n)
@@ -266,7 +257,7 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 	bool file_map = false;
 	int r;
 
-	cur_how = how;
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "%s", how);
 	w->n = 0;
 	touch_str(tc_pd_name(pd));
 	if (!tc_pd_is_pipe(pd)) {
@@ -338,7 +329,7 @@ static void read_fd(const uint8_t *data, size_t len, struct walk *want)
 		return;
 	if (ftruncate(mem_fd, 0) || pwrite(mem_fd, data, len, 0) != (ssize_t)len)
 		abort();
-	cur_how = "fd";
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "fd");
 	if (tc_pd_open_fd(&pd, mem_fd, "fuzz", &e)) {
 		CHECK(e.msg[0]);
 		CHECK(!"opened from memory but not from an fd");
@@ -358,7 +349,7 @@ static int read_stream(const uint8_t *data, size_t len, struct walk *w)
 
 	if (!f)
 		abort();
-	cur_how = "stream";
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "stream");
 	if (tc_pd_open_stream(&pd, f, "fuzz-stream", &e)) {
 		CHECK(e.msg[0]);
 		ret = -1;
@@ -421,7 +412,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct tc_perf_data *pd;
 	struct tc_err e = { 0 };
 
-	cur_how = "mem";
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "mem");
 	if (tc_pd_open_mem(&pd, data, len, "fuzz", &e)) {
 		CHECK(e.msg[0] && strlen(e.msg) < sizeof(e.msg));
 		CHECK(pd == NULL);
@@ -443,7 +434,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		if (p) {
 			struct tc_perf_data *pp;
 
-			cur_how = "converted pipe, mem";
+			snprintf(fuzz_ctx, sizeof(fuzz_ctx), "converted pipe, mem");
 			CHECK(tc_pd_open_mem(&pp, p, plen, "fuzz-pipe", &e) == 0);
 			walk(pp, "converted pipe, mem", &wp);
 			tc_pd_close(pp);

@@ -14,15 +14,7 @@
 
 #include "decoders/pt_flow.h"
 #include "decoders/pt_packets.h"
-
-#define CHECK(c)                                                                       \
-	do {                                                                           \
-		if (!(c)) {                                                            \
-			fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,     \
-				__LINE__, #c);                                         \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 #define BASE_OFF 0x1000		/* file offset given to the decoders */
 

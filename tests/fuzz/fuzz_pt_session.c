@@ -11,15 +11,7 @@
 
 #include "decoders/pt_session.h"
 #include "lib/perf_data.h"
-
-#define CHECK(c)                                                                       \
-	do {                                                                           \
-		if (!(c)) {                                                            \
-			fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__,     \
-				__LINE__, #c);                                         \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 struct run {
 	struct tc_pts *s;
