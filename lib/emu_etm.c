@@ -52,7 +52,6 @@ struct vcpu {
 	unsigned idx;		/* the qemu vCPU it ran on */
 	unsigned etm;		/* its ETM: trace ID FIRST_TRACE_ID + etm */
 	unsigned since_ts;	/* blocks since its last timestamp */
-	uint64_t last_tb;	/* start of its previous TB */
 	bool real_tid;		/* tid found in /proc (else made up) */
 	uint32_t tid;
 	struct tc_qexec *q;
@@ -243,16 +242,12 @@ static int retire(struct vcpu *c, struct tc_err *e)
 static bool new_thread_on(struct emu *m, struct vcpu *c, uint64_t pc)
 {
 	uint32_t insn;
-	bool known;
 
 	if (pc < 4 || tc_elf_read_vaddr(m->elf, pc - 4, &insn, 4) != 4 ||
 	    insn != 0xd4000001 /* svc #0 */)
 		return false;
-	if (tc_qexec_last_tb_ends_at(c->q, pc - 4, &known))
+	if (tc_qexec_last_tb_ends_at(c->q, pc - 4))
 		return false;	/* the SVC ended its own previous TB */
-	/* Code not readable: the SVC shortly after the previous TB's start is taken as its. */
-	if (!known && pc - 4 >= c->last_tb && pc - 4 - c->last_tb < 4096)
-		return false;
 	/* qemu frees the index before the old host thread has left /proc; on a loaded
 	 * machine that can take a while (test_emu_etm's rare "3 threads of 4": 2 runs in 60
 	 * with three CPU hogs on 2 cores when this waited 200 ms), so give it up to 1 s. */
@@ -271,10 +266,8 @@ static struct vcpu *vcpu(struct emu *m, unsigned idx, uint64_t pc, struct tc_err
 		return NULL;
 	}
 	if ((c = m->cur[idx])) {
-		if (!new_thread_on(m, c, pc)) {
-			c->last_tb = pc;
+		if (!new_thread_on(m, c, pc))
 			return c;
-		}
 		if (retire(c, e))
 			return NULL;
 	}
@@ -289,7 +282,6 @@ static struct vcpu *vcpu(struct emu *m, unsigned idx, uint64_t pc, struct tc_err
 	c->m = m;
 	c->idx = idx;
 	c->etm = m->nv;
-	c->last_tb = pc;
 	c->real_tid = true;
 	m->v[m->nv++] = c;
 	m->cur[idx] = c;

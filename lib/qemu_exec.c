@@ -290,13 +290,13 @@ int tc_qexec_tb(struct tc_qexec *q, uint64_t pc, struct tc_err *e)
 	return deliver(q, &b, e);
 }
 
-bool tc_qexec_last_tb_ends_at(struct tc_qexec *q, uint64_t addr, bool *known)
+bool tc_qexec_last_tb_ends_at(struct tc_qexec *q, uint64_t addr)
 {
-	struct stop s = { .ok = false };
+	struct stop s;
 
-	if (q->have)
-		s = tb_scan(q, q->tb);
-	*known = s.ok;
+	if (!q->have)
+		return false;
+	s = tb_scan(q, q->tb);
 	return s.ok && s.at == addr;
 }
 

@@ -50,8 +50,8 @@ void tc_qexec_free(struct tc_qexec *q);
 /* The next executed TB starts at pc. */
 int tc_qexec_tb(struct tc_qexec *q, uint64_t pc, struct tc_err *e);
 /* Does the last TB fed end with the instruction at addr (where qemu ends a TB: a branch,
- * an SVC, ...)? *known is false when its code could not be read. */
-bool tc_qexec_last_tb_ends_at(struct tc_qexec *q, uint64_t addr, bool *known);
+ * an SVC, ...)? False too when its code could not be read. */
+bool tc_qexec_last_tb_ends_at(struct tc_qexec *q, uint64_t addr);
 /* End of the log: deliver the unfinished last block (END_NONE). */
 int tc_qexec_end(struct tc_qexec *q, struct tc_err *e);
 const struct tc_qexec_stats *tc_qexec_stats(const struct tc_qexec *q);

@@ -63,10 +63,14 @@ int tc_uprobe_tp_del(const char *tracefs, const char *group, const char *event,
 	return probe_cmd(tracefs, cmd, e);
 }
 
-/* The "p:tracectl_PID/EVENT ..." lines of uprobe_events whose record is gone. */
+/* The "p:GROUP/EVENT ..." lines of uprobe_events whose record (GROUP's PID) is gone. */
 int tc_uprobe_reap(const char *tracefs, unsigned *removed, int *pid_seen, struct tc_err *e)
 {
-	char p[PATH_MAX], line[PATH_MAX + 128], (*stale)[96] = NULL;
+	struct stale {
+		int pid;
+		char ev[64];
+	} *v = NULL;
+	char p[PATH_MAX], line[PATH_MAX + 128];
 	size_t n = 0, cap = 0;
 	FILE *f;
 
@@ -76,29 +80,30 @@ int tc_uprobe_reap(const char *tracefs, unsigned *removed, int *pid_seen, struct
 	if (!(f = fopen(p, "re")))
 		return tc_err_sys(e, errno, "uprobe: cannot read %s", p);
 	while (fgets(line, sizeof(line), f)) {
-		char ev[64];
-		int pid, len = 0;
+		struct stale x;
+		int len = 0;
 
-		if (sscanf(line, "p:tracectl_%d/%63[^ \n]%n", &pid, ev, &len) != 2 || !len ||
-		    pid <= 0 || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+		if (sscanf(line, "p:" TC_UPROBE_GROUP "%d/%63[^ \n]%n", &x.pid, x.ev, &len) != 2 ||
+		    !len || x.pid <= 0 || x.pid == (int)getpid() || kill(x.pid, 0) == 0 ||
+		    errno != ESRCH)
 			continue;
-		if (tc_grow((void **)&stale, &cap, n + 1, sizeof(*stale))) {
+		if (tc_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
 			fclose(f);
-			free(stale);
+			free(v);
 			return tc_err_set(e, ENOMEM, "out of memory");
 		}
-		snprintf(stale[n++], sizeof(stale[0]), "tracectl_%d/%s", pid, ev);
-		*pid_seen = pid;
+		v[n++] = x;
+		*pid_seen = x.pid;
 	}
 	fclose(f);
 	/* One in use elsewhere is refused (EBUSY): it is not ours to force. */
 	for (size_t i = 0; i < n; i++) {
-		char cmd[128];
+		char group[32];
 
-		snprintf(cmd, sizeof(cmd), "-:%s\n", stale[i]);
-		if (!probe_cmd(tracefs, cmd, NULL))
+		snprintf(group, sizeof(group), TC_UPROBE_GROUP "%d", v[i].pid);
+		if (!tc_uprobe_tp_del(tracefs, group, v[i].ev, NULL))
 			(*removed)++;
 	}
-	free(stale);
+	free(v);
 	return 0;
 }

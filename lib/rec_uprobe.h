@@ -12,6 +12,9 @@
 
 #include "err.h"
 
+/* A record's probes are in group TC_UPROBE_GROUP followed by its pid. */
+#define TC_UPROBE_GROUP "tracectl_"
+
 /* Define GROUP/EVENT at path's file offset off; *id is its tracepoint id. */
 int tc_uprobe_tp_add(const char *tracefs, const char *group, const char *event,
 		     const char *path, uint64_t off, uint64_t *id, struct tc_err *e);

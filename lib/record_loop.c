@@ -161,14 +161,14 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 {
 	const struct tc_rec_plan *pl = L->r->plan;
 	bool inherited = L->r->inherit && !L->r->cpu_wide;
-	unsigned reaped = 0;
+	bool reaped = false;
 
 	L->pev = calloc(pl->n ? pl->n : 1, sizeof(*L->pev));
 	L->tp = calloc(pl->n ? pl->n : 1, sizeof(*L->tp));
 	L->probe = calloc(pl->n ? pl->n : 1, sizeof(*L->probe));
 	if (!L->pev || !L->tp || !L->probe)
 		return tc_err_set(e, ENOMEM, "out of memory");
-	snprintf(L->probe_group, sizeof(L->probe_group), "tracectl_%d", (int)getpid());
+	snprintf(L->probe_group, sizeof(L->probe_group), TC_UPROBE_GROUP "%d", (int)getpid());
 	for (size_t i = 0; i < pl->n; i++) {
 		struct tc_rec_event *v = &L->pev[i];
 		uint64_t id = 0;
@@ -188,8 +188,9 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 			memcpy(L->tp[i], L->tp[same], sizeof(L->tp[i]));
 			continue;
 		}
-		if (!reaped++)
+		if (!reaped)
 			reap_probes(L, pl->tracefs);
+		reaped = true;
 		probe_name(v->trigger, i, L->probe[i], sizeof(L->probe[i]));
 		if (tc_uprobe_tp_add(pl->tracefs, L->probe_group, L->probe[i], v->uprobe_path,
 				     v->a.attr.config2, &id, e)) {
