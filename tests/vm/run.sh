@@ -77,7 +77,7 @@ if [ "$mode" = bench ]; then
 fi
 grep -E '^(VM|check_aux|\[ tracectl|warning|fatal|tracectl)' "$log" | tr -d '\r' || true
 echo "[ test-vm: kernel $kver, prepare $((t1 - t0)) s, boot+run $((t2 - t1)) s; log $log ]"
-grep -q '^VM-RESULT: PASS' "$log" || { tr -d '\r\033' <"$log" | tail -n 30 | sed 's/^/  | /' >&2
+grep -q '^VM-RESULT: PASS' "$log" || { "$top/tests/vm/boot.sh" --end "$log"
 	echo "test-vm: FAIL (the console's end above)" >&2; exit 1; }
 
 # The guest's files, as Debian's perf reads them: same bytes, every record type there.

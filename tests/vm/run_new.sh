@@ -44,6 +44,6 @@ t3=$(date +%s)
 tr -d '\r' <"$log" | grep -E '^(VM|check_aux|check_pr|\[ tracectl|warning|fatal|tracectl)' || true
 echo "[ test-vm-new: kernel $kver, prepare $((t1 - t0)) s, build $((t2 - t1)) s," \
 	"boot+run $((t3 - t2)) s; log $log ]"
-grep -q '^VM-RESULT: PASS' "$log" || { tr -d '\r\033' <"$log" | tail -n 30 | sed 's/^/  | /' >&2
+grep -q '^VM-RESULT: PASS' "$log" || { "$top/tests/vm/boot.sh" --end "$log"
 	echo "test-vm-new: FAIL (the console's end above)" >&2; exit 1; }
 echo "test-vm-new: PASS"
