@@ -9,7 +9,7 @@ WARN := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -I.
 CFLAGS ?= -O2 -g
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
-LIB_SRC := $(wildcard lib/*.c) $(wildcard decoders/*.c) $(wildcard out/*.c)
+LIB_SRC := $(shell find lib decoders -name '*.c' | LC_ALL=C sort)
 CMD_SRC := $(wildcard cmd/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)	# test-only programs the e2e tests run
@@ -108,7 +108,7 @@ install: tracectl
 
 # ---- libFuzzer targets (tests/fuzz/fuzz_*.c) ------------------------------------------
 # `make fuzz` builds $(B)/fuzz/fuzz_NAME with clang's libFuzzer, ASan and UBSan, against
-# the lib/, decoders/ and out/ sources compiled the same way. `make fuzz-run` runs each
+# the lib/ and decoders/ sources compiled the same way. `make fuzz-run` runs each
 # target for FUZZ_SECONDS with the corpus $(B)/fuzz/corpus-NAME, seeded at run time from
 # ../shared/testdata (TC_TESTDATA overrides); `make fuzz-smoke` runs each for
 # FUZZ_SMOKE_SECONDS on a fresh corpus and fails if one crashes (CI). FUZZ=NAME runs one.

@@ -6,12 +6,12 @@
 
 #include <string.h>
 
-#include "../out/analysis.h"
-#include "../out/autofdo.h"
-#include "../out/records.h"
-#include "../out/streams.h"
-#include "decode_input.h"
-#include "tracectl.h"
+#include "lib/analysis/analysis.h"
+#include "lib/output/autofdo.h"
+#include "lib/output/listing.h"
+#include "lib/output/streams.h"
+#include "cmd/decode_input.h"
+#include "cmd/tracectl.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
        OPT_BRANCHES };
@@ -34,12 +34,12 @@ const struct tc_opt decode_opts[] = {
 struct decode {
 	struct tc_decode_args a;
 	const char *per_thread, *format;
-	struct tc_rec_out out;
+	struct tc_listing out;
 	struct tc_streams *streams;
 	struct tc_err serr;
 	int stream_failed;
-	struct tc_an *an;
-	struct tc_afdo *afdo;
+	struct tc_analysis *an;
+	struct tc_autofdo *afdo;
 };
 
 static int on_opt(int key, const char *arg, void *ctx)
@@ -55,12 +55,12 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_BUFFER: d->a.buffer = arg; break;
 	case OPT_ID:
 		if (tc_parse_trace_ids(arg, d->a.want_id))
-			return tc_usage_error(tc_cmd_find("decode"), "bad trace ID list '%s'", arg);
+			return tc_msg_usage_error(tc_cmd_find("decode"), "bad trace ID list '%s'", arg);
 		d->a.any_id = true;
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "autofdo") && tc_an_format_parse(arg, &(enum tc_an_format){ 0 }))
-			return tc_usage_error(tc_cmd_find("decode"), "bad format '%s' (folded, "
+		if (strcmp(arg, "autofdo") && tc_analysis_format_parse(arg, &(enum tc_analysis_format){ 0 }))
+			return tc_msg_usage_error(tc_cmd_find("decode"), "bad format '%s' (folded, "
 					      "chrome, svg or autofdo)", arg);
 		d->format = arg;
 		break;
@@ -73,11 +73,11 @@ static void emit(void *ctx, const struct tc_rec *r)
 	struct decode *d = ctx;
 
 	if (d->an)
-		tc_an_feed(d->an, r);	/* out of memory shows at tc_an_finish */
+		tc_analysis_feed(d->an, r);	/* out of memory shows at tc_analysis_finish */
 	else if (d->afdo)
-		tc_afdo_feed(d->afdo, r);	/* and at tc_afdo_write */
+		tc_autofdo_feed(d->afdo, r);	/* and at tc_autofdo_write */
 	else if (!d->streams)
-		tc_rec_write(&d->out, r);
+		tc_listing_write(&d->out, r);
 	else if (!d->stream_failed && tc_streams_write(d->streams, r, &d->serr))
 		d->stream_failed = 1;
 }
@@ -88,47 +88,47 @@ int do_decode(int argc, char **argv)
 	struct decode d = { .a.input = "perf.data" };
 	struct tc_dec *dec;
 	struct tc_err e;
-	int i = tc_parse_opts(cmd, argc, argv, on_opt, &d), problems;
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, &d), problems;
 	unsigned nstreams = 0;
 
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
-		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
 	if (d.format && (d.a.packets || d.a.branches || d.per_thread))
-		return tc_usage_error(cmd, "--format takes instruction ranges: not with --packets, "
+		return tc_msg_usage_error(cmd, "--format takes instruction ranges: not with --packets, "
 				      "--branches or --per-thread"), TC_EXIT_USAGE;
 	if (d.a.packets && d.a.branches)
-		return tc_usage_error(cmd, "--packets and --branches exclude each other"),
+		return tc_msg_usage_error(cmd, "--packets and --branches exclude each other"),
 		       TC_EXIT_USAGE;
-	tc_rec_out_init(&d.out, stdout, tc_g.json);
+	tc_listing_init(&d.out, stdout, tc_g.json);
 	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, &e)))
 		tc_fatal("%s", e.msg);
 	dec = tc_dec_new(&d.a, emit, &d, d.streams || d.format ? NULL : &d.out);
 	if (d.format && !strcmp(d.format, "autofdo")) {
-		d.afdo = tc_afdo_new(&(struct tc_afdo_opts){ .file = tc_dec_file,
+		d.afdo = tc_autofdo_new(&(struct tc_autofdo_opts){ .file = tc_dec_file,
 							     .read = tc_dec_read, .ctx = dec });
 		if (!d.afdo)
 			tc_fatal("out of memory");
 	} else if (d.format) {
-		struct tc_an_opts o = { .f = stdout, .tid = -1, .cpu = -1, .sym = tc_dec_sym,
+		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1, .sym = tc_dec_sym,
 					.sym_ctx = dec, .dso = tc_dec_dso, .dso_ctx = dec,
 					.comm = tc_dec_comm, .comm_ctx = dec,
 					.title = "tracectl decode (instructions)" };
 
-		tc_an_format_parse(d.format, &o.format);
-		if (!(d.an = tc_an_new(&o)))
+		tc_analysis_format_parse(d.format, &o.format);
+		if (!(d.an = tc_analysis_new(&o)))
 			tc_fatal("out of memory");
 	}
 	problems = tc_dec_run(dec);
-	if (d.an && tc_an_finish(d.an))
+	if (d.an && tc_analysis_finish(d.an))
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
 			 d.format);
-	tc_an_free(d.an);
-	if (d.afdo && tc_afdo_write(d.afdo, stdout))
+	tc_analysis_free(d.an);
+	if (d.afdo && tc_autofdo_write(d.afdo, stdout))
 		tc_fatal("autofdo output could not be written in full (out of memory or a write "
 			 "error)");
-	tc_afdo_free(d.afdo);
+	tc_autofdo_free(d.afdo);
 	tc_dec_free(dec);
 	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
 	    d.stream_failed)

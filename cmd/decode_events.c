@@ -1,15 +1,15 @@
 /* Tracepoint samples among the decoded trace. Samples are kept as copies of their raw data
- * (tc_pd_next's pointers last one record) and rendered only when emitted. */
-#include "decode_events.h"
+ * (tc_perf_data_next's pointers last one record) and rendered only when emitted. */
+#include "cmd/decode_events.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../decoders/tp_event.h"
-#include "../lib/tracing_data.h"
-#include "tracectl.h"
+#include "decoders/tp_event.h"
+#include "lib/perfdata/tracing_data_read.h"
+#include "cmd/tracectl.h"
 
 struct ev {
 	uint64_t time, offset, id;
@@ -30,7 +30,7 @@ struct decode_ev {
 	size_t raw_len, raw_cap;
 	bool tep_tried;
 	struct tep_handle *tep;
-	struct tc_tpe *tpe;
+	struct tc_tp_event *tpe;
 	char *tep_err;			/* why the tracing data could not be read */
 	uint64_t emitted, bad;
 	char *first_bad;
@@ -51,8 +51,8 @@ void decode_ev_free(struct decode_ev *x)
 {
 	if (!x)
 		return;
-	tc_tpe_free(x->tpe);
-	tc_tdata_free(x->tep);
+	tc_tp_event_free(x->tpe);
+	tc_tracing_data_read_free(x->tep);
 	free(x->evs);
 	free(x->raw);
 	free(x->tep_err);
@@ -61,9 +61,9 @@ void decode_ev_free(struct decode_ev *x)
 }
 
 void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
-		      const struct tc_pd_record *r)
+		      const struct tc_perf_data_record *r)
 {
-	const struct tc_pd_sample_id *s = &r->sid;
+	const struct tc_perf_data_sample_id *s = &r->sid;
 	struct ev *ev;
 
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr ||
@@ -74,7 +74,7 @@ void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
 		tc_fatal("out of memory for tracepoint samples");
 	ev = &x->evs[x->n++];
 	*ev = (struct ev){ .time = s->time, .has_time = s->has_time, .offset = r->offset,
-			   .id = r->attr->attr.config, .attr = (size_t)(r->attr - tc_pd_attr(pd, 0)),
+			   .id = r->attr->attr.config, .attr = (size_t)(r->attr - tc_perf_data_attr(pd, 0)),
 			   .raw_at = x->raw_len,
 			   .raw_len = r->u.sample.raw_size, .cpu = s->has_cpu ? (int)s->cpu : -1,
 			   .pid = s->has_tid ? (int)s->pid : -1,
@@ -95,7 +95,7 @@ static int by_time(const void *a, const void *b)
 
 static void load_formats(struct decode_ev *x, struct tc_perf_data *pd)
 {
-	const struct tc_pd_features *f = tc_pd_features(pd);
+	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
 	struct tc_err e;
 
 	x->tep_tried = true;
@@ -103,18 +103,18 @@ static void load_formats(struct decode_ev *x, struct tc_perf_data *pd)
 		x->tep_err = strdup("the file has no tracing data (event formats)");
 		return;
 	}
-	if (tc_tdata_read(&x->tep, f->tracing_data, f->tracing_data_len, f->tracing_data_off,
-			  tc_pd_name(pd), &e)) {
+	if (tc_tracing_data_read(&x->tep, f->tracing_data, f->tracing_data_len, f->tracing_data_off,
+			  tc_perf_data_name(pd), &e)) {
 		x->tep_err = strdup(e.msg);
 		return;
 	}
-	if (!(x->tpe = tc_tpe_new(x->tep)))
+	if (!(x->tpe = tc_tp_event_new(x->tep)))
 		tc_fatal("out of memory");
 }
 
 static void emit_one(struct decode_ev *x, const struct tc_perf_data *pd, const struct ev *ev)
 {
-	const struct tc_pd_attr *a = tc_pd_attr(pd, ev->attr);
+	const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, ev->attr);
 	struct tc_rec r = { .type = TC_REC_EVENT, .id = -1, .cpu = ev->cpu, .pid = ev->pid,
 			    .tid = ev->tid, .offset = ev->offset, .has_time = ev->has_time,
 			    .time = ev->time };
@@ -124,7 +124,7 @@ static void emit_one(struct decode_ev *x, const struct tc_perf_data *pd, const s
 		x->bad++;
 		return;
 	}
-	if (tc_tpe_render(x->tpe, ev->id, x->raw + ev->raw_at, ev->raw_len, &r, &e)) {
+	if (tc_tp_event_render(x->tpe, ev->id, x->raw + ev->raw_at, ev->raw_len, &r, &e)) {
 		if (!x->bad++ && asprintf(&x->first_bad, "SAMPLE record at offset 0x%" PRIx64
 					  ": %s", ev->offset, e.msg) < 0)
 			x->first_bad = NULL;

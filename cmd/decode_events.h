@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "../decoders/record.h"
-#include "../lib/perf_data.h"
+#include "decoders/rec.h"
+#include "lib/perfdata/perf_data.h"
 
 struct decode_ev;
 
@@ -16,7 +16,7 @@ struct decode_ev *decode_ev_new(void (*emit)(void *ctx, const struct tc_rec *r),
 void decode_ev_free(struct decode_ev *x);
 /* Every record in file order: samples of tracepoints with raw data are kept. */
 void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
-		      const struct tc_pd_record *r);
+		      const struct tc_perf_data_record *r);
 /* Emit the kept events from before file offset `before` (UINT64_MAX: all); pd holds the
  * tracing data. */
 void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t before);

@@ -1,25 +1,25 @@
 /* Input side of decode/report/diff: snapshot directory or perf.data, through the decoder
  * that fits (cmd/decode_snapshot.c, cmd/decode_pt.c, cmd/decode_cs.c), plus the account of
  * AUX data every perf.data gets: trace announced but missing, truncated, lost. */
-#include "decode_input.h"
+#include "cmd/decode_input.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../decoders/cs_perf.h"
-#include "../decoders/pt_config.h"
-#include "../decoders/pt_packets.h"
-#include "../decoders/pt_session.h"
-#include "../lib/perf_data.h"
-#include "../lib/snapshot.h"
-#include "../out/analysis.h"
-#include "decode_cs.h"
-#include "decode_events.h"
-#include "decode_pt.h"
-#include "progress.h"
-#include "tracectl.h"
+#include "decoders/coresight/cs_perf.h"
+#include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_packets.h"
+#include "decoders/intel_pt/pt_session.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/perfdata/snapshot.h"
+#include "lib/analysis/analysis.h"
+#include "cmd/decode_cs.h"
+#include "cmd/decode_events.h"
+#include "cmd/decode_pt.h"
+#include "cmd/progress.h"
+#include "cmd/tracectl.h"
 
 struct comm {
 	int tid;
@@ -30,7 +30,7 @@ struct tc_dec {
 	struct tc_decode_args a;
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;
-	struct tc_rec_out *rec;
+	struct tc_listing *rec;
 	struct decode_pt *pt;		/* Intel PT flow */
 	struct decode_cs *cs;		/* CoreSight packets or flow */
 	struct decode_ev *ev;		/* tracepoint samples */
@@ -45,7 +45,7 @@ struct tc_dec {
 	uint64_t lost_samples_recs, lost_samples;	/* the kernel's own counts (perf record's) */
 	uint64_t first_aux_offset;
 	uint64_t compressed_recs, first_compressed;	/* perf record -z: zstd, not read */
-	struct tc_ptp_stats ptp;
+	struct tc_pt_packets_stats ptp;
 	struct tc_progress *progress;	/* NULL when not shown */
 };
 
@@ -78,15 +78,15 @@ static int dec_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
 	struct tc_dec *d = ctx;
 
 	if (d->cs && decode_cs_is_cs_etm(d->cs))
-		return tc_csp_symbolize(decode_cs_session(d->cs), addr, buf, len);
+		return tc_cs_perf_symbolize(decode_cs_session(d->cs), addr, buf, len);
 	if (d->pt && decode_pt_is_intel_pt(d->pt))
-		return tc_pts_symbolize(decode_pt_session(d->pt), addr, buf, len);
+		return tc_pt_session_symbolize(decode_pt_session(d->pt), addr, buf, len);
 	return -1;
 }
 
 struct tc_dec *tc_dec_new(const struct tc_decode_args *a,
 			  void (*emit)(void *ctx, const struct tc_rec *r), void *ctx,
-			  struct tc_rec_out *rec)
+			  struct tc_listing *rec)
 {
 	struct tc_dec *d = calloc(1, sizeof(*d));
 
@@ -121,10 +121,10 @@ int tc_dec_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *s
 	struct tc_dec *d = ctx;
 
 	if (d->cs && decode_cs_is_cs_etm(d->cs))
-		return tc_an_images_sym(tc_csp_images(decode_cs_session(d->cs)), pid, addr, name,
+		return tc_analysis_images_sym(tc_cs_perf_images(decode_cs_session(d->cs)), pid, addr, name,
 					start);
 	if (d->pt && decode_pt_is_intel_pt(d->pt))
-		return tc_pts_sym(decode_pt_session(d->pt), pid, addr, name, start);
+		return tc_pt_session_sym(decode_pt_session(d->pt), pid, addr, name, start);
 	return -1;
 }
 
@@ -133,9 +133,9 @@ const char *tc_dec_dso(void *ctx, int pid, uint64_t addr)
 	struct tc_dec *d = ctx;
 
 	if (d->cs && decode_cs_is_cs_etm(d->cs))
-		return tc_an_images_dso(tc_csp_images(decode_cs_session(d->cs)), pid, addr);
+		return tc_analysis_images_dso(tc_cs_perf_images(decode_cs_session(d->cs)), pid, addr);
 	if (d->pt && decode_pt_is_intel_pt(d->pt))
-		return tc_pts_dso(decode_pt_session(d->pt), pid, addr);
+		return tc_pt_session_dso(decode_pt_session(d->pt), pid, addr);
 	return NULL;
 }
 
@@ -143,13 +143,13 @@ const char *tc_dec_dso(void *ctx, int pid, uint64_t addr)
 static struct tc_images *images_at(struct tc_dec *d, int pid, uint64_t addr)
 {
 	if (d->cs && decode_cs_is_cs_etm(d->cs))
-		return tc_csp_images(decode_cs_session(d->cs));
+		return tc_cs_perf_images(decode_cs_session(d->cs));
 	if (d->pt && decode_pt_is_intel_pt(d->pt))
-		return tc_pts_images_at(decode_pt_session(d->pt), pid, addr);
+		return tc_pt_session_images_at(decode_pt_session(d->pt), pid, addr);
 	return NULL;
 }
 
-int tc_dec_file(void *ctx, int pid, uint64_t addr, struct tc_img_file *f)
+int tc_dec_file(void *ctx, int pid, uint64_t addr, struct tc_images_file *f)
 {
 	struct tc_images *im = images_at(ctx, pid, addr);
 
@@ -195,33 +195,33 @@ static void add_comm(struct tc_dec *d, int tid, const char *name)
 }
 
 static int on_auxtrace_info(struct tc_dec *d, struct tc_perf_data *pd,
-			    const struct tc_pd_record *r, struct tc_err *e)
+			    const struct tc_perf_data_record *r, struct tc_err *e)
 {
 	d->aux_type = r->u.auxtrace_info.type;
 	if (d->aux_type == 1 && d->a.packets) {
 		if (!r->u.auxtrace_info.intel_pt)
 			return tc_err_set(e, 0, "%s: Intel PT AUXTRACE_INFO at offset 0x%" PRIx64
-					  " could not be parsed", tc_pd_name(pd), r->offset);
-		return tc_pt_setup_from_pd(&d->ptcfg, pd, r->u.auxtrace_info.intel_pt, e);
+					  " could not be parsed", tc_perf_data_name(pd), r->offset);
+		return tc_pt_config_from_perf_data(&d->ptcfg, pd, r->u.auxtrace_info.intel_pt, e);
 	}
 	return 0;
 }
 
 static void emit_progress(void *ctx, const struct tc_rec *r);
 
-static int on_auxtrace(struct tc_dec *d, const struct tc_pd_record *r, struct tc_err *e)
+static int on_auxtrace(struct tc_dec *d, const struct tc_perf_data_record *r, struct tc_err *e)
 {
 	tc_progress_buffer(d->progress, r->offset + r->size, r->u.auxtrace.size);
 	d->auxtrace_recs++;
 	d->auxtrace_bytes += r->u.auxtrace.size;
 	if (!d->a.packets || d->aux_type != 1)
 		return 0;	/* CoreSight packets go through decode_cs */
-	return tc_ptp_decode(&d->ptcfg.cfg, r->u.auxtrace.data, (size_t)r->u.auxtrace.size,
+	return tc_pt_packets_decode(&d->ptcfg.cfg, r->u.auxtrace.data, (size_t)r->u.auxtrace.size,
 			     r->offset + r->size, (int)r->u.auxtrace.cpu, emit_progress, d,
 			     &d->ptp, e);
 }
 
-static void on_aux(struct tc_dec *d, const struct tc_pd_record *r)
+static void on_aux(struct tc_dec *d, const struct tc_perf_data_record *r)
 {
 	if (!d->aux_recs++)
 		d->first_aux_offset = r->offset;
@@ -234,20 +234,20 @@ static void on_aux(struct tc_dec *d, const struct tc_pd_record *r)
 
 static int read_all(struct tc_dec *d, struct tc_perf_data *pd, struct tc_err *e)
 {
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	int n;
 
-	while ((n = tc_pd_next(pd, &r, e)) > 0) {
+	while ((n = tc_perf_data_next(pd, &r, e)) > 0) {
 		if (d->pt)
 			decode_pt_record(d->pt, pd, &r);
 		decode_cs_record(d->cs, &r);
 		decode_ev_record(d->ev, pd, &r);
 		switch (r.type) {
-		case TC_PD_AUXTRACE_INFO:
+		case TC_PERF_DATA_AUXTRACE_INFO:
 			if (on_auxtrace_info(d, pd, &r, e))
 				return -1;
 			break;
-		case TC_PD_AUXTRACE:
+		case TC_PERF_DATA_AUXTRACE:
 			if (on_auxtrace(d, &r, e))
 				return -1;
 			break;
@@ -265,8 +265,8 @@ static int read_all(struct tc_dec *d, struct tc_perf_data *pd, struct tc_err *e)
 			d->lost_samples_recs++;
 			d->lost_samples += r.u.lost.lost;
 			break;
-		case TC_PD_COMPRESSED:
-		case TC_PD_COMPRESSED2:
+		case TC_PERF_DATA_COMPRESSED:
+		case TC_PERF_DATA_COMPRESSED2:
 			if (!d->compressed_recs++)
 				d->first_compressed = r.offset;
 			break;
@@ -345,7 +345,7 @@ static int run_perf_data(struct tc_dec *d)
 	struct tc_err e;
 	int rc, problems = 0;
 
-	if (tc_pd_open(&pd, d->a.input, &e))
+	if (tc_perf_data_open(&pd, d->a.input, &e))
 		tc_fatal("%s", e.msg);
 	d->progress = tc_progress_new();
 	d->pd = pd;
@@ -357,7 +357,7 @@ static int run_perf_data(struct tc_dec *d)
 	rc = read_all(d, pd, &e);
 	if (rc) {
 		tc_progress_end(d->progress);
-		tc_pd_close(pd);
+		tc_perf_data_close(pd);
 		tc_fatal("%s", e.msg);
 	}
 	if (decode_cs_is_cs_etm(d->cs))
@@ -378,7 +378,7 @@ static int run_perf_data(struct tc_dec *d)
 			  d->auxtrace_recs, d->auxtrace_bytes, d->aux_recs, d->ptp.packets,
 			  d->ptp.errors);
 	d->pd = NULL;
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	return problems;
 }
 

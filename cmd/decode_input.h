@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../decoders/record.h"
-#include "../lib/images.h"
-#include "../out/records.h"
+#include "decoders/rec.h"
+#include "lib/images/images.h"
+#include "lib/output/listing.h"
 
 struct tc_decode_args {
 	const char *input;		/* perf.data file, "-" (pipe) or snapshot directory */
@@ -26,19 +26,19 @@ struct tc_dec;
 /* rec: the stdout record writer, which gets the decoder's symboliser (may be NULL). */
 struct tc_dec *tc_dec_new(const struct tc_decode_args *a,
 			  void (*emit)(void *ctx, const struct tc_rec *r), void *ctx,
-			  struct tc_rec_out *rec);
+			  struct tc_listing *rec);
 /* Decode everything; fatal on unusable input. Returns the number of problems warned about
  * (decode errors, missing trace or images, lost data): exit status 3 when non-zero. */
 int tc_dec_run(struct tc_dec *d);
 void tc_dec_free(struct tc_dec *d);
 
-/* For analyses (out/analysis.h): symbols, dso and thread names of what was decoded; ctx is
+/* For analyses (lib/analysis/analysis.h): symbols, dso and thread names of what was decoded; ctx is
  * the struct tc_dec. Valid during tc_dec_run and until tc_dec_free. */
 int tc_dec_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_dec_dso(void *ctx, int pid, uint64_t addr);
 const char *tc_dec_comm(void *ctx, int pid, int tid);
-/* The binary behind addr (out/autofdo.h), and its bytes; -1 / 0 where unknown. */
-int tc_dec_file(void *ctx, int pid, uint64_t addr, struct tc_img_file *f);
+/* The binary behind addr (lib/output/autofdo.h), and its bytes; -1 / 0 where unknown. */
+int tc_dec_file(void *ctx, int pid, uint64_t addr, struct tc_images_file *f);
 size_t tc_dec_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len);
 
 /* "0x10,0x11" into want; -1 on a bad ID. */

@@ -3,17 +3,17 @@
  * or as packets (--packets). */
 #include <inttypes.h>
 
-#include "../decoders/cs_snapshot.h"
-#include "../lib/snapshot.h"
-#include "decode_input.h"
-#include "tracectl.h"
+#include "decoders/coresight/cs_snapshot.h"
+#include "lib/perfdata/snapshot.h"
+#include "cmd/decode_input.h"
+#include "cmd/tracectl.h"
 
 int tc_decode_snapshot(const struct tc_decode_args *a,
 		       void (*emit)(void *ctx, const struct tc_rec *r), void *ctx)
 {
 	struct tc_snapshot *ss;
 	struct tc_err e;
-	struct tc_cs_run run = { .buffer = a->buffer, .what = a->packets ? TC_ETM_PACKETS
+	struct tc_cs_snapshot_run run = { .buffer = a->buffer, .what = a->packets ? TC_ETM_PACKETS
 									 : TC_ETM_ELEMENTS,
 				 .want_id = a->any_id ? a->want_id : NULL, .emit = emit,
 				 .emit_ctx = ctx };
@@ -23,7 +23,7 @@ int tc_decode_snapshot(const struct tc_decode_args *a,
 		tc_fatal("--branches is for perf.data recordings, not snapshot directories");
 	if (tc_snapshot_open(&ss, a->input, &e))
 		tc_fatal("%s", e.msg);
-	rc = tc_cs_ss_decode(ss, &run, &e);
+	rc = tc_cs_snapshot_decode(ss, &run, &e);
 	for (size_t i = 0; i < run.notes.n; i++)
 		tc_warning("%s", run.notes.msgs[i]);
 	tc_diag_free(&run.notes);

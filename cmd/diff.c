@@ -1,13 +1,13 @@
-/* tracectl diff A B: the per-function profiles of two recordings side by side (out/profile.h
- * tc_prof_diff), and an exit status a CI job can gate on (--fail-above). */
+/* tracectl diff A B: the per-function profiles of two recordings side by side (lib/analysis/profile.h
+ * tc_profile_diff), and an exit status a CI job can gate on (--fail-above). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
-#include "../out/analysis.h"
-#include "decode_input.h"
-#include "prof_args.h"
-#include "tracectl.h"
+#include "lib/analysis/analysis.h"
+#include "cmd/decode_input.h"
+#include "cmd/prof_args.h"
+#include "cmd/tracectl.h"
 
 enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS };
 
@@ -23,7 +23,7 @@ const struct tc_opt diff_opts[] = {
 
 struct diff {
 	const char *symfs;
-	struct tc_prof_view view;
+	struct tc_profile_view view;
 	size_t limit;
 	double fail_above;
 	bool gate;
@@ -39,44 +39,44 @@ static int on_opt(int key, const char *arg, void *ctx)
 	switch (key) {
 	case OPT_SYMFS: d->symfs = arg; break;
 	case OPT_SORT:
-		if (tc_prof_sort_parse(arg, &d->view.sort))
-			return tc_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
+		if (tc_report_sort_parse(arg, &d->view.sort))
+			return tc_msg_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
 					      arg);
 		break;
 	case OPT_LIMIT:
-		if (tc_parse_count(arg, &v))
-			return tc_usage_error(cmd, "bad --limit '%s'", arg);
+		if (tc_report_parse_count(arg, &v))
+			return tc_msg_usage_error(cmd, "bad --limit '%s'", arg);
 		d->limit = (size_t)v;
 		break;
 	case OPT_FAIL_ABOVE:
 		errno = 0;
 		d->fail_above = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(d->fail_above) || d->fail_above < 0)
-			return tc_usage_error(cmd, "bad --fail-above '%s' (a percentage >= 0)", arg);
+			return tc_msg_usage_error(cmd, "bad --fail-above '%s' (a percentage >= 0)", arg);
 		d->gate = true;
 		break;
 	}
 	return 0;
 }
 
-static int profile(const char *input, const char *symfs, struct tc_an **an, struct tc_dec **dec)
+static int profile(const char *input, const char *symfs, struct tc_analysis **an, struct tc_dec **dec)
 {
 	struct tc_decode_args a = { .input = input, .symfs = symfs };
-	struct tc_an_opts o = { .format = TC_AN_PROFILE, .tid = -1, .cpu = -1 };
+	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };
 
-	return tc_prof_run(&a, &o, an, dec);
+	return tc_report_run(&a, &o, an, dec);
 }
 
 int do_diff(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("diff");
-	struct diff d = { .view.sort = TC_PROF_BY_SELF };
-	struct tc_an *an[2];
+	struct diff d = { .view.sort = TC_PROFILE_BY_SELF };
+	struct tc_analysis *an[2];
 	struct tc_dec *dec[2];
-	struct tc_prof_diff pd;
-	const struct tc_prof_diff_row *grew = NULL;
+	struct tc_profile_diff pd;
+	const struct tc_profile_diff_row *grew = NULL;
 	const char *in[3];
-	int i = tc_parse_opts(cmd, argc, argv, on_opt, &d), n = 0, problems = 0;
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, &d), n = 0, problems = 0;
 
 	/* Options may follow the operands too (diff A B --fail-above 5): parse again after
 	 * each one, which then stands where argv[0] does. */
@@ -85,39 +85,39 @@ int do_diff(int argc, char **argv)
 
 		if (n < 3)
 			in[n++] = argv[i];
-		next = tc_parse_opts(cmd, argc - i, argv + i, on_opt, &d);
+		next = tc_opts_parse(cmd, argc - i, argv + i, on_opt, &d);
 		i = next < 0 ? -1 : i + next;
 	}
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (n != 2)
-		return tc_usage_error(cmd, "diff takes two recordings (or snapshots), A and B"),
+		return tc_msg_usage_error(cmd, "diff takes two recordings (or snapshots), A and B"),
 		       TC_EXIT_USAGE;
 	for (int k = 0; k < 2; k++)
 		problems += profile(in[k], d.symfs, &an[k], &dec[k]);
 	/* The whole difference is checked against the threshold; --limit only cuts the output. */
-	if (tc_prof_diff(tc_an_profile(an[0]), tc_an_profile(an[1]), &d.view, &pd))
+	if (tc_profile_diff(tc_analysis_profile(an[0]), tc_analysis_profile(an[1]), &d.view, &pd))
 		tc_fatal("out of memory");
 	if (d.gate)
-		grew = tc_prof_diff_grew(&pd, d.fail_above, false);
+		grew = tc_profile_diff_grew(&pd, d.fail_above, false);
 	if (d.limit && pd.n > d.limit)
 		pd.n = d.limit;
 	if (tc_g.json) {
 		struct tc_json j;
 
-		tc_json_stdout(&j);
-		tc_prof_diff_write_json(&pd, &j);
+		tc_msg_json_stdout(&j);
+		tc_profile_diff_write_json(&pd, &j);
 		tc_json_flush(&j);
 	} else {
-		tc_prof_diff_write_text(&pd, stdout);
+		tc_profile_diff_write_text(&pd, stdout);
 	}
 	if (grew)
 		tc_error("%s grew past %g%%: self instructions %llu -> %llu", grew->name,
 			 d.fail_above, (unsigned long long)grew->a_self,
 			 (unsigned long long)grew->b_self);
-	tc_prof_diff_free(&pd);
+	tc_profile_diff_free(&pd);
 	for (int k = 0; k < 2; k++) {
-		tc_an_free(an[k]);
+		tc_analysis_free(an[k]);
 		tc_dec_free(dec[k]);
 	}
 	if (grew)

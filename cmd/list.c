@@ -1,8 +1,8 @@
 /* tracectl list: trace PMUs, format terms, sinks, per-CPU tracers and reachable sinks. */
 #include <string.h>
 
-#include "../lib/pmu.h"
-#include "tracectl.h"
+#include "lib/pmu/pmu.h"
+#include "cmd/tracectl.h"
 
 const struct tc_opt list_opts[] = {
 	{ "sinks", 's', 0, NULL, "print only the CoreSight sink names, one per line" },
@@ -36,7 +36,7 @@ static void print_strv(const struct tc_strv *s)
 
 static void text_pmu(const struct tc_pmu *p)
 {
-	printf("%s%s%s", tc_color_on(BOLD), p->name, tc_color_off());
+	printf("%s%s%s", tc_msg_color_on(BOLD), p->name, tc_msg_color_off());
 	if (p->type >= 0)
 		printf(": type %d\n", p->type);
 	else
@@ -56,7 +56,7 @@ static void text_pmu(const struct tc_pmu *p)
 		       p->sinks[i].hash_str ? p->sinks[i].hash_str : "(unreadable)");
 	printf("  cpus:\n");
 	for (size_t i = 0; i < p->ncpus; i++) {
-		const struct tc_cs_cpu *c = &p->cpus[i];
+		const struct tc_pmu_cs_cpu *c = &p->cpus[i];
 		char id[16] = "-";
 
 		if (c->trace_id >= 0)
@@ -113,7 +113,7 @@ static void json_pmu(struct tc_json *j, const struct tc_pmu *p)
 	tc_json_key(j, "cpus");
 	tc_json_arr_open(j);
 	for (size_t i = 0; i < p->ncpus; i++) {
-		const struct tc_cs_cpu *c = &p->cpus[i];
+		const struct tc_pmu_cs_cpu *c = &p->cpus[i];
 
 		tc_json_obj_open(j);
 		tc_json_kint(j, "cpu", c->cpu);
@@ -137,7 +137,7 @@ static void print_sinks(const struct tc_pmu_list *l)
 	struct tc_json j;
 
 	if (tc_g.json) {
-		tc_json_stdout(&j);
+		tc_msg_json_stdout(&j);
 		tc_json_arr_open(&j);
 	}
 	for (size_t i = 0; i < l->n; i++)
@@ -166,7 +166,7 @@ static void print_listing(const struct tc_pmu_list *l)
 			       l->devices_dir);
 		return;
 	}
-	tc_json_stdout(&j);
+	tc_msg_json_stdout(&j);
 	tc_json_obj_open(&j);
 	tc_json_kstr(&j, "devices", l->devices_dir);
 	tc_json_key(&j, "pmus");
@@ -189,12 +189,12 @@ int do_list(int argc, char **argv)
 	struct list_args a = { 0 };
 	struct tc_pmu_list l;
 	struct tc_err e;
-	int i = tc_parse_opts(cmd, argc, argv, on_opt, &a), rc;
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, &a), rc;
 
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
-		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
 	if (tc_pmu_discover(tc_g.sysfs_root, &l, &e)) {
 		tc_pmu_list_free(&l);
 		tc_fatal("%s", e.msg);

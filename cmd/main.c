@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracectl.h"
+#include "cmd/tracectl.h"
 
 extern const struct tc_opt list_opts[], decode_opts[], record_opts[], report_opts[], diff_opts[],
 	help_opts[], version_opts[];
@@ -47,12 +47,12 @@ int main(int argc, char **argv)
 		tc_g.sysfs_root = env;
 
 	/* Global options stop at the command name ("+" keeps the rest for the command). */
-	first = tc_parse_opts(NULL, argc, argv, NULL, NULL);
+	first = tc_opts_parse(NULL, argc, argv, NULL, NULL);
 	if (first < 0)
-		return tc_finish_stdout(TC_EXIT_USAGE);
-	tc_color_setup();
+		return tc_msg_finish_stdout(TC_EXIT_USAGE);
+	tc_msg_color_setup();
 	if (first >= argc) {
-		tc_print_main_help(stderr);
+		tc_opts_main_help(stderr);
 		return TC_EXIT_USAGE;
 	}
 	cmd = tc_cmd_find(argv[first]);
@@ -61,5 +61,5 @@ int main(int argc, char **argv)
 		return TC_EXIT_USAGE;
 	}
 	rc = cmd->fn(argc - first, argv + first);
-	return tc_finish_stdout(rc);
+	return tc_msg_finish_stdout(rc);
 }

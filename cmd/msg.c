@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tracectl.h"
+#include "cmd/tracectl.h"
 
 static bool color_out, color_err;
 
-void tc_color_setup(void)
+void tc_msg_color_setup(void)
 {
 	const char *nc = getenv("NO_COLOR");
 
@@ -30,12 +30,12 @@ void tc_color_setup(void)
 	}
 }
 
-const char *tc_color_on(const char *code)
+const char *tc_msg_color_on(const char *code)
 {
 	return color_out ? code : "";
 }
 
-const char *tc_color_off(void)
+const char *tc_msg_color_off(void)
 {
 	return color_out ? "\033[m" : "";
 }
@@ -88,7 +88,7 @@ void tc_fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("fatal:", "\033[1;31m", fmt, ap);
 	va_end(ap);
-	exit(tc_finish_stdout(TC_EXIT_FAIL));
+	exit(tc_msg_finish_stdout(TC_EXIT_FAIL));
 }
 
 void tc_info(const char *fmt, ...)
@@ -117,7 +117,7 @@ void tc_status(const char *fmt, ...)
 	fputs(" ]\n", stderr);
 }
 
-int tc_usage_error(const struct tc_cmd *cmd, const char *fmt, ...)
+int tc_msg_usage_error(const struct tc_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -131,7 +131,7 @@ int tc_usage_error(const struct tc_cmd *cmd, const char *fmt, ...)
 	return -1;
 }
 
-int tc_finish_stdout(int rc)
+int tc_msg_finish_stdout(int rc)
 {
 	int err = 0;
 
@@ -145,7 +145,7 @@ int tc_finish_stdout(int rc)
 	return TC_EXIT_FAIL;
 }
 
-void tc_json_stdout(struct tc_json *j)
+void tc_msg_json_stdout(struct tc_json *j)
 {
 	tc_json_init(j, stdout, tc_g.pretty);
 }

@@ -4,11 +4,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tracectl.h"
+#include "cmd/tracectl.h"
 
 enum { OPT_COLOR = 256, OPT_SYSFS_ROOT, OPT_VERSION };
 
-const struct tc_opt tc_global_opts[] = {
+const struct tc_opt tc_opts_global[] = {
 	{ "json", 'j', 0, NULL, "write JSON (one document, or one object per line for streams)" },
 	{ "pretty", 'p', 0, NULL, "write indented JSON (implies --json)" },
 	{ "quiet", 'q', 0, NULL, "print no status lines or warnings" },
@@ -21,7 +21,7 @@ const struct tc_opt tc_global_opts[] = {
 	{ 0 },
 };
 
-int tc_global_opt(int key, const char *arg)
+int tc_opts_global_one(int key, const char *arg)
 {
 	switch (key) {
 	case 'j': tc_g.json = true; return 1;
@@ -90,11 +90,11 @@ static void print_version(void)
 	printf("tracectl %s\n", TRACECTL_VERSION);
 }
 
-int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
+int tc_opts_parse(const struct tc_cmd *cmd, int argc, char **argv,
 		  int (*on_opt)(int key, const char *arg, void *ctx), void *ctx)
 {
 	const struct tc_opt *own = cmd ? cmd->opts : NULL;
-	size_t n = count(own) + count(tc_global_opts), nl = 0;
+	size_t n = count(own) + count(tc_opts_global), nl = 0;
 	struct option *lo = calloc(n + 1, sizeof(*lo));
 	char *so = calloc(3 * n + 3, 1);
 	int c, ret = -1;
@@ -104,7 +104,7 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 	/* "+": stop at the first operand; ":": we report unknown options ourselves. */
 	strcpy(so, "+:");
 	add_opts(own, NULL, lo, &nl, so);
-	add_opts(tc_global_opts, own, lo, &nl, so);
+	add_opts(tc_opts_global, own, lo, &nl, so);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
@@ -112,13 +112,13 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 
 		if (c == '?') {
 			if (optopt)
-				tc_usage_error(cmd, "unknown option '-%c'", optopt);
+				tc_msg_usage_error(cmd, "unknown option '-%c'", optopt);
 			else
-				tc_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+				tc_msg_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 			goto out;
 		}
 		if (c == ':') {
-			tc_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+			tc_msg_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 			goto out;
 		}
 		if (c == 'h' || c == OPT_VERSION) {
@@ -128,14 +128,14 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 		}
 		if (c == 'h') {
 			if (cmd)
-				tc_print_cmd_help(cmd, stdout);
+				tc_opts_cmd_help(cmd, stdout);
 			else
-				tc_print_main_help(stdout);
-			exit(tc_finish_stdout(TC_EXIT_OK));
+				tc_opts_main_help(stdout);
+			exit(tc_msg_finish_stdout(TC_EXIT_OK));
 		}
 		if (c == OPT_VERSION) {
 			print_version();
-			exit(tc_finish_stdout(TC_EXIT_OK));
+			exit(tc_msg_finish_stdout(TC_EXIT_OK));
 		}
 		if (own_short(own, c)) {
 			if (on_opt && on_opt(c, optarg, ctx))
@@ -144,9 +144,9 @@ int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
 		}
 		if (c >= 256 * 4 && c < 256 * 5)
 			c -= 256 * 4;	/* a shadowed global option given by its long name */
-		g = tc_global_opt(c, optarg);
+		g = tc_opts_global_one(c, optarg);
 		if (g < 0) {
-			tc_usage_error(cmd, "bad value '%s' for --color (auto, always, never)", optarg);
+			tc_msg_usage_error(cmd, "bad value '%s' for --color (auto, always, never)", optarg);
 			goto out;
 		}
 		if (g == 0 && (!on_opt || on_opt(c, optarg, ctx)))
@@ -176,7 +176,7 @@ static void print_opts(const struct tc_opt *o, const struct tc_opt *shadow, FILE
 	}
 }
 
-void tc_print_cmd_help(const struct tc_cmd *cmd, FILE *f)
+void tc_opts_cmd_help(const struct tc_cmd *cmd, FILE *f)
 {
 	fprintf(f, "usage: tracectl [global options] %s [options]%s%s\n\n", cmd->name,
 		*cmd->args ? " " : "", cmd->args);
@@ -186,10 +186,10 @@ void tc_print_cmd_help(const struct tc_cmd *cmd, FILE *f)
 		print_opts(cmd->opts, NULL, f);
 	}
 	fprintf(f, "\nGlobal options:\n");
-	print_opts(tc_global_opts, cmd->opts, f);
+	print_opts(tc_opts_global, cmd->opts, f);
 }
 
-void tc_print_main_help(FILE *f)
+void tc_opts_main_help(FILE *f)
 {
 	fprintf(f, "usage: tracectl [global options] <command> [options]\n\n"
 		   "Record and decode processor trace (Arm CoreSight, Intel PT).\n\n"
@@ -197,6 +197,6 @@ void tc_print_main_help(FILE *f)
 	for (const struct tc_cmd *c = tc_cmds; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nGlobal options:\n");
-	print_opts(tc_global_opts, NULL, f);
+	print_opts(tc_opts_global, NULL, f);
 	fprintf(f, "\nSee 'tracectl help <command>' for a command's options.\n");
 }

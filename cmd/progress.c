@@ -1,11 +1,11 @@
-#include "progress.h"
+#include "cmd/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "tracectl.h"
+#include "cmd/tracectl.h"
 
 struct buf {
 	uint64_t start, size, reached;	/* reached: bytes of it decoded so far */

@@ -1,5 +1,5 @@
 /* tracectl record: open per-CPU trace events (cs_etm, intel_pt) with side-band, pause/resume
- * triggers and sampled events (-e), run the workload and write perf.data (lib/record_loop);
+ * triggers and sampled events (-e), run the workload and write perf.data (lib/record/record_loop);
  * --dry-run prints the events. */
 #include <errno.h>
 #include <signal.h>
@@ -7,12 +7,12 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../lib/perf_kernel.h"
-#include "../lib/pmu.h"
-#include "../lib/record_attrs.h"
-#include "../lib/record_loop.h"
-#include "record_emulated.h"
-#include "tracectl.h"
+#include "lib/pmu/perf_kernel.h"
+#include "lib/pmu/pmu.h"
+#include "lib/record/record_plan.h"
+#include "lib/record/record_loop.h"
+#include "cmd/record_emulated.h"
+#include "cmd/tracectl.h"
 
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
@@ -43,7 +43,7 @@ const struct tc_opt record_opts[] = {
 };
 
 struct record {
-	struct tc_rec_opts o;
+	struct tc_record_opts o;
 	bool emulated;		/* --pmu emulated: cmd/record_emulated.c */
 	enum tc_emu_format emu_format;
 	const char *filter, *truth;
@@ -54,7 +54,7 @@ struct record {
 
 static int usage(const char *fmt, const char *arg)
 {
-	tc_usage_error(tc_cmd_find("record"), fmt, arg);
+	tc_msg_usage_error(tc_cmd_find("record"), fmt, arg);
 	return -1;
 }
 
@@ -152,14 +152,14 @@ static int on_opt(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-static void json_event(struct tc_json *j, const struct tc_rec_event *ev)
+static void json_event(struct tc_json *j, const struct tc_record_event *ev)
 {
 	const struct perf_event_attr *a = &ev->a.attr;
 	uint32_t act = tc_attr_aux_action(&ev->a);
 
 	tc_json_obj_open(j);
 	tc_json_kstr(j, "pmu", ev->pmu);
-	tc_json_kstr(j, "role", tc_rec_role_name(ev->role));
+	tc_json_kstr(j, "role", tc_record_plan_role_name(ev->role));
 	if (ev->trigger)
 		tc_json_kstr(j, "trigger", ev->trigger);
 	if (ev->uprobe_path)
@@ -193,12 +193,12 @@ static void json_event(struct tc_json *j, const struct tc_rec_event *ev)
 	tc_json_obj_close(j);
 }
 
-static void text_event(size_t i, const struct tc_rec_event *ev)
+static void text_event(size_t i, const struct tc_record_event *ev)
 {
 	const struct perf_event_attr *a = &ev->a.attr;
 	uint32_t act = tc_attr_aux_action(&ev->a);
 
-	printf("#%zu %s %s", i, ev->pmu, tc_rec_role_name(ev->role));
+	printf("#%zu %s %s", i, ev->pmu, tc_record_plan_role_name(ev->role));
 	if (ev->trigger)
 		printf(" %s", ev->trigger);
 	if (ev->cpu >= 0)
@@ -224,12 +224,12 @@ static void text_event(size_t i, const struct tc_rec_event *ev)
 	       !!(act & TC_AUX_PAUSE), !!(act & TC_AUX_RESUME));
 }
 
-static void dry_run(const struct record *r, const struct tc_rec_plan *pl, const char *cannot)
+static void dry_run(const struct record *r, const struct tc_record_plan *pl, const char *cannot)
 {
 	struct tc_json j;
 
 	if (tc_g.json) {
-		tc_json_stdout(&j);
+		tc_msg_json_stdout(&j);
 		tc_json_obj_open(&j);
 		tc_json_key(&j, "events");
 		tc_json_arr_open(&j);
@@ -275,7 +275,7 @@ static void on_notify(void *ctx, const char *msg)
 	tc_warning("%s", msg);
 }
 
-static void summary(const struct record *r, const struct tc_rec_stats *st)
+static void summary(const struct record *r, const struct tc_record_stats *st)
 {
 	fprintf(stderr, "[ tracectl record: wrote %s: %llu bytes of trace in %llu AUXTRACE "
 		"records, %llu bytes of side-band%s ]\n", r->output,
@@ -312,9 +312,9 @@ static void summary(const struct record *r, const struct tc_rec_stats *st)
 			(unsigned long long)st->snapshots);
 }
 
-static int run(struct record *r, const struct tc_rec_plan *pl, int argc, char **argv, int i)
+static int run(struct record *r, const struct tc_record_plan *pl, int argc, char **argv, int i)
 {
-	struct tc_rec_run run = {
+	struct tc_record_run run = {
 		.plan = pl, .sysfs_root = tc_g.sysfs_root, .output = r->output,
 		.data_pages = r->data_pages, .aux_pages = r->aux_pages, .snapshot = r->o.snapshot,
 		.cpu_wide = r->all_cpus || r->o.cpu_list, .pid = r->o.pid ? r->o.pid : r->o.tid,
@@ -323,14 +323,14 @@ static int run(struct record *r, const struct tc_rec_plan *pl, int argc, char **
 		.notify = on_notify,
 	};
 	struct sigaction sa = { .sa_handler = on_stop }, ss = { .sa_handler = on_snap };
-	struct tc_rec_stats st;
+	struct tc_record_stats st;
 	struct tc_err e = { 0 };
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR2, &ss, NULL);
 	signal(SIGCHLD, SIG_DFL);
-	if (tc_rec_run(&run, &st, &e)) {
+	if (tc_record_loop_run(&run, &st, &e)) {
 		if (st.file_opened)
 			summary(r, &st);
 		tc_fatal("%s", e.msg);
@@ -350,12 +350,12 @@ int do_record(int argc, char **argv)
 	const struct tc_cmd *cmd = tc_cmd_find("record");
 	struct record r = { .output = "perf.data", .data_pages = 128, .aux_pages = 1024 };
 	struct tc_pmu_list pmus;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e = { 0 };
 	char why[512] = "", rel[128];
 	const char *cannot = NULL;
 	bool have_pmu;
-	int i = tc_parse_opts(cmd, argc, argv, on_opt, &r);
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, &r);
 
 	if (i < 0)
 		return TC_EXIT_USAGE;
@@ -365,46 +365,46 @@ int do_record(int argc, char **argv)
 					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv };
 
 		if (!r.emulated)
-			return tc_usage_error(cmd, "--format, --filter and --ground-truth go with "
+			return tc_msg_usage_error(cmd, "--format, --filter and --ground-truth go with "
 					      "--pmu emulated"), TC_EXIT_USAGE;
 		if (!r.o.workload)
-			return tc_usage_error(cmd, "--pmu emulated runs a command: record --pmu "
+			return tc_msg_usage_error(cmd, "--pmu emulated runs a command: record --pmu "
 					      "emulated [options] -- CMD [ARGS]"), TC_EXIT_USAGE;
-		return tc_record_emulated(&eo, r.emu_format);
+		return do_record_emulated(&eo, r.emu_format);
 	}
 	if (r.o.workload && (r.o.pid || r.o.tid))
-		return tc_usage_error(cmd, "-p/-t attach to a running task; a command cannot be "
+		return tc_msg_usage_error(cmd, "-p/-t attach to a running task; a command cannot be "
 				      "given too"), TC_EXIT_USAGE;
 	if (!r.o.workload && !r.all_cpus && !r.o.cpu_list && !r.o.pid && !r.o.tid)
-		return tc_usage_error(cmd, "give a command to run, or -a, -C, -p or -t"),
+		return tc_msg_usage_error(cmd, "give a command to run, or -a, -C, -p or -t"),
 		       TC_EXIT_USAGE;
 	if (r.all_cpus && r.o.cpu_list)
-		return tc_usage_error(cmd, "-a and -C cannot be combined"), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd, "-a and -C cannot be combined"), TC_EXIT_USAGE;
 	if (r.o.per_thread && !r.o.workload && !r.o.pid && !r.o.tid)
-		return tc_usage_error(cmd, "--per-thread needs a command, -p or -t"), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd, "--per-thread needs a command, -p or -t"), TC_EXIT_USAGE;
 
 	if (tc_pmu_discover(tc_g.sysfs_root, &pmus, &e))
 		tc_fatal("%s", e.msg);
-	if (tc_rec_plan_build(tc_g.sysfs_root, &pmus, &r.o, &pl, &e)) {
-		tc_rec_plan_free(&pl);
+	if (tc_record_plan_build(tc_g.sysfs_root, &pmus, &r.o, &pl, &e)) {
+		tc_record_plan_free(&pl);
 		tc_pmu_list_free(&pmus);
 		tc_fatal("%s", e.msg);
 	}
 	if (pl.pause_resume) {
-		tc_kernel_release(rel, sizeof(rel));
-		if (!tc_aux_pause_verdict(rel, tc_probe_aux_action(), why, sizeof(why)))
+		tc_perf_kernel_release(rel, sizeof(rel));
+		if (!tc_perf_kernel_aux_pause_verdict(rel, tc_perf_kernel_probe_aux_action(), why, sizeof(why)))
 			cannot = why;
 	}
 	if (r.dry_run) {
 		dry_run(&r, &pl, cannot);
-		tc_rec_plan_free(&pl);
+		tc_record_plan_free(&pl);
 		tc_pmu_list_free(&pmus);
 		return TC_EXIT_OK;
 	}
 	have_pmu = pl.pmu != NULL;
 	/* Never fall back to tracing everything when the triggers cannot work. */
 	if (cannot || !have_pmu) {
-		tc_rec_plan_free(&pl);
+		tc_record_plan_free(&pl);
 		tc_pmu_list_free(&pmus);
 		if (cannot)
 			tc_fatal("%s", cannot);
@@ -413,7 +413,7 @@ int do_record(int argc, char **argv)
 			 "events record would open)", tc_g.sysfs_root);
 	}
 	i = run(&r, &pl, argc, argv, i);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&pmus);
 	return i;
 }

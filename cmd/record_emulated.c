@@ -1,5 +1,5 @@
-/* tracectl record --pmu emulated: trace a command without trace hardware (lib/emu_pt.c for
- * x86-64 programs, lib/emu_etm.c for aarch64 ones under qemu-user). */
+/* tracectl record --pmu emulated: trace a command without trace hardware (lib/emulate/emu_pt.c for
+ * x86-64 programs, lib/emulate/emu_etm.c for aarch64 ones under qemu-user). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record_emulated.h"
-#include "tracectl.h"
+#include "cmd/record_emulated.h"
+#include "cmd/tracectl.h"
 
 /* argv[0] as execv wants it: a path, looked up in PATH when it has no slash. */
 static int which(const char *name, char *out, size_t size)
@@ -36,7 +36,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int tc_record_emulated(struct tc_emu_opts *o, enum tc_emu_format fmt)
+int do_record_emulated(struct tc_emu_opts *o, enum tc_emu_format fmt)
 {
 	char prog[PATH_MAX], old[PATH_MAX + 8];
 	char *const *argv = o->argv;

@@ -1,14 +1,14 @@
 /* tracectl report: the exact instruction profile of a recording or snapshot (per function,
- * optionally per thread), written by out/profile.c through one analysis (out/analysis.h)
+ * optionally per thread), written by lib/analysis/profile.c through one analysis (lib/analysis/analysis.h)
  * fed from the shared input layer (cmd/decode_input.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../out/analysis.h"
-#include "decode_input.h"
-#include "prof_args.h"
-#include "tracectl.h"
+#include "lib/analysis/analysis.h"
+#include "cmd/decode_input.h"
+#include "cmd/prof_args.h"
+#include "cmd/tracectl.h"
 
 enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
        OPT_PER_THREAD, OPT_SYMFS };
@@ -27,21 +27,21 @@ const struct tc_opt report_opts[] = {
 	{ 0 },
 };
 
-int tc_prof_sort_parse(const char *s, enum tc_prof_sort *out)
+int tc_report_sort_parse(const char *s, enum tc_profile_sort *out)
 {
-	static const char *const names[] = { [TC_PROF_BY_SELF] = "self",
-		[TC_PROF_BY_TOTAL] = "total", [TC_PROF_BY_CALLS] = "calls",
-		[TC_PROF_BY_NAME] = "name" };
+	static const char *const names[] = { [TC_PROFILE_BY_SELF] = "self",
+		[TC_PROFILE_BY_TOTAL] = "total", [TC_PROFILE_BY_CALLS] = "calls",
+		[TC_PROFILE_BY_NAME] = "name" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(s, names[i])) {
-			*out = (enum tc_prof_sort)i;
+			*out = (enum tc_profile_sort)i;
 			return 0;
 		}
 	return -1;
 }
 
-int tc_parse_count(const char *s, long *out)
+int tc_report_parse_count(const char *s, long *out)
 {
 	char *end;
 	long v;
@@ -56,10 +56,10 @@ int tc_parse_count(const char *s, long *out)
 
 static void feed(void *ctx, const struct tc_rec *r)
 {
-	tc_an_feed(*(struct tc_an **)ctx, r);	/* out of memory shows at tc_an_finish */
+	tc_analysis_feed(*(struct tc_analysis **)ctx, r);	/* out of memory shows at tc_analysis_finish */
 }
 
-int tc_prof_run(const struct tc_decode_args *a, struct tc_an_opts *o, struct tc_an **out,
+int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o, struct tc_analysis **out,
 		struct tc_dec **dec)
 {
 	struct tc_dec *d;
@@ -74,10 +74,10 @@ int tc_prof_run(const struct tc_decode_args *a, struct tc_an_opts *o, struct tc_
 	o->dso_ctx = d;
 	o->comm = tc_dec_comm;
 	o->comm_ctx = d;
-	if (!(*out = tc_an_new(o)))
+	if (!(*out = tc_analysis_new(o)))
 		tc_fatal("out of memory");
 	problems = tc_dec_run(d);
-	if (tc_an_finish(*out))
+	if (tc_analysis_finish(*out))
 		tc_fatal("the profile could not be completed (out of memory or a write error)");
 	*dec = d;
 	return problems;
@@ -85,7 +85,7 @@ int tc_prof_run(const struct tc_decode_args *a, struct tc_an_opts *o, struct tc_
 
 struct report {
 	struct tc_decode_args a;
-	struct tc_an_opts o;
+	struct tc_analysis_opts o;
 };
 
 static int on_opt(int key, const char *arg, void *ctx)
@@ -98,19 +98,19 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case 'i': r->a.input = arg; break;
 	case OPT_SYMFS: r->a.symfs = arg; break;
 	case OPT_SORT:
-		if (tc_prof_sort_parse(arg, &r->o.view.sort))
-			return tc_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
+		if (tc_report_sort_parse(arg, &r->o.view.sort))
+			return tc_msg_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
 					      arg);
 		break;
 	case OPT_LIMIT:
-		if (tc_parse_count(arg, &v))
-			return tc_usage_error(cmd, "bad --limit '%s'", arg);
+		if (tc_report_parse_count(arg, &v))
+			return tc_msg_usage_error(cmd, "bad --limit '%s'", arg);
 		r->o.view.limit = (size_t)v;
 		break;
 	case OPT_TID:
 	case OPT_CPU:
-		if (tc_parse_count(arg, &v) || v > 0x7fffffff)
-			return tc_usage_error(cmd, "bad --%s '%s'", key == OPT_TID ? "tid" : "cpu",
+		if (tc_report_parse_count(arg, &v) || v > 0x7fffffff)
+			return tc_msg_usage_error(cmd, "bad --%s '%s'", key == OPT_TID ? "tid" : "cpu",
 					      arg);
 		*(key == OPT_TID ? &r->o.tid : &r->o.cpu) = (int)v;
 		break;
@@ -126,17 +126,17 @@ int do_report(int argc, char **argv)
 	const struct tc_cmd *cmd = tc_cmd_find("report");
 	struct report r = { .a.input = "perf.data",
 			    .o = { .f = stdout, .tid = -1, .cpu = -1 } };
-	struct tc_an *an;
+	struct tc_analysis *an;
 	struct tc_dec *dec;
-	int i = tc_parse_opts(cmd, argc, argv, on_opt, &r), problems;
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, &r), problems;
 
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
-		return tc_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
-	r.o.format = tc_g.json ? TC_AN_REPORT_JSON : TC_AN_REPORT;
-	problems = tc_prof_run(&r.a, &r.o, &an, &dec);
-	tc_an_free(an);
+		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	r.o.format = tc_g.json ? TC_ANALYSIS_REPORT_JSON : TC_ANALYSIS_REPORT;
+	problems = tc_report_run(&r.a, &r.o, &an, &dec);
+	tc_analysis_free(an);
 	tc_dec_free(dec);
 	return problems ? TC_EXIT_DATA : TC_EXIT_OK;
 }

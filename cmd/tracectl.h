@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../out/json.h"
+#include "lib/util/json.h"
 
 #ifndef TRACECTL_VERSION
 #define TRACECTL_VERSION "0.0.0-dev"
@@ -42,7 +42,7 @@ struct tc_cmd {
 };
 
 extern const struct tc_cmd tc_cmds[];
-extern const struct tc_opt tc_global_opts[];
+extern const struct tc_opt tc_opts_global[];
 
 enum tc_color { TC_COLOR_AUTO, TC_COLOR_ALWAYS, TC_COLOR_NEVER };
 
@@ -62,12 +62,12 @@ const struct tc_cmd *tc_cmd_find(const char *name);
 /* Parse a command's options (its table plus the global ones). on_opt gets each option of the
  * command's own table. Returns the index of the first operand, or -1 after a usage error
  * was reported. -h/--help prints the command's help and exits 0. */
-int tc_parse_opts(const struct tc_cmd *cmd, int argc, char **argv,
+int tc_opts_parse(const struct tc_cmd *cmd, int argc, char **argv,
 		  int (*on_opt)(int key, const char *arg, void *ctx), void *ctx);
 /* Handle a global option; returns 1 if key was one, 0 if not, -1 on a bad value. */
-int tc_global_opt(int key, const char *arg);
-void tc_print_cmd_help(const struct tc_cmd *cmd, FILE *f);
-void tc_print_main_help(FILE *f);
+int tc_opts_global_one(int key, const char *arg);
+void tc_opts_cmd_help(const struct tc_cmd *cmd, FILE *f);
+void tc_opts_main_help(FILE *f);
 
 /* Reporting, git-style prefixes on stderr. */
 void tc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -75,19 +75,19 @@ void tc_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tc_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* -v only */
 void tc_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* "[ ... ]" */
 _Noreturn void tc_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int tc_usage_error(const struct tc_cmd *cmd, const char *fmt, ...)
+int tc_msg_usage_error(const struct tc_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));	/* returns -1 */
 
 /* Colour for stdout text ("" when off). */
-const char *tc_color_on(const char *code);
-const char *tc_color_off(void);
-void tc_color_setup(void);
+const char *tc_msg_color_on(const char *code);
+const char *tc_msg_color_off(void);
+void tc_msg_color_setup(void);
 
 /* Flush stdout and report write errors; returns the exit code to use. */
-int tc_finish_stdout(int rc);
+int tc_msg_finish_stdout(int rc);
 
 /* A JSON writer on stdout configured from the global options. */
-void tc_json_stdout(struct tc_json *j);
+void tc_msg_json_stdout(struct tc_json *j);
 
 /* tracectl decode on an OpenCSD snapshot directory (cmd/decode_snapshot.c): records to
  * emit; returns the number of problems warned about. */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <traceevent/event-parse.h>
 
-#include "tracectl.h"
+#include "cmd/tracectl.h"
 
 const struct tc_opt version_opts[] = { { 0 } };
 
@@ -38,20 +38,20 @@ int do_version(int argc, char **argv)
 		{ "opencsd", ocsd_get_version_str(), 1 },
 		{ "libipt", ipt, 1 },
 	};
-	int i = tc_parse_opts(tc_cmd_find("version"), argc, argv, NULL, NULL);
+	int i = tc_opts_parse(tc_cmd_find("version"), argc, argv, NULL, NULL);
 
 	tep_free(tep);
 	perf_cpu_map__put(cpus);
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
-		return tc_usage_error(tc_cmd_find("version"), "unexpected argument '%s'", argv[i]),
+		return tc_msg_usage_error(tc_cmd_find("version"), "unexpected argument '%s'", argv[i]),
 		       TC_EXIT_USAGE;
 	snprintf(ipt, sizeof(ipt), "%u.%u.%u", pt.major, pt.minor, pt.patch);
 	if (tc_g.json) {
 		struct tc_json j;
 
-		tc_json_stdout(&j);
+		tc_msg_json_stdout(&j);
 		tc_json_obj_open(&j);
 		tc_json_kstr(&j, "version", TRACECTL_VERSION);
 		tc_json_key(&j, "libraries");

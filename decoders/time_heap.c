@@ -1,8 +1,8 @@
-#include "time_heap.h"
+#include "decoders/time_heap.h"
 
 #include <stdlib.h>
 
-int tc_theap_init(struct tc_theap *h, size_t cap)
+int tc_time_heap_init(struct tc_time_heap *h, size_t cap)
 {
 	h->n = 0;
 	h->cap = cap;
@@ -10,11 +10,11 @@ int tc_theap_init(struct tc_theap *h, size_t cap)
 	h->key = calloc(cap ? cap : 1, sizeof(*h->key));
 	if (h->ix && h->key)
 		return 0;
-	tc_theap_free(h);
+	tc_time_heap_free(h);
 	return -1;
 }
 
-void tc_theap_free(struct tc_theap *h)
+void tc_time_heap_free(struct tc_time_heap *h)
 {
 	free(h->ix);
 	free(h->key);
@@ -23,14 +23,14 @@ void tc_theap_free(struct tc_theap *h)
 	h->n = 0;
 }
 
-static int before(const struct tc_theap *h, size_t a, size_t b)
+static int before(const struct tc_time_heap *h, size_t a, size_t b)
 {
 	uint64_t ka = h->key[h->ix[a]], kb = h->key[h->ix[b]];
 
 	return ka < kb || (ka == kb && h->ix[a] < h->ix[b]);
 }
 
-static void swap(struct tc_theap *h, size_t a, size_t b)
+static void swap(struct tc_time_heap *h, size_t a, size_t b)
 {
 	size_t t = h->ix[a];
 
@@ -38,13 +38,13 @@ static void swap(struct tc_theap *h, size_t a, size_t b)
 	h->ix[b] = t;
 }
 
-static void up(struct tc_theap *h, size_t i)
+static void up(struct tc_time_heap *h, size_t i)
 {
 	for (; i && before(h, i, (i - 1) / 2); i = (i - 1) / 2)
 		swap(h, i, (i - 1) / 2);
 }
 
-static void down(struct tc_theap *h, size_t i)
+static void down(struct tc_time_heap *h, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
@@ -60,7 +60,7 @@ static void down(struct tc_theap *h, size_t i)
 	}
 }
 
-void tc_theap_push(struct tc_theap *h, size_t ix, uint64_t key)
+void tc_time_heap_push(struct tc_time_heap *h, size_t ix, uint64_t key)
 {
 	if (ix >= h->cap || h->n == h->cap)
 		return;
@@ -69,12 +69,12 @@ void tc_theap_push(struct tc_theap *h, size_t ix, uint64_t key)
 	up(h, h->n - 1);
 }
 
-size_t tc_theap_top(const struct tc_theap *h)
+size_t tc_time_heap_top(const struct tc_time_heap *h)
 {
 	return h->ix[0];
 }
 
-uint64_t tc_theap_next(const struct tc_theap *h)
+uint64_t tc_time_heap_next(const struct tc_time_heap *h)
 {
 	uint64_t k = UINT64_MAX;
 
@@ -84,13 +84,13 @@ uint64_t tc_theap_next(const struct tc_theap *h)
 	return k;
 }
 
-void tc_theap_update_top(struct tc_theap *h, uint64_t key)
+void tc_time_heap_update_top(struct tc_time_heap *h, uint64_t key)
 {
 	h->key[h->ix[0]] = key;
 	down(h, 0);
 }
 
-void tc_theap_pop(struct tc_theap *h)
+void tc_time_heap_pop(struct tc_time_heap *h)
 {
 	if (!h->n)
 		return;

@@ -12,7 +12,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
-struct tc_tpe {
+struct tc_tp_event {
 	struct tep_handle *tep;
 	struct trace_seq seq;
 	uint64_t *data;			/* the sample, 8-byte aligned */
@@ -26,9 +26,9 @@ struct tc_tpe {
 	char name[256];
 };
 
-struct tc_tpe *tc_tpe_new(struct tep_handle *tep)
+struct tc_tp_event *tc_tp_event_new(struct tep_handle *tep)
 {
-	struct tc_tpe *t = calloc(1, sizeof(*t));
+	struct tc_tp_event *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -37,7 +37,7 @@ struct tc_tpe *tc_tpe_new(struct tep_handle *tep)
 	return t;
 }
 
-void tc_tpe_free(struct tc_tpe *t)
+void tc_tp_event_free(struct tc_tp_event *t)
 {
 	if (!t)
 		return;
@@ -51,7 +51,7 @@ void tc_tpe_free(struct tc_tpe *t)
 
 /* Where a field's bytes are in a sample of len bytes: static fields at their offset,
  * __data_loc at (offset, length) from its u32, __rel_loc the same from the field's end. */
-static int span(struct tc_tpe *t, const struct tep_format_field *f, const uint8_t *d,
+static int span(struct tc_tp_event *t, const struct tep_format_field *f, const uint8_t *d,
 		size_t len, size_t *at, size_t *n)
 {
 	if ((size_t)f->offset > len || (size_t)f->size > len - (size_t)f->offset ||
@@ -95,7 +95,7 @@ static int grow(void *pv, size_t *cap, size_t need, size_t size)
 }
 
 /* Check every field and size the pools; -1 names the field at fault in e. */
-static int check(struct tc_tpe *t, const struct tep_event *ev, const uint8_t *d, size_t len,
+static int check(struct tc_tp_event *t, const struct tep_event *ev, const uint8_t *d, size_t len,
 		 size_t *nf, size_t *nstr, size_t *narr, struct tc_err *e)
 {
 	*nf = *nstr = *narr = 0;
@@ -122,7 +122,7 @@ static int check(struct tc_tpe *t, const struct tep_event *ev, const uint8_t *d,
 	return 0;
 }
 
-static void fill(struct tc_tpe *t, const struct tep_event *ev, const uint8_t *d, size_t len)
+static void fill(struct tc_tp_event *t, const struct tep_event *ev, const uint8_t *d, size_t len)
 {
 	size_t i = 0, si = 0, ai = 0;
 
@@ -167,7 +167,7 @@ static void fill(struct tc_tpe *t, const struct tep_event *ev, const uint8_t *d,
 	}
 }
 
-int tc_tpe_render(struct tc_tpe *t, uint64_t id, const uint8_t *raw, size_t len,
+int tc_tp_event_render(struct tc_tp_event *t, uint64_t id, const uint8_t *raw, size_t len,
 		  struct tc_rec *r, struct tc_err *e)
 {
 	struct tep_event *ev = id <= INT32_MAX ? tep_find_event(t->tep, (int)id) : NULL;

@@ -1,6 +1,6 @@
 # Intel PT with a known answer: tests/tools/pt_truth single-steps each fixture program
 # (tests/fixtures/progs), encodes its exact path in the executable as Intel PT and writes
-# perf.data with lib/perf_write plus the list of taken branches. Debian's perf must read
+# perf.data with lib/perfdata/perf_write plus the list of taken branches. Debian's perf must read
 # the file and decode exactly those branches; tracectl must list the same packets perf -D
 # shows.
 . "$TOP/tests/e2e/lib.sh"

@@ -1,4 +1,4 @@
-# lib/perf_write against perf itself: tests/tools/pd_rewrite reads each real recording and
+# lib/perfdata/perf_write against perf itself: tests/tools/pd_rewrite reads each real recording and
 # writes it again, rebuilding side-band, AUX, AUXTRACE and the CS_ETM / Intel PT info from
 # parsed fields. `perf report -D` must show the same records, byte for byte.
 . "$TOP/tests/e2e/lib.sh"

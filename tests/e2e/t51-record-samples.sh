@@ -3,7 +3,7 @@
 # each CPU's ring), their samples written with attrs, names and perf's tracing data; Debian's
 # perf script is the reader that must print them. tracectl record itself refuses without an
 # AUX PMU and says why. A uprobe a command's threads inherit goes through tracefs's
-# uprobe_events (lib/rec_uprobe.h): the uprobe PMU's copies would make its forks fail.
+# uprobe_events (lib/record/record_uprobe.h): the uprobe PMU's copies would make its forks fail.
 . "$TOP/tests/e2e/lib.sh"
 
 REC="${TC_TOOLS:-$TOP/build/obj/tools}/rec_nopmu"

@@ -94,7 +94,7 @@ else
 fi
 
 # aarch64 through qemu-user: each thread its own emulated ETM, one sink; decoded by tracectl
-# and by perf (tests/unit/test_emu_etm.c also checks decoders/cs_perf and the interleaving).
+# and by perf (tests/unit/test_emu_etm.c also checks decoders/coresight/cs_perf and the interleaving).
 if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	skip 'emulated ETM' 'needs qemu-aarch64 (qemu-user) and gcc-aarch64-linux-gnu'
 else

@@ -2,8 +2,8 @@
  * (fuzz_ctx when set: how the input is being put through) and the expression, then aborts,
  * which libFuzzer reports as a crash with the input. Each target is one translation unit,
  * so fuzz_ctx is its own. */
-#ifndef TC_FUZZ_CHECK_H
-#define TC_FUZZ_CHECK_H
+#ifndef TC_TESTS_FUZZ_FUZZ_CHECK_H
+#define TC_TESTS_FUZZ_FUZZ_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
-/* libFuzzer target for the CoreSight frame deformatter (decoders/cs_frame.c).
+/* libFuzzer target for the CoreSight frame deformatter (decoders/coresight/cs_frame.c).
  *
  * Every input goes through every valid flag mode (MEM_ALIGN, MEM_ALIGN|RESET_4X_FSYNC,
  * FSYNCS, HSYNCS, FSYNCS|HSYNCS, each with and without ALL_IDS), three times per mode:
- *   A  the whole input in one tc_csf_feed(), then flush;
+ *   A  the whole input in one tc_cs_frame_feed(), then flush;
  *   B  the same bytes in chunks (sizes from a PRNG seeded by the input), then flush:
  *      everything observable (stats, errors, bytes and offsets per ID, resets) must equal A,
  *      since the deformatter promises any chunking gives the same result;
- *   C  chunks with tc_csf_flush() and tc_csf_reset() at random points.
+ *   C  chunks with tc_cs_frame_flush() and tc_cs_frame_reset() at random points.
  * The input's first byte picks the chunk sizes (low 3 bits) and how often C flushes or
  * resets (next bits); the byte itself is fed too, so snapshot buffers stay frame-aligned.
  * After every run each input byte must be in exactly one stats bucket (frames, dropped,
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoders/cs_frame.h"
-#include "lib/err.h"
+#include "decoders/coresight/cs_frame.h"
+#include "lib/util/err.h"
 #include "tests/fuzz/fuzz_check.h"
 
 static unsigned cur_flags;
@@ -31,22 +31,22 @@ static void note_ctx(void)
 }
 
 static const unsigned modes[] = {
-	TC_CSF_MEM_ALIGN,
-	TC_CSF_MEM_ALIGN | TC_CSF_RESET_4X_FSYNC,
-	TC_CSF_FSYNCS,
-	TC_CSF_HSYNCS,
-	TC_CSF_FSYNCS | TC_CSF_HSYNCS,
+	TC_CS_FRAME_MEM_ALIGN,
+	TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC,
+	TC_CS_FRAME_FSYNCS,
+	TC_CS_FRAME_HSYNCS,
+	TC_CS_FRAME_FSYNCS | TC_CS_FRAME_HSYNCS,
 };
 
 /* What one run delivered, compared between runs A and B. */
 struct result {
-	struct tc_csf_stats st;
+	struct tc_cs_frame_stats st;
 	uint64_t nbytes[128];		/* data bytes delivered per ID */
 	uint64_t hash[128];		/* FNV-1a over (frame offset, byte) per ID */
 	uint64_t last_off[128];
 	uint64_t resets, reset_hash;
 	size_t nerr;
-	struct tc_csf_err errs[TC_CSF_MAX_ERRS];
+	struct tc_cs_frame_err errs[TC_CS_FRAME_MAX_ERRS];
 };
 
 struct sink {
@@ -74,15 +74,15 @@ static void on_data(void *ctx, uint8_t id, const uint8_t *data, size_t len, uint
 	uint64_t h;
 
 	CHECK(data != NULL);
-	CHECK(len >= 1 && len <= TC_CSF_FRAME_SIZE - 1);
-	CHECK(id < 128);	/* 7-bit IDs; never TC_CSF_NO_ID */
-	if (!(s->flags & TC_CSF_ALL_IDS))
+	CHECK(len >= 1 && len <= TC_CS_FRAME_FRAME_SIZE - 1);
+	CHECK(id < 128);	/* 7-bit IDs; never TC_CS_FRAME_NO_ID */
+	if (!(s->flags & TC_CS_FRAME_ALL_IDS))
 		CHECK(id >= 0x01 && id <= 0x6f);
 	CHECK(off < s->fed);
 	CHECK(!s->any || off >= s->last_off);
 	/* a run starts at its frame or at the ID byte that began it: ID bytes sit at even
 	 * positions of a frame */
-	if (s->aligned && (s->flags & TC_CSF_MEM_ALIGN))
+	if (s->aligned && (s->flags & TC_CS_FRAME_MEM_ALIGN))
 		CHECK(off % 2 == 0);
 	s->any = true;
 	s->last_off = off;
@@ -98,10 +98,10 @@ static void on_reset(void *ctx, uint64_t off)
 {
 	struct sink *s = ctx;
 
-	CHECK(s->flags & TC_CSF_RESET_4X_FSYNC);
-	CHECK(off + TC_CSF_FRAME_SIZE <= s->fed);
+	CHECK(s->flags & TC_CS_FRAME_RESET_4X_FSYNC);
+	CHECK(off + TC_CS_FRAME_FRAME_SIZE <= s->fed);
 	if (s->aligned)
-		CHECK(off % TC_CSF_FRAME_SIZE == 0);
+		CHECK(off % TC_CS_FRAME_FRAME_SIZE == 0);
 	s->r->resets++;
 	s->r->reset_hash = fnv(s->r->reset_hash ? s->r->reset_hash : 1, off);
 }
@@ -113,23 +113,23 @@ static uint32_t rnd(uint32_t *r)
 }
 
 /* Every byte in one bucket, deliveries matching the counters, errors inside the input. */
-static void check_result(struct tc_csf *d, struct sink *s, uint64_t len)
+static void check_result(struct tc_cs_frame *d, struct sink *s, uint64_t len)
 {
-	const struct tc_csf_stats *st = tc_csf_stats(d);
+	const struct tc_cs_frame_stats *st = tc_cs_frame_stats(d);
 	struct result *r = s->r;
 	uint64_t ids = 0, reserved = 0, data, nosync = 0, trunc = 0, pattern = 0;
-	const struct tc_csf_err *errs;
+	const struct tc_cs_frame_err *errs;
 	struct tc_diag diag = { 0 };
 	size_t nerr;
 
-	CHECK(st->frames * TC_CSF_FRAME_SIZE + st->dropped_bytes + st->fsync_bytes +
+	CHECK(st->frames * TC_CS_FRAME_FRAME_SIZE + st->dropped_bytes + st->fsync_bytes +
 	      st->hsync_bytes + st->unsynced_bytes == len);
 	for (int id = 0x01; id <= 0x6f; id++)
 		ids += r->nbytes[id];
 	for (int id = 0x70; id < 0x80; id++)
 		reserved += r->nbytes[id];
 	CHECK(ids == st->id_bytes);
-	if (s->flags & TC_CSF_ALL_IDS) {
+	if (s->flags & TC_CS_FRAME_ALL_IDS) {
 		CHECK(r->nbytes[0] == st->null_bytes);
 		CHECK(reserved == st->reserved_bytes);
 	} else {
@@ -139,67 +139,67 @@ static void check_result(struct tc_csf *d, struct sink *s, uint64_t len)
 	data = st->id_bytes + st->null_bytes + st->reserved_bytes + st->unknown_bytes;
 	CHECK(data >= 7 * st->frames && data <= 15 * st->frames);
 	CHECK(r->resets == st->resets);
-	if (s->flags & TC_CSF_MEM_ALIGN) {
+	if (s->flags & TC_CS_FRAME_MEM_ALIGN) {
 		CHECK(st->hsync_bytes == 0 && st->unsynced_bytes == 0);
-		if (!(s->flags & TC_CSF_RESET_4X_FSYNC))
+		if (!(s->flags & TC_CS_FRAME_RESET_4X_FSYNC))
 			CHECK(st->fsync_bytes == 0 && st->resets == 0);
-		CHECK(st->fsync_bytes % TC_CSF_FRAME_SIZE == 0);
-		CHECK(st->resets * TC_CSF_FRAME_SIZE <= st->fsync_bytes);
+		CHECK(st->fsync_bytes % TC_CS_FRAME_FRAME_SIZE == 0);
+		CHECK(st->resets * TC_CS_FRAME_FRAME_SIZE <= st->fsync_bytes);
 	} else {
 		CHECK(st->resets == 0);
 		CHECK(st->fsync_bytes % 4 == 0 && st->hsync_bytes % 2 == 0);
-		if (!(s->flags & TC_CSF_FSYNCS))
+		if (!(s->flags & TC_CS_FRAME_FSYNCS))
 			CHECK(st->unsynced_bytes == 0);
 	}
 
-	errs = tc_csf_errors(d, &nerr);
-	CHECK(nerr <= TC_CSF_MAX_ERRS);
-	CHECK(nerr == (st->errors < TC_CSF_MAX_ERRS ? st->errors : TC_CSF_MAX_ERRS));
+	errs = tc_cs_frame_errors(d, &nerr);
+	CHECK(nerr <= TC_CS_FRAME_MAX_ERRS);
+	CHECK(nerr == (st->errors < TC_CS_FRAME_MAX_ERRS ? st->errors : TC_CS_FRAME_MAX_ERRS));
 	for (size_t i = 0; i < nerr; i++) {
-		const struct tc_csf_err *e = &errs[i];
+		const struct tc_cs_frame_err *e = &errs[i];
 		char small[8], big[256];
 
 		CHECK(e->off <= len);
 		switch (e->kind) {
-		case TC_CSF_E_RESERVED_ID:
+		case TC_CS_FRAME_E_RESERVED_ID:
 			CHECK(e->id >= 0x70 && e->id < 0x80);
 			CHECK(e->off < len);
 			break;
-		case TC_CSF_E_TRUNCATED:
-			CHECK(e->len > 0 && e->len < TC_CSF_FRAME_SIZE + 4);
+		case TC_CS_FRAME_E_TRUNCATED:
+			CHECK(e->len > 0 && e->len < TC_CS_FRAME_FRAME_SIZE + 4);
 			trunc += e->len;
 			break;
-		case TC_CSF_E_NO_SYNC:
-			CHECK(s->flags & TC_CSF_FSYNCS);
+		case TC_CS_FRAME_E_NO_SYNC:
+			CHECK(s->flags & TC_CS_FRAME_FSYNCS);
 			CHECK(e->len > 0);
 			nosync += e->len;
 			break;
-		case TC_CSF_E_BAD_FSYNC:
-			CHECK(!(s->flags & TC_CSF_MEM_ALIGN) && e->len == 4);
+		case TC_CS_FRAME_E_BAD_FSYNC:
+			CHECK(!(s->flags & TC_CS_FRAME_MEM_ALIGN) && e->len == 4);
 			break;
-		case TC_CSF_E_BAD_HSYNC:
-			CHECK(!(s->flags & (TC_CSF_MEM_ALIGN | TC_CSF_HSYNCS)) && e->len == 2);
+		case TC_CS_FRAME_E_BAD_HSYNC:
+			CHECK(!(s->flags & (TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_HSYNCS)) && e->len == 2);
 			break;
-		case TC_CSF_E_RESET_PATTERN:
-			CHECK((s->flags & TC_CSF_RESET_4X_FSYNC) && e->len == TC_CSF_FRAME_SIZE);
+		case TC_CS_FRAME_E_RESET_PATTERN:
+			CHECK((s->flags & TC_CS_FRAME_RESET_4X_FSYNC) && e->len == TC_CS_FRAME_FRAME_SIZE);
 			pattern += e->len;
 			break;
 		default:
 			CHECK(!"unknown error kind");
 		}
-		if (e->kind != TC_CSF_E_RESERVED_ID)
+		if (e->kind != TC_CS_FRAME_E_RESERVED_ID)
 			CHECK(e->off + e->len <= len);
-		tc_csf_err_str(e, small, sizeof(small));
+		tc_cs_frame_err_str(e, small, sizeof(small));
 		CHECK(strlen(small) < sizeof(small));
-		tc_csf_err_str(e, big, sizeof(big));
+		tc_cs_frame_err_str(e, big, sizeof(big));
 		CHECK(big[0] && strlen(big) < sizeof(big));
 	}
-	if (st->errors <= TC_CSF_MAX_ERRS) {
+	if (st->errors <= TC_CS_FRAME_MAX_ERRS) {
 		/* All errors listed: the skipped and dropped bytes are all explained. */
 		CHECK(nosync == st->unsynced_bytes);
 		CHECK(trunc + pattern <= st->dropped_bytes);
 	}
-	tc_csf_errors_to_diag(d, &diag);
+	tc_cs_frame_errors_to_diag(d, &diag);
 	CHECK(diag.n == nerr + (st->errors > nerr));
 	tc_diag_free(&diag);
 
@@ -208,10 +208,10 @@ static void check_result(struct tc_csf *d, struct sink *s, uint64_t len)
 	memcpy(r->errs, errs, nerr * sizeof(*errs));
 }
 
-static struct tc_csf *start(unsigned flags, struct sink *s, struct result *r, char run)
+static struct tc_cs_frame *start(unsigned flags, struct sink *s, struct result *r, char run)
 {
 	struct tc_err e = { 0 };
-	struct tc_csf *d;
+	struct tc_cs_frame *d;
 
 	cur_flags = flags;
 	cur_run = run;
@@ -221,15 +221,15 @@ static struct tc_csf *start(unsigned flags, struct sink *s, struct result *r, ch
 	s->flags = flags;
 	s->aligned = true;
 	s->r = r;
-	d = tc_csf_new(flags, on_data, on_reset, s, &e);
+	d = tc_cs_frame_new(flags, on_data, on_reset, s, &e);
 	CHECK(d != NULL);
 	return d;
 }
 
-static void feed(struct tc_csf *d, struct sink *s, const uint8_t *p, size_t n)
+static void feed(struct tc_cs_frame *d, struct sink *s, const uint8_t *p, size_t n)
 {
 	s->fed += n;
-	tc_csf_feed(d, p, n);
+	tc_cs_frame_feed(d, p, n);
 }
 
 static bool same_result(const struct result *a, const struct result *b)
@@ -246,28 +246,28 @@ static bool same_result(const struct result *a, const struct result *b)
 	return true;
 }
 
-/* Flags that tc_csf_new must refuse, and a missing callback. */
+/* Flags that tc_cs_frame_new must refuse, and a missing callback. */
 static void check_bad_flags(void)
 {
-	const unsigned all = TC_CSF_MEM_ALIGN | TC_CSF_FSYNCS | TC_CSF_HSYNCS |
-			     TC_CSF_RESET_4X_FSYNC | TC_CSF_ALL_IDS;
+	const unsigned all = TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_FSYNCS | TC_CS_FRAME_HSYNCS |
+			     TC_CS_FRAME_RESET_4X_FSYNC | TC_CS_FRAME_ALL_IDS;
 
 	for (unsigned f = 0; f < 0x40; f++) {
 		bool valid = false;
 		struct tc_err e = { 0 };
-		struct tc_csf *d;
+		struct tc_cs_frame *d;
 
 		for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++)
-			if ((f & ~TC_CSF_ALL_IDS) == modes[m])
+			if ((f & ~TC_CS_FRAME_ALL_IDS) == modes[m])
 				valid = true;
 		valid = valid && !(f & ~all);
 		cur_flags = f;
 		note_ctx();
-		d = tc_csf_new(f, on_data, NULL, NULL, &e);
+		d = tc_cs_frame_new(f, on_data, NULL, NULL, &e);
 		CHECK(!d == !valid);
 		CHECK(d || e.msg[0]);
-		tc_csf_free(d);
-		CHECK(tc_csf_new(f, NULL, NULL, NULL, NULL) == NULL);
+		tc_cs_frame_free(d);
+		CHECK(tc_cs_frame_new(f, NULL, NULL, NULL, NULL) == NULL);
 	}
 }
 
@@ -284,17 +284,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		checked = true;
 	}
 	for (size_t m = 0; m < 2 * sizeof(modes) / sizeof(modes[0]); m++) {
-		unsigned flags = modes[m / 2] | (m % 2 ? TC_CSF_ALL_IDS : 0);
+		unsigned flags = modes[m / 2] | (m % 2 ? TC_CS_FRAME_ALL_IDS : 0);
 		struct sink s;
-		struct tc_csf *d;
+		struct tc_cs_frame *d;
 		uint32_t r;
 
 		/* A: all at once. */
 		d = start(flags, &s, &ra, 'A');
 		feed(d, &s, data, len);
-		tc_csf_flush(d);
+		tc_cs_frame_flush(d);
 		check_result(d, &s, len);
-		tc_csf_free(d);
+		tc_cs_frame_free(d);
 
 		/* B: chunked; must be indistinguishable from A. */
 		d = start(flags, &s, &rb, 'B');
@@ -305,9 +305,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 				n = len - i;
 			feed(d, &s, data + i, n);
 		}
-		tc_csf_flush(d);
+		tc_cs_frame_flush(d);
 		check_result(d, &s, len);
-		tc_csf_free(d);
+		tc_cs_frame_free(d);
 		CHECK(same_result(&ra, &rb));
 
 		/* C: chunked, with flushes and resets (and empty feeds) in between. */
@@ -323,20 +323,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 				n = len - i;
 			feed(d, &s, data + i, n);
 			if (op % every == 0) {
-				tc_csf_flush(d);
+				tc_cs_frame_flush(d);
 				s.aligned = false;
 			} else if (op % every == 1 && (sel & 0x40)) {
-				tc_csf_reset(d);
+				tc_cs_frame_reset(d);
 				s.aligned = false;
 			} else if (op % every == 2) {
-				tc_csf_feed(d, data, 0);
-				tc_csf_feed(d, NULL, 0);
+				tc_cs_frame_feed(d, data, 0);
+				tc_cs_frame_feed(d, NULL, 0);
 			}
 		}
-		tc_csf_flush(d);
-		tc_csf_flush(d);	/* a second flush has nothing left */
+		tc_cs_frame_flush(d);
+		tc_cs_frame_flush(d);	/* a second flush has nothing left */
 		check_result(d, &s, len);
-		tc_csf_free(d);
+		tc_cs_frame_free(d);
 	}
 	return 0;
 }

@@ -1,11 +1,11 @@
-/* libFuzzer target for the perf.data reader (lib/perf_data.c, perf_records.c,
+/* libFuzzer target for the perf.data reader (lib/perfdata/perf_data.c, perf_records.c,
  * perf_features.c, auxtrace_info.c).
  *
  * Each input is read every way the API offers, and every field of every record is touched
  * (ASan then checks each pointer the reader hands out):
- *   1. tc_pd_open_mem: file or pipe mode, whichever the header says;
- *   2. file mode: the same bytes from a memfd through tc_pd_open_fd (the mmap path);
- *   3. pipe mode: the same bytes as a stream (fmemopen + tc_pd_open_stream), which must
+ *   1. tc_perf_data_open_mem: file or pipe mode, whichever the header says;
+ *   2. file mode: the same bytes from a memfd through tc_perf_data_open_fd (the mmap path);
+ *   3. pipe mode: the same bytes as a stream (fmemopen + tc_perf_data_open_stream), which must
  *      give the same records, offsets and outcome as 1;
  *   4. file mode: converted to a pipe stream as perf inject would (HEADER_ATTR records for
  *      the attrs and their ids, then the data section), read from memory and as a stream:
@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "decoders/tp_event.h"
-#include "lib/perf_data.h"
-#include "lib/tracing_data.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/perfdata/tracing_data_read.h"
 #include "tests/fuzz/fuzz_check.h"
 
 static volatile uint64_t sink;
@@ -57,12 +57,12 @@ struct rec_key {
 };
 
 struct walk {
-	int ret;			/* last tc_pd_next: 0 end, -1 error */
+	int ret;			/* last tc_perf_data_next: 0 end, -1 error */
 	size_t n;
 	struct rec_key k[MAX_KEEP];
 };
 
-static void touch_attr(const struct tc_pd_attr *a)
+static void touch_attr(const struct tc_perf_data_attr *a)
 {
 	CHECK(a != NULL);
 	touch(&a->attr, sizeof(a->attr));
@@ -72,7 +72,7 @@ static void touch_attr(const struct tc_pd_attr *a)
 
 static void touch_features(const struct tc_perf_data *pd)
 {
-	const struct tc_pd_features *f = tc_pd_features(pd);
+	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
 
 	CHECK(f != NULL);
 	for (size_t i = 0; i < f->nr_build_ids; i++) {
@@ -89,8 +89,8 @@ static void touch_features(const struct tc_perf_data *pd)
 	touch_str(f->cpudesc);
 	touch_str(f->cpuid);
 	touch(f->auxtrace_index, f->nr_auxtrace_index * sizeof(*f->auxtrace_index));
-	for (unsigned b = 0; b < TC_PD_FEAT_BITS + 8; b++)
-		sink += tc_pd_has_feature(pd, b);
+	for (unsigned b = 0; b < TC_PERF_DATA_FEAT_BITS + 8; b++)
+		sink += tc_perf_data_has_feature(pd, b);
 }
 
 static void touch_cs_etm(const struct tc_cs_etm_info *cs)
@@ -104,26 +104,26 @@ static void touch_cs_etm(const struct tc_cs_etm_info *cs)
 		      (c->params >= cs->words && c->params + c->nr_params <= cs->words + cs->nr_words));
 		touch(c->params, c->nr_params * 8);
 		touch(c->raw, c->nr_raw * 8);
-		CHECK(tc_cs_etm_info_cpu(cs, c->cpu) != NULL);
+		CHECK(tc_auxtrace_info_cs_etm_cpu(cs, c->cpu) != NULL);
 	}
-	sink += (uintptr_t)tc_cs_etm_info_cpu(cs, UINT32_MAX);
+	sink += (uintptr_t)tc_auxtrace_info_cs_etm_cpu(cs, UINT32_MAX);
 }
 
 /* The bytes a string field points at must lie inside the record. */
-static void check_in_rec(const struct tc_pd_record *r, const char *s)
+static void check_in_rec(const struct tc_perf_data_record *r, const char *s)
 {
 	const uint8_t *p = (const uint8_t *)s;
 
 	CHECK(p >= r->raw && p + strlen(s) < r->raw + r->size);
 }
 
-static uint64_t touch_record(const struct tc_pd_record *r)
+static uint64_t touch_record(const struct tc_perf_data_record *r)
 {
 	uint64_t h;
 
 	CHECK(r->size >= 8 && r->raw != NULL);
 	h = touch(r->raw, r->size);
-	sink += (uintptr_t)tc_pd_type_name(r->type);
+	sink += (uintptr_t)tc_perf_data_type_name(r->type);
 	if (r->attr)
 		touch_attr(r->attr);
 	switch (r->type) {
@@ -137,11 +137,11 @@ static uint64_t touch_record(const struct tc_pd_record *r)
 		CHECK(r->u.comm.comm != NULL);
 		check_in_rec(r, r->u.comm.comm);
 		break;
-	case TC_PD_AUXTRACE:
+	case TC_PERF_DATA_AUXTRACE:
 		CHECK(r->u.auxtrace.data != NULL || !r->u.auxtrace.size);
 		h ^= touch(r->u.auxtrace.data, r->u.auxtrace.size);
 		break;
-	case TC_PD_AUXTRACE_INFO:
+	case TC_PERF_DATA_AUXTRACE_INFO:
 		touch(r->u.auxtrace_info.priv, r->u.auxtrace_info.nr_priv * 8);
 		if (r->u.auxtrace_info.cs_etm)
 			touch_cs_etm(r->u.auxtrace_info.cs_etm);
@@ -153,7 +153,7 @@ static uint64_t touch_record(const struct tc_pd_record *r)
 			touch_str(ipt->filter);
 		}
 		break;
-	case TC_PD_HEADER_ATTR:
+	case TC_PERF_DATA_HEADER_ATTR:
 		touch_attr(r->u.header_attr.attr);
 		break;
 	default:
@@ -162,7 +162,7 @@ static uint64_t touch_record(const struct tc_pd_record *r)
 	return h;
 }
 
-/* The tracing data's layout goes through lib/tracing_data.c without libtraceevent (whose
+/* The tracing data's layout goes through lib/perfdata/tracing_data_read.c without libtraceevent (whose
  * format parser crashes on some corrupt formats); raw samples go through
  * decoders/tp_event.c against one fixed format of ours, so that hostile sample data meets
  * libtraceevent's printer. */
@@ -176,9 +176,9 @@ static const char demo_format[] =
 	"\tfield:u64 arr[2];\toffset:32;\tsize:16;\tsigned:0;\n\n"
 	"print fmt: \"comm=%s value=%d msg=%s\", REC->comm, REC->value, __get_str(msg)\n";
 
-static struct tc_tpe *demo_tpe(void)
+static struct tc_tp_event *demo_tpe(void)
 {
-	static struct tc_tpe *tpe;
+	static struct tc_tp_event *tpe;
 	static uint8_t b[2048];
 	struct tep_handle *tep;
 	struct tc_err e = { 0 };
@@ -205,24 +205,24 @@ static struct tc_tpe *demo_tpe(void)
 	PUT(&v32, 4);
 	v64 = 0, PUT(&v64, 8);
 #undef PUT
-	if (tc_tdata_read(&tep, b, n, 0, "demo", &e) || !(tpe = tc_tpe_new(tep)))
+	if (tc_tracing_data_read(&tep, b, n, 0, "demo", &e) || !(tpe = tc_tp_event_new(tep)))
 		abort();	/* kept for the process's life */
 	return tpe;
 }
 
 static void touch_tracing_data(const struct tc_perf_data *pd)
 {
-	const struct tc_pd_features *f = tc_pd_features(pd);
+	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
 	struct tc_err e = { 0 };
 
 	if (!f->tracing_data)
 		return;
 	touch(f->tracing_data, f->tracing_data_len);
-	if (tc_tdata_check(f->tracing_data, f->tracing_data_len, f->tracing_data_off, "fuzz", &e))
+	if (tc_tracing_data_read_check(f->tracing_data, f->tracing_data_len, f->tracing_data_off, "fuzz", &e))
 		CHECK(e.msg[0] && strstr(e.msg, "at offset 0x"));
 }
 
-static void touch_sample(const struct tc_pd_record *r)
+static void touch_sample(const struct tc_perf_data_record *r)
 {
 	struct tc_rec out = { .cpu = -1 };
 	struct tc_err e = { 0 };
@@ -232,7 +232,7 @@ static void touch_sample(const struct tc_pd_record *r)
 	CHECK(r->u.sample.raw >= r->raw + 8 &&
 	      r->u.sample.raw + r->u.sample.raw_size <= r->raw + r->size);
 	touch(r->u.sample.raw, r->u.sample.raw_size);
-	if (tc_tpe_render(demo_tpe(), 7, r->u.sample.raw, r->u.sample.raw_size, &out, &e)) {
+	if (tc_tp_event_render(demo_tpe(), 7, r->u.sample.raw, r->u.sample.raw_size, &out, &e)) {
 		CHECK(e.msg[0]);
 		return;
 	}
@@ -251,7 +251,7 @@ static void touch_sample(const struct tc_pd_record *r)
 /* Read every record and everything the reader exposes. */
 static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 {
-	struct tc_pd_record rec;
+	struct tc_perf_data_record rec;
 	struct tc_err e = { 0 };
 	uint64_t prev = 0, dend = 0;
 	bool file_map = false;
@@ -259,18 +259,18 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 
 	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "%s", how);
 	w->n = 0;
-	touch_str(tc_pd_name(pd));
-	if (!tc_pd_is_pipe(pd)) {
-		dend = tc_pd_data_offset(pd) + tc_pd_data_size(pd);
-		CHECK(dend >= tc_pd_data_offset(pd));
+	touch_str(tc_perf_data_name(pd));
+	if (!tc_perf_data_is_pipe(pd)) {
+		dend = tc_perf_data_data_offset(pd) + tc_perf_data_data_size(pd);
+		CHECK(dend >= tc_perf_data_data_offset(pd));
 		file_map = true;
 	}
-	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++)
-		touch_attr(tc_pd_attr(pd, i));
-	CHECK(tc_pd_attr(pd, tc_pd_nr_attrs(pd)) == NULL);
+	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++)
+		touch_attr(tc_perf_data_attr(pd, i));
+	CHECK(tc_perf_data_attr(pd, tc_perf_data_nr_attrs(pd)) == NULL);
 	touch_features(pd);
 
-	while ((r = tc_pd_next(pd, &rec, &e)) == 1) {
+	while ((r = tc_perf_data_next(pd, &rec, &e)) == 1) {
 		uint64_t h = touch_record(&rec);
 
 		if (rec.type == PERF_RECORD_SAMPLE)
@@ -279,7 +279,7 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 		CHECK(w->n == 0 || rec.offset > prev);
 		prev = rec.offset;
 		if (file_map)
-			CHECK(rec.offset >= tc_pd_data_offset(pd) && rec.offset + rec.size <= dend);
+			CHECK(rec.offset >= tc_perf_data_data_offset(pd) && rec.offset + rec.size <= dend);
 		if (w->n < MAX_KEEP)
 			w->k[w->n] = (struct rec_key){ rec.type, rec.misc, rec.size, rec.offset, h };
 		w->n++;
@@ -290,15 +290,15 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 		CHECK(e.msg[0] != 0);
 		CHECK(strlen(e.msg) < sizeof(e.msg));
 		/* The reader stays at its error. */
-		CHECK(tc_pd_next(pd, &rec, &e) == -1 && e.msg[0]);
+		CHECK(tc_perf_data_next(pd, &rec, &e) == -1 && e.msg[0]);
 	} else {
-		CHECK(tc_pd_next(pd, &rec, NULL) == 0);
+		CHECK(tc_perf_data_next(pd, &rec, NULL) == 0);
 	}
 	/* Pipe mode adds attrs and features as it goes: look at them again. */
-	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++)
-		touch_attr(tc_pd_attr(pd, i));
+	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++)
+		touch_attr(tc_perf_data_attr(pd, i));
 	touch_features(pd);
-	sink += tc_pd_data_size(pd);
+	sink += tc_perf_data_data_size(pd);
 	touch_tracing_data(pd);
 }
 
@@ -330,12 +330,12 @@ static void read_fd(const uint8_t *data, size_t len, struct walk *want)
 	if (ftruncate(mem_fd, 0) || pwrite(mem_fd, data, len, 0) != (ssize_t)len)
 		abort();
 	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "fd");
-	if (tc_pd_open_fd(&pd, mem_fd, "fuzz", &e)) {
+	if (tc_perf_data_open_fd(&pd, mem_fd, "fuzz", &e)) {
 		CHECK(e.msg[0]);
 		CHECK(!"opened from memory but not from an fd");
 	}
 	walk(pd, "fd", &w);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	same_walk(want, &w, 0, true);
 }
 
@@ -350,12 +350,12 @@ static int read_stream(const uint8_t *data, size_t len, struct walk *w)
 	if (!f)
 		abort();
 	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "stream");
-	if (tc_pd_open_stream(&pd, f, "fuzz-stream", &e)) {
+	if (tc_perf_data_open_stream(&pd, f, "fuzz-stream", &e)) {
 		CHECK(e.msg[0]);
 		ret = -1;
 	} else {
 		walk(pd, "stream", w);
-		tc_pd_close(pd);
+		tc_perf_data_close(pd);
 	}
 	fclose(f);
 	return ret;
@@ -371,11 +371,11 @@ static uint8_t *to_pipe(struct tc_perf_data *pd, const uint8_t *data, size_t *le
 			size_t *nattr_recs)
 {
 	size_t n = 16, at;
-	uint64_t doff = tc_pd_data_offset(pd), dsize = tc_pd_data_size(pd);
+	uint64_t doff = tc_perf_data_data_offset(pd), dsize = tc_perf_data_data_size(pd);
 	uint8_t *b;
 
-	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
-		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
+	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++) {
+		const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, i);
 		size_t sz = 8 + sizeof(a->attr) + 8 * a->nr_ids;
 
 		if (sz > UINT16_MAX)
@@ -388,9 +388,9 @@ static uint8_t *to_pipe(struct tc_perf_data *pd, const uint8_t *data, size_t *le
 	memcpy(b, "PERFILE2", 8);
 	put_u64(b + 8, 16);
 	at = 16;
-	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
-		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
-		struct perf_event_header h = { .type = TC_PD_HEADER_ATTR,
+	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++) {
+		const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, i);
+		struct perf_event_header h = { .type = TC_PERF_DATA_HEADER_ATTR,
 					       .size = (uint16_t)(8 + sizeof(a->attr) +
 								  8 * a->nr_ids) };
 
@@ -402,7 +402,7 @@ static uint8_t *to_pipe(struct tc_perf_data *pd, const uint8_t *data, size_t *le
 	}
 	memcpy(b + at, data + doff, dsize);
 	*len = at + dsize;
-	*nattr_recs = tc_pd_nr_attrs(pd);
+	*nattr_recs = tc_perf_data_nr_attrs(pd);
 	return b;
 }
 
@@ -413,7 +413,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct tc_err e = { 0 };
 
 	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "mem");
-	if (tc_pd_open_mem(&pd, data, len, "fuzz", &e)) {
+	if (tc_perf_data_open_mem(&pd, data, len, "fuzz", &e)) {
 		CHECK(e.msg[0] && strlen(e.msg) < sizeof(e.msg));
 		CHECK(pd == NULL);
 		if (len >= 16)	/* the other ways must refuse it too (fd: if it is a file) */
@@ -421,7 +421,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		return 0;
 	}
 	walk(pd, "mem", &wm);
-	if (tc_pd_is_pipe(pd)) {
+	if (tc_perf_data_is_pipe(pd)) {
 		CHECK(read_stream(data, len, &ws) == 0);
 		same_walk(&wm, &ws, 0, true);
 	} else {
@@ -435,15 +435,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			struct tc_perf_data *pp;
 
 			snprintf(fuzz_ctx, sizeof(fuzz_ctx), "converted pipe, mem");
-			CHECK(tc_pd_open_mem(&pp, p, plen, "fuzz-pipe", &e) == 0);
+			CHECK(tc_perf_data_open_mem(&pp, p, plen, "fuzz-pipe", &e) == 0);
 			walk(pp, "converted pipe, mem", &wp);
-			tc_pd_close(pp);
+			tc_perf_data_close(pp);
 			same_walk(&wm, &wp, nattr, false);
 			CHECK(read_stream(p, plen, &ws) == 0);
 			same_walk(&wp, &ws, 0, true);
 			free(p);
 		}
 	}
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	return 0;
 }

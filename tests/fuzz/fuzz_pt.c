@@ -1,19 +1,19 @@
-/* libFuzzer target for Intel PT decoding: the packet lister (decoders/pt_packets.c) and the
- * instruction-flow decoder (decoders/pt_flow.c) over the same bytes.
+/* libFuzzer target for Intel PT decoding: the packet lister (decoders/intel_pt/pt_packets.c) and the
+ * instruction-flow decoder (decoders/intel_pt/pt_flow.c) over the same bytes.
  *
  * The input's first 512 bytes (or less) are also the code image, mapped at 0x400000 and
  * again at 0x7f0000000000, so flow decoding reaches real instruction decoding, not only
  * "no image". Invariants checked on every record: offsets lie inside the buffer, ranges are
  * non-empty with start < end, branch/range/error counts agree with the decoder's stats,
- * decoding in steps of time (tc_ptf_run) gives the records decoding at once gives.
+ * decoding in steps of time (tc_pt_flow_run) gives the records decoding at once gives.
  * A broken invariant calls abort(), which libFuzzer reports as a crash. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoders/pt_flow.h"
-#include "decoders/pt_packets.h"
+#include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_packets.h"
 #include "tests/fuzz/fuzz_check.h"
 
 #define BASE_OFF 0x1000		/* file offset given to the decoders */
@@ -92,39 +92,39 @@ static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run r = { .code = data, .ncode = size < 512 ? size : 512, .len = size }, r2 = r;
-	struct tc_ptp_stats ps = { 0 };
+	struct tc_pt_packets_stats ps = { 0 };
 	/* time from tick events (as for queues interleaved by time) for odd sizes */
-	struct tc_ptf_ops ops = { .read = rd, .emit = on_flow, .ctx = &r, .timestamps = true,
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_flow, .ctx = &r, .timestamps = true,
 				  .ticks = size & 1,
 				  .events = true };
 	struct tc_err e;
-	struct tc_ptf *f;
+	struct tc_pt_flow *f;
 
-	if (tc_ptp_decode(NULL, data, size, BASE_OFF, 0, on_packet, &r, &ps, &e) == 0)
+	if (tc_pt_packets_decode(NULL, data, size, BASE_OFF, 0, on_packet, &r, &ps, &e) == 0)
 		CHECK(ps.packets == r.packets);
 
-	f = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 	CHECK(f);
-	if (tc_ptf_feed(f, data, size, BASE_OFF, &e) == 0) {
-		const struct tc_ptf_stats *st = tc_ptf_stats(f);
+	if (tc_pt_flow_feed(f, data, size, BASE_OFF, &e) == 0) {
+		const struct tc_pt_flow_stats *st = tc_pt_flow_stats(f);
 
 		CHECK(st->ranges == r.ranges);
 		CHECK(st->branches == r.branches);
 		CHECK(st->errors == r.errors);
 	}
-	tc_ptf_free(f);
+	tc_pt_flow_free(f);
 
 	/* In the smallest steps of time (as when queues interleave): the same records. */
 	ops.ctx = &r2;
-	f = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 	CHECK(f);
-	if (tc_ptf_begin(f, data, size, BASE_OFF, &e) == 0) {
+	if (tc_pt_flow_begin(f, data, size, BASE_OFF, &e) == 0) {
 		uint64_t until = 0;
 
-		while (tc_ptf_run(f, until) == 1)
-			CHECK(tc_ptf_next_time(f, &until));
+		while (tc_pt_flow_run(f, until) == 1)
+			CHECK(tc_pt_flow_next_time(f, &until));
 		CHECK(r2.records == r.records && r2.hash == r.hash);
 	}
-	tc_ptf_free(f);
+	tc_pt_flow_free(f);
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* libFuzzer target for Intel PT decoding of whole perf.data files (decoders/pt_session.c):
+/* libFuzzer target for Intel PT decoding of whole perf.data files (decoders/intel_pt/pt_session.c):
  * the records of the input go to the session, which queues the trace per CPU or thread,
  * keeps the side-band, and decodes with the queues interleaved by time (time_heap) when the
  * trace has time, one after the other when not. Images come from the recorded paths (none
@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "decoders/pt_session.h"
-#include "lib/perf_data.h"
+#include "decoders/intel_pt/pt_session.h"
+#include "lib/perfdata/perf_data.h"
 #include "tests/fuzz/fuzz_check.h"
 
 struct run {
-	struct tc_pts *s;
+	struct tc_pt_session *s;
 	int branches;
 	uint64_t ranges, branch_recs;
 };
@@ -28,29 +28,29 @@ static void on_rec(void *ctx, const struct tc_rec *r)
 	x->ranges += r->type == TC_REC_RANGE;
 	x->branch_recs += r->type == TC_REC_BRANCH;
 	if (r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH)
-		(void)tc_pts_symbolize(x->s, r->start, sym, sizeof(sym));
+		(void)tc_pt_session_symbolize(x->s, r->start, sym, sizeof(sym));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run x = { .branches = (int)(size & 1) };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e;
 	int n;
 
-	if (tc_pd_open_mem(&pd, data, size, "fuzz", &e))
+	if (tc_perf_data_open_mem(&pd, data, size, "fuzz", &e))
 		return 0;
-	x.s = tc_pts_new(&(struct tc_pts_opts){ .symfs = "/nonexistent", .branches = x.branches,
+	x.s = tc_pt_session_new(&(struct tc_pt_session_opts){ .symfs = "/nonexistent", .branches = x.branches,
 						 .emit = on_rec, .ctx = &x }, &e);
 	CHECK(x.s);
-	while ((n = tc_pd_next(pd, &r, &e)) > 0)
-		if (tc_pts_record(x.s, pd, &r, &e))
+	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
+		if (tc_pt_session_record(x.s, pd, &r, &e))
 			break;
-	if (n == 0 && tc_pts_is_intel_pt(x.s) && tc_pts_decode(x.s, pd, &e) == 0) {
-		const struct tc_pts_stats *st = tc_pts_stats(x.s);
-		const struct tc_pts_missing *miss;
-		size_t nmiss = tc_pts_missing(x.s, &miss);
+	if (n == 0 && tc_pt_session_is_intel_pt(x.s) && tc_pt_session_decode(x.s, pd, &e) == 0) {
+		const struct tc_pt_session_stats *st = tc_pt_session_stats(x.s);
+		const struct tc_pt_session_missing *miss;
+		size_t nmiss = tc_pt_session_missing(x.s, &miss);
 
 		if (x.branches)
 			CHECK(x.ranges == 0 && x.branch_recs == st->branches);
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < nmiss; i++)
 			CHECK(miss[i].line && miss[i].line[0]);
 	}
-	tc_pts_free(x.s);
-	tc_pd_close(pd);
+	tc_pt_session_free(x.s);
+	tc_perf_data_close(pd);
 	return 0;
 }

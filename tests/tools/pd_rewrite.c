@@ -1,5 +1,5 @@
-/* pd_rewrite: read a perf.data file with lib/perf_data and write it again with
- * lib/perf_write, rebuilding every record the writer has a helper for (side-band,
+/* pd_rewrite: read a perf.data file with lib/perfdata/perf_data and write it again with
+ * lib/perfdata/perf_write, rebuilding every record the writer has a helper for (side-band,
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/perf_data.h"
-#include "lib/perf_write.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/perfdata/perf_write.h"
 
 static void die(const char *what, const struct tc_err *e)
 {
@@ -19,17 +19,17 @@ static void die(const char *what, const struct tc_err *e)
 	exit(2);
 }
 
-static struct tc_pw_sid sid_of(const struct tc_pd_record *r)
+static struct tc_perf_write_sid sid_of(const struct tc_perf_data_record *r)
 {
-	return (struct tc_pw_sid){ .pid = r->sid.pid, .tid = r->sid.tid, .time = r->sid.time,
+	return (struct tc_perf_write_sid){ .pid = r->sid.pid, .tid = r->sid.tid, .time = r->sid.time,
 				   .id = r->sid.id, .cpu = r->sid.cpu };
 }
 
 /* CS_ETM v1 with only ETMv4 blocks of 7 registers is what the helper writes. */
-static int cs_etm(struct tc_pw *w, const struct tc_cs_etm_info *cs, bool *done,
+static int cs_etm(struct tc_perf_write *w, const struct tc_cs_etm_info *cs, bool *done,
 		  struct tc_err *e)
 {
-	struct tc_pw_etmv4 *c;
+	struct tc_perf_write_etmv4 *c;
 	int rc;
 
 	*done = false;
@@ -43,45 +43,45 @@ static int cs_etm(struct tc_pw *w, const struct tc_cs_etm_info *cs, bool *done,
 	for (uint32_t i = 0; i < cs->nr_cpus; i++) {
 		const uint64_t *p = cs->cpus[i].params;
 
-		c[i] = (struct tc_pw_etmv4){ cs->cpus[i].cpu, p[0], p[1], p[2], p[3], p[4], p[5],
+		c[i] = (struct tc_perf_write_etmv4){ cs->cpus[i].cpu, p[0], p[1], p[2], p[3], p[4], p[5],
 					     p[6] };
 	}
-	rc = tc_pw_auxtrace_info_cs_etm(w, cs->pmu_type, cs->snapshot, c, cs->nr_cpus, e);
+	rc = tc_perf_write_auxtrace_info_cs_etm(w, cs->pmu_type, cs->snapshot, c, cs->nr_cpus, e);
 	free(c);
 	*done = true;
 	return rc;
 }
 
-static int one(struct tc_pw *w, const struct tc_pd_record *r, struct tc_err *e)
+static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, struct tc_err *e)
 {
-	struct tc_pw_sid sid = sid_of(r);
+	struct tc_perf_write_sid sid = sid_of(r);
 	bool done = false;
 
 	switch (r->type) {
 	case PERF_RECORD_COMM:
-		return tc_pw_comm(w, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm, r->u.comm.exec,
+		return tc_perf_write_comm(w, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm, r->u.comm.exec,
 				  &sid, e);
 	case PERF_RECORD_MMAP2:
 		if (r->u.mmap.has_build_id)
 			break;
-		return tc_pw_mmap2(w, &(struct tc_pw_mmap2){ r->u.mmap.pid, r->u.mmap.tid,
+		return tc_perf_write_mmap2(w, &(struct tc_perf_write_mmap2){ r->u.mmap.pid, r->u.mmap.tid,
 				   r->u.mmap.start, r->u.mmap.len, r->u.mmap.pgoff, r->u.mmap.maj,
 				   r->u.mmap.min, r->u.mmap.ino, r->u.mmap.ino_generation,
 				   r->u.mmap.prot, r->u.mmap.flags, r->misc, r->u.mmap.filename },
 				   &sid, e);
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		return tc_pw_fork(w, r->type == PERF_RECORD_EXIT, r->u.fork.pid, r->u.fork.ppid,
+		return tc_perf_write_fork(w, r->type == PERF_RECORD_EXIT, r->u.fork.pid, r->u.fork.ppid,
 				  r->u.fork.tid, r->u.fork.ptid, r->u.fork.time, &sid, e);
 	case PERF_RECORD_ITRACE_START:
-		return tc_pw_itrace_start(w, r->u.itrace_start.pid, r->u.itrace_start.tid, &sid, e);
+		return tc_perf_write_itrace_start(w, r->u.itrace_start.pid, r->u.itrace_start.tid, &sid, e);
 	case PERF_RECORD_AUX:
-		return tc_pw_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags, &sid, e);
-	case TC_PD_AUXTRACE:
-		return tc_pw_auxtrace(w, r->u.auxtrace.data, r->u.auxtrace.size,
+		return tc_perf_write_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags, &sid, e);
+	case TC_PERF_DATA_AUXTRACE:
+		return tc_perf_write_auxtrace(w, r->u.auxtrace.data, r->u.auxtrace.size,
 				      r->u.auxtrace.offset, r->u.auxtrace.reference,
 				      r->u.auxtrace.idx, r->u.auxtrace.tid, r->u.auxtrace.cpu, e);
-	case TC_PD_AUXTRACE_INFO:
+	case TC_PERF_DATA_AUXTRACE_INFO:
 		if (r->u.auxtrace_info.cs_etm) {
 			if (cs_etm(w, r->u.auxtrace_info.cs_etm, &done, e))
 				return -1;
@@ -91,60 +91,60 @@ static int one(struct tc_pw *w, const struct tc_pd_record *r, struct tc_err *e)
 			   r->u.auxtrace_info.intel_pt->nr == TC_IPT_PRIV_MAX) {
 			const struct tc_intel_pt_info *p = r->u.auxtrace_info.intel_pt;
 
-			return tc_pw_auxtrace_info_intel_pt(w, p->w, p->filter, e);
+			return tc_perf_write_auxtrace_info_intel_pt(w, p->w, p->filter, e);
 		}
 		break;
 	}
-	return tc_pw_record(w, r->raw, r->size, e);
+	return tc_perf_write_record(w, r->raw, r->size, e);
 }
 
 int main(int argc, char **argv)
 {
 	struct tc_err e = { 0 };
 	struct tc_perf_data *pd;
-	const struct tc_pd_features *f;
-	struct tc_pd_record r;
-	struct tc_pw *w;
+	const struct tc_perf_data_features *f;
+	struct tc_perf_data_record r;
+	struct tc_perf_write *w;
 	int n;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: pd_rewrite IN OUT\n");
 		return 2;
 	}
-	if (tc_pd_open(&pd, argv[1], &e))
+	if (tc_perf_data_open(&pd, argv[1], &e))
 		die(argv[1], &e);
-	if (tc_pw_open(&w, argv[2], &e))
+	if (tc_perf_write_open(&w, argv[2], &e))
 		die(argv[2], &e);
-	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
-		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
+	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++) {
+		const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, i);
 
-		if (tc_pw_add_attr(w, &a->attr, a->ids, a->nr_ids, &e))
+		if (tc_perf_write_add_attr(w, &a->attr, a->ids, a->nr_ids, &e))
 			die(argv[2], &e);
 	}
-	while ((n = tc_pd_next(pd, &r, &e)) > 0)
+	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
 		if (one(w, &r, &e))
 			die(argv[2], &e);
 	if (n < 0)
 		die(argv[1], &e);
-	f = tc_pd_features(pd);
-	if ((f->hostname && tc_pw_feat_string(w, TC_PD_FEAT_HOSTNAME, f->hostname, &e)) ||
-	    (f->osrelease && tc_pw_feat_string(w, TC_PD_FEAT_OSRELEASE, f->osrelease, &e)) ||
-	    (f->version && tc_pw_feat_string(w, TC_PD_FEAT_VERSION, f->version, &e)) ||
-	    (f->arch && tc_pw_feat_string(w, TC_PD_FEAT_ARCH, f->arch, &e)) ||
-	    (f->cpudesc && tc_pw_feat_string(w, TC_PD_FEAT_CPUDESC, f->cpudesc, &e)) ||
-	    (f->cpuid && tc_pw_feat_string(w, TC_PD_FEAT_CPUID, f->cpuid, &e)) ||
-	    (f->has_nrcpus && tc_pw_feat_nrcpus(w, f->nr_cpus_avail, f->nr_cpus_online, &e)) ||
-	    (f->cmdline.n && tc_pw_feat_cmdline(w, (int)f->cmdline.n, f->cmdline.v, &e)))
+	f = tc_perf_data_features(pd);
+	if ((f->hostname && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, f->hostname, &e)) ||
+	    (f->osrelease && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_OSRELEASE, f->osrelease, &e)) ||
+	    (f->version && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_VERSION, f->version, &e)) ||
+	    (f->arch && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_ARCH, f->arch, &e)) ||
+	    (f->cpudesc && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUDESC, f->cpudesc, &e)) ||
+	    (f->cpuid && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUID, f->cpuid, &e)) ||
+	    (f->has_nrcpus && tc_perf_write_feat_nrcpus(w, f->nr_cpus_avail, f->nr_cpus_online, &e)) ||
+	    (f->cmdline.n && tc_perf_write_feat_cmdline(w, (int)f->cmdline.n, f->cmdline.v, &e)))
 		die(argv[2], &e);
 	for (size_t i = 0; i < f->nr_build_ids; i++) {
-		const struct tc_pd_build_id *b = &f->build_ids[i];
+		const struct tc_perf_data_build_id *b = &f->build_ids[i];
 
-		if (tc_pw_feat_build_id(w, b->pid, b->misc & 0x7fff, b->id, b->size, b->filename,
+		if (tc_perf_write_feat_build_id(w, b->pid, b->misc & 0x7fff, b->id, b->size, b->filename,
 					&e))
 			die(argv[2], &e);
 	}
-	tc_pd_close(pd);
-	if (tc_pw_close(w, &e))
+	tc_perf_data_close(pd);
+	if (tc_perf_write_close(w, &e))
 		die(argv[2], &e);
 	return 0;
 }

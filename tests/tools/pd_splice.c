@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/perf_data.h"
+#include "lib/perfdata/perf_data.h"
 
 #define ID_SHIFT (1ULL << 40)
 
@@ -39,18 +39,18 @@ static struct tc_perf_data *open_pd(const char *path)
 	struct tc_perf_data *pd;
 	struct tc_err e;
 
-	if (tc_pd_open(&pd, path, &e))
+	if (tc_perf_data_open(&pd, path, &e))
 		die(path, e.msg);
-	if (tc_pd_is_pipe(pd))
+	if (tc_perf_data_is_pipe(pd))
 		die(path, "a file-mode perf.data is needed");
 	return pd;
 }
 
 static void put_attrs(struct tc_perf_data *pd, uint64_t shift)
 {
-	for (size_t i = 0; i < tc_pd_nr_attrs(pd); i++) {
-		const struct tc_pd_attr *a = tc_pd_attr(pd, i);
-		struct perf_event_header h = { .type = TC_PD_HEADER_ATTR,
+	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++) {
+		const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, i);
+		struct perf_event_header h = { .type = TC_PERF_DATA_HEADER_ATTR,
 					       .size = (uint16_t)(8 + sizeof(a->attr) +
 								  8 * a->nr_ids) };
 
@@ -66,7 +66,7 @@ static void put_attrs(struct tc_perf_data *pd, uint64_t shift)
 
 /* One record with the bytes after it; the second file's ids moved (IDENTIFIER: first
  * word of a sample, last of a sample_id trailer). */
-static void put_record(const struct tc_pd_record *r, uint64_t shift)
+static void put_record(const struct tc_perf_data_record *r, uint64_t shift)
 {
 	uint8_t buf[65536];
 	uint64_t st = r->attr ? r->attr->attr.sample_type : 0, id;
@@ -94,31 +94,31 @@ static void put_record(const struct tc_pd_record *r, uint64_t shift)
 		memcpy(buf + at, &t, 8);
 	}
 	put(buf, r->size);
-	if (r->type == TC_PD_AUXTRACE)
+	if (r->type == TC_PERF_DATA_AUXTRACE)
 		put(r->u.auxtrace.data, r->u.auxtrace.size);
 }
 
 static void copy_records(struct tc_perf_data *pd, uint64_t shift, long stop_after)
 {
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e;
 	long n = 0;
 	int ret;
 
-	while ((ret = tc_pd_next(pd, &r, &e)) > 0) {
+	while ((ret = tc_perf_data_next(pd, &r, &e)) > 0) {
 		put_record(&r, shift);
-		if (r.type == TC_PD_AUXTRACE && ++n == stop_after)
+		if (r.type == TC_PERF_DATA_AUXTRACE && ++n == stop_after)
 			return;
 	}
 	if (ret < 0)
-		die(tc_pd_name(pd), e.msg);
+		die(tc_perf_data_name(pd), e.msg);
 }
 
 int main(int argc, char **argv)
 {
 	struct tc_perf_data *tr, *ev;
-	const struct tc_pd_features *f;
-	struct perf_event_header h = { .type = TC_PD_HEADER_TRACING_DATA, .size = 16 };
+	const struct tc_perf_data_features *f;
+	struct perf_event_header h = { .type = TC_PERF_DATA_HEADER_TRACING_DATA, .size = 16 };
 	uint32_t td[2] = { 0, 0 };
 	uint64_t hdr[2] = { 0x32454c4946524550ULL, 16 };	/* "PERFILE2", pipe header size */
 	static const uint8_t pad[8];
@@ -129,17 +129,17 @@ int main(int argc, char **argv)
 	}
 	tr = open_pd(argv[1]);
 	if (argc == 7) {	/* the events' time span first */
-		struct tc_pd_record r;
+		struct tc_perf_data_record r;
 		struct tc_err e;
 
 		ev = open_pd(argv[2]);
 		t_lo = UINT64_MAX;
-		while (tc_pd_next(ev, &r, &e) > 0)
+		while (tc_perf_data_next(ev, &r, &e) > 0)
 			if (r.type == PERF_RECORD_SAMPLE && r.sid.has_time) {
 				t_lo = r.sid.time < t_lo ? r.sid.time : t_lo;
 				t_hi = r.sid.time > t_hi ? r.sid.time : t_hi;
 			}
-		tc_pd_close(ev);
+		tc_perf_data_close(ev);
 		to_lo = strtoull(argv[5], NULL, 0);
 		to_hi = strtoull(argv[6], NULL, 0);
 		retime = t_lo <= t_hi && to_lo <= to_hi;
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 			die(argv[2], "no sample times, or FROM > TO");
 	}
 	ev = open_pd(argv[2]);
-	f = tc_pd_features(ev);
+	f = tc_perf_data_features(ev);
 	if (!f->tracing_data)
 		die(argv[2], "no tracing data");
 	if (!(out = fopen(argv[4], "wb")))
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	copy_records(tr, 0, -1);
 	if (fclose(out))
 		die(argv[4], "write failed");
-	tc_pd_close(tr);
-	tc_pd_close(ev);
+	tc_perf_data_close(tr);
+	tc_perf_data_close(ev);
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* pt_truth: the Intel PT emulation of lib/emu_pt.c (what `tracectl record --pmu emulated`
+/* pt_truth: the Intel PT emulation of lib/emulate/emu_pt.c (what `tracectl record --pmu emulated`
  * runs for x86-64) as a test tool: single-step PROG, keep the exact path its executable
  * takes, write it as Intel PT in perf.data plus the list of taken branches.
  *
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "lib/emu.h"
+#include "lib/emulate/emu.h"
 
 int main(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* rec_nopmu: the record loop (lib/record_loop.c) on a machine without an AUX PMU, for the
+/* rec_nopmu: the record loop (lib/record/record_loop.c) on a machine without an AUX PMU, for the
  * parts the host kernel can prove for real: side-band, sampled events (-e) and trigger
  * groups opened through libperf, their samples drained into perf.data with attrs, ids,
  * event names and tracing data. Without a trace PMU the side-band event owns each CPU's
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/record_loop.h"
+#include "lib/record/record_loop.h"
 
 static void die(const char *what, const struct tc_err *e)
 {
@@ -30,10 +30,10 @@ static void notify(void *ctx, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct tc_rec_opts o = { 0 };
+	struct tc_record_opts o = { 0 };
 	struct tc_pmu_list pmus = { 0 };
-	struct tc_rec_plan pl;
-	struct tc_rec_stats st;
+	struct tc_record_plan pl;
+	struct tc_record_stats st;
 	struct tc_err e = { 0 };
 	bool all = false, group = false;
 	const char *out = "perf.data";
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	o.workload = optind < argc;
-	if (tc_rec_plan_build("/sys", &pmus, &o, &pl, &e))
+	if (tc_record_plan_build("/sys", &pmus, &o, &pl, &e))
 		die("plan", &e);
 	/* Each trigger joins the side-band event of its CPU, which leads the group. */
 	for (size_t i = 0; group && i < pl.n; i++) {
@@ -67,18 +67,18 @@ int main(int argc, char **argv)
 				pl.ev[k].group_leader = (int)k;
 			}
 	}
-	struct tc_rec_run r = {
+	struct tc_record_run r = {
 		.plan = &pl, .sysfs_root = "/sys", .output = out, .data_pages = pages,
 		.cpu_wide = all, .inherit = true, .argv = o.workload ? argv + optind : NULL,
 		.argc = argc - optind, .cmdline = argv, .cmdline_argc = argc, .notify = notify,
 	};
-	if (tc_rec_run(&r, &st, &e))
+	if (tc_record_loop_run(&r, &st, &e))
 		die("record", &e);
 	printf("rec_nopmu: %zu events, %llu bytes of records, %llu lost samples\n", pl.n,
 	       (unsigned long long)st.data_bytes, (unsigned long long)st.lost_samples);
 	printf("rec_nopmu: %llu LOST records (%llu events), kernel's count %s%llu\n",
 	       (unsigned long long)st.lost_records, (unsigned long long)st.lost_events,
 	       st.kernel_lost_known ? "" : "unknown ", (unsigned long long)st.kernel_lost);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	return 0;
 }

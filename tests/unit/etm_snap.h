@@ -1,8 +1,8 @@
 /* Test helper: write an OpenCSD snapshot directory (snapshot.ini, trace.ini, one ETMv4 device
  * and one Cortex-A53 core per trace ID, a formatted trace buffer, memory dumps) for
  * trc_pkt_lister, and run it. Included by test_etm_*.c only. */
-#ifndef TC_ETM_SNAP_H
-#define TC_ETM_SNAP_H
+#ifndef TC_TESTS_UNIT_ETM_SNAP_H
+#define TC_TESTS_UNIT_ETM_SNAP_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/etm4_enc.h"
+#include "lib/emulate/etm4_enc.h"
 
 struct snap_dump {
 	uint64_t addr;
@@ -68,7 +68,7 @@ static int snap_write(const char *dir, const uint8_t *buf, size_t len, const uin
 	for (int i = 0; i < nids; i++) {
 		struct tc_etm4_regs r;
 
-		tc_etm4_default_regs(&r, ids[i]);
+		tc_etm4_enc_default_regs(&r, ids[i]);
 		n = snprintf(text, sizeof(text),
 			     "[device]\nname=ETM_%d\nclass=trace_source\ntype=ETM4\n\n[regs]\n"
 			     "TRCCONFIGR(0x004)=0x%08x\nTRCTRACEIDR(0x010)=0x%08x\n"

@@ -1,12 +1,12 @@
-/* Synthetic record streams and a table symboliser for the analysis tests (out/callstack.c
+/* Synthetic record streams and a table symboliser for the analysis tests (lib/analysis/callstack.c
  * and what consumes it). Functions: main 0x1000, foo 0x2000, bar 0x3000, baz 0x4000,
  * kernel entry 0xf000, each 0x100 bytes; anything else is unknown. */
-#ifndef TC_REC_STREAM_H
-#define TC_REC_STREAM_H
+#ifndef TC_TESTS_UNIT_REC_STREAM_H
+#define TC_TESTS_UNIT_REC_STREAM_H
 
 #include <stdint.h>
 
-#include "decoders/record.h"
+#include "decoders/rec.h"
 
 #define MAIN 0x1000
 #define FOO 0x2000

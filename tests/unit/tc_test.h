@@ -1,7 +1,7 @@
 /* Minimal unit-test harness: TEST() functions register themselves; each prints one line
  * (ok / not ok / skip) for tests/run.sh to count. Include once per test program. */
-#ifndef TC_TEST_H
-#define TC_TEST_H
+#ifndef TC_TESTS_UNIT_TC_TEST_H
+#define TC_TESTS_UNIT_TC_TEST_H
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-/* Call-stack reconstruction (out/callstack.c) on synthetic record streams. */
+/* Call-stack reconstruction (lib/analysis/callstack.c) on synthetic record streams. */
 #include <stdio.h>
 
-#include "out/callstack.h"
+#include "lib/analysis/callstack.h"
 #include "tests/unit/rec_stream.h"
 #include "tests/unit/tc_test.h"
 
@@ -15,7 +15,7 @@ struct log {
 	uint64_t insns;
 };
 
-static void on_range(void *ctx, const struct tc_cs_range *r)
+static void on_range(void *ctx, const struct tc_callstack_range *r)
 {
 	struct log *l = ctx;
 	char hex[32];
@@ -24,7 +24,7 @@ static void on_range(void *ctx, const struct tc_cs_range *r)
 	for (unsigned i = 0; i < r->depth; i++) {
 		l->len += (size_t)snprintf(l->buf + l->len, sizeof(l->buf) - l->len, "%s%s",
 					   i ? ";" : "",
-					   tc_func_name(l->sym ? st_sym : NULL, NULL, r->pid, r->func[i], hex,
+					   tc_callstack_func_name(l->sym ? st_sym : NULL, NULL, r->pid, r->func[i], hex,
 							sizeof(hex)));
 		if (i < 64)
 			l->kinds[i] = r->kind[i];
@@ -45,18 +45,18 @@ static void on_brk(void *ctx, int pid, int tid, int cpu, const struct tc_rec *r)
 				   tid, tc_rec_type_name(r->type));
 }
 
-static struct tc_cs_stats run(struct stream *st, struct log *l, bool sym)
+static struct tc_callstack_stats run(struct stream *st, struct log *l, bool sym)
 {
-	struct tc_cs_ops ops = { .range = on_range, .brk = on_brk, .ctx = l,
+	struct tc_callstack_ops ops = { .range = on_range, .brk = on_brk, .ctx = l,
 				 .sym = sym ? st_sym : NULL };
-	struct tc_callstack *cs = tc_cs_new(&ops);
-	struct tc_cs_stats s;
+	struct tc_callstack *cs = tc_callstack_new(&ops);
+	struct tc_callstack_stats s;
 
 	*l = (struct log){ .sym = sym };
 	for (int i = 0; i < st->n; i++)
-		CHECK_INT(tc_cs_feed(cs, &st->r[i]), 0);
-	s = *tc_cs_stats(cs);
-	tc_cs_free(cs);
+		CHECK_INT(tc_callstack_feed(cs, &st->r[i]), 0);
+	s = *tc_callstack_stats(cs);
+	tc_callstack_free(cs);
 	return s;
 }
 
@@ -64,7 +64,7 @@ TEST(calls_and_returns_nest)
 {
 	struct stream st = { .n = 0 };
 	struct log l;
-	struct tc_cs_stats s;
+	struct tc_callstack_stats s;
 
 	st_nested(&st, 1);
 	s = run(&st, &l, true);
@@ -98,7 +98,7 @@ TEST(trace_starting_mid_stack_invents_no_frames)
 {
 	struct stream st = { .n = 0 };
 	struct log l;
-	struct tc_cs_stats s;
+	struct tc_callstack_stats s;
 
 	/* Trace begins inside bar, which returns to foo, which returns to main. */
 	st_range(&st, 1, BAR + 0x10, BAR + 0x20, TC_INSN_RET);
@@ -166,7 +166,7 @@ TEST(syscall_and_exception_frames)
 {
 	struct stream st = { .n = 0 };
 	struct log l;
-	struct tc_cs_stats s;
+	struct tc_callstack_stats s;
 
 	/* SVC (range + its EXCEPTION record: one frame), kernel code, ERET (range + an
 	 * EXCEPTION_RET record: one pop); then an interrupt with its return address. */
@@ -197,7 +197,7 @@ TEST(breaks_drop_the_stack_with_a_marker)
 {
 	struct stream st = { .n = 0 };
 	struct log l;
-	struct tc_cs_stats s;
+	struct tc_callstack_stats s;
 
 	st_range(&st, 1, MAIN, MAIN + 0x10, TC_INSN_CALL);
 	st_range(&st, 1, FOO, FOO + 0x10, TC_INSN_CALL);
@@ -220,7 +220,7 @@ TEST(threads_have_their_own_stacks)
 {
 	struct stream st = { .n = 0 };
 	struct log l;
-	struct tc_cs_stats s;
+	struct tc_callstack_stats s;
 
 	st_range(&st, 1, MAIN, MAIN + 0x10, TC_INSN_CALL);
 	st_range(&st, 2, BAR, BAR + 0x10, TC_INSN_CALL);
@@ -241,18 +241,18 @@ TEST(runaway_depth_is_capped)
 {
 	static struct stream st;
 	struct log l = { .sym = true };
-	struct tc_cs_stats s;
-	struct tc_cs_ops ops = { .range = on_range, .ctx = &l, .sym = st_sym };
-	struct tc_callstack *cs = tc_cs_new(&ops);
+	struct tc_callstack_stats s;
+	struct tc_callstack_ops ops = { .range = on_range, .ctx = &l, .sym = st_sym };
+	struct tc_callstack *cs = tc_callstack_new(&ops);
 
 	st.n = 0;
 	st_range(&st, 1, FOO, FOO + 0x08, TC_INSN_CALL);
-	for (int i = 0; i < TC_CS_MAX_DEPTH + 10; i++) {
+	for (int i = 0; i < TC_CALLSTACK_MAX_DEPTH + 10; i++) {
 		l.len = 0;
-		CHECK(!tc_cs_feed(cs, &st.r[0]));
+		CHECK(!tc_callstack_feed(cs, &st.r[0]));
 	}
-	s = *tc_cs_stats(cs);
-	CHECK_INT(s.max_depth, TC_CS_MAX_DEPTH);
+	s = *tc_callstack_stats(cs);
+	CHECK_INT(s.max_depth, TC_CALLSTACK_MAX_DEPTH);
 	CHECK_INT(s.depth_drops, 10);	/* 1 root + 1033 calls */
-	tc_cs_free(cs);
+	tc_callstack_free(cs);
 }

@@ -1,10 +1,10 @@
-/* Chrome trace-event JSON (out/chrome.c): parsed back with jq, every slice nested and
+/* Chrome trace-event JSON (lib/output/chrome.c): parsed back with jq, every slice nested and
  * closed per thread, times in order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "out/chrome.h"
+#include "lib/output/chrome.h"
 #include "tests/unit/rec_stream.h"
 #include "tests/unit/tc_test.h"
 
@@ -15,7 +15,7 @@ static void write_trace(const struct stream *st)
 	FILE *f;
 	int fd;
 	struct tc_chrome *c;
-	struct tc_cs_ops ops = { .range = tc_chrome_range, .brk = tc_chrome_brk, .sym = st_sym };
+	struct tc_callstack_ops ops = { .range = tc_chrome_range, .brk = tc_chrome_brk, .sym = st_sym };
 	struct tc_callstack *cs;
 
 	snprintf(path, sizeof(path), "/tmp/tc-chrome-XXXXXX");
@@ -24,10 +24,10 @@ static void write_trace(const struct stream *st)
 	f = fdopen(fd, "w");
 	c = tc_chrome_new(f, st_sym, NULL);
 	ops.ctx = c;
-	cs = tc_cs_new(&ops);
+	cs = tc_callstack_new(&ops);
 	for (int i = 0; i < st->n; i++)
-		tc_cs_feed(cs, &st->r[i]);
-	tc_cs_free(cs);
+		tc_callstack_feed(cs, &st->r[i]);
+	tc_callstack_free(cs);
 	CHECK_INT(tc_chrome_finish(c), 0);
 	fclose(f);
 }

@@ -1,10 +1,10 @@
-/* CoreSight frame deformatter (decoders/cs_frame.c): hand-made frames, and every formatted
+/* CoreSight frame deformatter (decoders/coresight/cs_frame.c): hand-made frames, and every formatted
  * OpenCSD snapshot compared byte for byte, per trace ID, with OpenCSD 1.3.3's own
  * deformatter output (the ID_DATA lines of trc_pkt_lister -o_raw_unpacked). */
 #include <stdint.h>
 #include <time.h>
 
-#include "decoders/cs_frame.h"
+#include "decoders/coresight/cs_frame.h"
 #include "tests/unit/tc_test.h"
 
 /* ---- collecting what the deformatter delivers, per ID ---- */
@@ -71,22 +71,22 @@ static int bytes_are(const struct idstream *s, const uint8_t *want, size_t n)
 	return s->n == n && (!n || !memcmp(s->b, want, n));
 }
 
-static struct tc_csf *mk(unsigned flags, struct coll *c)
+static struct tc_cs_frame *mk(unsigned flags, struct coll *c)
 {
 	struct tc_err e = { 0 };
-	struct tc_csf *d = tc_csf_new(flags, on_data, on_reset, c, &e);
+	struct tc_cs_frame *d = tc_cs_frame_new(flags, on_data, on_reset, c, &e);
 
 	if (!d) {
-		printf("#   tc_csf_new: %s\n", e.msg);
+		printf("#   tc_cs_frame_new: %s\n", e.msg);
 		abort();
 	}
 	return d;
 }
 
-static int has_err(struct tc_csf *d, enum tc_csf_err_kind k, uint64_t off, uint32_t len)
+static int has_err(struct tc_cs_frame *d, enum tc_cs_frame_err_kind k, uint64_t off, uint32_t len)
 {
 	size_t n;
-	const struct tc_csf_err *e = tc_csf_errors(d, &n);
+	const struct tc_cs_frame_err *e = tc_cs_frame_errors(d, &n);
 
 	for (size_t i = 0; i < n; i++)
 		if (e[i].kind == k && e[i].off == off && (!len || e[i].len == len))
@@ -112,18 +112,18 @@ TEST(id_change_data_goes_to_old_id_when_flagged)
 	static const uint8_t id10[] = { 0x01, 0x03, 0x03, 0x05 };
 	static const uint8_t id11[] = { 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e };
 	struct coll c = { 0 };
-	struct tc_csf *d = mk(TC_CSF_MEM_ALIGN, &c);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_MEM_ALIGN, &c);
 	uint8_t f[16];
 
 	frame_two_ids(f, 1);
-	tc_csf_feed(d, f, 16);
-	tc_csf_flush(d);
+	tc_cs_frame_feed(d, f, 16);
+	tc_cs_frame_flush(d);
 	CHECK(bytes_are(&c.s[0x10], id10, sizeof(id10)));
 	CHECK(bytes_are(&c.s[0x11], id11, sizeof(id11)));
-	CHECK_INT(tc_csf_stats(d)->id_bytes, 13);
-	CHECK_INT(tc_csf_stats(d)->frames, 1);
-	CHECK_INT(tc_csf_stats(d)->errors, 0);
-	tc_csf_free(d);
+	CHECK_INT(tc_cs_frame_stats(d)->id_bytes, 13);
+	CHECK_INT(tc_cs_frame_stats(d)->frames, 1);
+	CHECK_INT(tc_cs_frame_stats(d)->errors, 0);
+	tc_cs_frame_free(d);
 	coll_free(&c);
 }
 
@@ -133,14 +133,14 @@ TEST(id_change_data_goes_to_new_id_when_not_flagged)
 	static const uint8_t id11[] = { 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d,
 					0x0e };
 	struct coll c = { 0 };
-	struct tc_csf *d = mk(TC_CSF_MEM_ALIGN, &c);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_MEM_ALIGN, &c);
 	uint8_t f[16];
 
 	frame_two_ids(f, 0);
-	tc_csf_feed(d, f, 16);
+	tc_cs_frame_feed(d, f, 16);
 	CHECK(bytes_are(&c.s[0x10], id10, sizeof(id10)));
 	CHECK(bytes_are(&c.s[0x11], id11, sizeof(id11)));
-	tc_csf_free(d);
+	tc_cs_frame_free(d);
 	coll_free(&c);
 }
 
@@ -150,20 +150,20 @@ TEST(data_before_any_id_is_counted_not_delivered)
 	uint8_t f[32] = { 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b,
 			  0x1c, 0x1d, 0x25, 0xff };
 	struct coll c = { 0 };
-	struct tc_csf *d = mk(TC_CSF_MEM_ALIGN, &c);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_MEM_ALIGN, &c);
 
 	/* Second frame: data only, flags 0x00. */
 	for (int i = 16; i < 31; i++)
 		f[i] = (uint8_t)(2 * i);
-	tc_csf_feed(d, f, 32);
-	CHECK_INT(tc_csf_stats(d)->unknown_bytes, 14);
+	tc_cs_frame_feed(d, f, 32);
+	CHECK_INT(tc_cs_frame_stats(d)->unknown_bytes, 14);
 	CHECK_INT(c.s[0x12].n, 15);
 	CHECK_INT(c.s[0x12].b[0], 32);
 	CHECK_INT(c.s[0x12].off[0], 16);
 	for (int i = 0; i < 128; i++)
 		if (i != 0x12)
 			CHECK_INT(c.s[i].n, 0);
-	tc_csf_free(d);
+	tc_cs_frame_free(d);
 	coll_free(&c);
 }
 
@@ -171,19 +171,19 @@ TEST(frame_split_across_feeds_gives_same_result)
 {
 	uint8_t buf[48];
 	struct coll whole = { 0 }, bytewise = { 0 }, odd = { 0 };
-	struct tc_csf *d1 = mk(TC_CSF_MEM_ALIGN, &whole), *d2 = mk(TC_CSF_MEM_ALIGN, &bytewise);
-	struct tc_csf *d3 = mk(TC_CSF_MEM_ALIGN, &odd);
+	struct tc_cs_frame *d1 = mk(TC_CS_FRAME_MEM_ALIGN, &whole), *d2 = mk(TC_CS_FRAME_MEM_ALIGN, &bytewise);
+	struct tc_cs_frame *d3 = mk(TC_CS_FRAME_MEM_ALIGN, &odd);
 
 	frame_two_ids(buf, 1);
 	frame_two_ids(buf + 16, 0);
 	frame_two_ids(buf + 32, 1);
 	buf[36] = 0x21;		/* third frame: ID 0x10 at byte 4 too (no change) */
-	tc_csf_feed(d1, buf, sizeof(buf));
+	tc_cs_frame_feed(d1, buf, sizeof(buf));
 	for (size_t i = 0; i < sizeof(buf); i++)
-		tc_csf_feed(d2, buf + i, 1);
-	tc_csf_feed(d3, buf, 5);
-	tc_csf_feed(d3, buf + 5, 20);
-	tc_csf_feed(d3, buf + 25, 23);
+		tc_cs_frame_feed(d2, buf + i, 1);
+	tc_cs_frame_feed(d3, buf, 5);
+	tc_cs_frame_feed(d3, buf + 5, 20);
+	tc_cs_frame_feed(d3, buf + 25, 23);
 	for (int id = 0; id < 128; id++) {
 		CHECK(bytes_are(&bytewise.s[id], whole.s[id].b, whole.s[id].n));
 		CHECK(bytes_are(&odd.s[id], whole.s[id].b, whole.s[id].n));
@@ -192,10 +192,10 @@ TEST(frame_split_across_feeds_gives_same_result)
 	}
 	CHECK_INT(whole.s[0x10].n, 4 + 3 + 13);
 	CHECK_INT(whole.s[0x10].off[whole.s[0x10].n - 1], 32);
-	CHECK_INT(tc_csf_stats(d2)->frames, 3);
-	tc_csf_free(d1);
-	tc_csf_free(d2);
-	tc_csf_free(d3);
+	CHECK_INT(tc_cs_frame_stats(d2)->frames, 3);
+	tc_cs_frame_free(d1);
+	tc_cs_frame_free(d2);
+	tc_cs_frame_free(d3);
 	coll_free(&whole);
 	coll_free(&bytewise);
 	coll_free(&odd);
@@ -207,7 +207,7 @@ TEST(four_fsyncs_reset_the_current_id)
 {
 	uint8_t buf[64];
 	struct coll c = { 0 };
-	struct tc_csf *d = mk(TC_CSF_MEM_ALIGN | TC_CSF_RESET_4X_FSYNC, &c);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC, &c);
 
 	frame_two_ids(buf, 1);			/* ends with ID 0x11 current */
 	for (int i = 0; i < 4; i++)
@@ -216,23 +216,23 @@ TEST(four_fsyncs_reset_the_current_id)
 	buf[47] = 0;
 	memcpy(buf + 48, fsync, 4);		/* an FSYNC that is not a whole frame of them */
 	memset(buf + 52, 0x21, 12);
-	tc_csf_feed(d, buf, sizeof(buf));
+	tc_cs_frame_feed(d, buf, sizeof(buf));
 	CHECK_INT(c.resets, 1);
 	CHECK_INT(c.reset_off, 16);
-	CHECK_INT(tc_csf_stats(d)->resets, 1);
+	CHECK_INT(tc_cs_frame_stats(d)->resets, 1);
 	CHECK_INT(c.s[0x11].n, 9);		/* nothing after the reset */
-	CHECK_INT(tc_csf_stats(d)->unknown_bytes, 15);
-	CHECK(has_err(d, TC_CSF_E_RESET_PATTERN, 48, 16));
-	CHECK_INT(tc_csf_stats(d)->dropped_bytes, 16);
-	tc_csf_free(d);
+	CHECK_INT(tc_cs_frame_stats(d)->unknown_bytes, 15);
+	CHECK(has_err(d, TC_CS_FRAME_E_RESET_PATTERN, 48, 16));
+	CHECK_INT(tc_cs_frame_stats(d)->dropped_bytes, 16);
+	tc_cs_frame_free(d);
 	coll_free(&c);
 
 	/* Without the flag an FSYNC frame is just (reserved-ID) frame data, as in OpenCSD. */
-	d = mk(TC_CSF_MEM_ALIGN, &c);
-	tc_csf_feed(d, buf, 32);
+	d = mk(TC_CS_FRAME_MEM_ALIGN, &c);
+	tc_cs_frame_feed(d, buf, 32);
 	CHECK_INT(c.resets, 0);
-	CHECK(has_err(d, TC_CSF_E_RESERVED_ID, 16, 1));
-	tc_csf_free(d);
+	CHECK(has_err(d, TC_CS_FRAME_E_RESERVED_ID, 16, 1));
+	tc_cs_frame_free(d);
 	coll_free(&c);
 }
 
@@ -240,8 +240,8 @@ TEST(reserved_and_null_ids_reported_with_offset)
 {
 	uint8_t buf[32];
 	struct coll c = { 0 }, all = { 0 };
-	struct tc_csf *d = mk(TC_CSF_MEM_ALIGN, &c);
-	struct tc_csf *da = mk(TC_CSF_MEM_ALIGN | TC_CSF_ALL_IDS, &all);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_MEM_ALIGN, &c);
+	struct tc_cs_frame *da = mk(TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_ALL_IDS, &all);
 	struct tc_diag diag = { 0 };
 	size_t n;
 
@@ -249,24 +249,24 @@ TEST(reserved_and_null_ids_reported_with_offset)
 	frame_two_ids(buf + 16, 0);
 	buf[16 + 6] = 0xff;	/* ID 0x7f */
 	buf[16 + 10] = 0x01;	/* ID 0x00 */
-	tc_csf_feed(d, buf, 32);
-	tc_csf_feed(da, buf, 32);
-	tc_csf_errors(d, &n);
+	tc_cs_frame_feed(d, buf, 32);
+	tc_cs_frame_feed(da, buf, 32);
+	tc_cs_frame_errors(d, &n);
 	CHECK_INT(n, 1);
-	CHECK(has_err(d, TC_CSF_E_RESERVED_ID, 22, 1));
-	CHECK_INT(tc_csf_errors(d, &n)[0].id, 0x7f);
-	CHECK_INT(tc_csf_stats(d)->reserved_bytes, 3);	/* bytes 7, 8, 9 (10 is an ID) */
-	CHECK_INT(tc_csf_stats(d)->null_bytes, 4);	/* bytes 11..14 */
+	CHECK(has_err(d, TC_CS_FRAME_E_RESERVED_ID, 22, 1));
+	CHECK_INT(tc_cs_frame_errors(d, &n)[0].id, 0x7f);
+	CHECK_INT(tc_cs_frame_stats(d)->reserved_bytes, 3);	/* bytes 7, 8, 9 (10 is an ID) */
+	CHECK_INT(tc_cs_frame_stats(d)->null_bytes, 4);	/* bytes 11..14 */
 	CHECK_INT(c.s[0x7f].n, 0);
 	CHECK_INT(c.s[0].n, 0);
 	CHECK_INT(all.s[0x7f].n, 3);
 	CHECK_INT(all.s[0].n, 4);
-	tc_csf_errors_to_diag(d, &diag);
+	tc_cs_frame_errors_to_diag(d, &diag);
 	CHECK_INT(diag.n, 1);
 	CHECK_STR(diag.n ? diag.msgs[0] : "", "reserved trace ID 0x7f at offset 22");
 	tc_diag_free(&diag);
-	tc_csf_free(d);
-	tc_csf_free(da);
+	tc_cs_frame_free(d);
+	tc_cs_frame_free(da);
 	coll_free(&c);
 	coll_free(&all);
 }
@@ -275,22 +275,22 @@ TEST(truncated_buffer_reported_and_dropped)
 {
 	uint8_t buf[21];
 	struct coll c = { 0 };
-	struct tc_csf *d = mk(TC_CSF_MEM_ALIGN, &c);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_MEM_ALIGN, &c);
 
 	frame_two_ids(buf, 1);
 	memset(buf + 16, 0x21, 5);
-	tc_csf_feed(d, buf, sizeof(buf));
+	tc_cs_frame_feed(d, buf, sizeof(buf));
 	CHECK_INT(c.s[0x10].n, 4);
-	tc_csf_flush(d);
-	CHECK(has_err(d, TC_CSF_E_TRUNCATED, 16, 5));
-	CHECK_INT(tc_csf_stats(d)->dropped_bytes, 5);
+	tc_cs_frame_flush(d);
+	CHECK(has_err(d, TC_CS_FRAME_E_TRUNCATED, 16, 5));
+	CHECK_INT(tc_cs_frame_stats(d)->dropped_bytes, 5);
 	CHECK_INT(c.s[0x10].n, 4);
 	/* After a flush the next byte starts a frame again. */
-	tc_csf_feed(d, buf, 16);
+	tc_cs_frame_feed(d, buf, 16);
 	CHECK_INT(c.s[0x11].n, 18);
 	/* The frame starts at 21; the run for 0x11 at its ID byte 4 bytes in. */
 	CHECK_INT(c.s[0x11].off[17], 25);
-	tc_csf_free(d);
+	tc_cs_frame_free(d);
 	coll_free(&c);
 }
 
@@ -301,7 +301,7 @@ TEST(tpiu_fsync_hsync_framing)
 	uint8_t buf[128], f[16];
 	size_t n = 0;
 	struct coll c[3] = { 0 };
-	struct tc_csf *d;
+	struct tc_cs_frame *d;
 
 	memcpy(buf + n, "\x7f\xff\xff", 3);
 	n += 3;
@@ -328,26 +328,26 @@ TEST(tpiu_fsync_hsync_framing)
 	n += 6;
 
 	for (int pass = 0; pass < 3; pass++) {
-		d = mk(TC_CSF_FSYNCS | TC_CSF_HSYNCS, &c[pass]);
+		d = mk(TC_CS_FRAME_FSYNCS | TC_CS_FRAME_HSYNCS, &c[pass]);
 		if (pass == 0) {
-			tc_csf_feed(d, buf, n);
+			tc_cs_frame_feed(d, buf, n);
 		} else {
 			/* Chunks of 1 and of 3 bytes: FSYNCs and HSYNCs straddle the calls. */
 			size_t step = pass == 1 ? 1 : 3;
 
 			for (size_t i = 0; i < n; i += step)
-				tc_csf_feed(d, buf + i, n - i < step ? n - i : step);
+				tc_cs_frame_feed(d, buf + i, n - i < step ? n - i : step);
 		}
-		tc_csf_flush(d);
-		CHECK_INT(tc_csf_stats(d)->unsynced_bytes, 3);
-		CHECK(has_err(d, TC_CSF_E_NO_SYNC, 0, 3));
-		CHECK_INT(tc_csf_stats(d)->hsync_bytes, 2);
-		CHECK_INT(tc_csf_stats(d)->fsync_bytes, 16);
-		CHECK(has_err(d, TC_CSF_E_BAD_FSYNC, 57, 4));
-		CHECK(has_err(d, TC_CSF_E_TRUNCATED, 77, 6));
-		CHECK_INT(tc_csf_stats(d)->dropped_bytes, 8 + 6);
-		CHECK_INT(tc_csf_stats(d)->frames, 3);
-		CHECK_INT(tc_csf_stats(d)->errors, 3);
+		tc_cs_frame_flush(d);
+		CHECK_INT(tc_cs_frame_stats(d)->unsynced_bytes, 3);
+		CHECK(has_err(d, TC_CS_FRAME_E_NO_SYNC, 0, 3));
+		CHECK_INT(tc_cs_frame_stats(d)->hsync_bytes, 2);
+		CHECK_INT(tc_cs_frame_stats(d)->fsync_bytes, 16);
+		CHECK(has_err(d, TC_CS_FRAME_E_BAD_FSYNC, 57, 4));
+		CHECK(has_err(d, TC_CS_FRAME_E_TRUNCATED, 77, 6));
+		CHECK_INT(tc_cs_frame_stats(d)->dropped_bytes, 8 + 6);
+		CHECK_INT(tc_cs_frame_stats(d)->frames, 3);
+		CHECK_INT(tc_cs_frame_stats(d)->errors, 3);
 		/* 0x10: 4 + 3 + 4 bytes from the frames at 7, 33, 61. */
 		CHECK_INT(c[pass].s[0x10].n, 11);
 		if (c[pass].s[0x10].n == 11) {
@@ -356,7 +356,7 @@ TEST(tpiu_fsync_hsync_framing)
 			CHECK_INT(c[pass].s[0x10].off[7], 61);
 		}
 		CHECK(bytes_are(&c[pass].s[0x11], c[0].s[0x11].b, c[0].s[0x11].n));
-		tc_csf_free(d);
+		tc_cs_frame_free(d);
 	}
 	CHECK_INT(c[0].s[0x11].n, 9 + 10 + 9);
 	for (int i = 0; i < 3; i++)
@@ -367,36 +367,36 @@ TEST(hsync_without_flag_is_an_error)
 {
 	uint8_t buf[24];
 	struct coll c = { 0 };
-	struct tc_csf *d = mk(TC_CSF_FSYNCS, &c);
+	struct tc_cs_frame *d = mk(TC_CS_FRAME_FSYNCS, &c);
 
 	memcpy(buf, fsync, 4);
 	frame_two_ids(buf + 4, 1);
 	memmove(buf + 8, buf + 6, 14);
 	buf[6] = 0xff;
 	buf[7] = 0x7f;
-	tc_csf_feed(d, buf, 22);
-	tc_csf_flush(d);
-	CHECK(has_err(d, TC_CSF_E_BAD_HSYNC, 6, 2));
+	tc_cs_frame_feed(d, buf, 22);
+	tc_cs_frame_flush(d);
+	CHECK(has_err(d, TC_CS_FRAME_E_BAD_HSYNC, 6, 2));
 	CHECK_INT(c.s[0x10].n, 4);
 	CHECK_INT(c.s[0x11].n, 9);
-	tc_csf_free(d);
+	tc_cs_frame_free(d);
 	coll_free(&c);
 }
 
 TEST(rejects_bad_flags)
 {
 	static const unsigned bad[] = {
-		0, TC_CSF_ALL_IDS, TC_CSF_MEM_ALIGN | TC_CSF_FSYNCS,
-		TC_CSF_MEM_ALIGN | TC_CSF_HSYNCS, TC_CSF_FSYNCS | TC_CSF_RESET_4X_FSYNC, 0x100,
+		0, TC_CS_FRAME_ALL_IDS, TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_FSYNCS,
+		TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_HSYNCS, TC_CS_FRAME_FSYNCS | TC_CS_FRAME_RESET_4X_FSYNC, 0x100,
 	};
 	struct tc_err e;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		e.msg[0] = '\0';
-		CHECK(tc_csf_new(bad[i], on_data, NULL, NULL, &e) == NULL);
+		CHECK(tc_cs_frame_new(bad[i], on_data, NULL, NULL, &e) == NULL);
 		CHECK(strstr(e.msg, "frame deformatter") != NULL);
 	}
-	CHECK(tc_csf_new(TC_CSF_MEM_ALIGN, NULL, NULL, NULL, &e) == NULL);
+	CHECK(tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN, NULL, NULL, NULL, &e) == NULL);
 }
 
 static void discard(void *ctx, uint8_t id, const uint8_t *data, size_t len, uint64_t off)
@@ -409,8 +409,8 @@ TEST(random_input_every_byte_accounted_for)
 	/* Garbage rich in ff/7f (sync look-alikes), random chunking: each input byte must end
 	 * up in exactly one bucket, and ASan builds check that nothing reads out of bounds. */
 	static const unsigned modes[] = {
-		TC_CSF_MEM_ALIGN, TC_CSF_MEM_ALIGN | TC_CSF_RESET_4X_FSYNC, TC_CSF_FSYNCS,
-		TC_CSF_HSYNCS, TC_CSF_FSYNCS | TC_CSF_HSYNCS,
+		TC_CS_FRAME_MEM_ALIGN, TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC, TC_CS_FRAME_FSYNCS,
+		TC_CS_FRAME_HSYNCS, TC_CS_FRAME_FSYNCS | TC_CS_FRAME_HSYNCS,
 	};
 	static const uint8_t pick[] = { 0xff, 0xff, 0xff, 0x7f, 0x7f, 0x00, 0x21, 0x23 };
 	uint8_t buf[4096];
@@ -418,8 +418,8 @@ TEST(random_input_every_byte_accounted_for)
 
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		for (int iter = 0; iter < 40; iter++) {
-			struct tc_csf *d = tc_csf_new(modes[m], discard, NULL, NULL, NULL);
-			const struct tc_csf_stats *st;
+			struct tc_cs_frame *d = tc_cs_frame_new(modes[m], discard, NULL, NULL, NULL);
+			const struct tc_cs_frame_stats *st;
 			size_t len;
 
 			CHECK(d != NULL);
@@ -436,13 +436,13 @@ TEST(random_input_every_byte_accounted_for)
 				n = 1 + (r >> 16) % 40;
 				if (n > len - i)
 					n = len - i;
-				tc_csf_feed(d, buf + i, n);
+				tc_cs_frame_feed(d, buf + i, n);
 			}
-			tc_csf_flush(d);
-			st = tc_csf_stats(d);
+			tc_cs_frame_flush(d);
+			st = tc_cs_frame_stats(d);
 			CHECK_INT(st->frames * 16 + st->dropped_bytes + st->fsync_bytes +
 				  st->hsync_bytes + st->unsynced_bytes, len);
-			tc_csf_free(d);
+			tc_cs_frame_free(d);
 		}
 	}
 }
@@ -459,13 +459,13 @@ struct snap {
 
 /* Buffers as named by each snapshot's trace.ini (first buffer: what trc_pkt_lister reads). */
 static const struct snap snaps[] = {
-	{ "juno_r1_1", "juno_r1_1_raw.ppl.xz", "juno_r1_1/cstrace.bin", TC_CSF_MEM_ALIGN, 0 },
-	{ "TC2", "TC2_raw.ppl.xz", "TC2/cstrace.bin", TC_CSF_MEM_ALIGN, 0 },
-	{ "Snowball", "Snowball_raw.ppl", "Snowball/cstrace.bin", TC_CSF_MEM_ALIGN, 0 },
+	{ "juno_r1_1", "juno_r1_1_raw.ppl.xz", "juno_r1_1/cstrace.bin", TC_CS_FRAME_MEM_ALIGN, 0 },
+	{ "TC2", "TC2_raw.ppl.xz", "TC2/cstrace.bin", TC_CS_FRAME_MEM_ALIGN, 0 },
+	{ "Snowball", "Snowball_raw.ppl", "Snowball/cstrace.bin", TC_CS_FRAME_MEM_ALIGN, 0 },
 	{ "bugfix-exact-match", "bugfix-exact-match_raw.ppl.xz", "bugfix-exact-match/cstrace.bin",
-	  TC_CSF_MEM_ALIGN, 0 },
+	  TC_CS_FRAME_MEM_ALIGN, 0 },
 	/* trace.ini format=dstream_coresight: OpenCSD uses FSYNCs only (no HSYNCs). */
-	{ "a55-test-tpiu", "a55-test-tpiu.ppl.xz", "a55-test-tpiu/DSTREAM_0.bin", TC_CSF_FSYNCS,
+	{ "a55-test-tpiu", "a55-test-tpiu.ppl.xz", "a55-test-tpiu/DSTREAM_0.bin", TC_CS_FRAME_FSYNCS,
 	  1 },
 };
 
@@ -592,34 +592,34 @@ static double now_ms(void)
 }
 
 static void demux(const struct snap *sn, const uint8_t *b, size_t len, size_t chunk,
-		  struct coll *c, struct tc_csf_stats *st, int *truncated_at)
+		  struct coll *c, struct tc_cs_frame_stats *st, int *truncated_at)
 {
-	struct tc_csf *d = mk(sn->flags | TC_CSF_ALL_IDS, c);
+	struct tc_cs_frame *d = mk(sn->flags | TC_CS_FRAME_ALL_IDS, c);
 	size_t n;
-	const struct tc_csf_err *e;
+	const struct tc_cs_frame_err *e;
 
 	for (size_t i = 0, k = 0; i < len; i += n, k++) {
 		/* chunk 0: a varying odd size, so frames and FSYNCs straddle calls. */
 		n = chunk ? chunk : 1 + (k * 7) % 61;
 		if (n > len - i)
 			n = len - i;
-		tc_csf_feed(d, b + i, n);
+		tc_cs_frame_feed(d, b + i, n);
 	}
-	tc_csf_flush(d);
-	*st = *tc_csf_stats(d);
-	e = tc_csf_errors(d, &n);
+	tc_cs_frame_flush(d);
+	*st = *tc_cs_frame_stats(d);
+	e = tc_cs_frame_errors(d, &n);
 	*truncated_at = -1;
 	for (size_t i = 0; i < n; i++) {
 		char msg[160];
 
-		if (e[i].kind == TC_CSF_E_TRUNCATED && *truncated_at < 0) {
+		if (e[i].kind == TC_CS_FRAME_E_TRUNCATED && *truncated_at < 0) {
 			*truncated_at = (int)e[i].off;
 			continue;
 		}
-		tc_csf_err_str(&e[i], msg, sizeof(msg));
+		tc_cs_frame_err_str(&e[i], msg, sizeof(msg));
 		printf("#   %s: %s\n", sn->name, msg);
 	}
-	tc_csf_free(d);
+	tc_cs_frame_free(d);
 }
 
 static void check_snapshot(const struct snap *sn)
@@ -627,7 +627,7 @@ static void check_snapshot(const struct snap *sn)
 	const char *td = tc_testdata();
 	char path[4096];
 	struct coll want = { 0 }, got = { 0 }, got2 = { 0 };
-	struct tc_csf_stats st, st2;
+	struct tc_cs_frame_stats st, st2;
 	uint8_t *b;
 	size_t len;
 	int lines, trunc, trunc2, ids = 0;
@@ -743,18 +743,18 @@ TEST(demux_speed_1mib)
 	if (!b)
 		return;
 	for (int r = 0; r < 5; r++) {
-		struct tc_csf *d = tc_csf_new(TC_CSF_MEM_ALIGN, count_only, NULL, &n, NULL);
+		struct tc_cs_frame *d = tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN, count_only, NULL, &n, NULL);
 
 		CHECK(d != NULL);
 		if (!d)
 			break;
 		t0 = now_ms();
-		tc_csf_feed(d, b, len);
-		tc_csf_flush(d);
+		tc_cs_frame_feed(d, b, len);
+		tc_cs_frame_flush(d);
 		t0 = now_ms() - t0;
 		if (t0 < best)
 			best = t0;
-		tc_csf_free(d);
+		tc_cs_frame_free(d);
 	}
 	CHECK(n > 0);
 	printf("#   bugfix-exact-match: demuxed %zu bytes in %.2f ms (best of 5)\n", len, best);

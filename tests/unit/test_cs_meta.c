@@ -1,9 +1,9 @@
-/* CS_ETM metadata -> decoder configurations and the trace ID map (decoders/cs_meta.c), and
- * perf-convention branches from CoreSight ranges (decoders/cs_branches.c). */
+/* CS_ETM metadata -> decoder configurations and the trace ID map (decoders/coresight/cs_meta.c), and
+ * perf-convention branches from CoreSight ranges (decoders/coresight/cs_branches.c). */
 #include <string.h>
 
-#include "decoders/cs_branches.h"
-#include "decoders/cs_meta.h"
+#include "decoders/coresight/cs_branches.h"
+#include "decoders/coresight/cs_meta.h"
 #include "tests/unit/tc_test.h"
 
 TEST(meta_from_priv_words)
@@ -18,7 +18,7 @@ TEST(meta_from_priv_words)
 	struct tc_err e;
 	const struct tc_etm_cfg *c;
 
-	CHECK_INT(tc_cs_etm_info_parse(v, sizeof(v) / 8, &info, &e), 0);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v, sizeof(v) / 8, &info, &e), 0);
 	CHECK_INT(tc_cs_meta_init(&m, &info, &e), 0);
 	CHECK_INT((int)m.ncfgs, 3);
 	c = tc_cs_meta_cfg(&m, 0x12);
@@ -38,14 +38,14 @@ TEST(meta_from_priv_words)
 	      c->arch == TC_ETM_ARCH_AA64);
 	CHECK_INT(tc_cs_meta_set_id(&m, 9, 0x30), -1);
 	tc_cs_meta_free(&m);
-	tc_cs_etm_info_free(&info);
+	tc_auxtrace_info_cs_etm_free(&info);
 
 	/* an ETMv4 block too short for the registers the decoder needs */
 	uint64_t s[] = { 1, (9ULL << 32) | 1, 0, TC_CS_ETMV4_MAGIC, 0, 3, 0xc1, 0x10, 1 };
-	CHECK_INT(tc_cs_etm_info_parse(s, sizeof(s) / 8, &info, &e), 0);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(s, sizeof(s) / 8, &info, &e), 0);
 	CHECK_INT(tc_cs_meta_init(&m, &info, &e), -1);
 	CHECK(strstr(e.msg, "cpu 0") != NULL);
-	tc_cs_etm_info_free(&info);
+	tc_auxtrace_info_cs_etm_free(&info);
 }
 
 static struct tc_rec got[16];
@@ -66,7 +66,7 @@ static struct tc_rec rng(uint64_t s, uint64_t e, bool taken)
 
 TEST(branches_perf_convention)
 {
-	struct tc_csb b;
+	struct tc_cs_branches b;
 	struct tc_rec on = { .type = TC_REC_TRACE_ON, .id = 0x10 };
 	struct tc_rec exc = { .type = TC_REC_EXCEPTION, .id = 0x10 };
 	struct tc_rec eot = { .type = TC_REC_EOT, .id = 0x10 };
@@ -77,7 +77,7 @@ TEST(branches_perf_convention)
 	tc_csb_init(&b);
 	ngot = 0;
 	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
-		tc_csb_feed(&b, &seq[i], collect, NULL);
+		tc_cs_branches_feed(&b, &seq[i], collect, NULL);
 	/* from 0 into the first range; taken branches; not-taken ends make none; an
 	 * exception ends a range in a branch; to 0 at the end */
 	CHECK_INT(ngot, 3);
@@ -87,9 +87,9 @@ TEST(branches_perf_convention)
 	CHECK(got[2].start == 0x200c && got[2].end == 0x3000);
 	/* a discontinuity ends a range in "to 0"; the end of the trace does not */
 	struct tc_rec nosync = { .type = TC_REC_NO_SYNC, .id = 0x10 };
-	tc_csb_feed(&b, &on, collect, NULL);
-	tc_csb_feed(&b, &seq[1], collect, NULL);
-	tc_csb_feed(&b, &nosync, collect, NULL);
+	tc_cs_branches_feed(&b, &on, collect, NULL);
+	tc_cs_branches_feed(&b, &seq[1], collect, NULL);
+	tc_cs_branches_feed(&b, &nosync, collect, NULL);
 	CHECK_INT(ngot, 5);
 	CHECK(got[4].start == 0x100c && got[4].end == 0);
 
@@ -97,6 +97,6 @@ TEST(branches_perf_convention)
 	struct tc_rec r1 = rng(0x10, 0x20, false);
 	tc_csb_init(&b);
 	ngot = 0;
-	tc_csb_feed(&b, &r1, collect, NULL);
+	tc_cs_branches_feed(&b, &r1, collect, NULL);
 	CHECK_INT(ngot, 0);
 }

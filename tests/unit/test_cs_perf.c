@@ -1,5 +1,5 @@
 /* CoreSight decode of a real perf.data (simpleperf's perf_etm.data with etm_test_loop):
- * decoders/cs_perf.c end to end -- metadata, demux, OpenCSD, images via symfs, threads from
+ * decoders/coresight/cs_perf.c end to end -- metadata, demux, OpenCSD, images via symfs, threads from
  * context IDs, perf-convention branches. The full branch list is compared with Debian perf
  * by tests/e2e/t31-cs-perf.sh; here the counts and the first branches. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decoders/cs_perf.h"
+#include "decoders/coresight/cs_perf.h"
 #include "tests/unit/tc_test.h"
 
 struct got {
@@ -37,26 +37,26 @@ static void collect(void *ctx, const struct tc_rec *r)
 }
 
 static int run(const char *file, const char *symfs, bool branches, struct got *g,
-	       struct tc_csp_stats *st)
+	       struct tc_cs_perf_stats *st)
 {
-	struct tc_csp_opts o = { .symfs = symfs, .branches = branches, .emit = collect, .ctx = g };
+	struct tc_cs_perf_opts o = { .symfs = symfs, .branches = branches, .emit = collect, .ctx = g };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e;
-	struct tc_csp *s;
+	struct tc_cs_perf *s;
 	int n;
 
-	if (tc_pd_open(&pd, file, &e))
+	if (tc_perf_data_open(&pd, file, &e))
 		return -1;
-	s = tc_csp_new(&o, &e);
-	while ((n = tc_pd_next(pd, &r, &e)) > 0)
-		if (tc_csp_record(s, &r, &e))
+	s = tc_cs_perf_new(&o, &e);
+	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
+		if (tc_cs_perf_record(s, &r, &e))
 			break;
-	CHECK(tc_csp_is_cs_etm(s));
-	CHECK_INT(tc_csp_decode(s, pd, &e), 0);
-	*st = *tc_csp_stats(s);
-	tc_csp_free(s);
-	tc_pd_close(pd);
+	CHECK(tc_cs_perf_is_cs_etm(s));
+	CHECK_INT(tc_cs_perf_decode(s, pd, &e), 0);
+	*st = *tc_cs_perf_stats(s);
+	tc_cs_perf_free(s);
+	tc_perf_data_close(pd);
 	return n;
 }
 
@@ -65,7 +65,7 @@ TEST(perf_etm_branches)
 	const char *td = tc_testdata();
 	char file[512], bin[512], symfs[] = "/tmp/tc-symfs-XXXXXX", dir[600], link[700];
 	struct got g = { 0 };
-	struct tc_csp_stats st;
+	struct tc_cs_perf_stats st;
 
 	if (!td)
 		SKIP("no test data");

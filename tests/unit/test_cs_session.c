@@ -1,11 +1,11 @@
-/* CoreSight decode session (decoders/cs_session.c) on juno_r1_1's ETB: offsets follow the
+/* CoreSight decode session (decoders/coresight/cs_session.c) on juno_r1_1's ETB: offsets follow the
  * base offset a block is fed with, a 4x FSYNC frame resets every decoder, bad set-ups are
  * refused with the ID named. The comparison with OpenCSD itself is tests/e2e/t30. */
 #include <stdint.h>
 
-#include "decoders/cs_session.h"
-#include "decoders/cs_snapshot.h"
-#include "lib/snapshot.h"
+#include "decoders/coresight/cs_session.h"
+#include "decoders/coresight/cs_snapshot.h"
+#include "lib/perfdata/snapshot.h"
 #include "tests/unit/tc_test.h"
 
 struct got {
@@ -47,28 +47,28 @@ static uint8_t *load(const char *path, size_t *len)
 }
 
 /* A session with every ETM of juno_r1_1 (packets and elements, no memory). */
-static struct tc_cs_mem *mem;	/* the snapshot's dumps */
+static struct tc_cs_snapshot_mem *mem;	/* the snapshot's dumps */
 
 static size_t read_mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
 		       size_t len)
 {
 	(void)ctx;
-	return tc_cs_mem_read(mem, m, addr, buf, len);
+	return tc_cs_snapshot_mem_read(mem, m, addr, buf, len);
 }
 
-static struct tc_css *juno(const struct tc_snapshot *ss, struct got *g)
+static struct tc_cs_session *juno(const struct tc_snapshot *ss, struct got *g)
 {
 	struct tc_err e;
-	struct tc_css *s = tc_css_new(TC_ETM_PACKETS | TC_ETM_ELEMENTS, on_rec, read_mem, g, &e);
-	const struct tc_ss_buffer *b = tc_ss_buffer(ss, "ETB_0");
+	struct tc_cs_session *s = tc_cs_session_new(TC_ETM_PACKETS | TC_ETM_ELEMENTS, on_rec, read_mem, g, &e);
+	const struct tc_snapshot_buffer *b = tc_snapshot_buffer(ss, "ETB_0");
 
 	if (!s || !b)
 		abort();
 	for (size_t i = 0; i < b->nsources; i++) {
 		struct tc_etm_cfg cfg;
 
-		CHECK_INT(tc_cs_ss_cfg(ss, tc_ss_device(ss, b->sources[i]), &cfg, &e), 0);
-		CHECK_INT(tc_css_add_source(s, &cfg, &e), 0);
+		CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, b->sources[i]), &cfg, &e), 0);
+		CHECK_INT(tc_cs_session_add_source(s, &cfg, &e), 0);
 	}
 	return s;
 }
@@ -81,7 +81,7 @@ TEST(offsets_follow_the_base_and_4x_fsync_resets)
 	struct tc_err e;
 	struct tc_diag notes = { 0 };
 	struct got a = { 0 }, b = { .base = 0x100000 }, c = { 0 };
-	struct tc_css *s;
+	struct tc_cs_session *s;
 	uint8_t *buf, *ins;
 	size_t len;
 	const size_t cut = 32768;	/* a frame boundary in the middle */
@@ -93,35 +93,35 @@ TEST(offsets_follow_the_base_and_4x_fsync_resets)
 	snprintf(path, sizeof(path), "%s/opencsd/juno_r1_1/cstrace.bin", td);
 	buf = load(path, &len);
 	CHECK_INT(len, 65536);
-	mem = tc_cs_mem_open(ss, &notes, &e);
+	mem = tc_cs_snapshot_mem_open(ss, &notes, &e);
 	CHECK(mem != NULL);
 	CHECK_INT(notes.n, 0);
 	tc_diag_free(&notes);
 
 	s = juno(ss, &a);
-	tc_css_feed(s, buf, len, 0, TC_CSS_FRAMED);
-	tc_css_flush(s);
+	tc_cs_session_feed(s, buf, len, 0, TC_CS_SESSION_FRAMED);
+	tc_cs_session_flush(s);
 	/* As trc_pkt_lister counts them for this buffer (t30 compares them one by one). */
 	CHECK_INT(a.packets, 31464);
 	CHECK_INT(a.ranges, 6733);
-	CHECK_INT(tc_css_stats(s, 0x10)->packets, 29451);
-	CHECK(tc_css_stats(s, 0x16) == NULL);
-	CHECK_INT(tc_css_id_bytes(s, 0x10), 55273);
-	CHECK_INT(tc_css_errors(s), 0);
-	CHECK_INT(tc_css_demux_stats(s)->resets, 0);
-	CHECK_INT(tc_css_add_source(s, &(struct tc_etm_cfg){ .proto = TC_ETM_PROTO_ETMV4,
+	CHECK_INT(tc_cs_session_stats(s, 0x10)->packets, 29451);
+	CHECK(tc_cs_session_stats(s, 0x16) == NULL);
+	CHECK_INT(tc_cs_session_id_bytes(s, 0x10), 55273);
+	CHECK_INT(tc_cs_session_errors(s), 0);
+	CHECK_INT(tc_cs_session_demux_stats(s)->resets, 0);
+	CHECK_INT(tc_cs_session_add_source(s, &(struct tc_etm_cfg){ .proto = TC_ETM_PROTO_ETMV4,
 							     .trace_id = 0x10 }, &e), -1);
 	CHECK(strstr(e.msg, "trace ID 0x10") != NULL);
-	tc_css_free(s);
+	tc_cs_session_free(s);
 
 	/* The same bytes at file offset 0x100000: every record moves by that much. */
 	s = juno(ss, &b);
-	tc_css_feed(s, buf, len, 0x100000, TC_CSS_FRAMED);
-	tc_css_flush(s);
+	tc_cs_session_feed(s, buf, len, 0x100000, TC_CS_SESSION_FRAMED);
+	tc_cs_session_flush(s);
 	CHECK_INT(b.n, a.n);	/* 6 of them EOT, one per ID */
 	CHECK_INT(b.low, 0);
 	CHECK(b.sum_off == a.sum_off + (a.n - 6) * 0x100000ull);
-	tc_css_free(s);
+	tc_cs_session_free(s);
 
 	/* A 4x FSYNC frame between two halves: all decoders reset there. */
 	ins = malloc(len + 16);
@@ -131,20 +131,20 @@ TEST(offsets_follow_the_base_and_4x_fsync_resets)
 		ins[cut + i] = 0x7f;
 	memcpy(ins + cut + 16, buf + cut, len - cut);
 	s = juno(ss, &c);
-	tc_css_feed(s, ins, len + 16, 0, TC_CSS_FRAMED);
-	tc_css_flush(s);
-	CHECK_INT(tc_css_demux_stats(s)->resets, 1);
+	tc_cs_session_feed(s, ins, len + 16, 0, TC_CS_SESSION_FRAMED);
+	tc_cs_session_flush(s);
+	CHECK_INT(tc_cs_session_demux_stats(s)->resets, 1);
 	CHECK(c.nosync_reset >= 1);
 	CHECK(c.first_reset_off >= cut);
-	tc_css_free(s);
+	tc_cs_session_free(s);
 	free(ins);
 
 	/* RAW with no source: counted nowhere, no crash. */
-	s = tc_css_new(TC_ETM_PACKETS, on_rec, NULL, &c, &e);
-	tc_css_feed(s, buf, 64, 0, TC_CSS_RAW);
-	tc_css_free(s);
+	s = tc_cs_session_new(TC_ETM_PACKETS, on_rec, NULL, &c, &e);
+	tc_cs_session_feed(s, buf, 64, 0, TC_CS_SESSION_RAW);
+	tc_cs_session_free(s);
 	free(buf);
-	tc_cs_mem_free(mem);
+	tc_cs_snapshot_mem_free(mem);
 	tc_snapshot_free(ss);
 }
 
@@ -160,25 +160,25 @@ TEST(configs_from_snapshot_devices)
 		SKIP("no ../shared/testdata");
 	snprintf(path, sizeof(path), "%s/opencsd/TC2", td);
 	CHECK_INT(tc_snapshot_open(&ss, path, &e), 0);
-	CHECK_INT(tc_cs_ss_cfg(ss, tc_ss_device(ss, "ETM_0"), &cfg, &e), 0);
+	CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, "ETM_0"), &cfg, &e), 0);
 	CHECK_INT(cfg.proto, TC_ETM_PROTO_ETMV3);
 	CHECK_INT(cfg.trace_id, 0x10);
 	CHECK_INT(cfg.arch, TC_ETM_ARCH_V7);
 	CHECK_INT(cfg.cpu, 0);
-	CHECK_INT(tc_cs_ss_cfg(ss, tc_ss_device(ss, "PTM_0"), &cfg, &e), 0);
+	CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, "PTM_0"), &cfg, &e), 0);
 	CHECK_INT(cfg.proto, TC_ETM_PROTO_PTM);
 	CHECK_INT(cfg.trace_id, 0x13);
 	/* The ITM has no decoder in OpenCSD 1.3.3. */
-	CHECK_INT(tc_cs_ss_cfg(ss, tc_ss_device(ss, "ITM_0"), &cfg, &e), -1);
+	CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, "ITM_0"), &cfg, &e), -1);
 	CHECK(strstr(e.msg, "ITM") != NULL);
 	tc_snapshot_free(ss);
 
 	snprintf(path, sizeof(path), "%s/opencsd/juno_r1_1", td);
 	CHECK_INT(tc_snapshot_open(&ss, path, &e), 0);
-	CHECK_INT(tc_cs_ss_cfg(ss, tc_ss_device(ss, "STM_12"), &cfg, &e), 0);
+	CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, "STM_12"), &cfg, &e), 0);
 	CHECK_INT(cfg.proto, TC_ETM_PROTO_STM);
 	CHECK_INT(cfg.trace_id, 0x20);
-	CHECK_INT(tc_cs_ss_cfg(ss, tc_ss_device(ss, "ETM_4"), &cfg, &e), 0);
+	CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, "ETM_4"), &cfg, &e), 0);
 	CHECK_INT(cfg.trace_id, 0x14);
 	CHECK_INT(cfg.cpu, 4);
 	CHECK_INT(cfg.arch, TC_ETM_ARCH_V8);	/* Cortex-A57 */

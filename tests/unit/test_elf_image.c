@@ -1,8 +1,8 @@
-/* ELF images (lib/elf_image.c): build id, segments, bytes by address, symbols. */
+/* ELF images (lib/images/elf.c): build id, segments, bytes by address, symbols. */
 #include <elf.h>
 #include <unistd.h>
 
-#include "lib/elf_image.h"
+#include "lib/images/elf.h"
 #include "tests/unit/tc_test.h"
 
 TEST(simpleperf_etm_test_loop)

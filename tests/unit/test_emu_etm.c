@@ -1,16 +1,16 @@
-/* Emulated ETM (lib/emu_etm.c) end to end: static aarch64 fixtures run under qemu-aarch64,
+/* Emulated ETM (lib/emulate/emu_etm.c) end to end: static aarch64 fixtures run under qemu-aarch64,
  * every thread on its own emulated ETMv4 into one formatted sink, written as CS_ETM perf.data.
- * Our CoreSight perf.data decoder (decoders/cs_perf) must find exactly the recorder's ground
+ * Our CoreSight perf.data decoder (decoders/coresight/cs_perf) must find exactly the recorder's ground
  * truth, thread by thread, and the sink must really interleave the threads' trace IDs.
  * Debian's perf script on the same files is checked by tests/e2e/t55-record-emulated.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoders/cs_frame.h"
-#include "decoders/cs_perf.h"
-#include "lib/emu.h"
-#include "lib/perf_data.h"
+#include "decoders/coresight/cs_frame.h"
+#include "decoders/coresight/cs_perf.h"
+#include "lib/emulate/emu.h"
+#include "lib/perfdata/perf_data.h"
 #include "tests/unit/tc_test.h"
 
 static int have_cmd(const char *name)
@@ -100,15 +100,15 @@ static void check_prog(const char *dir, const char *name, char *const *argv, uns
 {
 	char out[1024], truth[1024], line[256];
 	struct tc_emu_opts o = { .argv = argv, .output = out, .truth = truth, .filter = filter };
-	struct tc_csp_opts co = { .branches = true, .emit = collect };
+	struct tc_cs_perf_opts co = { .branches = true, .emit = collect };
 	struct brs want = { 0 }, got = { 0 };
 	struct tc_emu_stats st;
 	struct tc_err e = { 0 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct ids ids = { .last = 0xff };
-	struct tc_csf *csf;
-	struct tc_csp *s;
+	struct tc_cs_frame *csf;
+	struct tc_cs_perf *s;
 	size_t same = 0, ntids = 0;
 	FILE *f;
 
@@ -133,23 +133,23 @@ static void check_prog(const char *dir, const char *name, char *const *argv, uns
 	CHECK_INT(want.n, st.branches);
 
 	co.ctx = &got;
-	CHECK_INT(tc_pd_open(&pd, out, &e), 0);
-	s = tc_csp_new(&co, &e);
-	csf = tc_csf_new(TC_CSF_MEM_ALIGN, on_data, NULL, &ids, &e);
-	while (tc_pd_next(pd, &r, &e) > 0) {
-		CHECK_INT(tc_csp_record(s, &r, &e), 0);
-		if (r.type == TC_PD_AUXTRACE)
-			tc_csf_feed(csf, r.u.auxtrace.data, r.u.auxtrace.size);
+	CHECK_INT(tc_perf_data_open(&pd, out, &e), 0);
+	s = tc_cs_perf_new(&co, &e);
+	csf = tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN, on_data, NULL, &ids, &e);
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
+		CHECK_INT(tc_cs_perf_record(s, &r, &e), 0);
+		if (r.type == TC_PERF_DATA_AUXTRACE)
+			tc_cs_frame_feed(csf, r.u.auxtrace.data, r.u.auxtrace.size);
 	}
-	tc_csf_flush(csf);
-	CHECK_INT(tc_csf_stats(csf)->errors, 0);
-	tc_csf_free(csf);
-	CHECK(tc_csp_is_cs_etm(s));
-	CHECK_INT(tc_csp_decode(s, pd, &e), 0);
-	CHECK_INT(tc_csp_stats(s)->errors, 0);
-	CHECK_INT(tc_csp_stats(s)->nomap, 0);
-	tc_csp_free(s);
-	tc_pd_close(pd);
+	tc_cs_frame_flush(csf);
+	CHECK_INT(tc_cs_frame_stats(csf)->errors, 0);
+	tc_cs_frame_free(csf);
+	CHECK(tc_cs_perf_is_cs_etm(s));
+	CHECK_INT(tc_cs_perf_decode(s, pd, &e), 0);
+	CHECK_INT(tc_cs_perf_stats(s)->errors, 0);
+	CHECK_INT(tc_cs_perf_stats(s)->nomap, 0);
+	tc_cs_perf_free(s);
+	tc_perf_data_close(pd);
 
 	stable_sort(&want);
 	stable_sort(&got);

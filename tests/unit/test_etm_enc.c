@@ -2,9 +2,9 @@
  * and through OpenCSD's trc_pkt_lister. */
 #include "tests/unit/tc_test.h"
 
-#include "decoders/cs_frame.h"
-#include "lib/cs_formatter.h"
-#include "lib/etm4_enc.h"
+#include "decoders/coresight/cs_frame.h"
+#include "lib/emulate/cs_formatter.h"
+#include "lib/emulate/etm4_enc.h"
 #include "tests/unit/etm_snap.h"
 
 #include <ctype.h>
@@ -50,7 +50,7 @@ static uint8_t *make_stream(uint8_t *want[NID], size_t wn[NID], size_t *len, int
 			    size_t *nfs)
 {
 	struct tc_err e = { 0 };
-	struct tc_csfmt *f = tc_csfmt_new(&e);
+	struct tc_cs_formatter *f = tc_cs_formatter_new(&e);
 	uint8_t chunk[64];
 	const uint8_t *d;
 	uint8_t *out;
@@ -69,19 +69,19 @@ static uint8_t *make_stream(uint8_t *want[NID], size_t wn[NID], size_t *len, int
 		for (size_t k = 0; k < n; k++)
 			chunk[k] = want[i][wn[i] + k] = rnd() & 0xff;
 		wn[i] += n;
-		CHECK_INT(tc_csfmt_write(f, ids[i], chunk, n, &e), 0);
+		CHECK_INT(tc_cs_formatter_write(f, ids[i], chunk, n, &e), 0);
 		if (rnd() % 50 == 0)
-			CHECK_INT(tc_csfmt_flush(f, &e), 0);
+			CHECK_INT(tc_cs_formatter_flush(f, &e), 0);
 		if (fsyncs && rnd() % 40 == 0) {
-			CHECK_INT(tc_csfmt_fsync4(f, &e), 0);
+			CHECK_INT(tc_cs_formatter_fsync4(f, &e), 0);
 			(*nfs)++;
 		}
 	}
-	CHECK_INT(tc_csfmt_flush(f, &e), 0);
-	d = tc_csfmt_data(f, len);
+	CHECK_INT(tc_cs_formatter_flush(f, &e), 0);
+	d = tc_cs_formatter_data(f, len);
 	out = malloc(*len);
 	memcpy(out, d, *len);
-	tc_csfmt_free(f);
+	tc_cs_formatter_free(f);
 	return out;
 }
 
@@ -93,7 +93,7 @@ TEST(formatter_roundtrip_cs_frame)
 		uint8_t *buf = make_stream(want, wn, &len, round & 1, &nfs);
 		struct got g = { 0 };
 		struct tc_err e = { 0 };
-		struct tc_csf *d = tc_csf_new(TC_CSF_MEM_ALIGN | TC_CSF_RESET_4X_FSYNC, got_data,
+		struct tc_cs_frame *d = tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC, got_data,
 					      got_reset, &g, &e);
 
 		CHECK_INT(len % 16, 0);
@@ -103,12 +103,12 @@ TEST(formatter_roundtrip_cs_frame)
 
 			if (n > len - o)
 				n = len - o;
-			tc_csf_feed(d, buf + o, n);
+			tc_cs_frame_feed(d, buf + o, n);
 			o += n;
 		}
-		tc_csf_flush(d);
-		CHECK_INT(tc_csf_stats(d)->errors, 0);
-		CHECK_INT(tc_csf_stats(d)->unknown_bytes, 0);
+		tc_cs_frame_flush(d);
+		CHECK_INT(tc_cs_frame_stats(d)->errors, 0);
+		CHECK_INT(tc_cs_frame_stats(d)->unknown_bytes, 0);
 		CHECK_INT(g.resets, nfs);
 		for (int i = 0; i < NID; i++) {
 			CHECK_INT(g.n[ids[i]], wn[i]);
@@ -117,7 +117,7 @@ TEST(formatter_roundtrip_cs_frame)
 		}
 		for (int i = 0; i < 128; i++)
 			free(g.b[i]);
-		tc_csf_free(d);
+		tc_cs_frame_free(d);
 		free(buf);
 	}
 }
@@ -193,10 +193,10 @@ static struct tc_etm4_enc *enc_new(void)
 
 static void blk(struct tc_etm4_enc *enc, uint64_t start, enum tc_etm4_end end, uint64_t next)
 {
-	struct tc_etm4_block b = { .start = start, .next = next, .end = end };
+	struct tc_etm4_enc_block b = { .start = start, .next = next, .end = end };
 	struct tc_err e = { 0 };
 
-	CHECK_INT(tc_etm4_block(enc, &b, &e), 0);
+	CHECK_INT(tc_etm4_enc_block(enc, &b, &e), 0);
 }
 
 TEST(etm4_start_and_atoms)
@@ -219,32 +219,32 @@ TEST(etm4_start_and_atoms)
 	blk(enc, 0x400400, TC_ETM4_END_NOT_TAKEN, 0x400400);
 	blk(enc, 0x400400, TC_ETM4_END_NOT_TAKEN, 0x400400);
 	blk(enc, 0x400400, TC_ETM4_END_TAKEN, 0x400400);
-	CHECK_INT(tc_etm4_flush(enc, &e), 0);
-	d = tc_etm4_data(enc, &n);
+	CHECK_INT(tc_etm4_enc_flush(enc, &e), 0);
+	d = tc_etm4_enc_data(enc, &n);
 	CHECK_INT(n, sizeof(head) + 2);
 	CHECK(n >= sizeof(head) && !memcmp(d, head, sizeof(head)));
 	if (n == sizeof(head) + 2) {
 		CHECK_INT(d[sizeof(head)], 0xe5);
 		CHECK_INT(d[sizeof(head) + 1], 0xda);
 	}
-	CHECK_INT(tc_etm4_stats(enc)->atoms_e, 9);
-	CHECK_INT(tc_etm4_stats(enc)->atoms_n, 2);
-	tc_etm4_drain(enc, n);
-	tc_etm4_data(enc, &n);
+	CHECK_INT(tc_etm4_enc_stats(enc)->atoms_e, 9);
+	CHECK_INT(tc_etm4_enc_stats(enc)->atoms_n, 2);
+	tc_etm4_enc_drain(enc, n);
+	tc_etm4_enc_data(enc, &n);
 	CHECK_INT(n, 0);
 
 	/* 6 E: F6 all E; 25 E: F6 with 24 E, then F1 E; N E N: F3 */
 	for (int i = 0; i < 6; i++)
 		blk(enc, 0x400400, TC_ETM4_END_TAKEN, 0x400400);
-	CHECK_INT(tc_etm4_flush(enc, &e), 0);
+	CHECK_INT(tc_etm4_enc_flush(enc, &e), 0);
 	for (int i = 0; i < 25; i++)
 		blk(enc, 0x400400, TC_ETM4_END_TAKEN, 0x400400);
-	CHECK_INT(tc_etm4_flush(enc, &e), 0);
+	CHECK_INT(tc_etm4_enc_flush(enc, &e), 0);
 	blk(enc, 0x400400, TC_ETM4_END_NOT_TAKEN, 0x400400);
 	blk(enc, 0x400400, TC_ETM4_END_TAKEN, 0x400400);
 	blk(enc, 0x400400, TC_ETM4_END_NOT_TAKEN, 0x400400);
-	CHECK_INT(tc_etm4_flush(enc, &e), 0);
-	d = tc_etm4_data(enc, &n);
+	CHECK_INT(tc_etm4_enc_flush(enc, &e), 0);
+	d = tc_etm4_enc_data(enc, &n);
 	static const uint8_t atoms[] = { 0xc2, 0xd4, 0xf7, 0xfa };
 	CHECK_INT(n, sizeof(atoms));
 	CHECK(n == sizeof(atoms) && !memcmp(d, atoms, n));
@@ -259,13 +259,13 @@ TEST(etm4_address_compression)
 	size_t n, h;
 
 	blk(enc, 0x400400, TC_ETM4_END_INDIRECT, 0x400480);	/* low 9 bits: 1-byte short */
-	tc_etm4_data(enc, &h);
+	tc_etm4_enc_data(enc, &h);
 	blk(enc, 0x400480, TC_ETM4_END_INDIRECT, 0x410000);	/* low 17 bits: 2-byte short */
 	blk(enc, 0x410000, TC_ETM4_END_INDIRECT, 0x12345678);	/* 32-bit long */
 	blk(enc, 0x12345678, TC_ETM4_END_INDIRECT, 0xffff000000001000ull);	/* 64-bit */
 	blk(enc, 0xffff000000001000ull, TC_ETM4_END_INDIRECT, 0x12345678);	/* match [1] */
-	CHECK_INT(tc_etm4_flush(enc, &e), 0);
-	d = tc_etm4_data(enc, &n);
+	CHECK_INT(tc_etm4_enc_flush(enc, &e), 0);
+	d = tc_etm4_enc_data(enc, &n);
 	static const uint8_t want[] = {
 		0xf7, 0x95, 0x20,
 		0xf7, 0x95, 0x80, 0x80,

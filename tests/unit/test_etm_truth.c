@@ -1,15 +1,15 @@
 /* Ground truth for the ETMv4 encoder: a real aarch64 program's executed path, from
- * `qemu-aarch64 -d exec,nochain`, becomes blocks (lib/qemu_exec), ETMv4 trace per run
- * (lib/etm4_enc, one trace ID each) and one formatted sink buffer (lib/cs_formatter); OpenCSD's
+ * `qemu-aarch64 -d exec,nochain`, becomes blocks (lib/emulate/qemu_exec), ETMv4 trace per run
+ * (lib/emulate/etm4_enc, one trace ID each) and one formatted sink buffer (lib/emulate/cs_formatter); OpenCSD's
  * trc_pkt_lister decodes the snapshot, and its instruction ranges must be the executed blocks,
  * exactly and in order, per trace ID. */
 #include "tests/unit/tc_test.h"
 
-#include "decoders/cs_frame.h"
-#include "lib/cs_formatter.h"
-#include "lib/elf_image.h"
-#include "lib/etm4_enc.h"
-#include "lib/qemu_exec.h"
+#include "decoders/coresight/cs_frame.h"
+#include "lib/emulate/cs_formatter.h"
+#include "lib/images/elf.h"
+#include "lib/emulate/etm4_enc.h"
+#include "lib/emulate/qemu_exec.h"
 #include "tests/unit/etm_snap.h"
 
 #include <inttypes.h>
@@ -42,7 +42,7 @@ struct run {
 	const char *arg;
 	uint64_t *tbs;		/* TB starts from the exec log */
 	size_t ntbs, next;
-	struct tc_qexec *q;
+	struct tc_qemu_exec *q;
 	struct tc_etm4_enc *enc;
 	struct ranges want, got;
 	struct ranges ours;	/* `tracectl decode -i` of the same snapshot */
@@ -66,7 +66,7 @@ static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 	return tc_elf_read_vaddr(elf, addr, buf, len);
 }
 
-static int on_block(void *ctx, const struct tc_etm4_block *b, struct tc_err *e)
+static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err *e)
 {
 	struct run *r = ctx;
 
@@ -77,16 +77,16 @@ static int on_block(void *ctx, const struct tc_etm4_block *b, struct tc_err *e)
 		return 0;
 	r->nblocks++;
 	if (r->ctx_at && r->nblocks == r->ctx_at) {
-		struct tc_etm4_block c = { .start = b->start, .end = TC_ETM4_END_CONTEXT,
+		struct tc_etm4_enc_block c = { .start = b->start, .end = TC_ETM4_END_CONTEXT,
 					   .ctxid = 0x4242 };
 
-		if (tc_etm4_block(r->enc, &c, e))
+		if (tc_etm4_enc_block(r->enc, &c, e))
 			return -1;
 	}
 	if (r->inject_at && r->nblocks >= r->inject_at && !r->injected &&
 	    b->end != TC_ETM4_END_NONE && b->last >= b->start + 8) {
 		/* An interrupt after two instructions; the handler is where the block went. */
-		struct tc_etm4_block x = *b;
+		struct tc_etm4_enc_block x = *b;
 
 		x.end = TC_ETM4_END_EXCEPTION;
 		x.exc_type = 0xe;
@@ -94,14 +94,14 @@ static int on_block(void *ctx, const struct tc_etm4_block *b, struct tc_err *e)
 		r->injected = true;
 		ranges_add(&r->want, b->start, b->start + 8, 'E');
 		r->exc_ret = x.exc_ret;
-		return tc_etm4_block(r->enc, &x, e);
+		return tc_etm4_enc_block(r->enc, &x, e);
 	}
 	r->nindirect += b->end == TC_ETM4_END_INDIRECT;
 	if (b->end == TC_ETM4_END_TAKEN || b->end == TC_ETM4_END_INDIRECT)
 		ranges_add(&r->want, b->start, b->last + 4, 'E');
 	else if (b->end == TC_ETM4_END_NOT_TAKEN)
 		ranges_add(&r->want, b->start, b->last + 4, 'N');
-	return tc_etm4_block(r->enc, b, e);
+	return tc_etm4_enc_block(r->enc, b, e);
 }
 
 static int load_log(struct run *r, const char *path)
@@ -115,7 +115,7 @@ static int load_log(struct run *r, const char *path)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (!tc_qexec_parse_line(line, &cpu, &pc))
+		if (!tc_qemu_exec_parse_line(line, &cpu, &pc))
 			continue;
 		if (cpu != 0) {		/* the fixture has one thread */
 			fclose(f);
@@ -279,7 +279,7 @@ TEST(qemu_path_decodes_exactly)
 	const char *top = getenv("TOP") ? getenv("TOP") : ".";
 	struct run runs[NRUN];
 	struct tc_err e = { 0 };
-	struct tc_csfmt *fmt;
+	struct tc_cs_formatter *fmt;
 	struct snap_dump dumps[8];
 	uint8_t *dump_mem[8];
 	int ndumps = 0;
@@ -311,7 +311,7 @@ TEST(qemu_path_decodes_exactly)
 		CHECK_INT(load_log(&runs[i], path), 0);
 		CHECK(runs[i].ntbs > 1000);
 		runs[i].enc = tc_etm4_enc_new(&cfg, &e);
-		runs[i].q = tc_qexec_new(read_code, on_block, &runs[i], &e);
+		runs[i].q = tc_qemu_exec_new(read_code, on_block, &runs[i], &e);
 	}
 	/* The last run traces only main..pick-ish code: everything else is a gap. */
 	runs[1].inject_at = 2000;
@@ -322,7 +322,7 @@ TEST(qemu_path_decodes_exactly)
 	CHECK(runs[3].lo != 0);
 
 	/* Feed the runs in random slices, so the sink interleaves IDs as real ETMs would. */
-	fmt = tc_csfmt_new(&e);
+	fmt = tc_cs_formatter_new(&e);
 	uint32_t rng = 1;
 	struct timespec t0, t1;
 	size_t total_tbs = 0;
@@ -344,17 +344,17 @@ TEST(qemu_path_decodes_exactly)
 		size_t n;
 
 		for (; k && r->next < r->ntbs; k--)
-			if (tc_qexec_tb(r->q, r->tbs[r->next++], &e))
+			if (tc_qemu_exec_tb(r->q, r->tbs[r->next++], &e))
 				break;
 		if (r->next == r->ntbs) {
-			CHECK_INT(tc_qexec_end(r->q, &e), 0);
-			CHECK_INT(tc_etm4_flush(r->enc, &e), 0);
+			CHECK_INT(tc_qemu_exec_end(r->q, &e), 0);
+			CHECK_INT(tc_etm4_enc_flush(r->enc, &e), 0);
 		}
-		d = tc_etm4_data(r->enc, &n);
-		CHECK_INT(tc_csfmt_write(fmt, r->id, d, n, &e), 0);
-		tc_etm4_drain(r->enc, n);
+		d = tc_etm4_enc_data(r->enc, &n);
+		CHECK_INT(tc_cs_formatter_write(fmt, r->id, d, n, &e), 0);
+		tc_etm4_enc_drain(r->enc, n);
 	}
-	CHECK_INT(tc_csfmt_flush(fmt, &e), 0);
+	CHECK_INT(tc_cs_formatter_flush(fmt, &e), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 
@@ -376,16 +376,16 @@ TEST(qemu_path_decodes_exactly)
 	CHECK(ndumps > 0);
 
 	size_t blen;
-	const uint8_t *buf = tc_csfmt_data(fmt, &blen);
+	const uint8_t *buf = tc_cs_formatter_data(fmt, &blen);
 
 	/* The sink really interleaves the IDs, and our deformatter gets each one's bytes. */
 	struct demux dm = { .runs = runs };
-	struct tc_csf *csf = tc_csf_new(TC_CSF_MEM_ALIGN, on_data, NULL, &dm, &e);
+	struct tc_cs_frame *csf = tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN, on_data, NULL, &dm, &e);
 
-	tc_csf_feed(csf, buf, blen);
-	tc_csf_flush(csf);
-	CHECK_INT(tc_csf_stats(csf)->errors, 0);
-	tc_csf_free(csf);
+	tc_cs_frame_feed(csf, buf, blen);
+	tc_cs_frame_flush(csf);
+	CHECK_INT(tc_cs_frame_stats(csf)->errors, 0);
+	tc_cs_frame_free(csf);
 	printf("#   sink buffer: %zu bytes, %zu trace ID switches\n", blen, dm.switches);
 	CHECK(dm.switches > 100);
 
@@ -402,8 +402,8 @@ TEST(qemu_path_decodes_exactly)
 	CHECK(ours >= 0);
 	for (int i = 0; i < NRUN; i++) {
 		struct run *r = &runs[i];
-		const struct tc_qexec_stats *qs = tc_qexec_stats(r->q);
-		const struct tc_etm4_stats *es = tc_etm4_stats(r->enc);
+		const struct tc_qemu_exec_stats *qs = tc_qemu_exec_stats(r->q);
+		const struct tc_etm4_enc_stats *es = tc_etm4_enc_stats(r->enc);
 		size_t same = 0;
 
 		same = same_prefix(&r->want, &r->got);
@@ -444,14 +444,14 @@ TEST(qemu_path_decodes_exactly)
 		else
 			CHECK_INT(es->trace_ons, 1);
 		CHECK(es->syncs > 1);
-		tc_qexec_free(r->q);
+		tc_qemu_exec_free(r->q);
 		tc_etm4_enc_free(r->enc);
 		free(r->tbs);
 		free(r->want.v);
 		free(r->got.v);
 	}
 	free(log);
-	tc_csfmt_free(fmt);
+	tc_cs_formatter_free(fmt);
 	for (int i = 0; i < ndumps; i++)
 		free(dump_mem[i]);
 	tc_elf_close(elf);
@@ -464,12 +464,12 @@ TEST(qemu_exec_lines_and_a64_classes)
 	unsigned cpu = 99;
 	uint64_t pc = 0, t = 0;
 
-	CHECK_INT(tc_qexec_parse_line("Trace 2: 0x7fe612200540 [0000000001009331/0000000000400828/"
+	CHECK_INT(tc_qemu_exec_parse_line("Trace 2: 0x7fe612200540 [0000000001009331/0000000000400828/"
 				      "00000001/00000200] __libc_start_main\n", &cpu, &pc), 1);
 	CHECK_INT(cpu, 2);
 	CHECK_INT(pc, 0x400828);
-	CHECK_INT(tc_qexec_parse_line("IN: main\n", &cpu, &pc), 0);
-	CHECK_INT(tc_qexec_parse_line("Trace 0: 0x7fe612200540 garbled\n", NULL, &pc), 0);
+	CHECK_INT(tc_qemu_exec_parse_line("IN: main\n", &cpu, &pc), 0);
+	CHECK_INT(tc_qemu_exec_parse_line("Trace 0: 0x7fe612200540 garbled\n", NULL, &pc), 0);
 
 	/* Encodings as objdump shows them. */
 	CHECK_INT(tc_a64_classify(0x97fffcc8, 0x400f90, &t), TC_A64_BRANCH);	/* bl 4002b0 */

@@ -1,8 +1,8 @@
-/* Call tree and folded stacks (out/calltree.c, out/folded.c) on synthetic record streams. */
+/* Call tree and folded stacks (lib/analysis/calltree.c, lib/output/folded.c) on synthetic record streams. */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "out/folded.h"
+#include "lib/output/folded.h"
 #include "tests/unit/rec_stream.h"
 #include "tests/unit/tc_test.h"
 
@@ -23,20 +23,20 @@ static int odd_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_
 	return st_sym(ctx, pid, addr, name, start);
 }
 
-static struct tc_tree *tree(const struct stream *st, const struct tc_tree_opts *o)
+static struct tc_calltree *tree(const struct stream *st, const struct tc_calltree_opts *o)
 {
-	struct tc_tree *t = tc_tree_new(o);
-	struct tc_cs_ops ops = { .range = tc_tree_range, .ctx = t, .sym = o->sym };
-	struct tc_callstack *cs = tc_cs_new(&ops);
+	struct tc_calltree *t = tc_calltree_new(o);
+	struct tc_callstack_ops ops = { .range = tc_calltree_range, .ctx = t, .sym = o->sym };
+	struct tc_callstack *cs = tc_callstack_new(&ops);
 
 	for (int i = 0; i < st->n; i++)
-		tc_cs_feed(cs, &st->r[i]);
-	tc_cs_free(cs);
-	CHECK(!tc_tree_failed(t));
+		tc_callstack_feed(cs, &st->r[i]);
+	tc_callstack_free(cs);
+	CHECK(!tc_calltree_failed(t));
 	return t;
 }
 
-static char *folded(const struct tc_tree *t)
+static char *folded(const struct tc_calltree *t)
 {
 	static char buf[8192];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
@@ -70,8 +70,8 @@ static long long weights(const char *s)
 TEST(folded_stacks_weigh_instructions)
 {
 	struct stream st = { .n = 0 };
-	struct tc_tree_opts o = { .sym = st_sym };
-	struct tc_tree *t;
+	struct tc_calltree_opts o = { .sym = st_sym };
+	struct tc_calltree *t;
 	char *s;
 
 	st_nested(&st, 1);
@@ -79,15 +79,15 @@ TEST(folded_stacks_weigh_instructions)
 	s = folded(t);
 	CHECK_STR(s, "main 12\nmain;foo 6\nmain;foo;bar 10\nmain;foo;bar;baz 16\n");
 	CHECK_INT(weights(s), st.insns);
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }
 
 TEST(thread_roots_and_totals)
 {
 	struct stream st = { .n = 0 };
-	struct tc_tree_opts o = { .sym = st_sym, .thread_roots = true, .comm = comm_of };
-	const struct tc_tree_node *n;
-	struct tc_tree *t;
+	struct tc_calltree_opts o = { .sym = st_sym, .thread_roots = true, .comm = comm_of };
+	const struct tc_calltree_node *n;
+	struct tc_calltree *t;
 	size_t nn;
 	char *s;
 
@@ -102,22 +102,22 @@ TEST(thread_roots_and_totals)
 		     "app tid 1;main;foo;bar 10\napp tid 1;main;foo;bar;baz 16\ncpu 3;foo 4\n"
 		     "tid 2;baz 4\n");
 	CHECK_INT(weights(s), st.insns);
-	tc_tree_sum(t);
-	n = tc_tree_nodes(t, &nn);
+	tc_calltree_sum(t);
+	n = tc_calltree_nodes(t, &nn);
 	CHECK_INT(n[0].total, st.insns);
 	CHECK_INT(nn, 1 + 3 + 4 + 1 + 1 + 1);
 	for (size_t i = 1; i < nn; i++) {
 		if (!strcmp(n[i].name, "foo") && !strcmp(n[n[i].parent].name, "main"))
 			CHECK_INT(n[i].total, 32);
 	}
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }
 
 TEST(names_cannot_break_lines)
 {
 	struct stream st = { .n = 0 };
-	struct tc_tree_opts o = { .sym = odd_sym };
-	struct tc_tree *t;
+	struct tc_calltree_opts o = { .sym = odd_sym };
+	struct tc_calltree *t;
 	char *s;
 
 	st_nested(&st, 1);
@@ -125,14 +125,14 @@ TEST(names_cannot_break_lines)
 	s = folded(t);
 	CHECK_STR(s, "main 12\nmain;foo 6\nmain;foo;operator__weird 10\n"
 		     "main;foo;operator__weird;baz 16\n");
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }
 
 TEST(many_stacks_weigh_all)
 {
 	static struct stream st;
-	struct tc_tree_opts o = { .sym = NULL };
-	struct tc_tree *t;
+	struct tc_calltree_opts o = { .sym = NULL };
+	struct tc_calltree *t;
 	static char buf[1 << 20];
 	FILE *f;
 
@@ -147,5 +147,5 @@ TEST(many_stacks_weigh_all)
 	CHECK_INT(tc_folded_write(t, f), 0);
 	fclose(f);
 	CHECK_INT(weights(buf), st.insns);
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }

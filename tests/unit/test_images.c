@@ -1,4 +1,4 @@
-/* Address spaces (lib/images.c): mappings from MMAP/MMAP2, files found through --symfs, the
+/* Address spaces (lib/images/images.c): mappings from MMAP/MMAP2, files found through --symfs, the
  * recorded path and a build-id cache, bytes and symbols by address, fork/exec, the list of
  * images that could not be found. ELF files are compiled here with gcc, and the aarch64
  * etm_test_loop is mapped as perf_etm.data's MMAP2 records map it. */
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/elf_image.h"
-#include "lib/images.h"
-#include "lib/perf_data.h"
+#include "lib/images/elf.h"
+#include "lib/images/images.h"
+#include "lib/perfdata/perf_data.h"
 #include "tests/unit/tc_test.h"
 
 #define BASE 0x555555554000ULL
@@ -92,7 +92,7 @@ TEST(pie_bytes_and_symbols_from_recorded_path)
 	struct tc_images *im;
 	struct tc_elf *elf;
 	struct tc_err e;
-	struct tc_img_sym s;
+	struct tc_images_sym s;
 	const char *const *miss;
 	uint8_t buf[64];
 	size_t n, nsegs, checked = 0;
@@ -104,7 +104,7 @@ TEST(pie_bytes_and_symbols_from_recorded_path)
 	}
 	elf = tc_elf_open(b.prog, &e);
 	CHECK(elf != NULL);
-	im = tc_images_new(&(struct tc_img_opts){ 0 });
+	im = tc_images_new(&(struct tc_images_opts){ 0 });
 	if (!elf || !im)
 		goto out;
 	map_like_ldso(im, 100, b.prog, elf);
@@ -145,7 +145,7 @@ out:
 TEST(fork_exec_replace_and_kernel_fallback)
 {
 	struct built b = { 0 };
-	struct tc_images *im = tc_images_new(&(struct tc_img_opts){ 0 });
+	struct tc_images *im = tc_images_new(&(struct tc_images_opts){ 0 });
 	uint8_t buf[16];
 	uint64_t at;
 
@@ -218,7 +218,7 @@ TEST(build_id_cache_mismatch_and_missing_list)
 	snprintf(link, sizeof(link), "mkdir -p %s && ln -s %s %s/%s", cache, b.prog, cache, bid + 2);
 	CHECK_INT(system(link), 0);
 	snprintf(cache, sizeof(cache), "%s/cache", b.dir);
-	im = tc_images_new(&(struct tc_img_opts){ .symfs = "/nonexistent-symfs",
+	im = tc_images_new(&(struct tc_images_opts){ .symfs = "/nonexistent-symfs",
 						   .buildid_dir = cache });
 	/* Recorded under a path that does not exist: found by the MMAP2 build id. */
 	tc_images_map(im, 1, BASE, b.size, 0, "/gone/prog", raw, 20);
@@ -226,7 +226,7 @@ TEST(build_id_cache_mismatch_and_missing_list)
 	CHECK(!memcmp(buf, b.bytes + b.marker, 8));
 	/* The same via the build-id feature. */
 	{
-		struct tc_pd_build_id fb = { .pid = -1, .size = 20, .filename = "/gone/prog2" };
+		struct tc_perf_data_build_id fb = { .pid = -1, .size = 20, .filename = "/gone/prog2" };
 
 		memcpy(fb.id, raw, 20);
 		tc_images_add_build_ids(im, &fb, 1);
@@ -261,9 +261,9 @@ TEST(etm_test_loop_through_symfs_and_perf_etm_mmaps)
 	const char *td = tc_testdata();
 	char path[8192 + 256], sym[128], bin[4096];
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_images *im;
-	struct tc_img_sym s;
+	struct tc_images_sym s;
 	struct tc_err e;
 	const char *const *miss;
 	uint8_t buf[0x100], file[0x100];
@@ -286,13 +286,13 @@ TEST(etm_test_loop_through_symfs_and_perf_etm_mmaps)
 		 sym, bin, sym);
 	CHECK_INT(system(path), 0);
 	snprintf(path, sizeof(path), "%s/perfdata/simpleperf-etm/perf_etm.data", td);
-	CHECK_INT(tc_pd_open(&pd, path, &e), 0);
-	im = tc_images_new(&(struct tc_img_opts){ .symfs = sym });
+	CHECK_INT(tc_perf_data_open(&pd, path, &e), 0);
+	im = tc_images_new(&(struct tc_images_opts){ .symfs = sym });
 	if (!im || !pd)
 		goto out;
-	tc_images_add_build_ids(im, tc_pd_features(pd)->build_ids,
-				tc_pd_features(pd)->nr_build_ids);
-	while ((n = tc_pd_next(pd, &r, &e)) > 0) {
+	tc_images_add_build_ids(im, tc_perf_data_features(pd)->build_ids,
+				tc_perf_data_features(pd)->nr_build_ids);
+	while ((n = tc_perf_data_next(pd, &r, &e)) > 0) {
 		if (r.type != PERF_RECORD_MMAP2)
 			continue;
 		tc_images_map(im, (int32_t)r.u.mmap.pid, r.u.mmap.start, r.u.mmap.len,
@@ -330,7 +330,7 @@ TEST(etm_test_loop_through_symfs_and_perf_etm_mmaps)
 				   "e5119e5d35568a2d3038aa96374e457c)");
 out:
 	tc_images_free(im);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	snprintf(path, sizeof(path), "rm -rf %s", sym);
 	CHECK_INT(system(path), 0);
 }

@@ -1,5 +1,5 @@
-/* The JSON writer: nesting, commas, escaping, pretty mode (out/json.c). */
-#include "out/json.h"
+/* The JSON writer: nesting, commas, escaping, pretty mode (lib/util/json.c). */
+#include "lib/util/json.h"
 #include "tests/unit/tc_test.h"
 
 static char *render(int pretty, void (*fn)(struct tc_json *))

@@ -1,11 +1,11 @@
-/* perf.data reader (lib/perf_data.c, perf_records.c, perf_features.c, auxtrace_info.c):
+/* perf.data reader (lib/perfdata/perf_data.c, perf_records.c, perf_features.c, auxtrace_info.c):
  * real recordings checked against `perf report -D`, pipe mode via `perf inject -o -`,
  * hostile inputs, and synthesized records for layouts the real files lack. */
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
 
-#include "lib/perf_data.h"
+#include "lib/perfdata/perf_data.h"
 #include "tests/unit/tc_test.h"
 
 #define ETM "simpleperf-etm/perf_etm.data"
@@ -47,7 +47,7 @@ static void push(struct recs *l, struct rec r)
 	l->v[l->n++] = r;
 }
 
-static struct rec to_rec(const struct tc_pd_record *r)
+static struct rec to_rec(const struct tc_perf_data_record *r)
 {
 	struct rec x = { r->offset, r->sid.has_time ? r->sid.time : 0, r->type, r->size,
 			 r->sid.has_cpu ? r->sid.cpu : ~0u, 0, 0 };
@@ -57,7 +57,7 @@ static struct rec to_rec(const struct tc_pd_record *r)
 		x.a = r->u.aux.aux_offset;
 		x.b = r->u.aux.aux_size;
 		break;
-	case TC_PD_AUXTRACE:
+	case TC_PERF_DATA_AUXTRACE:
 		x.a = r->u.auxtrace.size;
 		x.b = r->u.auxtrace.cpu;
 		break;
@@ -77,13 +77,13 @@ static struct rec to_rec(const struct tc_pd_record *r)
 	return x;
 }
 
-/* Read every record; returns tc_pd_next's final value (0 or -1). */
+/* Read every record; returns tc_perf_data_next's final value (0 or -1). */
 static int read_all(struct tc_perf_data *pd, struct recs *l, struct tc_err *e)
 {
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	int ret;
 
-	while ((ret = tc_pd_next(pd, &r, e)) > 0)
+	while ((ret = tc_perf_data_next(pd, &r, e)) > 0)
 		push(l, to_rec(&r));
 	return ret;
 }
@@ -136,20 +136,20 @@ static void check_against_dump(const char *rel, const char *dumpname, struct rec
 	struct tc_err e = { 0 };
 	size_t bad = 0;
 
-	CHECK_INT(tc_pd_open(&pd, td(rel), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(rel), &e), 0);
 	if (!pd) {
 		printf("#   %s\n", e.msg);
 		return;
 	}
 	CHECK_INT(read_all(pd, ours, &e), 0);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	CHECK_INT(perf_dump(dumpname, &perf, names, 4096), 0);
 	CHECK(perf.n > 0);
 	CHECK_INT(ours->n, perf.n);
 	for (size_t i = 0; i < perf.n && i < ours->n && bad < 5; i++) {
 		const struct rec *o = &ours->v[i], *p = &perf.v[i];
-		const char *n = tc_pd_type_name(o->type);
-		bool user = o->type >= TC_PD_HEADER_ATTR;
+		const char *n = tc_perf_data_type_name(o->type);
+		bool user = o->type >= TC_PERF_DATA_HEADER_ATTR;
 		/* perf shows "cpu time" from the sample_id; user records print 0 0. */
 		uint32_t cpu = user ? 0 : o->cpu;
 		uint64_t time = user ? 0 : o->time;
@@ -200,33 +200,33 @@ TEST(etm_records_match_perf_dump)
 {
 	struct recs l = { 0 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	size_t flen = 0, naux = 0;
 	uint8_t *file;
-	const struct tc_pd_features *f;
+	const struct tc_perf_data_features *f;
 	bool loop_bid = false;
 
 	if (!td(ETM))
 		SKIP("no test data");
 	check_against_dump(ETM, "perf_etm.data", &l);
-	CHECK_INT(count(&l, TC_PD_AUXTRACE), 1);
+	CHECK_INT(count(&l, TC_PERF_DATA_AUXTRACE), 1);
 	CHECK_INT(count(&l, PERF_RECORD_AUX), 4);
 	CHECK_INT(count(&l, PERF_RECORD_MMAP2), 59);
 	free(l.v);
 
 	file = slurp(td(ETM), &flen);
 	CHECK(file && flen == 12321);
-	CHECK_INT(tc_pd_open(&pd, td(ETM), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(ETM), &e), 0);
 	if (!pd || !file) {
 		free(file);
 		return;
 	}
-	CHECK(!tc_pd_is_pipe(pd));
-	CHECK_INT(tc_pd_nr_attrs(pd), 1);
-	CHECK_INT(tc_pd_attr(pd, 0)->nr_ids, 8);
-	CHECK(tc_pd_attr(pd, 0)->attr.sample_id_all);
-	f = tc_pd_features(pd);
+	CHECK(!tc_perf_data_is_pipe(pd));
+	CHECK_INT(tc_perf_data_nr_attrs(pd), 1);
+	CHECK_INT(tc_perf_data_attr(pd, 0)->nr_ids, 8);
+	CHECK(tc_perf_data_attr(pd, 0)->attr.sample_id_all);
+	f = tc_perf_data_features(pd);
 	/* simpleperf writes the auxtrace index without perf's leading count. */
 	CHECK_INT(f->nr_auxtrace_index, 1);
 	CHECK(f->nr_auxtrace_index && f->auxtrace_index[0].offset == 0x26a8 &&
@@ -241,11 +241,11 @@ TEST(etm_records_match_perf_dump)
 			loop_bid = !memcmp(f->build_ids[i].id, want, sizeof(want));
 	}
 	CHECK(loop_bid);
-	CHECK(tc_pd_has_feature(pd, TC_PD_FEAT_CMDLINE) && f->cmdline.n > 0);
-	CHECK(tc_pd_has_feature(pd, 129));	/* simpleperf's own feature, skipped by size */
+	CHECK(tc_perf_data_has_feature(pd, TC_PERF_DATA_FEAT_CMDLINE) && f->cmdline.n > 0);
+	CHECK(tc_perf_data_has_feature(pd, 129));	/* simpleperf's own feature, skipped by size */
 
-	while (tc_pd_next(pd, &r, &e) > 0) {
-		if (r.type == TC_PD_AUXTRACE_INFO) {
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
+		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
 			const struct tc_cs_etm_info *c = r.u.auxtrace_info.cs_etm;
 
 			CHECK_INT(r.u.auxtrace_info.type, TC_AUXTRACE_CS_ETM);
@@ -265,8 +265,8 @@ TEST(etm_records_match_perf_dump)
 				CHECK(c->cpus[i].params[2] == 0x28000ea1);	/* TRCIDR0 */
 				CHECK(!c->cpus[i].trace_id_unset);
 			}
-			CHECK(tc_cs_etm_info_cpu(c, 7) == &c->cpus[7]);
-		} else if (r.type == TC_PD_AUXTRACE) {
+			CHECK(tc_auxtrace_info_cs_etm_cpu(c, 7) == &c->cpus[7]);
+		} else if (r.type == TC_PERF_DATA_AUXTRACE) {
 			CHECK(r.u.auxtrace.size == 0x180);
 			CHECK_INT(r.u.auxtrace.cpu, 7);
 			CHECK_INT(r.u.auxtrace.idx, 7);
@@ -285,7 +285,7 @@ TEST(etm_records_match_perf_dump)
 		}
 	}
 	CHECK_INT(naux, 4);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	free(file);
 }
 
@@ -293,7 +293,7 @@ TEST(ete_missing_aux_matches_perf_dump)
 {
 	struct recs l = { 0 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	bool seen = false;
 
@@ -301,17 +301,17 @@ TEST(ete_missing_aux_matches_perf_dump)
 		SKIP("no test data");
 	check_against_dump(MISSING, "perf_with_missing_aux_data.data", &l);
 	CHECK_INT(count(&l, PERF_RECORD_AUX), 6);
-	CHECK_INT(count(&l, TC_PD_AUXTRACE), 0);
+	CHECK_INT(count(&l, TC_PERF_DATA_AUXTRACE), 0);
 	CHECK_INT(count(&l, PERF_RECORD_ITRACE_START), 6);
 	free(l.v);
-	CHECK_INT(tc_pd_open(&pd, td(MISSING), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(MISSING), &e), 0);
 	if (!pd)
 		return;
-	CHECK_INT(tc_pd_features(pd)->nr_auxtrace_index, 0);
-	while (tc_pd_next(pd, &r, &e) > 0) {
+	CHECK_INT(tc_perf_data_features(pd)->nr_auxtrace_index, 0);
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
 		const struct tc_cs_etm_info *c = r.u.auxtrace_info.cs_etm;
 
-		if (r.type != TC_PD_AUXTRACE_INFO)
+		if (r.type != TC_PERF_DATA_AUXTRACE_INFO)
 			continue;
 		seen = true;
 		CHECK(c != NULL);
@@ -329,16 +329,16 @@ TEST(ete_missing_aux_matches_perf_dump)
 		}
 	}
 	CHECK(seen);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 }
 
 TEST(intel_pt_matches_perf_dump)
 {
 	struct recs l = { 0 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
-	const struct tc_pd_features *f;
+	const struct tc_perf_data_features *f;
 	size_t nat = 0, nsample = 0;
 
 	if (!td(IPT))
@@ -346,23 +346,23 @@ TEST(intel_pt_matches_perf_dump)
 	check_against_dump(IPT, "perf.data.intel_pt-4.14", &l);
 	CHECK_INT(count(&l, PERF_RECORD_AUX), 10);
 	CHECK_INT(count(&l, PERF_RECORD_SWITCH_CPU_WIDE), 152);
-	CHECK_INT(count(&l, TC_PD_AUXTRACE), 2);
+	CHECK_INT(count(&l, TC_PERF_DATA_AUXTRACE), 2);
 	CHECK_INT(count(&l, PERF_RECORD_SAMPLE), 15);
 	free(l.v);
 
-	CHECK_INT(tc_pd_open(&pd, td(IPT), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(IPT), &e), 0);
 	if (!pd)
 		return;
-	CHECK_INT(tc_pd_nr_attrs(pd), 4);
-	CHECK_INT(tc_pd_attr(pd, 0)->attr.type, 6);
-	f = tc_pd_features(pd);
+	CHECK_INT(tc_perf_data_nr_attrs(pd), 4);
+	CHECK_INT(tc_perf_data_attr(pd, 0)->attr.type, 6);
+	f = tc_perf_data_features(pd);
 	CHECK(f->has_nrcpus && f->nr_cpus_avail == 4 && f->nr_cpus_online == 4);
 	CHECK_STR(f->hostname, "localhost");
 	CHECK_STR(f->arch, "x86_64");
 	CHECK_INT(f->nr_auxtrace_index, 2);
 	CHECK(f->nr_auxtrace_index == 2 && f->auxtrace_index[1].offset == 0x7788);
-	while (tc_pd_next(pd, &r, &e) > 0) {
-		if (r.type == TC_PD_AUXTRACE_INFO) {
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
+		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
 			const struct tc_intel_pt_info *p = r.u.auxtrace_info.intel_pt;
 
 			CHECK_INT(r.u.auxtrace_info.type, TC_AUXTRACE_INTEL_PT);
@@ -378,7 +378,7 @@ TEST(intel_pt_matches_perf_dump)
 			CHECK_INT(p->w[TC_IPT_TSC_CTC_N], 100);
 			CHECK_INT(p->w[TC_IPT_MAX_NONTURBO_RATIO], 12);
 			CHECK_STR(p->filter, "");
-		} else if (r.type == TC_PD_AUXTRACE) {
+		} else if (r.type == TC_PERF_DATA_AUXTRACE) {
 			static const uint64_t size[] = { 12240, 137728 };
 			static const uint32_t cpu[] = { 0, 3 };
 
@@ -398,7 +398,7 @@ TEST(intel_pt_matches_perf_dump)
 	}
 	CHECK_INT(nat, 2);
 	CHECK_INT(nsample, 1);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 }
 
 /* Records other than the pipe-only header records, in order. */
@@ -409,9 +409,9 @@ static void drop_pipe_headers(struct recs *l)
 	for (size_t i = 0; i < l->n; i++) {
 		uint32_t t = l->v[i].type;
 
-		if (t != TC_PD_HEADER_ATTR && t != TC_PD_HEADER_FEATURE &&
-		    t != TC_PD_HEADER_BUILD_ID && t != TC_PD_HEADER_TRACING_DATA &&
-		    t != TC_PD_FINISHED_INIT && t != TC_PD_ID_INDEX && t != TC_PD_EVENT_UPDATE)
+		if (t != TC_PERF_DATA_HEADER_ATTR && t != TC_PERF_DATA_HEADER_FEATURE &&
+		    t != TC_PERF_DATA_HEADER_BUILD_ID && t != TC_PERF_DATA_HEADER_TRACING_DATA &&
+		    t != TC_PERF_DATA_FINISHED_INIT && t != TC_PERF_DATA_ID_INDEX && t != TC_PERF_DATA_EVENT_UPDATE)
 			l->v[k++] = l->v[i];
 	}
 	l->n = k;
@@ -464,7 +464,7 @@ TEST(pipe_mode_from_perf_inject)
 {
 	struct recs file = { 0 }, pipe = { 0 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	char *path, cmd[4200];
 	FILE *f;
@@ -476,55 +476,55 @@ TEST(pipe_mode_from_perf_inject)
 	if (!path)
 		SKIP("perf inject is not available");
 
-	CHECK_INT(tc_pd_open(&pd, td(IPT), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(IPT), &e), 0);
 	if (pd) {
 		CHECK_INT(read_all(pd, &file, &e), 0);
-		tc_pd_close(pd);
+		tc_perf_data_close(pd);
 	}
 
 	/* 1. A FILE* stream: attrs and features arrive as records. */
 	f = fopen(path, "rb");
 	CHECK(f != NULL);
-	CHECK_INT(tc_pd_open_stream(&pd, f, "pipe", &e), 0);
+	CHECK_INT(tc_perf_data_open_stream(&pd, f, "pipe", &e), 0);
 	if (pd) {
-		CHECK(tc_pd_is_pipe(pd));
-		CHECK_INT(tc_pd_nr_attrs(pd), 0);
-		while (tc_pd_next(pd, &r, &e) > 0) {
+		CHECK(tc_perf_data_is_pipe(pd));
+		CHECK_INT(tc_perf_data_nr_attrs(pd), 0);
+		while (tc_perf_data_next(pd, &r, &e) > 0) {
 			push(&pipe, to_rec(&r));
-			if (r.type == TC_PD_AUXTRACE) {
+			if (r.type == TC_PERF_DATA_AUXTRACE) {
 				/* The trace bytes were read from the stream too: same as the file. */
 				CHECK(r.u.auxtrace.data[0] == 0x02 && r.u.auxtrace.data[1] == 0x82);
 				nat++;
 			}
-			if (r.type == TC_PD_AUXTRACE_INFO)
+			if (r.type == TC_PERF_DATA_AUXTRACE_INFO)
 				CHECK(r.u.auxtrace_info.intel_pt &&
 				      r.u.auxtrace_info.intel_pt->w[TC_IPT_PMU_TYPE] == 6);
 		}
 		CHECK_INT(e.msg[0], 0);
-		CHECK_INT(tc_pd_nr_attrs(pd), 4);
-		CHECK_INT(tc_pd_attr(pd, 0)->attr.type, 6);
+		CHECK_INT(tc_perf_data_nr_attrs(pd), 4);
+		CHECK_INT(tc_perf_data_attr(pd, 0)->attr.type, 6);
 		/* perf inject writes the features of the machine it runs on, not the
 		 * input's (hostname, nrcpus), and no build ids. */
-		CHECK(tc_pd_features(pd)->has_nrcpus);
-		CHECK(tc_pd_features(pd)->hostname != NULL);
-		CHECK(tc_pd_has_feature(pd, TC_PD_FEAT_CMDLINE));
-		tc_pd_close(pd);
+		CHECK(tc_perf_data_features(pd)->has_nrcpus);
+		CHECK(tc_perf_data_features(pd)->hostname != NULL);
+		CHECK(tc_perf_data_has_feature(pd, TC_PERF_DATA_FEAT_CMDLINE));
+		tc_perf_data_close(pd);
 	}
 	if (f)
 		fclose(f);
 	CHECK_INT(nat, 2);
 	check_same_records(&file, &pipe);
 
-	/* 2. A real pipe through tc_pd_open_fd. */
+	/* 2. A real pipe through tc_perf_data_open_fd. */
 	pipe.n = 0;
 	snprintf(cmd, sizeof(cmd), "cat '%s'", path);
 	f = popen(cmd, "r");
 	CHECK(f != NULL);
 	if (f) {
-		CHECK_INT(tc_pd_open_fd(&pd, fileno(f), "cat", &e), 0);
+		CHECK_INT(tc_perf_data_open_fd(&pd, fileno(f), "cat", &e), 0);
 		if (pd) {
 			CHECK_INT(read_all(pd, &pipe, &e), 0);
-			tc_pd_close(pd);
+			tc_perf_data_close(pd);
 		}
 		pclose(f);
 		check_same_records(&file, &pipe);
@@ -532,11 +532,11 @@ TEST(pipe_mode_from_perf_inject)
 
 	/* 3. The same bytes as a regular file (mapped). */
 	pipe.n = 0;
-	CHECK_INT(tc_pd_open(&pd, path, &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, path, &e), 0);
 	if (pd) {
-		CHECK(tc_pd_is_pipe(pd));
+		CHECK(tc_perf_data_is_pipe(pd));
 		CHECK_INT(read_all(pd, &pipe, &e), 0);
-		tc_pd_close(pd);
+		tc_perf_data_close(pd);
 		check_same_records(&file, &pipe);
 	}
 	unlink(path);
@@ -550,7 +550,7 @@ static int try_mem(const uint8_t *buf, size_t len, bool stream, struct tc_err *e
 {
 	uint8_t *copy = malloc(len ? len : 1);
 	struct tc_perf_data *pd = NULL;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	FILE *f = NULL;
 	size_t n = 0;
 	int ret;
@@ -561,11 +561,11 @@ static int try_mem(const uint8_t *buf, size_t len, bool stream, struct tc_err *e
 		f = fmemopen(copy, len ? len : 1, "rb");
 		if (!len)
 			fgetc(f);	/* fmemopen cannot be empty: consume the byte */
-		ret = tc_pd_open_stream(&pd, f, "perf.data", e);
+		ret = tc_perf_data_open_stream(&pd, f, "perf.data", e);
 	} else {
-		ret = tc_pd_open_mem(&pd, copy, len, "perf.data", e);
+		ret = tc_perf_data_open_mem(&pd, copy, len, "perf.data", e);
 	}
-	while (!ret && (ret = tc_pd_next(pd, &r, e)) > 0) {
+	while (!ret && (ret = tc_perf_data_next(pd, &r, e)) > 0) {
 		if (++n > len) {	/* every record takes 8 bytes: more means a loop */
 			tc_err_set(e, 0, "looping");
 			ret = -2;
@@ -573,7 +573,7 @@ static int try_mem(const uint8_t *buf, size_t len, bool stream, struct tc_err *e
 		}
 		ret = 0;
 	}
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	if (f)
 		fclose(f);
 	free(copy);
@@ -761,14 +761,14 @@ TEST(synthesized_records_and_hw_id_versions)
 {
 	struct buf b = { .n = 16 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	uint8_t *q;
 	int n = 0;
 
 	memcpy(b.b, "PERFILE2", 8);
 	put64(b.b + 8, 16);
-	q = rec(&b, TC_PD_HEADER_ATTR, 0, 128 + 8);
+	q = rec(&b, TC_PERF_DATA_HEADER_ATTR, 0, 128 + 8);
 	put32(q, PERF_TYPE_HARDWARE);
 	put32(q + 4, 128);
 	put64(q + 24, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
@@ -808,26 +808,26 @@ TEST(synthesized_records_and_hw_id_versions)
 	put32(q + 4, 7);
 	trailer(q + 56, 8, 1006, 4);
 	q = rec(&b, 200, 0, 16);	/* unknown: passed through */
-	rec(&b, TC_PD_FINISHED_ROUND, 0, 0);
-	q = rec(&b, TC_PD_AUXTRACE, 0, 40 + 16);	/* with its 16 trace bytes */
+	rec(&b, TC_PERF_DATA_FINISHED_ROUND, 0, 0);
+	q = rec(&b, TC_PERF_DATA_AUXTRACE, 0, 40 + 16);	/* with its 16 trace bytes */
 	put64(q, 16);
 	put32(q + 32, 2);
 	put16(b.b + b.n - 56 - 8 + 6, 48);	/* header.size excludes the trace */
 	memset(q + 40, 0x5a, 16);
 
-	CHECK_INT(tc_pd_open_mem(&pd, b.b, b.n, "synth", &e), 0);
+	CHECK_INT(tc_perf_data_open_mem(&pd, b.b, b.n, "synth", &e), 0);
 	if (!pd)
 		return;
-	while (tc_pd_next(pd, &r, &e) > 0) {
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
 		n++;
-		if (r.type != TC_PD_HEADER_ATTR && r.type < 64 && r.type != 200) {
-			CHECK(r.attr == tc_pd_attr(pd, 0));
+		if (r.type != TC_PERF_DATA_HEADER_ATTR && r.type < 64 && r.type != 200) {
+			CHECK(r.attr == tc_perf_data_attr(pd, 0));
 			CHECK(r.sid.has_time && r.sid.time == 999 + (uint64_t)n - 1);
 			CHECK(r.sid.has_id && r.sid.id == 42);
 		}
 		switch (n) {
 		case 1:
-			CHECK_INT(r.type, TC_PD_HEADER_ATTR);
+			CHECK_INT(r.type, TC_PERF_DATA_HEADER_ATTR);
 			CHECK(r.u.header_attr.attr && r.u.header_attr.attr->nr_ids == 1);
 			break;
 		case 2:
@@ -865,10 +865,10 @@ TEST(synthesized_records_and_hw_id_versions)
 		case 9:
 			CHECK_INT(r.type, 200);
 			CHECK_INT(r.size, 24);
-			CHECK(tc_pd_type_name(200) == NULL);
+			CHECK(tc_perf_data_type_name(200) == NULL);
 			break;
 		case 10:
-			CHECK_INT(r.type, TC_PD_FINISHED_ROUND);
+			CHECK_INT(r.type, TC_PERF_DATA_FINISHED_ROUND);
 			break;
 		case 11:
 			CHECK(r.u.auxtrace.size == 16 && r.u.auxtrace.cpu == 2);
@@ -878,7 +878,7 @@ TEST(synthesized_records_and_hw_id_versions)
 	}
 	CHECK_INT(n, 11);
 	CHECK_INT(e.msg[0], 0);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 }
 
 TEST(cs_etm_info_versions)
@@ -901,56 +901,56 @@ TEST(cs_etm_info_versions)
 	struct tc_err e;
 	uint64_t ipt[TC_IPT_PRIV_MAX + 2] = { 6 };
 
-	CHECK_INT(tc_cs_etm_info_parse(v0, sizeof(v0) / 8, &c, &e), 0);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v0, sizeof(v0) / 8, &c, &e), 0);
 	CHECK(c.nr_cpus == 2 && c.pmu_type == 8 && c.version == 0);
 	CHECK(c.cpus && c.cpus[0].arch == TC_CS_ETMV3 && c.cpus[0].trace_id == 0x12 &&
 	      c.cpus[0].nr_params == 4 && c.cpus[0].nr_raw == 6);
 	CHECK(c.cpus && c.cpus[1].arch == TC_CS_ETMV4 && c.cpus[1].trace_id == 0x14 &&
 	      c.cpus[1].cpu == 1 && c.cpus[1].nr_params == 7);
-	tc_cs_etm_info_free(&c);
+	tc_auxtrace_info_cs_etm_free(&c);
 
-	CHECK_INT(tc_cs_etm_info_parse(v1, sizeof(v1) / 8, &c, &e), 0);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v1, sizeof(v1) / 8, &c, &e), 0);
 	CHECK(c.cpus && c.cpus[0].arch == TC_CS_ETE && c.cpus[0].nr_params == 8 &&
 	      c.cpus[0].params[7] == 0x47724a13 && c.cpus[0].trace_id == 0x10);
 	CHECK(c.cpus && c.cpus[1].nr_params == 9 && c.cpus[1].trace_id == 0x12);
-	tc_cs_etm_info_free(&c);
+	tc_auxtrace_info_cs_etm_free(&c);
 
-	CHECK_INT(tc_cs_etm_info_parse(v2, sizeof(v2) / 8, &c, &e), 0);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v2, sizeof(v2) / 8, &c, &e), 0);
 	CHECK(c.cpus && c.cpus[0].trace_id_unset && c.cpus[0].trace_id == 0x1a &&
 	      c.cpus[0].cpu == 5);
-	tc_cs_etm_info_free(&c);
+	tc_auxtrace_info_cs_etm_free(&c);
 
 	/* ETE is not valid in v0; unknown magic; short block; trailing words; version 3. */
 	memcpy(bad, v1, sizeof(v1));
 	bad[0] = 0;
-	CHECK_INT(tc_cs_etm_info_parse(bad, sizeof(v1) / 8, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(bad, sizeof(v1) / 8, &c, &e), -1);
 	CHECK(strstr(e.msg, "unknown magic 0x5050505050505050") != NULL);
 	memcpy(bad, v1, sizeof(v1));
 	bad[14] = 0x6060606060606060ULL;
-	CHECK_INT(tc_cs_etm_info_parse(bad, sizeof(v1) / 8, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(bad, sizeof(v1) / 8, &c, &e), -1);
 	CHECK(strstr(e.msg, "block 1 (word 14)") != NULL);
 	memcpy(bad, v1, sizeof(v1));
 	bad[5] = 1000;
-	CHECK_INT(tc_cs_etm_info_parse(bad, sizeof(v1) / 8, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(bad, sizeof(v1) / 8, &c, &e), -1);
 	CHECK(strstr(e.msg, "runs past the end") != NULL);
-	CHECK_INT(tc_cs_etm_info_parse(v1, sizeof(v1) / 8 - 1, &c, &e), -1);
-	CHECK_INT(tc_cs_etm_info_parse(v0, sizeof(v0) / 8 - 2, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v1, sizeof(v1) / 8 - 1, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v0, sizeof(v0) / 8 - 2, &c, &e), -1);
 	memcpy(bad, v1, sizeof(v1));
 	bad[0] = 3;
-	CHECK_INT(tc_cs_etm_info_parse(bad, sizeof(v1) / 8, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(bad, sizeof(v1) / 8, &c, &e), -1);
 	CHECK(strstr(e.msg, "version 3") != NULL);
-	CHECK_INT(tc_cs_etm_info_parse(v1, 2, &c, &e), -1);
+	CHECK_INT(tc_auxtrace_info_cs_etm_parse(v1, 2, &c, &e), -1);
 
 	/* Intel PT: a filter string after the fixed words. */
 	ipt[TC_IPT_FILTER_STR_LEN] = 9;
 	memcpy(&ipt[TC_IPT_PRIV_MAX], "filter @x", 10);
-	CHECK_INT(tc_intel_pt_info_parse(ipt, TC_IPT_PRIV_MAX + 2, &p, &e), 0);
+	CHECK_INT(tc_auxtrace_info_intel_pt_parse(ipt, TC_IPT_PRIV_MAX + 2, &p, &e), 0);
 	CHECK_STR(p.filter, "filter @x");
-	tc_intel_pt_info_free(&p);
-	CHECK_INT(tc_intel_pt_info_parse(ipt, TC_IPT_PRIV_MAX + 1, &p, &e), -1);
+	tc_auxtrace_info_intel_pt_free(&p);
+	CHECK_INT(tc_auxtrace_info_intel_pt_parse(ipt, TC_IPT_PRIV_MAX + 1, &p, &e), -1);
 	CHECK(strstr(e.msg, "filter") != NULL);
-	CHECK_INT(tc_intel_pt_info_parse(ipt, 4, &p, &e), -1);
-	CHECK_INT(tc_intel_pt_info_parse(ipt, 12, &p, &e), 0);	/* an old, shorter layout */
+	CHECK_INT(tc_auxtrace_info_intel_pt_parse(ipt, 4, &p, &e), -1);
+	CHECK_INT(tc_auxtrace_info_intel_pt_parse(ipt, 12, &p, &e), 0);	/* an old, shorter layout */
 	CHECK_INT(p.nr, 12);
-	tc_intel_pt_info_free(&p);
+	tc_auxtrace_info_intel_pt_free(&p);
 }

@@ -1,12 +1,12 @@
-/* perf.data writer (lib/perf_write.c): every record helper and feature read back through
+/* perf.data writer (lib/perfdata/perf_write.c): every record helper and feature read back through
  * our reader; `perf report -D` on the same file is in tests/e2e/t40-pt-truth.sh. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "lib/perf_data.h"
-#include "lib/perf_write.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/perfdata/perf_write.h"
 #include "tests/unit/tc_test.h"
 
 #define PT_TYPE 8
@@ -30,47 +30,47 @@ static int write_all(const char *path, struct tc_err *e)
 		PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
 		.sample_id_all = 1 };
 	uint64_t ids[] = { ID, ID + 1 }, priv[TC_IPT_PRIV_MAX] = { PT_TYPE, 1, 2, 3 };
-	struct tc_pw_sid sid = { .pid = 100, .tid = 101, .time = 5, .id = ID, .cpu = 3 };
-	struct tc_pw_mmap2 m = { .pid = 100, .tid = 101, .start = 0x400000, .len = 0x2000,
+	struct tc_perf_write_sid sid = { .pid = 100, .tid = 101, .time = 5, .id = ID, .cpu = 3 };
+	struct tc_perf_write_mmap2 m = { .pid = 100, .tid = 101, .start = 0x400000, .len = 0x2000,
 				 .pgoff = 0x1000, .maj = 8, .min = 1, .ino = 77, .prot = 5,
 				 .flags = 2, .filename = "/usr/bin/true" };
-	struct tc_pw_etmv4 etm[2] = { { .cpu = 0, .trctraceidr = 0x10, .trcidr0 = 0x28000ea1 },
+	struct tc_perf_write_etmv4 etm[2] = { { .cpu = 0, .trctraceidr = 0x10, .trcidr0 = 0x28000ea1 },
 				      { .cpu = 1, .trctraceidr = 0x12 } };
 	static const uint8_t trace[13] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
 					   2 };
 	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
 	char *argv[] = { "pt_truth", "-o", "x" };
-	struct tc_pw *w;
+	struct tc_perf_write *w;
 
-	if (tc_pw_open(&w, path, e))
+	if (tc_perf_write_open(&w, path, e))
 		return -1;
-	if (tc_pw_add_attr(w, &a, ids, 2, e) ||
-	    tc_pw_auxtrace_info_intel_pt(w, priv, "filter 0x1/2", e) ||
-	    tc_pw_auxtrace_info_cs_etm(w, 9, 0, etm, 2, e) ||
-	    tc_pw_comm(w, 100, 101, "fixture", true, &sid, e) ||
-	    tc_pw_mmap2(w, &m, &sid, e) ||
-	    tc_pw_fork(w, false, 100, 1, 101, 1, 4, &sid, e) ||
-	    tc_pw_itrace_start(w, 100, 101, &sid, e) ||
-	    tc_pw_aux(w, 0, 16, 0, &sid, e) ||
-	    tc_pw_auxtrace(w, trace, sizeof(trace), 0, 7, 0, 101, 3, e) ||
-	    tc_pw_fork(w, true, 100, 1, 101, 1, 6, &sid, e) ||
-	    tc_pw_feat_string(w, TC_PD_FEAT_HOSTNAME, "host", e) ||
-	    tc_pw_feat_string(w, TC_PD_FEAT_CPUID, "GenuineIntel,6,78,3", e) ||
-	    tc_pw_feat_nrcpus(w, 4, 2, e) ||
-	    tc_pw_feat_cmdline(w, 3, argv, e) ||
-	    tc_pw_feat_build_id(w, -1, PERF_RECORD_MISC_USER, bid, 20, "/usr/bin/true", e)) {
-		tc_pw_abort(w);
+	if (tc_perf_write_add_attr(w, &a, ids, 2, e) ||
+	    tc_perf_write_auxtrace_info_intel_pt(w, priv, "filter 0x1/2", e) ||
+	    tc_perf_write_auxtrace_info_cs_etm(w, 9, 0, etm, 2, e) ||
+	    tc_perf_write_comm(w, 100, 101, "fixture", true, &sid, e) ||
+	    tc_perf_write_mmap2(w, &m, &sid, e) ||
+	    tc_perf_write_fork(w, false, 100, 1, 101, 1, 4, &sid, e) ||
+	    tc_perf_write_itrace_start(w, 100, 101, &sid, e) ||
+	    tc_perf_write_aux(w, 0, 16, 0, &sid, e) ||
+	    tc_perf_write_auxtrace(w, trace, sizeof(trace), 0, 7, 0, 101, 3, e) ||
+	    tc_perf_write_fork(w, true, 100, 1, 101, 1, 6, &sid, e) ||
+	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, "host", e) ||
+	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUID, "GenuineIntel,6,78,3", e) ||
+	    tc_perf_write_feat_nrcpus(w, 4, 2, e) ||
+	    tc_perf_write_feat_cmdline(w, 3, argv, e) ||
+	    tc_perf_write_feat_build_id(w, -1, PERF_RECORD_MISC_USER, bid, 20, "/usr/bin/true", e)) {
+		tc_perf_write_abort(w);
 		return -1;
 	}
-	return tc_pw_close(w, e);
+	return tc_perf_write_close(w, e);
 }
 
 TEST(round_trip_through_reader)
 {
 	struct tc_err e = { 0 };
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
-	const struct tc_pd_features *f;
+	struct tc_perf_data_record r;
+	const struct tc_perf_data_features *f;
 	const char *path = tmpname();
 	uint32_t types[16];
 	int n = 0, rc;
@@ -81,29 +81,29 @@ TEST(round_trip_through_reader)
 	CHECK_INT(write_all(path, &e), 0);
 	if (e.msg[0])
 		printf("#   %s\n", e.msg);
-	CHECK_INT(tc_pd_open(&pd, path, &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, path, &e), 0);
 	if (!pd) {
 		printf("#   %s\n", e.msg);
 		unlink(path);
 		return;
 	}
-	CHECK(!tc_pd_is_pipe(pd));
-	CHECK_INT(tc_pd_nr_attrs(pd), 1);
-	CHECK_INT(tc_pd_attr(pd, 0)->attr.type, PT_TYPE);
-	CHECK_INT(tc_pd_attr(pd, 0)->file_attr_size, TC_PW_ATTR_SIZE);
-	CHECK_INT(tc_pd_attr(pd, 0)->nr_ids, 2);
-	CHECK_INT(tc_pd_attr(pd, 0)->ids[1], ID + 1);
-	while ((rc = tc_pd_next(pd, &r, &e)) == 1 && n < 16) {
+	CHECK(!tc_perf_data_is_pipe(pd));
+	CHECK_INT(tc_perf_data_nr_attrs(pd), 1);
+	CHECK_INT(tc_perf_data_attr(pd, 0)->attr.type, PT_TYPE);
+	CHECK_INT(tc_perf_data_attr(pd, 0)->file_attr_size, TC_PERF_WRITE_ATTR_SIZE);
+	CHECK_INT(tc_perf_data_attr(pd, 0)->nr_ids, 2);
+	CHECK_INT(tc_perf_data_attr(pd, 0)->ids[1], ID + 1);
+	while ((rc = tc_perf_data_next(pd, &r, &e)) == 1 && n < 16) {
 		types[n++] = r.type;
-		if (r.type < TC_PD_HEADER_ATTR) {
+		if (r.type < TC_PERF_DATA_HEADER_ATTR) {
 			CHECK(r.sid.has_tid && r.sid.has_time && r.sid.has_cpu && r.sid.has_id);
 			CHECK_INT(r.sid.tid, 101);
 			CHECK_INT(r.sid.cpu, 3);
 			CHECK_INT(r.sid.id, ID);
-			CHECK(r.attr == tc_pd_attr(pd, 0));
+			CHECK(r.attr == tc_perf_data_attr(pd, 0));
 		}
 		switch (r.type) {
-		case TC_PD_AUXTRACE_INFO:
+		case TC_PERF_DATA_AUXTRACE_INFO:
 			if (r.u.auxtrace_info.type == TC_AUXTRACE_INTEL_PT) {
 				CHECK(r.u.auxtrace_info.intel_pt != NULL);
 				if (!r.u.auxtrace_info.intel_pt)
@@ -143,14 +143,14 @@ TEST(round_trip_through_reader)
 		case PERF_RECORD_AUX:
 			CHECK_INT(r.u.aux.aux_size, 16);
 			break;
-		case TC_PD_AUXTRACE:
+		case TC_PERF_DATA_AUXTRACE:
 			CHECK_INT(r.u.auxtrace.size, 16);	/* 13 bytes padded */
 			CHECK_INT(r.u.auxtrace.reference, 7);
 			CHECK_INT(r.u.auxtrace.tid, 101);
 			CHECK_INT(r.u.auxtrace.cpu, 3);
 			CHECK_INT(r.u.auxtrace.data[12], 2);
 			CHECK_INT(r.u.auxtrace.data[15], 0);
-			f = tc_pd_features(pd);
+			f = tc_perf_data_features(pd);
 			CHECK_INT(f->nr_auxtrace_index, 1);
 			if (f->nr_auxtrace_index) {
 				CHECK_INT(f->auxtrace_index[0].offset, r.offset);
@@ -164,13 +164,13 @@ TEST(round_trip_through_reader)
 		printf("#   %s\n", e.msg);
 	CHECK_INT(n, 9);
 	if (n == 9) {
-		CHECK_INT(types[0], TC_PD_AUXTRACE_INFO);
+		CHECK_INT(types[0], TC_PERF_DATA_AUXTRACE_INFO);
 		CHECK_INT(types[3], PERF_RECORD_MMAP2);
 		CHECK_INT(types[5], PERF_RECORD_ITRACE_START);
-		CHECK_INT(types[7], TC_PD_AUXTRACE);
+		CHECK_INT(types[7], TC_PERF_DATA_AUXTRACE);
 		CHECK_INT(types[8], PERF_RECORD_EXIT);
 	}
-	f = tc_pd_features(pd);
+	f = tc_perf_data_features(pd);
 	CHECK_STR(f->hostname, "host");
 	CHECK_STR(f->cpuid, "GenuineIntel,6,78,3");
 	CHECK(f->has_nrcpus && f->nr_cpus_avail == 4 && f->nr_cpus_online == 2);
@@ -183,31 +183,31 @@ TEST(round_trip_through_reader)
 		CHECK_INT(f->build_ids[0].size, 20);
 		CHECK_INT(f->build_ids[0].id[3], 0xef);
 	}
-	CHECK(tc_pd_has_feature(pd, TC_PD_FEAT_AUXTRACE));
-	CHECK(!tc_pd_has_feature(pd, TC_PD_FEAT_ARCH));
-	tc_pd_close(pd);
+	CHECK(tc_perf_data_has_feature(pd, TC_PERF_DATA_FEAT_AUXTRACE));
+	CHECK(!tc_perf_data_has_feature(pd, TC_PERF_DATA_FEAT_ARCH));
+	tc_perf_data_close(pd);
 	unlink(path);
 }
 
 TEST(errors_are_reported_not_printed)
 {
 	struct tc_err e = { 0 };
-	struct tc_pw *w;
+	struct tc_perf_write *w;
 	struct perf_event_attr a = { .type = 1 };
 	uint64_t bad[2] = { 0x0001000000000000ULL, 0 };	/* type 0, size 1 */
 	const char *path = tmpname();
 
-	CHECK_INT(tc_pw_open(&w, "/nonexistent/dir/perf.data", &e), -1);
+	CHECK_INT(tc_perf_write_open(&w, "/nonexistent/dir/perf.data", &e), -1);
 	CHECK_INT(e.errnum, ENOENT);
 	CHECK(path != NULL);
-	if (!path || tc_pw_open(&w, path, &e))
+	if (!path || tc_perf_write_open(&w, path, &e))
 		return;
-	CHECK_INT(tc_pw_record(w, bad, sizeof(bad), &e), -1);
+	CHECK_INT(tc_perf_write_record(w, bad, sizeof(bad), &e), -1);
 	CHECK(strstr(e.msg, "header says") != NULL);
-	CHECK_INT(tc_pw_comm(w, 1, 1, "x", false, NULL, &e), 0);
-	CHECK_INT(tc_pw_add_attr(w, &a, NULL, 0, &e), -1);
+	CHECK_INT(tc_perf_write_comm(w, 1, 1, "x", false, NULL, &e), 0);
+	CHECK_INT(tc_perf_write_add_attr(w, &a, NULL, 0, &e), -1);
 	CHECK(strstr(e.msg, "before the first record") != NULL);
-	CHECK_INT(tc_pw_feat_string(w, TC_PD_FEAT_NRCPUS, "x", &e), -1);
-	CHECK_INT(tc_pw_close(w, &e), 0);
+	CHECK_INT(tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_NRCPUS, "x", &e), -1);
+	CHECK_INT(tc_perf_write_close(w, &e), 0);
 	unlink(path);
 }

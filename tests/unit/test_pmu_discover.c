@@ -1,4 +1,4 @@
-/* Trace PMU discovery (lib/pmu.c, lib/cs_topo.c, lib/sysfs.c) on tests/fixtures/sysfs and on
+/* Trace PMU discovery (lib/pmu/pmu.c, lib/pmu/cs_topo.c, lib/util/sysfs.c) on tests/fixtures/sysfs and on
  * small trees made on the fly. */
 #include <errno.h>
 #include <limits.h>
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/pmu.h"
+#include "lib/pmu/pmu.h"
 #include "tests/unit/tc_test.h"
 
 static const char *fixture(const char *name)
@@ -64,10 +64,10 @@ static int diag_has(const struct tc_diag *d, const char *a, const char *b)
 	return 0;
 }
 
-static void check_format(const struct tc_pmu *p, const char *term, enum tc_attr_field field,
+static void check_format(const struct tc_pmu *p, const char *term, enum tc_pmu_field field,
 			 uint64_t mask)
 {
-	const struct tc_format *f = tc_pmu_format(p, term);
+	const struct tc_pmu_format *f = tc_pmu_term(p, term);
 
 	CHECK(f != NULL);
 	if (!f) {
@@ -97,7 +97,7 @@ static void check_cs_formats(const struct tc_pmu *p, int contextid_bit)
 
 static void check_sink(const struct tc_pmu *p, const char *name, uint64_t hash)
 {
-	const struct tc_cs_sink *s = tc_pmu_sink(p, name);
+	const struct tc_pmu_cs_sink *s = tc_pmu_sink(p, name);
 
 	CHECK(s != NULL);
 	if (!s)
@@ -129,7 +129,7 @@ TEST(juno_cs_etm_model)
 	CHECK(tc_pmu_sink(p, "tpiu0") == NULL);
 	CHECK_INT(p->ncpus, 6);
 	for (size_t i = 0; i < p->ncpus && i < 6; i++) {
-		const struct tc_cs_cpu *c = &p->cpus[i];
+		const struct tc_pmu_cs_cpu *c = &p->cpus[i];
 		char dev[16];
 
 		snprintf(dev, sizeof(dev), "etm%zu", i);
@@ -161,7 +161,7 @@ TEST(ete_trbe_per_cpu_sinks)
 	CHECK_INT(p->nsinks, 4);
 	CHECK_INT(p->ncpus, 4);
 	for (size_t i = 0; i < p->ncpus && i < 4; i++) {
-		const struct tc_cs_cpu *c = &p->cpus[i];
+		const struct tc_pmu_cs_cpu *c = &p->cpus[i];
 		char name[16];
 
 		snprintf(name, sizeof(name), "trbe%zu", i);
@@ -292,7 +292,7 @@ TEST(broken_format_drops_one_term)
 	CHECK_INT(l.diag.n, 1);
 	CHECK(diag_has(&l.diag, "cs_etm/format/timestamp", "'config9:banana'"));
 	CHECK_INT(p->nformats, 9);
-	CHECK(tc_pmu_format(p, "timestamp") == NULL);
+	CHECK(tc_pmu_term(p, "timestamp") == NULL);
 	check_format(p, "sinkid", TC_FIELD_CONFIG2, 0xffffffffULL);
 	CHECK_INT(p->type, 10);
 	CHECK_INT(p->ncpus, 3);
@@ -466,7 +466,7 @@ TEST(bad_sink_hash_is_reported)
 	struct tc_pmu_list l;
 	struct tc_err e;
 	const struct tc_pmu *p;
-	const struct tc_cs_sink *s;
+	const struct tc_pmu_cs_sink *s;
 
 	new_tree();
 	put("tmc_etr0\n", "bus/event_source/devices/cs_etm/sinks/tmc_etr0");

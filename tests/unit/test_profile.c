@@ -1,9 +1,9 @@
-/* Instruction profile and profile diff (out/profile.c, out/profile_diff.c) on synthetic
- * record streams through out/callstack.c. */
+/* Instruction profile and profile diff (lib/analysis/profile.c, lib/analysis/profile_diff.c) on synthetic
+ * record streams through lib/analysis/callstack.c. */
 #include <math.h>
 #include <stdio.h>
 
-#include "out/profile.h"
+#include "lib/analysis/profile.h"
 #include "tests/unit/rec_stream.h"
 #include "tests/unit/tc_test.h"
 
@@ -21,22 +21,22 @@ static const char *comm_of(void *ctx, int pid, int tid)
 	return tid == 1 ? "app" : "other";
 }
 
-static struct tc_profile *profile(const struct stream *st, const struct tc_prof_opts *o)
+static struct tc_profile *profile(const struct stream *st, const struct tc_profile_opts *o)
 {
-	struct tc_prof_opts def = { .sym = st_sym, .dso = dso_of, .comm = comm_of, .tid = -1,
+	struct tc_profile_opts def = { .sym = st_sym, .dso = dso_of, .comm = comm_of, .tid = -1,
 				    .cpu = -1 };
-	struct tc_profile *p = tc_prof_new(o ? o : &def);
-	struct tc_cs_ops ops = { .range = tc_prof_range, .ctx = p, .sym = st_sym };
-	struct tc_callstack *cs = tc_cs_new(&ops);
+	struct tc_profile *p = tc_profile_new(o ? o : &def);
+	struct tc_callstack_ops ops = { .range = tc_profile_range, .ctx = p, .sym = st_sym };
+	struct tc_callstack *cs = tc_callstack_new(&ops);
 
 	for (int i = 0; i < st->n; i++)
-		tc_cs_feed(cs, &st->r[i]);
-	tc_cs_free(cs);
-	CHECK(!tc_prof_failed(p));
+		tc_callstack_feed(cs, &st->r[i]);
+	tc_callstack_free(cs);
+	CHECK(!tc_profile_failed(p));
 	return p;
 }
 
-static const struct tc_prof_row *row(const struct tc_prof_thread *t, const char *name)
+static const struct tc_profile_row *row(const struct tc_profile_thread *t, const char *name)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		if (!strcmp(t->rows[i].name, name))
@@ -46,7 +46,7 @@ static const struct tc_prof_row *row(const struct tc_prof_thread *t, const char 
 }
 
 /* Names of the rows in order, ' '-separated. */
-static const char *order(const struct tc_prof_thread *t)
+static const char *order(const struct tc_profile_thread *t)
 {
 	static char buf[256];
 	size_t n = 0;
@@ -60,14 +60,14 @@ static const char *order(const struct tc_prof_thread *t)
 TEST(self_total_calls_and_coverage)
 {
 	struct stream st = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_SELF, .per_thread = true };
-	struct tc_prof_table t;
-	const struct tc_prof_row *r;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_SELF, .per_thread = true };
+	struct tc_profile_table t;
+	const struct tc_profile_row *r;
 	struct tc_profile *p;
 
 	st_nested(&st, 1);
 	p = profile(&st, NULL);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK_INT(t.n, 1);
 	CHECK_INT(t.insns, 44);
 	CHECK_INT(t.threads[0].tid, 1);
@@ -83,16 +83,16 @@ TEST(self_total_calls_and_coverage)
 	CHECK(r && r->hot[0].start == BAR && r->hot[0].end == BAR + 0x20 && r->hot[0].insns == 8);
 	CHECK(r && r->hot[1].insns == 1 && r->hot[2].insns == 1 && r->hot[3].insns == 0);
 	CHECK_STR(r ? r->dso : NULL, "libc.so");
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 }
 
 TEST(recursion_counts_total_once_per_stack)
 {
 	struct stream st = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_TOTAL };
-	struct tc_prof_table t;
-	const struct tc_prof_row *r;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_TOTAL };
+	struct tc_profile_table t;
+	const struct tc_profile_row *r;
 	struct tc_profile *p;
 
 	st_range(&st, 1, MAIN, MAIN + 0x10, TC_INSN_CALL);
@@ -103,97 +103,97 @@ TEST(recursion_counts_total_once_per_stack)
 	st_range(&st, 1, FOO + 0x08, FOO + 0x10, TC_INSN_RET);
 	st_range(&st, 1, MAIN + 0x10, MAIN + 0x14, TC_INSN_OTHER);
 	p = profile(&st, NULL);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK((r = row(&t.threads[0], "foo")) && r->self == 12 && r->total == 12 && r->calls == 3);
 	CHECK((r = row(&t.threads[0], "main")) && r->self == 5 && r->total == 17);
 	CHECK_STR(order(&t.threads[0]), "main foo");
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 }
 
 TEST(sorting_limit_and_dso)
 {
 	struct stream st = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_TOTAL };
-	struct tc_prof_table t;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_TOTAL };
+	struct tc_profile_table t;
 	struct tc_profile *p;
 
 	st_nested(&st, 1);
 	p = profile(&st, NULL);
-	static const struct { enum tc_prof_sort s; size_t limit; const char *dso, *want; } c[] = {
-		{ TC_PROF_BY_TOTAL, 0, NULL, "main foo bar baz" },
-		{ TC_PROF_BY_CALLS, 0, NULL, "bar baz foo main" },
-		{ TC_PROF_BY_NAME, 0, NULL, "bar baz foo main" },
-		{ TC_PROF_BY_SELF, 2, NULL, "baz main" },
-		{ TC_PROF_BY_SELF, 0, "libc.so", "baz bar" },
+	static const struct { enum tc_profile_sort s; size_t limit; const char *dso, *want; } c[] = {
+		{ TC_PROFILE_BY_TOTAL, 0, NULL, "main foo bar baz" },
+		{ TC_PROFILE_BY_CALLS, 0, NULL, "bar baz foo main" },
+		{ TC_PROFILE_BY_NAME, 0, NULL, "bar baz foo main" },
+		{ TC_PROFILE_BY_SELF, 2, NULL, "baz main" },
+		{ TC_PROFILE_BY_SELF, 0, "libc.so", "baz bar" },
 	};
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		v = (struct tc_prof_view){ .sort = c[i].s, .limit = c[i].limit, .dso = c[i].dso };
-		CHECK(!tc_prof_table(p, &v, &t));
+		v = (struct tc_profile_view){ .sort = c[i].s, .limit = c[i].limit, .dso = c[i].dso };
+		CHECK(!tc_profile_table(p, &v, &t));
 		CHECK_STR(order(&t.threads[0]), c[i].want);
 		CHECK_INT(t.threads[0].funcs, 4);	/* coverage is before cuts */
-		tc_prof_table_free(&t);
+		tc_profile_table_free(&t);
 	}
-	tc_prof_free(p);
+	tc_profile_free(p);
 }
 
 TEST(threads_and_filters)
 {
 	struct stream st = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_NAME, .per_thread = true };
-	struct tc_prof_table t;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_NAME, .per_thread = true };
+	struct tc_profile_table t;
 	struct tc_profile *p;
-	struct tc_prof_opts o = { .sym = st_sym, .comm = comm_of, .tid = -1, .cpu = -1 };
+	struct tc_profile_opts o = { .sym = st_sym, .comm = comm_of, .tid = -1, .cpu = -1 };
 
 	st_nested(&st, 1);
 	st_nested(&st, 2);
 	st_range(&st, 2, BAZ, BAZ + 0x10, TC_INSN_OTHER);
 	p = profile(&st, NULL);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK_INT(t.n, 2);
 	CHECK_INT(t.threads[0].insns, 44);
 	CHECK_INT(t.threads[1].insns, 48);
 	CHECK_STR(t.threads[1].comm, "other");
-	tc_prof_table_free(&t);
+	tc_profile_table_free(&t);
 	v.per_thread = false;
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK_INT(t.n, 1);
 	CHECK_INT(t.threads[0].insns, 92);
 	CHECK(row(&t.threads[0], "baz") && row(&t.threads[0], "baz")->self == 36);
 	CHECK(row(&t.threads[0], "main") && row(&t.threads[0], "main")->total == 88);
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 
 	o.tid = 2;
 	p = profile(&st, &o);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK_INT(t.insns, 48);
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 
 	o.tid = -1;
 	o.comm_is = "app";
 	p = profile(&st, &o);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK_INT(t.insns, 44);
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 
 	o.comm_is = NULL;
 	o.cpu = 3;	/* st_range puts tid 1 on cpu 1, tid 2 on cpu 2 */
 	p = profile(&st, &o);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	CHECK_INT(t.insns, 0);
 	CHECK_INT(t.threads[0].n, 0);
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 }
 
 TEST(text_and_json)
 {
 	struct stream st = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_SELF, .limit = 2, .per_thread = true };
-	struct tc_prof_table t;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_SELF, .limit = 2, .per_thread = true };
+	struct tc_profile_table t;
 	struct tc_profile *p;
 	static char buf[4096];
 	FILE *f;
@@ -201,9 +201,9 @@ TEST(text_and_json)
 
 	st_nested(&st, 1);
 	p = profile(&st, NULL);
-	CHECK(!tc_prof_table(p, &v, &t));
+	CHECK(!tc_profile_table(p, &v, &t));
 	f = fmemopen(buf, sizeof(buf), "w");
-	tc_prof_write_text(&t, f);
+	tc_profile_write_text(&t, f);
 	fclose(f);
 	CHECK_STR(buf,
 		  "thread 100/1 (app): 44 instructions, 4 functions executed\n"
@@ -212,7 +212,7 @@ TEST(text_and_json)
 		  "          12  27.27%           44 100.00%        0  main [app]  hottest 0x1010-0x1030 (8)\n");
 	f = fmemopen(buf, sizeof(buf), "w");
 	tc_json_init(&j, f, false);
-	tc_prof_write_json(&t, &j);
+	tc_profile_write_json(&t, &j);
 	fclose(f);
 	CHECK_STR(buf,
 		  "{\"insns\":44,\"threads\":[{\"pid\":100,\"tid\":1,\"cpu\":1,\"comm\":\"app\",\"insns\":44,"
@@ -221,38 +221,38 @@ TEST(text_and_json)
 		  "\"insns\":16}]},{\"name\":\"main\",\"dso\":\"app\",\"addr\":\"0x1000\",\"self\":12,"
 		  "\"total\":44,\"calls\":0,\"hot\":[{\"start\":\"0x1010\",\"end\":\"0x1030\",\"insns\":8},"
 		  "{\"start\":\"0x1000\",\"end\":\"0x1010\",\"insns\":4}]}]}]}\n");
-	tc_prof_table_free(&t);
-	tc_prof_free(p);
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
 }
 
 TEST(diff_against_itself_is_empty)
 {
 	struct stream st = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_SELF };
-	struct tc_prof_diff d;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_SELF };
+	struct tc_profile_diff d;
 	struct tc_profile *a, *b;
 
 	st_nested(&st, 1);
 	a = profile(&st, NULL);
 	st.r[0].tid = 7;	/* another run: other thread ids, same work */
 	b = profile(&st, NULL);
-	CHECK(!tc_prof_diff(a, a, &v, &d));
+	CHECK(!tc_profile_diff(a, a, &v, &d));
 	CHECK_INT(d.n, 0);
-	CHECK(!tc_prof_diff_grew(&d, 0, false));
-	tc_prof_diff_free(&d);
-	CHECK(!tc_prof_diff(a, b, &v, &d));
+	CHECK(!tc_profile_diff_grew(&d, 0, false));
+	tc_profile_diff_free(&d);
+	CHECK(!tc_profile_diff(a, b, &v, &d));
 	CHECK_INT(d.a_insns, d.b_insns);
-	tc_prof_diff_free(&d);
-	tc_prof_free(a);
-	tc_prof_free(b);
+	tc_profile_diff_free(&d);
+	tc_profile_free(a);
+	tc_profile_free(b);
 }
 
 TEST(diff_names_what_changed)
 {
 	struct stream sa = { .n = 0 }, sb = { .n = 0 };
-	struct tc_prof_view v = { .sort = TC_PROF_BY_SELF };
-	struct tc_prof_diff d;
-	const struct tc_prof_diff_row *g;
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_SELF };
+	struct tc_profile_diff d;
+	const struct tc_profile_diff_row *g;
 	struct tc_profile *a, *b;
 	static char buf[4096];
 	FILE *f;
@@ -265,7 +265,7 @@ TEST(diff_names_what_changed)
 	sb.insns += 8;
 	a = profile(&sa, NULL);
 	b = profile(&sb, NULL);
-	CHECK(!tc_prof_diff(a, b, &v, &d));
+	CHECK(!tc_profile_diff(a, b, &v, &d));
 	/* self changed for baz only; totals for baz, bar, foo, main */
 	CHECK_INT(d.n, 4);
 	CHECK_STR(d.rows[0].name, "baz");
@@ -273,36 +273,36 @@ TEST(diff_names_what_changed)
 	CHECK_INT(d.rows[0].b_self, 24);
 	CHECK(fabs(d.rows[0].self_pct - 50.0) < 1e-9);
 	CHECK(fabs(d.rows[1].self_pct) < 1e-9);
-	CHECK((g = tc_prof_diff_grew(&d, 40, false)) && !strcmp(g->name, "baz"));
-	CHECK(!tc_prof_diff_grew(&d, 50, false));
-	CHECK((g = tc_prof_diff_grew(&d, 20, true)) && !strcmp(g->name, "baz"));
+	CHECK((g = tc_profile_diff_grew(&d, 40, false)) && !strcmp(g->name, "baz"));
+	CHECK(!tc_profile_diff_grew(&d, 50, false));
+	CHECK((g = tc_profile_diff_grew(&d, 20, true)) && !strcmp(g->name, "baz"));
 	f = fmemopen(buf, sizeof(buf), "w");
-	tc_prof_diff_write_text(&d, f);
+	tc_profile_diff_write_text(&d, f);
 	fclose(f);
 	CHECK(strstr(buf, "instructions: 44 -> 52\n"));
 	CHECK(strstr(buf, "          16           24           +8   +50.0%           16           24"
 			  "           +8   +50.0%  baz [libc.so]\n"));
-	tc_prof_diff_free(&d);
+	tc_profile_diff_free(&d);
 
 	/* a function only B runs is a change without bound */
 	sb.r[sb.n - 1].last_type = TC_INSN_CALL;
 	st_range(&sb, 1, 0x5000, 0x5010, TC_INSN_OTHER);
-	tc_prof_free(b);
+	tc_profile_free(b);
 	b = profile(&sb, NULL);
-	v.sort = TC_PROF_BY_NAME;
-	CHECK(!tc_prof_diff(a, b, &v, &d));
+	v.sort = TC_PROFILE_BY_NAME;
+	CHECK(!tc_profile_diff(a, b, &v, &d));
 	CHECK_STR(d.rows[0].name, "0x5000");
 	CHECK(isinf(d.rows[0].self_pct));
-	CHECK((g = tc_prof_diff_grew(&d, 1e9, false)) && !strcmp(g->name, "0x5000"));
+	CHECK((g = tc_profile_diff_grew(&d, 1e9, false)) && !strcmp(g->name, "0x5000"));
 	f = fmemopen(buf, sizeof(buf), "w");
 	tc_json_init(&j, f, false);
-	tc_prof_diff_write_json(&d, &j);
+	tc_profile_diff_write_json(&d, &j);
 	fclose(f);
 	CHECK(strstr(buf, "{\"name\":\"0x5000\",\"dso\":null,\"a_self\":0,\"b_self\":4,"
 			  "\"self_change\":4,\"self_pct\":null,"));
 	CHECK(strstr(buf, "\"name\":\"baz\",\"dso\":\"libc.so\",\"a_self\":16,\"b_self\":24,"
 			  "\"self_change\":8,\"self_pct\":50,"));
-	tc_prof_diff_free(&d);
-	tc_prof_free(a);
-	tc_prof_free(b);
+	tc_profile_diff_free(&d);
+	tc_profile_free(a);
+	tc_profile_free(b);
 }

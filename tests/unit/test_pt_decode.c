@@ -1,14 +1,14 @@
-/* Intel PT decoding on libipt (decoders/pt_config.c, pt_packets.c, pt_flow.c): the packets
+/* Intel PT decoding on libipt (decoders/intel_pt/pt_config.c, pt_packets.c, pt_flow.c): the packets
  * of a real recording checked against perf's own packet dumper (perf report -D), the flow
  * decoder on hand-built trace over hand-written x86-64 code, and hostile input. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decoders/pt_config.h"
-#include "decoders/pt_flow.h"
-#include "decoders/pt_packets.h"
-#include "lib/perf_data.h"
+#include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_packets.h"
+#include "lib/perfdata/perf_data.h"
 #include "tests/unit/tc_test.h"
 
 #define IPT "intel_pt/perf.data.intel_pt-4.14"
@@ -197,24 +197,24 @@ struct aux {
 TEST(pt_config_from_perf_data)
 {
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	struct tc_pt_setup s;
-	const struct tc_pd_features *f;
+	const struct tc_perf_data_features *f;
 	bool seen = false;
 
 	if (!td(IPT))
 		SKIP("no test data");
-	CHECK_INT(tc_pd_open(&pd, td(IPT), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(IPT), &e), 0);
 	if (!pd)
 		return;
-	f = tc_pd_features(pd);
+	f = tc_perf_data_features(pd);
 	printf("#   cpuid feature: %s\n", f->cpuid ? f->cpuid : "(none)");
-	while (tc_pd_next(pd, &r, &e) > 0) {
-		if (r.type != TC_PD_AUXTRACE_INFO)
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
+		if (r.type != TC_PERF_DATA_AUXTRACE_INFO)
 			continue;
 		seen = true;
-		CHECK_INT(tc_pt_setup_from_pd(&s, pd, r.u.auxtrace_info.intel_pt, &e), 0);
+		CHECK_INT(tc_pt_config_from_perf_data(&s, pd, r.u.auxtrace_info.intel_pt, &e), 0);
 		CHECK_INT(s.pmu_type, 6);
 		CHECK(s.have_config);
 		printf("#   config 0x%" PRIx64 " tsc %d mtc %d cyc %d noretcomp %d mtc_period %u\n",
@@ -229,11 +229,11 @@ TEST(pt_config_from_perf_data)
 		CHECK(s.per_cpu_mmaps && !s.snapshot_mode);
 		CHECK_STR(s.filter, "");
 		/* Round trip through perf time, as perf's tsc.c does it. */
-		CHECK(tc_pt_perf_time_to_tsc(&s.tc, tc_pt_tsc_to_perf_time(&s.tc, 0xbc4cd2cfe8ULL)) -
+		CHECK(tc_pt_config_perf_time_to_tsc(&s.tc, tc_pt_config_tsc_to_perf_time(&s.tc, 0xbc4cd2cfe8ULL)) -
 		      0xbc4cd2cfe8ULL + 1 <= 2);
 	}
 	CHECK(seen);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 }
 
 TEST(pt_cpu_strings)
@@ -243,33 +243,33 @@ TEST(pt_cpu_strings)
 	struct tc_intel_pt_info info = { .nr = TC_IPT_PRIV_MAX, .filter = "" };
 	uint64_t config = 0;
 
-	CHECK_INT(tc_pt_cpu_parse("GenuineIntel,6,142,9", &c), 0);
+	CHECK_INT(tc_pt_config_cpu_parse("GenuineIntel,6,142,9", &c), 0);
 	CHECK(c.vendor == pcv_intel && c.family == 6 && c.model == 142 && c.stepping == 9);
-	CHECK_INT(tc_pt_cpu_parse("AuthenticAMD,23,1,2", &c), -1);
-	CHECK_INT(tc_pt_cpu_parse("GenuineIntel,6,142", &c), -1);
-	CHECK_INT(tc_pt_cpu_parse("GenuineIntel,6,142,9,1", &c), -1);
-	CHECK_INT(tc_pt_cpu_parse("GenuineIntel,6,1420,9", &c), -1);
-	CHECK_INT(tc_pt_cpu_parse(NULL, &c), -1);
+	CHECK_INT(tc_pt_config_cpu_parse("AuthenticAMD,23,1,2", &c), -1);
+	CHECK_INT(tc_pt_config_cpu_parse("GenuineIntel,6,142", &c), -1);
+	CHECK_INT(tc_pt_config_cpu_parse("GenuineIntel,6,142,9,1", &c), -1);
+	CHECK_INT(tc_pt_config_cpu_parse("GenuineIntel,6,1420,9", &c), -1);
+	CHECK_INT(tc_pt_config_cpu_parse(NULL, &c), -1);
 
 	/* Kaby Lake (6/142) has known errata in libipt: BDM70 and friends. */
-	CHECK_INT(tc_pt_setup_init(&s, &info, &config, "GenuineIntel,6,142,9", NULL), 0);
+	CHECK_INT(tc_pt_config_init(&s, &info, &config, "GenuineIntel,6,142,9", NULL), 0);
 	CHECK(s.cpu_known && s.errata_known);
 	CHECK(s.cfg.errata.bdm70 && s.cfg.errata.skd007);
 	CHECK(s.timeless);
 	/* An unknown Intel model decodes without errata. */
-	CHECK_INT(tc_pt_setup_init(&s, &info, &config, "GenuineIntel,6,2,0", NULL), 0);
+	CHECK_INT(tc_pt_config_init(&s, &info, &config, "GenuineIntel,6,2,0", NULL), 0);
 	CHECK(s.cpu_known && !s.cfg.errata.bdm70);
 	info.nr = 5;
-	CHECK_INT(tc_pt_setup_init(&s, &info, NULL, NULL, NULL), -1);
+	CHECK_INT(tc_pt_config_init(&s, &info, NULL, NULL, NULL), -1);
 
 	/* tsc_to_perf_time: ns = zero + tsc * mult >> shift, split to avoid overflow. */
 	s.tc = (struct tc_pt_time_conv){ .time_shift = 10, .time_mult = 1536, .time_zero = 1000,
 					 .valid = true };
-	CHECK_INT(tc_pt_tsc_to_perf_time(&s.tc, 2048), 1000 + 3072);
-	CHECK_INT(tc_pt_perf_time_to_tsc(&s.tc, 1000 + 3072), 2048);
-	CHECK(tc_pt_tsc_to_perf_time(&s.tc, UINT64_MAX) > (UINT64_MAX >> 10));
+	CHECK_INT(tc_pt_config_tsc_to_perf_time(&s.tc, 2048), 1000 + 3072);
+	CHECK_INT(tc_pt_config_perf_time_to_tsc(&s.tc, 1000 + 3072), 2048);
+	CHECK(tc_pt_config_tsc_to_perf_time(&s.tc, UINT64_MAX) > (UINT64_MAX >> 10));
 	s.tc.valid = false;
-	CHECK_INT(tc_pt_tsc_to_perf_time(&s.tc, 77), 77);
+	CHECK_INT(tc_pt_config_tsc_to_perf_time(&s.tc, 77), 77);
 }
 
 TEST(pt_packets_match_perf_dump)
@@ -278,22 +278,22 @@ TEST(pt_packets_match_perf_dump)
 	struct precs ours = { 0 };
 	struct aux aux[4];
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	struct tc_pt_setup s;
-	struct tc_ptp_stats st = { 0 };
+	struct tc_pt_packets_stats st = { 0 };
 	size_t naux = 0, nperf = 0;
 	bool have_setup = false;
 
 	if (!td(IPT))
 		SKIP("no test data");
-	CHECK_INT(tc_pd_open(&pd, td(IPT), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(IPT), &e), 0);
 	if (!pd)
 		return;
-	while (tc_pd_next(pd, &r, &e) > 0) {
-		if (r.type == TC_PD_AUXTRACE_INFO) {
-			have_setup = !tc_pt_setup_from_pd(&s, pd, r.u.auxtrace_info.intel_pt, &e);
-		} else if (r.type == TC_PD_AUXTRACE && naux < 4) {
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
+		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
+			have_setup = !tc_pt_config_from_perf_data(&s, pd, r.u.auxtrace_info.intel_pt, &e);
+		} else if (r.type == TC_PERF_DATA_AUXTRACE && naux < 4) {
 			struct aux *a = &aux[naux++];
 
 			CHECK(have_setup);
@@ -301,13 +301,13 @@ TEST(pt_packets_match_perf_dump)
 			a->cpu = (int)r.u.auxtrace.cpu;
 			a->size = r.u.auxtrace.size;
 			a->from = ours.n;
-			CHECK_INT(tc_ptp_decode(have_setup ? &s.cfg : NULL, r.u.auxtrace.data,
+			CHECK_INT(tc_pt_packets_decode(have_setup ? &s.cfg : NULL, r.u.auxtrace.data,
 						r.u.auxtrace.size, a->file_off, a->cpu, collect,
 						&ours, &st, &e), 0);
 			a->to = ours.n;
 		}
 	}
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	CHECK_INT(naux, 2);
 	CHECK_INT(st.errors, 0);
 	CHECK_INT(st.unsynced_bytes, 0);
@@ -428,7 +428,7 @@ static size_t read_code(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t
 	return len;
 }
 
-static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_ptf_time *t, int *pid,
+static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
 		      int *tid)
 {
 	struct flow_ctx *f = ctx;
@@ -437,7 +437,7 @@ static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_ptf_time
 	f->threads++;
 	f->last_cr3 = cr3;
 	/* A made-up mapping, so that records show what the callback said. */
-	*pid = cr3 == TC_PTF_NO_CR3 ? -1 : (int)(cr3 >> 12);
+	*pid = cr3 == TC_PT_FLOW_NO_CR3 ? -1 : (int)(cr3 >> 12);
 	*tid = *pid < 0 ? -1 : *pid + cpu;
 }
 
@@ -550,9 +550,9 @@ static void check_flow(const struct precs *l, const struct want *w, size_t nw)
 	CHECK_INT(bad, 0);
 }
 
-static struct tc_ptf_ops flow_ops(struct flow_ctx *f)
+static struct tc_pt_flow_ops flow_ops(struct flow_ctx *f)
 {
-	return (struct tc_ptf_ops){ .read = read_code, .emit = flow_emit, .thread = thread_cb,
+	return (struct tc_pt_flow_ops){ .read = read_code, .emit = flow_emit, .thread = thread_cb,
 				    .ctx = f };
 }
 
@@ -574,21 +574,21 @@ TEST(pt_flow_loop_call_ret)
 		{ TC_REC_BRANCH, 0x40000f, 0, 0, 0 },
 	};
 	struct flow_ctx f = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
-	struct tc_ptf *d;
-	const struct tc_ptf_stats *st;
+	struct tc_pt_flow *d;
+	const struct tc_pt_flow_stats *st;
 	uint8_t buf[256];
 	int n = build_stream(buf, sizeof(buf), CODE_BASE);
 	bool ids = true;
 
 	CHECK(n > 0);
-	d = tc_ptf_new(NULL, NULL, 2, &ops, &e);
+	d = tc_pt_flow_new(NULL, NULL, 2, &ops, &e);
 	CHECK(d != NULL);
 	if (!d || n <= 0)
 		return;
 	f.recs.n = 0;
-	CHECK_INT(tc_ptf_feed(d, buf, (size_t)n, 0x1000, &e), 0);
+	CHECK_INT(tc_pt_flow_feed(d, buf, (size_t)n, 0x1000, &e), 0);
 	check_flow(&f.recs, w, sizeof(w) / sizeof(w[0]));
 	for (size_t i = 0; i < f.recs.n; i++) {
 		const struct tc_rec *r = &f.recs.v[i].r;
@@ -600,7 +600,7 @@ TEST(pt_flow_loop_call_ret)
 	CHECK(ids);
 	CHECK(f.threads >= 2);
 	CHECK(f.last_cr3 == 0x7000);
-	st = tc_ptf_stats(d);
+	st = tc_pt_flow_stats(d);
 	CHECK_INT(st->insns, 15);
 	CHECK_INT(st->ranges, 5);
 	CHECK_INT(st->branches, 6);
@@ -616,36 +616,36 @@ TEST(pt_flow_loop_call_ret)
 		memcpy(buf2 + 7, buf, (size_t)n);
 		free(f.recs.v);
 		memset(&f.recs, 0, sizeof(f.recs));
-		CHECK_INT(tc_ptf_feed(d, buf2, (size_t)n + 7, 0, &e), 0);
+		CHECK_INT(tc_pt_flow_feed(d, buf2, (size_t)n + 7, 0, &e), 0);
 		CHECK(f.recs.n == sizeof(w) / sizeof(w[0]) + 1);
 		CHECK(f.recs.n && f.recs.v[0].r.type == TC_REC_NO_SYNC && f.recs.v[0].r.offset == 0);
-		CHECK_INT(tc_ptf_stats(d)->unsynced_bytes, 7);
+		CHECK_INT(tc_pt_flow_stats(d)->unsynced_bytes, 7);
 	}
-	tc_ptf_free(d);
+	tc_pt_flow_free(d);
 	free(f.recs.v);
 }
 
 TEST(pt_flow_no_image)
 {
 	struct flow_ctx f = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
-	struct tc_ptf *d;
+	struct tc_pt_flow *d;
 	uint8_t buf[256];
 	int n = build_stream(buf, sizeof(buf), 0x500000);
 
-	d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	d = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 	CHECK(d && n > 0);
 	if (!d || n <= 0)
 		return;
-	CHECK_INT(tc_ptf_feed(d, buf, (size_t)n, 0, &e), 0);
+	CHECK_INT(tc_pt_flow_feed(d, buf, (size_t)n, 0, &e), 0);
 	CHECK_INT(f.recs.n, 2);
 	CHECK(f.recs.n == 2 && f.recs.v[0].r.type == TC_REC_BRANCH &&
 	      f.recs.v[0].r.start == 0 && f.recs.v[0].r.end == 0x500000);
 	CHECK(f.recs.n == 2 && f.recs.v[1].r.type == TC_REC_ADDR_NACC &&
 	      f.recs.v[1].r.start == 0x500000);
-	CHECK_INT(tc_ptf_stats(d)->nomap, 1);
-	tc_ptf_free(d);
+	CHECK_INT(tc_pt_flow_stats(d)->nomap, 1);
+	tc_pt_flow_free(d);
 	free(f.recs.v);
 }
 
@@ -654,25 +654,25 @@ TEST(pt_flow_no_image)
 TEST(pt_flow_endless_direct_jump)
 {
 	struct flow_ctx f = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
-	struct tc_ptf *d;
+	struct tc_pt_flow *d;
 	uint8_t buf[256];
 	int n = build_stream(buf, sizeof(buf), LOOP_BASE);
 	size_t errs = 0;
 
-	d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	d = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 	CHECK(d && n > 0);
 	if (!d || n <= 0)
 		return;
-	CHECK_INT(tc_ptf_feed(d, buf, (size_t)n, 0, &e), 0);
+	CHECK_INT(tc_pt_flow_feed(d, buf, (size_t)n, 0, &e), 0);
 	for (size_t i = 0; i < f.recs.n; i++)
 		if (f.recs.v[i].r.type == TC_REC_ERROR &&
 		    strstr(f.recs.v[i].text, "instructions without trace at 0x600000"))
 			errs++;
 	CHECK_INT(errs, 1);
-	CHECK_INT(tc_ptf_stats(d)->errors, 1);
-	tc_ptf_free(d);
+	CHECK_INT(tc_pt_flow_stats(d)->errors, 1);
+	tc_pt_flow_free(d);
 	free(f.recs.v);
 }
 
@@ -714,15 +714,15 @@ static bool same_records(const struct precs *a, const struct precs *b)
 
 /* Decode buf in the smallest steps of time (as queues interleaved by time are); the number
  * of pauses. */
-static size_t feed_stepwise(struct tc_ptf *d, const uint8_t *buf, size_t len, uint64_t off)
+static size_t feed_stepwise(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t off)
 {
 	struct tc_err e = { 0 };
 	uint64_t until = 0;
 	size_t pauses = 0;
 
-	if (tc_ptf_begin(d, buf, len, off, &e))
+	if (tc_pt_flow_begin(d, buf, len, off, &e))
 		return 0;
-	while (tc_ptf_run(d, until) == 1 && tc_ptf_next_time(d, &until))
+	while (tc_pt_flow_run(d, until) == 1 && tc_pt_flow_next_time(d, &until))
 		pauses++;
 	return pauses;
 }
@@ -731,9 +731,9 @@ TEST(pt_hostile_random_bytes)
 {
 	static uint8_t buf[8192];
 	struct flow_ctx f = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
-	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 1, &ops, &e);
+	struct tc_pt_flow *d = tc_pt_flow_new(NULL, NULL, 1, &ops, &e);
 	size_t bad = 0, errors = 0;
 
 	CHECK(d != NULL);
@@ -741,7 +741,7 @@ TEST(pt_hostile_random_bytes)
 		return;
 	for (int round = 0; round < 64; round++) {
 		struct precs l = { 0 };
-		struct tc_ptp_stats st = { 0 };
+		struct tc_pt_packets_stats st = { 0 };
 		size_t len = 1 + rnd() % sizeof(buf);
 
 		for (size_t i = 0; i < len; i++)
@@ -760,21 +760,21 @@ TEST(pt_hostile_random_bytes)
 				buf[at + 17] = 0x23;
 			}
 		}
-		CHECK_INT(tc_ptp_decode(NULL, buf, len, 0x100, 1, collect, &l, &st, &e), 0);
+		CHECK_INT(tc_pt_packets_decode(NULL, buf, len, 0x100, 1, collect, &l, &st, &e), 0);
 		bad += bad_offsets(&l, 0x100, len);
 		errors += st.errors + (st.unsynced_bytes > 0);
 		free(l.v);
 
 		f.recs.n = 0;
-		CHECK_INT(tc_ptf_feed(d, buf, len, 0x100, &e), 0);
+		CHECK_INT(tc_pt_flow_feed(d, buf, len, 0x100, &e), 0);
 		bad += bad_offsets(&f.recs, 0x100, len);
 	}
 	CHECK_INT(bad, 0);
 	CHECK(errors > 0);
 	printf("#   64 random buffers: %" PRIu64 " flow errors, %" PRIu64 " no image, %" PRIu64
-	       " syncs\n", tc_ptf_stats(d)->errors, tc_ptf_stats(d)->nomap,
-	       tc_ptf_stats(d)->syncs);
-	tc_ptf_free(d);
+	       " syncs\n", tc_pt_flow_stats(d)->errors, tc_pt_flow_stats(d)->nomap,
+	       tc_pt_flow_stats(d)->syncs);
+	tc_pt_flow_free(d);
 	free(f.recs.v);
 }
 
@@ -814,17 +814,17 @@ TEST(pt_flow_stepwise)
 	/* time from the decoder (reads ahead), then from tick events (in flow order) */
 	for (int ticks = 0; ticks < 2 && len > 0; ticks++) {
 		struct flow_ctx f = { 0 }, f2 = { 0 };
-		struct tc_ptf_ops ops = flow_ops(&f), ops2 = flow_ops(&f2);
+		struct tc_pt_flow_ops ops = flow_ops(&f), ops2 = flow_ops(&f2);
 		struct tc_err e = { 0 };
-		struct tc_ptf *d, *d2;
+		struct tc_pt_flow *d, *d2;
 		size_t pauses = 0, at1500 = 0;
 
 		ops.ticks = ops2.ticks = ticks;
-		d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
-		d2 = tc_ptf_new(NULL, NULL, 0, &ops2, &e);
+		d = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+		d2 = tc_pt_flow_new(NULL, NULL, 0, &ops2, &e);
 		CHECK(d && d2);
 		if (d && d2) {
-			CHECK_INT(tc_ptf_feed(d, buf, (size_t)len, 0, &e), 0);
+			CHECK_INT(tc_pt_flow_feed(d, buf, (size_t)len, 0, &e), 0);
 			pauses = feed_stepwise(d2, buf, (size_t)len, 0);
 			CHECK(pauses >= 4);
 			CHECK(f.recs.n >= 12);
@@ -842,8 +842,8 @@ TEST(pt_flow_stepwise)
 			printf("#   ticks %d: %zu records, %zu pauses, %zu at time 1500\n", ticks,
 			       f.recs.n, pauses, at1500);
 		}
-		tc_ptf_free(d);
-		tc_ptf_free(d2);
+		tc_pt_flow_free(d);
+		tc_pt_flow_free(d2);
 		free(f.recs.v);
 		free(f2.recs.v);
 	}
@@ -852,9 +852,9 @@ TEST(pt_flow_stepwise)
 TEST(pt_hostile_truncated)
 {
 	struct flow_ctx f = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
-	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	struct tc_pt_flow *d = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 	uint8_t full[256];
 	int n = build_stream(full, sizeof(full), CODE_BASE);
 	size_t bad = 0, truncated = 0;
@@ -866,14 +866,14 @@ TEST(pt_hostile_truncated)
 	for (int cut = 0; cut <= n; cut++) {
 		uint8_t *b = malloc(cut ? (size_t)cut : 1);	/* exact size for ASan */
 		struct precs l = { 0 };
-		struct tc_ptp_stats st = { 0 };
+		struct tc_pt_packets_stats st = { 0 };
 
 		memcpy(b, full, (size_t)cut);
 		f.recs.n = 0;
-		CHECK_INT(tc_ptf_feed(d, b, (size_t)cut, 0, &e), 0);
+		CHECK_INT(tc_pt_flow_feed(d, b, (size_t)cut, 0, &e), 0);
 		bad += bad_offsets(&f.recs, 0, (size_t)cut);
 		bad += f.recs.n > 12;
-		CHECK_INT(tc_ptp_decode(NULL, b, (size_t)cut, 0, 0, collect, &l, &st, &e), 0);
+		CHECK_INT(tc_pt_packets_decode(NULL, b, (size_t)cut, 0, 0, collect, &l, &st, &e), 0);
 		bad += bad_offsets(&l, 0, (size_t)cut);
 		/* A packet cut off by the end is an error at its offset. */
 		for (size_t i = 0; i < l.n; i++)
@@ -883,7 +883,7 @@ TEST(pt_hostile_truncated)
 	}
 	CHECK_INT(bad, 0);
 	CHECK(truncated > 10);
-	tc_ptf_free(d);
+	tc_pt_flow_free(d);
 	free(f.recs.v);
 }
 
@@ -892,9 +892,9 @@ TEST(pt_hostile_truncated)
 TEST(pt_hostile_real_trace)
 {
 	struct flow_ctx f = { .no_image = true };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_perf_data *pd;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	struct tc_pt_setup s;
 	size_t bad = 0, nbuf = 0, cut_errors = 0, cuts = 0;
@@ -902,29 +902,29 @@ TEST(pt_hostile_real_trace)
 
 	if (!td(IPT))
 		SKIP("no test data");
-	CHECK_INT(tc_pd_open(&pd, td(IPT), &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, td(IPT), &e), 0);
 	if (!pd)
 		return;
 	memset(&s, 0, sizeof(s));
 	pt_config_init(&s.cfg);
-	while (tc_pd_next(pd, &r, &e) > 0) {
-		if (r.type == TC_PD_AUXTRACE_INFO) {
-			CHECK_INT(tc_pt_setup_from_pd(&s, pd, r.u.auxtrace_info.intel_pt, &e), 0);
-		} else if (r.type == TC_PD_AUXTRACE) {
+	while (tc_perf_data_next(pd, &r, &e) > 0) {
+		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
+			CHECK_INT(tc_pt_config_from_perf_data(&s, pd, r.u.auxtrace_info.intel_pt, &e), 0);
+		} else if (r.type == TC_PERF_DATA_AUXTRACE) {
 			uint64_t off = r.offset + r.size;
 			size_t len = r.u.auxtrace.size;
-			struct tc_ptf *d = tc_ptf_new(&s.cfg, &s.tc, (int)r.u.auxtrace.cpu, &ops, &e);
+			struct tc_pt_flow *d = tc_pt_flow_new(&s.cfg, &s.tc, (int)r.u.auxtrace.cpu, &ops, &e);
 
 			CHECK(d != NULL);
 			if (!d)
 				continue;
 			f.recs.n = 0;
-			CHECK_INT(tc_ptf_feed(d, r.u.auxtrace.data, len, off, &e), 0);
+			CHECK_INT(tc_pt_flow_feed(d, r.u.auxtrace.data, len, off, &e), 0);
 			bad += bad_offsets(&f.recs, off, len);
-			psbs += tc_ptf_stats(d)->syncs;
-			CHECK(tc_ptf_stats(d)->nomap >= 1);
-			CHECK_INT(tc_ptf_stats(d)->insns, 0);
-			tc_ptf_free(d);
+			psbs += tc_pt_flow_stats(d)->syncs;
+			CHECK(tc_pt_flow_stats(d)->nomap >= 1);
+			CHECK_INT(tc_pt_flow_stats(d)->insns, 0);
+			tc_pt_flow_free(d);
 			nbuf++;
 
 			for (size_t cut = 1; cut < len; cut += 997 + cut / 3) {
@@ -932,7 +932,7 @@ TEST(pt_hostile_real_trace)
 				uint8_t *b = malloc(cut);
 
 				memcpy(b, r.u.auxtrace.data, cut);
-				CHECK_INT(tc_ptp_decode(&s.cfg, b, cut, off, 0, collect, &l, NULL,
+				CHECK_INT(tc_pt_packets_decode(&s.cfg, b, cut, off, 0, collect, &l, NULL,
 							&e), 0);
 				bad += bad_offsets(&l, off, cut);
 				cuts++;
@@ -943,7 +943,7 @@ TEST(pt_hostile_real_trace)
 			}
 		}
 	}
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	CHECK_INT(nbuf, 2);
 	CHECK_INT(bad, 0);
 	/* libipt's sync points are PSBs; it finds all ten the README counts. */
@@ -966,9 +966,9 @@ TEST(pt_flow_overflow)
 		{ TC_REC_BRANCH, 0x40000f, 0, 0, 0 },
 	};
 	struct flow_ctx f = { 0 };
-	struct tc_ptf_ops ops = flow_ops(&f);
+	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
-	struct tc_ptf *d = tc_ptf_new(NULL, NULL, 0, &ops, &e);
+	struct tc_pt_flow *d = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 	struct pt_packet p[10];
 	uint8_t buf[256];
 	size_t n = 0, lost = 0;
@@ -986,12 +986,12 @@ TEST(pt_flow_overflow)
 	CHECK(d && len > 0);
 	if (!d || len <= 0)
 		return;
-	CHECK_INT(tc_ptf_feed(d, buf, (size_t)len, 0, &e), 0);
+	CHECK_INT(tc_pt_flow_feed(d, buf, (size_t)len, 0, &e), 0);
 	for (size_t i = 0; i < f.recs.n; i++)
 		lost += f.recs.v[i].r.type == TC_REC_LOST;
 	CHECK_INT(lost, 1);
-	CHECK_INT(tc_ptf_stats(d)->overflows, 1);
-	CHECK_INT(tc_ptf_stats(d)->errors, 0);
+	CHECK_INT(tc_pt_flow_stats(d)->overflows, 1);
+	CHECK_INT(tc_pt_flow_stats(d)->errors, 0);
 	CHECK(f.recs.n >= 6);
 	if (f.recs.n >= 6) {
 		struct precs t = { f.recs.v + f.recs.n - 6, 6, 6 };
@@ -1011,6 +1011,6 @@ TEST(pt_flow_overflow)
 		CHECK_INT(f.recs.n, 9);
 		check_flow(&h, head, 3);
 	}
-	tc_ptf_free(d);
+	tc_pt_flow_free(d);
 	free(f.recs.v);
 }

@@ -1,4 +1,4 @@
-/* Intel PT session (decoders/pt_session.c) on perf.data written with lib/perf_write, trace
+/* Intel PT session (decoders/intel_pt/pt_session.c) on perf.data written with lib/perfdata/perf_write, trace
  * from libipt's encoder: runs of the same code, each a PSB+ with its TSC.
  * 1. One per-CPU queue, runs at TSC 1000, 3000, 5000 and 6000. ITRACE_START puts pid 10 on
  *    the CPU from time 1 and pid 20 from 2000; pid 20 maps the code only at time 4000. So
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "decoders/pt_session.h"
-#include "lib/perf_write.h"
+#include "decoders/intel_pt/pt_session.h"
+#include "lib/perfdata/perf_write.h"
 #include "tests/unit/tc_test.h"
 
 #define PMU 8
@@ -116,28 +116,28 @@ static void intel_pt_info(uint64_t *priv)
 }
 
 /* Every record of data's Intel PT decode into g; -1 if the session fails. */
-static int decode_file(const char *data, struct got *g, struct tc_pts **sp)
+static int decode_file(const char *data, struct got *g, struct tc_pt_session **sp)
 {
 	struct tc_perf_data *pd = NULL;
-	struct tc_pd_record r;
+	struct tc_perf_data_record r;
 	struct tc_err e = { 0 };
 	int n, ret = -1;
 
 	*sp = NULL;
-	if (tc_pd_open(&pd, data, &e))
+	if (tc_perf_data_open(&pd, data, &e))
 		return -1;
-	*sp = tc_pts_new(&(struct tc_pts_opts){ .emit = collect, .ctx = g }, &e);
+	*sp = tc_pt_session_new(&(struct tc_pt_session_opts){ .emit = collect, .ctx = g }, &e);
 	if (!*sp)
 		goto out;
-	while ((n = tc_pd_next(pd, &r, &e)) > 0)
-		if (tc_pts_record(*sp, pd, &r, &e))
+	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
+		if (tc_pt_session_record(*sp, pd, &r, &e))
 			goto out;
-	if (n == 0 && tc_pts_is_intel_pt(*sp) && !tc_pts_decode(*sp, pd, &e))
+	if (n == 0 && tc_pt_session_is_intel_pt(*sp) && !tc_pt_session_decode(*sp, pd, &e))
 		ret = 0;
 out:
 	if (ret)
 		printf("#   %s\n", e.msg);
-	tc_pd_close(pd);
+	tc_perf_data_close(pd);
 	return ret;
 }
 
@@ -149,13 +149,13 @@ TEST(thread_and_images_follow_trace_time)
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			       PERF_SAMPLE_IDENTIFIER };
 	uint64_t id = 1, priv[TC_IPT_PRIV_MAX] = { 0 }, marker = 0, tsc[4] = { 1000, 3000, 5000, 6000 };
-	struct tc_pw_sid sid = { .id = 1, .cpu = 0 };
-	struct tc_pw_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
+	struct tc_perf_write_sid sid = { .id = 1, .cpu = 0 };
+	struct tc_perf_write_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
 				  .flags = MAP_PRIVATE, .filename = prog };
-	struct tc_pts *s = NULL;
+	struct tc_pt_session *s = NULL;
 	struct got g = { .n = 0 };
 	struct tc_err e = { 0 };
-	struct tc_pw *w;
+	struct tc_perf_write *w;
 	uint8_t trace[512];
 	int n, ok;
 
@@ -169,17 +169,17 @@ TEST(thread_and_images_follow_trace_time)
 		goto out;
 
 	intel_pt_info(priv);
-	CHECK_INT(tc_pw_open(&w, data, &e), 0);
-	ok = !tc_pw_add_attr(w, &a, &id, 1, &e) &&
-	     !tc_pw_auxtrace_info_intel_pt(w, priv, NULL, &e) &&
+	CHECK_INT(tc_perf_write_open(&w, data, &e), 0);
+	ok = !tc_perf_write_add_attr(w, &a, &id, 1, &e) &&
+	     !tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, &e) &&
 	     (sid.pid = sid.tid = 10, sid.time = 1, mm.pid = mm.tid = 10,
-	      !tc_pw_mmap2(w, &mm, &sid, &e)) &&
-	     !tc_pw_itrace_start(w, 10, 10, &sid, &e) &&
-	     (sid.pid = sid.tid = 20, sid.time = 2000, !tc_pw_itrace_start(w, 20, 20, &sid, &e)) &&
-	     (sid.time = 4000, mm.pid = mm.tid = 20, !tc_pw_mmap2(w, &mm, &sid, &e)) &&
-	     !tc_pw_auxtrace(w, trace, (size_t)n, 0, 0, 0, (uint32_t)-1, 0, &e);
+	      !tc_perf_write_mmap2(w, &mm, &sid, &e)) &&
+	     !tc_perf_write_itrace_start(w, 10, 10, &sid, &e) &&
+	     (sid.pid = sid.tid = 20, sid.time = 2000, !tc_perf_write_itrace_start(w, 20, 20, &sid, &e)) &&
+	     (sid.time = 4000, mm.pid = mm.tid = 20, !tc_perf_write_mmap2(w, &mm, &sid, &e)) &&
+	     !tc_perf_write_auxtrace(w, trace, (size_t)n, 0, 0, 0, (uint32_t)-1, 0, &e);
 	CHECK(ok);
-	CHECK_INT(tc_pw_close(w, &e), 0);
+	CHECK_INT(tc_perf_write_close(w, &e), 0);
 	if (!ok)
 		goto out;
 
@@ -212,12 +212,12 @@ TEST(thread_and_images_follow_trace_time)
 		CHECK_INT(nomap20, 1);
 		CHECK_INT(ranges20, 1);
 		CHECK_INT(other, 0);
-		CHECK_INT(tc_pts_stats(s)->nomap, 1);
-		CHECK(tc_pts_stats(s)->syncs >= 2);
-		CHECK_INT(tc_pts_stats(s)->queues, 1);
+		CHECK_INT(tc_pt_session_stats(s)->nomap, 1);
+		CHECK(tc_pt_session_stats(s)->syncs >= 2);
+		CHECK_INT(tc_pt_session_stats(s)->queues, 1);
 	}
 out:
-	tc_pts_free(s);
+	tc_pt_session_free(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
@@ -237,7 +237,7 @@ static void order_of(const struct got *g, char *out, size_t len)
 /* cpu 0 runs the code at 1000 and 5000 in one AUXTRACE buffer, cpu 1 at 3000 and 7000 in
  * one buffer each (cpu 1's come first in the file). */
 static int two_cpus(const char *dir, const char *prog, uint64_t marker, struct got *g,
-		    struct tc_pts_stats *st)
+		    struct tc_pt_session_stats *st)
 {
 	struct perf_event_attr a = { .type = PMU, .size = sizeof(a), .config = 1 << 10,
 		.sample_period = 1, .sample_id_all = 1,
@@ -245,17 +245,17 @@ static int two_cpus(const char *dir, const char *prog, uint64_t marker, struct g
 			       PERF_SAMPLE_IDENTIFIER };
 	uint64_t id[2] = { 1, 2 }, priv[TC_IPT_PRIV_MAX] = { 0 };
 	static const uint64_t tsc0[2] = { 1000, 5000 }, tsc1[2] = { 3000, 7000 };
-	struct tc_pw_sid sid = { .id = 1, .pid = 10, .tid = 10, .time = 1 };
-	struct tc_pw_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
+	struct tc_perf_write_sid sid = { .id = 1, .pid = 10, .tid = 10, .time = 1 };
+	struct tc_perf_write_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
 				  .flags = MAP_PRIVATE, .filename = prog, .pid = 10, .tid = 10 };
 	/* the buffers in file order: cpu 1's two, then cpu 0's */
 	struct { uint8_t b[256]; int n; uint32_t cpu; uint64_t off; } buf[3] = {
 		{ .cpu = 1, .off = 0 }, { .cpu = 1, .off = 128 }, { .cpu = 0, .off = 0 } };
 	int ok;
 	char data[128];
-	struct tc_pts *s = NULL;
+	struct tc_pt_session *s = NULL;
 	struct tc_err e = { 0 };
-	struct tc_pw *w;
+	struct tc_perf_write *w;
 
 	buf[0].n = encode(buf[0].b, sizeof(buf[0].b), BASE + marker, &tsc1[0], 1);
 	buf[1].n = encode(buf[1].b, sizeof(buf[1].b), BASE + marker, &tsc1[1], 1);
@@ -264,24 +264,24 @@ static int two_cpus(const char *dir, const char *prog, uint64_t marker, struct g
 		return -1;
 	snprintf(data, sizeof(data), "%s/two.data", dir);
 	intel_pt_info(priv);
-	if (tc_pw_open(&w, data, &e))
+	if (tc_perf_write_open(&w, data, &e))
 		return -1;
-	ok = !tc_pw_add_attr(w, &a, id, 2, &e) &&
-	     !tc_pw_auxtrace_info_intel_pt(w, priv, NULL, &e) && !tc_pw_mmap2(w, &mm, &sid, &e);
+	ok = !tc_perf_write_add_attr(w, &a, id, 2, &e) &&
+	     !tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, &e) && !tc_perf_write_mmap2(w, &mm, &sid, &e);
 	for (int c = 0; c < 2 && ok; c++) {
 		sid.id = id[c];
 		sid.cpu = (uint32_t)c;
-		ok = !tc_pw_itrace_start(w, 10, 10, &sid, &e);
+		ok = !tc_perf_write_itrace_start(w, 10, 10, &sid, &e);
 	}
 	for (int i = 0; i < 3 && ok; i++)
-		ok = !tc_pw_auxtrace(w, buf[i].b, (size_t)buf[i].n, buf[i].off, 0, buf[i].cpu,
+		ok = !tc_perf_write_auxtrace(w, buf[i].b, (size_t)buf[i].n, buf[i].off, 0, buf[i].cpu,
 				     (uint32_t)-1, buf[i].cpu, &e);
-	if (tc_pw_close(w, &e) || !ok)
+	if (tc_perf_write_close(w, &e) || !ok)
 		return -1;
 	ok = !decode_file(data, g, &s);
 	if (ok)
-		*st = *tc_pts_stats(s);
-	tc_pts_free(s);
+		*st = *tc_pt_session_stats(s);
+	tc_pt_session_free(s);
 	return ok ? 0 : -1;
 }
 
@@ -289,7 +289,7 @@ TEST(queues_of_two_cpus_interleave_by_time)
 {
 	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], cmd[512], order[256];
 	struct got g = { .n = 0 };
-	struct tc_pts_stats st = { 0 };
+	struct tc_pt_session_stats st = { 0 };
 	uint64_t marker = 0;
 
 	CHECK(mkdtemp(dir) != NULL);

@@ -1,10 +1,10 @@
-/* record's event plan (lib/record_attrs.c) against tests/fixtures/sysfs, and the kernel
- * verdicts and errno messages of lib/perf_kernel.c. */
+/* record's event plan (lib/record/record_plan.c) against tests/fixtures/sysfs, and the kernel
+ * verdicts and errno messages of lib/pmu/perf_kernel.c. */
 #include <errno.h>
 #include <limits.h>
 
-#include "lib/perf_kernel.h"
-#include "lib/record_attrs.h"
+#include "lib/pmu/perf_kernel.h"
+#include "lib/record/record_plan.h"
 #include "tests/unit/tc_test.h"
 
 static const char *fixture(const char *name)
@@ -17,16 +17,16 @@ static const char *fixture(const char *name)
 }
 
 /* Build a plan on a fixture; returns the build's result, e->msg on failure. */
-static int plan(const char *fx, const struct tc_rec_opts *o, struct tc_pmu_list *l,
-		struct tc_rec_plan *pl, struct tc_err *e)
+static int plan(const char *fx, const struct tc_record_opts *o, struct tc_pmu_list *l,
+		struct tc_record_plan *pl, struct tc_err *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (tc_pmu_discover(fixture(fx), l, e))
 		return -1;
-	return tc_rec_plan_build(fixture(fx), l, o, pl, e);
+	return tc_record_plan_build(fixture(fx), l, o, pl, e);
 }
 
-static size_t count_role(const struct tc_rec_plan *pl, enum tc_rec_role r)
+static size_t count_role(const struct tc_record_plan *pl, enum tc_record_role r)
 {
 	size_t n = 0;
 
@@ -37,9 +37,9 @@ static size_t count_role(const struct tc_rec_plan *pl, enum tc_rec_role r)
 
 TEST(juno_sink_hash_goes_into_sinkid_bits)
 {
-	struct tc_rec_opts o = { .sink = "tmc_etr0" };
+	struct tc_record_opts o = { .sink = "tmc_etr0" };
 	struct tc_pmu_list l;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e;
 
 	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
@@ -55,47 +55,47 @@ TEST(juno_sink_hash_goes_into_sinkid_bits)
 	CHECK_INT(pl.ev[5].cpu, 5);
 	CHECK_INT(pl.ev[0].group_leader, -1);
 	CHECK_INT(tc_attr_aux_action(&pl.ev[0].a), 0);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 }
 
 TEST(config_terms_set_and_unknown_term_lists_valid_ones)
 {
-	struct tc_rec_opts o = { .config = "cycacc,timestamp=0,preset=5,configid=0x12" };
+	struct tc_record_opts o = { .config = "cycacc,timestamp=0,preset=5,configid=0x12" };
 	struct tc_pmu_list l;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e;
 
 	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
 	CHECK_INT(pl.ev[0].a.attr.config, (1ULL << 12) | (1ULL << 14) | 5);
 	CHECK_INT(pl.ev[0].a.attr.config2, 0x12ULL << 32);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.config = "cyc=1";
 	CHECK_INT(plan("juno", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "no format term 'cyc'") && strstr(e.msg, "retstack") &&
 	      strstr(e.msg, "sinkid"));
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.config = "preset=16";	/* config:0-3 holds 0..15 */
 	CHECK_INT(plan("juno", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "does not fit") != NULL);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 }
 
 TEST(ete_trbe_per_cpu_sink_needs_its_cpu)
 {
-	struct tc_rec_opts o = { .sink = "trbe1" };
+	struct tc_record_opts o = { .sink = "trbe1" };
 	struct tc_pmu_list l;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e;
 
 	CHECK_INT(plan("ete-trbe", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "not reachable from cpu 0") && strstr(e.msg, "-C"));
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.cpu_list = "1";
@@ -103,44 +103,44 @@ TEST(ete_trbe_per_cpu_sink_needs_its_cpu)
 	CHECK_INT(pl.ncpus, 1);
 	CHECK_INT(pl.ev[0].cpu, 1);
 	CHECK_INT(pl.ev[0].a.attr.config2, 0x58ca323);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.sink = "trbe9";
 	CHECK_INT(plan("ete-trbe", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "no sink 'trbe9'") && strstr(e.msg, "would work: trbe1"));
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.sink = NULL;
 	o.cpu_list = "0,7";
 	CHECK_INT(plan("ete-trbe", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "cpu 7 has no CoreSight tracer") != NULL);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 }
 
 TEST(sink_claimed_through_sysfs_is_refused)
 {
-	struct tc_rec_opts o = { .sink = "tmc_etr0" };
+	struct tc_record_opts o = { .sink = "tmc_etr0" };
 	struct tc_pmu_list l;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e;
 
-	CHECK_INT(tc_cs_sink_claimed(fixture("juno-claimed"), "tmc_etr0"), 1);
-	CHECK_INT(tc_cs_sink_claimed(fixture("juno"), "tmc_etr0"), 0);
+	CHECK_INT(tc_record_plan_sink_claimed(fixture("juno-claimed"), "tmc_etr0"), 1);
+	CHECK_INT(tc_record_plan_sink_claimed(fixture("juno"), "tmc_etr0"), 0);
 	CHECK_INT(plan("juno-claimed", &o, &l, &pl, &e), -1);
 	CHECK_INT(e.errnum, EBUSY);
 	CHECK(strstr(e.msg, "enabled through sysfs") && strstr(e.msg, "another sink: tmc_etf0"));
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 }
 
 TEST(intel_pt_defaults_cpus_and_no_sinks)
 {
-	struct tc_rec_opts o = { .config = "cyc,noretcomp=1" };
+	struct tc_record_opts o = { .config = "cyc,noretcomp=1" };
 	struct tc_pmu_list l;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e;
 	uint64_t want = 1 | (1ULL << 13) | (1ULL << 10) | (1ULL << 9) | (3ULL << 14) |
 			(3ULL << 24) | (1ULL << 1) | (1ULL << 11);
@@ -149,31 +149,31 @@ TEST(intel_pt_defaults_cpus_and_no_sinks)
 	CHECK_INT(pl.ncpus, 4);
 	CHECK_INT(pl.ev[0].a.attr.type, 8);
 	CHECK_INT(pl.ev[0].a.attr.config, want);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.config = NULL;
 	o.cpu_list = "2,4";	/* the fixture has 0-3 online */
 	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "cpu 4 is not online; online CPUs: 0-3") != NULL);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
 	o.cpu_list = NULL;
 	o.sink = "tmc_etr0";
 	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), -1);
 	CHECK(strstr(e.msg, "--sink is for cs_etm") != NULL);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 }
 
 TEST(triggers_group_under_the_aux_event)
 {
-	struct tc_rec_opts o = { .cpu_list = "0-1", .start_paused = true,
+	struct tc_record_opts o = { .cpu_list = "0-1", .start_paused = true,
 				 .resume_on = { "sched:sched_switch" }, .nresume = 1,
 				 .pause_on = { "page-faults/period=10/" }, .npause = 1 };
 	struct tc_pmu_list l;
-	struct tc_rec_plan pl;
+	struct tc_record_plan pl;
 	struct tc_err e;
 
 	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
@@ -197,7 +197,7 @@ TEST(triggers_group_under_the_aux_event)
 	/* aux_action sits at byte 116: bit 0 start paused, 1 pause, 2 resume */
 	CHECK_INT(pl.ev[2].a.raw[116], 4);
 	CHECK_INT(pl.ev[0].a.raw[116], 1);
-	tc_rec_plan_free(&pl);
+	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 }
 
@@ -205,7 +205,7 @@ TEST(sideband_event_bits)
 {
 	struct tc_attr a;
 
-	tc_rec_sideband_attr(&a, true, true);
+	tc_record_plan_sideband_attr(&a, true, true);
 	CHECK_INT(a.attr.type, PERF_TYPE_SOFTWARE);
 	CHECK_INT(a.attr.config, PERF_COUNT_SW_DUMMY);
 	CHECK(a.attr.sample_id_all && a.attr.comm && a.attr.mmap2 && a.attr.task &&
@@ -217,22 +217,22 @@ TEST(sideband_event_bits)
 
 TEST(bad_triggers_say_why)
 {
-	struct tc_rec_event ev = { 0 };
+	struct tc_record_event ev = { 0 };
 	struct tc_err e = { 0 };
 
-	CHECK_INT(tc_rec_trigger_attr(fixture("juno"), NULL, "sched:nope", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "sched:nope", &ev, &e), -1);
 	CHECK(strstr(e.msg, "no tracepoint 'sched:nope'") != NULL);
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_rec_trigger_attr(fixture("juno"), NULL, "bogus/period=3/", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "bogus/period=3/", &ev, &e), -1);
 	CHECK(strstr(e.msg, "unknown counter") && strstr(e.msg, "cycles"));
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_rec_trigger_attr(fixture("juno"), NULL, "cycles/period=0/", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "cycles/period=0/", &ev, &e), -1);
 	CHECK(strstr(e.msg, "period=N") != NULL);
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_rec_trigger_attr(fixture("tc2"), NULL, "sched:sched_switch", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("tc2"), NULL, "sched:sched_switch", &ev, &e), -1);
 	CHECK(strstr(e.msg, "tracefs is not mounted") != NULL);
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_rec_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:no_such_fn_x", &ev,
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:no_such_fn_x", &ev,
 				      &e), -1);
 	CHECK(strstr(e.msg, "no function 'no_such_fn_x'") != NULL);
 	free(ev.trigger);
@@ -241,11 +241,11 @@ TEST(bad_triggers_say_why)
 
 TEST(uprobe_symbol_to_file_offset)
 {
-	struct tc_rec_event ev = { 0 };
+	struct tc_record_event ev = { 0 };
 	struct tc_err e = { 0 };
 
 	/* juno's uprobe PMU type is 7; main is a function of this test binary */
-	CHECK_INT(tc_rec_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:main", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:main", &ev, &e), 0);
 	CHECK_INT(ev.a.attr.type, 7);
 	CHECK(ev.uprobe_path && ev.uprobe_path[0] == '/');
 	CHECK_INT(ev.a.attr.config1, (uint64_t)(uintptr_t)ev.uprobe_path);
@@ -253,7 +253,7 @@ TEST(uprobe_symbol_to_file_offset)
 	free(ev.trigger);
 	free(ev.uprobe_path);
 	memset(&ev, 0, sizeof(ev));
-	CHECK_INT(tc_rec_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:0x1234", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:0x1234", &ev, &e), 0);
 	CHECK_INT(ev.a.attr.config2, 0x1234);
 	free(ev.trigger);
 	free(ev.uprobe_path);
@@ -264,60 +264,60 @@ TEST(cpu_lists)
 	int c[8];
 	size_t n;
 
-	CHECK_INT(tc_parse_cpu_list("0-2,5,1", c, 8, &n), 0);
+	CHECK_INT(tc_record_plan_parse_cpus("0-2,5,1", c, 8, &n), 0);
 	CHECK_INT(n, 4);
 	CHECK_INT(c[3], 5);
-	CHECK_INT(tc_parse_cpu_list("3-1", c, 8, &n), -1);
-	CHECK_INT(tc_parse_cpu_list("a", c, 8, &n), -1);
-	CHECK_INT(tc_parse_cpu_list("", c, 8, &n), -1);
-	CHECK_INT(tc_parse_cpu_list("0-100", c, 8, &n), -1);
+	CHECK_INT(tc_record_plan_parse_cpus("3-1", c, 8, &n), -1);
+	CHECK_INT(tc_record_plan_parse_cpus("a", c, 8, &n), -1);
+	CHECK_INT(tc_record_plan_parse_cpus("", c, 8, &n), -1);
+	CHECK_INT(tc_record_plan_parse_cpus("0-100", c, 8, &n), -1);
 }
 
 TEST(pause_resume_verdict_names_feature_and_kernel)
 {
 	char why[256] = "";
 
-	CHECK_INT(tc_aux_pause_verdict("6.13.2", EOPNOTSUPP, why, sizeof(why)), 1);
-	CHECK_INT(tc_aux_pause_verdict("6.1.0-28-amd64", EINVAL, why, sizeof(why)), 0);
+	CHECK_INT(tc_perf_kernel_aux_pause_verdict("6.13.2", EOPNOTSUPP, why, sizeof(why)), 1);
+	CHECK_INT(tc_perf_kernel_aux_pause_verdict("6.1.0-28-amd64", EINVAL, why, sizeof(why)), 0);
 	CHECK(strstr(why, "6.13") && strstr(why, "6.1.0-28-amd64") && strstr(why, "pause"));
-	CHECK_INT(tc_release_at_least("6.13.0", 6, 13), 1);
-	CHECK_INT(tc_release_at_least("6.9.1", 6, 13), 0);
-	CHECK_INT(tc_release_at_least("7.0", 6, 13), 1);
-	CHECK_INT(tc_release_at_least("x", 6, 13), 0);
+	CHECK_INT(tc_perf_kernel_at_least("6.13.0", 6, 13), 1);
+	CHECK_INT(tc_perf_kernel_at_least("6.9.1", 6, 13), 0);
+	CHECK_INT(tc_perf_kernel_at_least("7.0", 6, 13), 1);
+	CHECK_INT(tc_perf_kernel_at_least("x", 6, 13), 0);
 }
 
 TEST(pause_resume_probe_agrees_with_the_running_kernel)
 {
 	char rel[128], why[256];
-	int err = tc_probe_aux_action();
+	int err = tc_perf_kernel_probe_aux_action();
 
-	tc_kernel_release(rel, sizeof(rel));
+	tc_perf_kernel_release(rel, sizeof(rel));
 	printf("#   kernel %s: probe errno %d\n", rel, err);
 	if (err == EACCES || err == EPERM)
 		SKIP("perf_event_open not permitted here");
 	/* A kernel that knows aux_action refuses start-paused on a software event. */
-	CHECK_INT(tc_aux_pause_verdict(rel, err, why, sizeof(why)),
-		  tc_release_at_least(rel, 6, 13));
+	CHECK_INT(tc_perf_kernel_aux_pause_verdict(rel, err, why, sizeof(why)),
+		  tc_perf_kernel_at_least(rel, 6, 13));
 }
 
 TEST(errno_messages)
 {
-	struct tc_open_ctx c = { .what = "cs_etm event on cpu 2", .paranoid = 2, .cpu_wide = 1,
+	struct tc_perf_kernel_open_ctx c = { .what = "cs_etm event on cpu 2", .paranoid = 2, .cpu_wide = 1,
 				 .terms = "timestamp=0x1", .suspect = "term 'cycacc'" };
 	char m[512];
 
-	tc_perf_open_msg(EACCES, &c, m, sizeof(m));
+	tc_perf_kernel_open_msg(EACCES, &c, m, sizeof(m));
 	CHECK(strstr(m, "perf_event_paranoid is 2") && strstr(m, "CAP_PERFMON") &&
 	      strstr(m, "CPU-wide"));
-	tc_perf_open_msg(EINVAL, &c, m, sizeof(m));
+	tc_perf_kernel_open_msg(EINVAL, &c, m, sizeof(m));
 	CHECK(strstr(m, "term 'cycacc'") && strstr(m, "cpu 2"));
-	tc_perf_open_msg(EMFILE, &c, m, sizeof(m));
+	tc_perf_kernel_open_msg(EMFILE, &c, m, sizeof(m));
 	CHECK(strstr(m, "ulimit -n") != NULL);
-	tc_perf_open_msg(ENOSPC, &c, m, sizeof(m));
+	tc_perf_kernel_open_msg(ENOSPC, &c, m, sizeof(m));
 	CHECK(strstr(m, "ENOSPC") != NULL);
 	c.paranoid = INT_MIN;
-	tc_perf_open_msg(EPERM, &c, m, sizeof(m));
+	tc_perf_kernel_open_msg(EPERM, &c, m, sizeof(m));
 	CHECK(strstr(m, "could not be read") != NULL);
-	CHECK_INT(tc_read_paranoid("/nonexistent"), INT_MIN);
-	CHECK(tc_read_paranoid(NULL) != INT_MIN);
+	CHECK_INT(tc_perf_kernel_paranoid("/nonexistent"), INT_MIN);
+	CHECK(tc_perf_kernel_paranoid(NULL) != INT_MIN);
 }

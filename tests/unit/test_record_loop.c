@@ -10,8 +10,8 @@
 
 #include <perf/evsel.h>
 
-#include "lib/rec_open.h"
-#include "lib/record_loop.h"
+#include "lib/record/record_open.h"
+#include "lib/record/record_loop.h"
 #include "tests/unit/tc_test.h"
 
 TEST(busy_message_names_sink_cpus_holder_and_alternatives)
@@ -19,34 +19,34 @@ TEST(busy_message_names_sink_cpus_holder_and_alternatives)
 	int cpus[] = { 2, 3 };
 	char m[512];
 
-	tc_rec_busy_msg(m, sizeof(m), "tmc_etr0", cpus, 2, "try tmc_etf0");
+	tc_record_loop_busy_msg(m, sizeof(m), "tmc_etr0", cpus, 2, "try tmc_etf0");
 	CHECK(strstr(m, "sink tmc_etr0 refused the trace of cpus 2,3") != NULL);
 	CHECK(strstr(m, "another session") != NULL);
 	CHECK(strstr(m, "sysfs") != NULL);
 	CHECK(strstr(m, "try tmc_etf0") != NULL);
-	tc_rec_busy_msg(m, sizeof(m), NULL, cpus, 1, "");
+	tc_record_loop_busy_msg(m, sizeof(m), NULL, cpus, 1, "");
 	CHECK(strstr(m, "sink (default) refused the trace of cpu 2:") != NULL);
 	CHECK(strstr(m, "no other reachable sink is free") != NULL);
-	tc_rec_busy_msg(m, 20, "tmc_etr0", cpus, 2, "x");	/* cut, still terminated */
+	tc_record_loop_busy_msg(m, 20, "tmc_etr0", cpus, 2, "x");	/* cut, still terminated */
 	CHECK_INT((int)strlen(m), 19);
 }
 
 TEST(fd_behind_libperf_and_its_ring_carry_comm_records)
 {
-	struct tc_rec_event ev = { .cpu = -1, .role = TC_ROLE_SIDEBAND };
+	struct tc_record_event ev = { .cpu = -1, .role = TC_ROLE_SIDEBAND };
 	struct perf_evsel *evsel;
-	struct tc_rec_rings r;
+	struct tc_record_rings r;
 	struct tc_err e = { 0 };
 	struct perf_event_mmap_page *up;
 	uint64_t id = 0;
 	int fd = -1;
 
-	tc_rec_sideband_attr(&ev.a, false, false);
-	evsel = tc_rec_evsel_new(&ev, &e);
+	tc_record_plan_sideband_attr(&ev.a, false, false);
+	evsel = tc_record_open_evsel_new(&ev, &e);
 	CHECK(evsel != NULL);
 	if (!evsel)
 		return;
-	if (tc_rec_evsel_open_fd(evsel, &ev, 0, NULL, &fd, &e)) {
+	if (tc_record_open_evsel_open_fd(evsel, &ev, 0, NULL, &fd, &e)) {
 		perf_evsel__delete(evsel);
 		if (e.errnum == EACCES || e.errnum == EPERM || e.errnum == ENOSYS)
 			SKIP("perf_event_open is not permitted for this user");
@@ -56,7 +56,7 @@ TEST(fd_behind_libperf_and_its_ring_carry_comm_records)
 	}
 	CHECK_INT(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
 	CHECK(id != 0);
-	CHECK_INT(tc_rec_map(fd, 4, 0, 0, &r, &e), 0);
+	CHECK_INT(tc_record_open_map(fd, 4, 0, 0, &r, &e), 0);
 	CHECK(r.aux == NULL);
 	CHECK_INT(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
 	prctl(PR_SET_NAME, "tc-loop-test");	/* a COMM record */
@@ -81,7 +81,7 @@ TEST(fd_behind_libperf_and_its_ring_carry_comm_records)
 		}
 		CHECK(comm);
 	}
-	tc_rec_unmap(&r);
+	tc_record_open_unmap(&r);
 	CHECK(r.base == NULL);
 	perf_evsel__close(evsel);
 	perf_evsel__delete(evsel);

@@ -1,5 +1,5 @@
 /* record's side-band and trigger events opened for real on the running kernel through
- * libperf (lib/rec_open.c): the part of record the host can prove without an AUX PMU. */
+ * libperf (lib/record/record_open.c): the part of record the host can prove without an AUX PMU. */
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -9,7 +9,7 @@
 
 #include <perf/evsel.h>
 
-#include "lib/rec_open.h"
+#include "lib/record/record_open.h"
 #include "tests/unit/tc_test.h"
 
 static char tracefs[PATH_MAX];
@@ -24,16 +24,16 @@ __attribute__((noinline, used)) int tc_uprobe_target(int x)
 
 static int can_perf(void)
 {
-	struct tc_rec_event ev = { .cpu = -1 };
+	struct tc_record_event ev = { .cpu = -1 };
 	struct perf_evsel *evsel;
 	struct tc_err e;
 	int rc;
 
-	tc_rec_sideband_attr(&ev.a, false, false);
-	evsel = tc_rec_evsel_new(&ev, &e);
+	tc_record_plan_sideband_attr(&ev.a, false, false);
+	evsel = tc_record_open_evsel_new(&ev, &e);
 	if (!evsel)
 		return 0;
-	rc = tc_rec_evsel_open(evsel, &ev, 0, NULL, &e);
+	rc = tc_record_open_evsel_open(evsel, &ev, 0, NULL, &e);
 	perf_evsel__close(evsel);
 	perf_evsel__delete(evsel);
 	return rc == 0 || (e.errnum != EACCES && e.errnum != EPERM && e.errnum != ENOSYS);
@@ -44,7 +44,7 @@ static const char *find_tracefs(void)
 {
 	static char tmp[] = "/tmp/tc-tracefs-XXXXXX";
 
-	if (!tc_tracefs_find("/sys", tracefs, sizeof(tracefs)))
+	if (!tc_record_plan_tracefs_find("/sys", tracefs, sizeof(tracefs)))
 		return tracefs;
 	if (!mkdtemp(tmp))
 		return NULL;
@@ -82,16 +82,16 @@ TEST(sideband_dummy_opens_per_cpu)
 	if (!can_perf())
 		SKIP("perf_event_open is not permitted for this user");
 	for (int cpu = 0; cpu < n; cpu++) {
-		struct tc_rec_event ev = { .cpu = cpu, .role = TC_ROLE_SIDEBAND };
+		struct tc_record_event ev = { .cpu = cpu, .role = TC_ROLE_SIDEBAND };
 		struct perf_evsel *evsel;
 		struct tc_err e = { 0 };
 
-		tc_rec_sideband_attr(&ev.a, true, false);
-		evsel = tc_rec_evsel_new(&ev, &e);
+		tc_record_plan_sideband_attr(&ev.a, true, false);
+		evsel = tc_record_open_evsel_new(&ev, &e);
 		CHECK(evsel != NULL);
 		if (!evsel)
 			return;
-		CHECK_INT(tc_rec_evsel_open(evsel, &ev, -1, NULL, &e), 0);
+		CHECK_INT(tc_record_open_evsel_open(evsel, &ev, -1, NULL, &e), 0);
 		if (e.errnum)
 			printf("#   %s\n", e.msg);
 		/* a ring to read records from opens on it too */
@@ -104,7 +104,7 @@ TEST(sideband_dummy_opens_per_cpu)
 
 TEST(tracepoint_trigger_opens_and_counts)
 {
-	struct tc_rec_event ev = { .cpu = -1, .role = TC_ROLE_PAUSE };
+	struct tc_record_event ev = { .cpu = -1, .role = TC_ROLE_PAUSE };
 	struct perf_evsel *evsel;
 	struct tc_err e = { 0 };
 	const char *tfs;
@@ -114,15 +114,15 @@ TEST(tracepoint_trigger_opens_and_counts)
 	tfs = find_tracefs();
 	if (!tfs)
 		SKIP("no tracefs and it cannot be mounted here");
-	CHECK_INT(tc_rec_trigger_attr("/sys", tfs, "sched:sched_switch", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr("/sys", tfs, "sched:sched_switch", &ev, &e), 0);
 	if (e.errnum)
 		printf("#   %s\n", e.msg);
 	CHECK_INT(ev.a.attr.type, PERF_TYPE_TRACEPOINT);
-	evsel = tc_rec_evsel_new(&ev, &e);
+	evsel = tc_record_open_evsel_new(&ev, &e);
 	CHECK(evsel != NULL);
 	if (evsel) {
 		/* this task, any CPU: every sleep switches out */
-		CHECK_INT(tc_rec_evsel_open(evsel, &ev, 0, NULL, &e), 0);
+		CHECK_INT(tc_record_open_evsel_open(evsel, &ev, 0, NULL, &e), 0);
 		if (e.errnum)
 			printf("#   %s\n", e.msg);
 		CHECK_INT(perf_evsel__enable(evsel), 0);
@@ -138,22 +138,22 @@ TEST(tracepoint_trigger_opens_and_counts)
 
 TEST(uprobe_trigger_opens_and_fires)
 {
-	struct tc_rec_event ev = { .cpu = -1, .role = TC_ROLE_RESUME };
+	struct tc_record_event ev = { .cpu = -1, .role = TC_ROLE_RESUME };
 	struct perf_evsel *evsel;
 	struct tc_err e = { 0 };
 	volatile int x = 0;
 
 	if (!can_perf())
 		SKIP("perf_event_open is not permitted for this user");
-	CHECK_INT(tc_rec_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &ev, &e), 0);
 	if (e.errnum) {
 		printf("#   %s\n", e.msg);
 		return;
 	}
-	evsel = tc_rec_evsel_new(&ev, &e);
+	evsel = tc_record_open_evsel_new(&ev, &e);
 	CHECK(evsel != NULL);
 	if (evsel) {
-		CHECK_INT(tc_rec_evsel_open(evsel, &ev, 0, NULL, &e), 0);
+		CHECK_INT(tc_record_open_evsel_open(evsel, &ev, 0, NULL, &e), 0);
 		if (e.errnum)
 			printf("#   %s\n", e.msg);
 		CHECK_INT(perf_evsel__enable(evsel), 0);
@@ -168,12 +168,12 @@ TEST(uprobe_trigger_opens_and_fires)
 	free(ev.uprobe_path);
 }
 
-/* tc_rec_evsel_set_leader: the member opens in the leader's group, which a group read of the
+/* tc_record_open_evsel_set_leader: the member opens in the leader's group, which a group read of the
  * leader shows (two values), and counts only while the leader is enabled. */
 TEST(trigger_joins_its_leaders_group)
 {
-	struct tc_rec_event lead = { .cpu = -1, .role = TC_ROLE_SIDEBAND };
-	struct tc_rec_event mem = { .cpu = -1, .role = TC_ROLE_PAUSE };
+	struct tc_record_event lead = { .cpu = -1, .role = TC_ROLE_SIDEBAND };
+	struct tc_record_event mem = { .cpu = -1, .role = TC_ROLE_PAUSE };
 	struct perf_evsel *l, *m;
 	struct tc_err e = { 0 };
 	uint64_t vals[8] = { 0 };
@@ -182,18 +182,18 @@ TEST(trigger_joins_its_leaders_group)
 
 	if (!can_perf())
 		SKIP("perf_event_open is not permitted for this user");
-	tc_rec_sideband_attr(&lead.a, false, false);
+	tc_record_plan_sideband_attr(&lead.a, false, false);
 	lead.a.attr.read_format = PERF_FORMAT_GROUP;
-	CHECK_INT(tc_rec_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &mem, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &mem, &e), 0);
 	mem.a.attr.disabled = 0;		/* follows its leader, as record opens it */
-	l = tc_rec_evsel_new(&lead, &e);
-	m = tc_rec_evsel_new(&mem, &e);
+	l = tc_record_open_evsel_new(&lead, &e);
+	m = tc_record_open_evsel_new(&mem, &e);
 	CHECK(l && m);
 	if (!l || !m)
 		goto out;
-	CHECK_INT(tc_rec_evsel_open_fd(l, &lead, 0, NULL, &lfd, &e), 0);
-	CHECK_INT(tc_rec_evsel_set_leader(l, m, &e), 0);
-	CHECK_INT(tc_rec_evsel_open_fd(m, &mem, 0, NULL, &mfd, &e), 0);
+	CHECK_INT(tc_record_open_evsel_open_fd(l, &lead, 0, NULL, &lfd, &e), 0);
+	CHECK_INT(tc_record_open_evsel_set_leader(l, m, &e), 0);
+	CHECK_INT(tc_record_open_evsel_open_fd(m, &mem, 0, NULL, &mfd, &e), 0);
 	if (e.errnum)
 		printf("#   %s\n", e.msg);
 	if (lfd < 0 || mfd < 0)
@@ -221,20 +221,20 @@ out:
 
 TEST(pause_trigger_without_aux_leader_is_refused_with_a_reason)
 {
-	struct tc_rec_event ev = { .cpu = -1, .role = TC_ROLE_PAUSE };
+	struct tc_record_event ev = { .cpu = -1, .role = TC_ROLE_PAUSE };
 	struct perf_evsel *evsel;
 	struct tc_err e = { 0 };
 
 	if (!can_perf())
 		SKIP("perf_event_open is not permitted for this user");
-	CHECK_INT(tc_rec_trigger_attr("/sys", NULL, "page-faults/period=1/", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "page-faults/period=1/", &ev, &e), 0);
 	tc_attr_set_aux_action(&ev.a, TC_AUX_PAUSE);
-	evsel = tc_rec_evsel_new(&ev, &e);
+	evsel = tc_record_open_evsel_new(&ev, &e);
 	CHECK(evsel != NULL);
 	if (evsel) {
 		/* Every kernel refuses it: old ones do not know the bit, new ones want an AUX
 		 * group leader. The message names the field either way. */
-		CHECK_INT(tc_rec_evsel_open(evsel, &ev, 0, NULL, &e), -1);
+		CHECK_INT(tc_record_open_evsel_open(evsel, &ev, 0, NULL, &e), -1);
 		CHECK_INT(e.errnum, EINVAL);
 		CHECK(strstr(e.msg, "aux_action") && strstr(e.msg, "page-faults/period=1/"));
 		perf_evsel__delete(evsel);

@@ -1,15 +1,15 @@
-/* Decoded records as JSON lines and text (out/records.c): the shapes consumers rely on. */
-#include "out/records.h"
+/* Decoded records as JSON lines and text (lib/output/listing.c): the shapes consumers rely on. */
+#include "lib/output/listing.h"
 #include "tests/unit/tc_test.h"
 
 static char *render(bool json, const struct tc_rec *r)
 {
 	static char buf[1024];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
-	struct tc_rec_out o;
+	struct tc_listing o;
 
-	tc_rec_out_init(&o, f, json);
-	tc_rec_write(&o, r);
+	tc_listing_init(&o, f, json);
+	tc_listing_write(&o, r);
 	fclose(f);
 	return buf;
 }

@@ -1,10 +1,10 @@
-/* Snapshot reader (lib/snapshot.c): every OpenCSD snapshot in ../shared/testdata parses, with
+/* Snapshot reader (lib/perfdata/snapshot.c): every OpenCSD snapshot in ../shared/testdata parses, with
  * the devices, buffers, sources and dumps their ini files hold; broken inis give file:line. */
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/snapshot.h"
+#include "lib/perfdata/snapshot.h"
 #include "tests/unit/tc_test.h"
 
 struct want {
@@ -73,7 +73,7 @@ static void check_one(const char *td, const struct want *w)
 	/* Every source of every buffer is a device of class trace_source. */
 	for (size_t b = 0; b < ss->nbufs; b++)
 		for (size_t i = 0; i < ss->bufs[b].nsources; i++) {
-			const struct tc_ss_device *d = tc_ss_device(ss, ss->bufs[b].sources[i]);
+			const struct tc_snapshot_device *d = tc_snapshot_device(ss, ss->bufs[b].sources[i]);
 
 			CHECK(d != NULL);
 			if (d && !strcmp(d->class_, "trace_source"))
@@ -86,7 +86,7 @@ static void check_one(const char *td, const struct want *w)
 	for (size_t i = 0; i < ss->ndevs; i++) {
 		nregs += ss->devs[i].nregs;
 		for (size_t k = 0; k < ss->devs[i].ndumps; k++) {
-			const struct tc_ss_dump *d = &ss->devs[i].dumps[k];
+			const struct tc_snapshot_dump *d = &ss->devs[i].dumps[k];
 
 			ndumps++;
 			CHECK(d->path != NULL);
@@ -97,8 +97,8 @@ static void check_one(const char *td, const struct want *w)
 	}
 	CHECK(nregs > 0);
 	if (w->src) {
-		const struct tc_ss_device *src = tc_ss_device(ss, w->src);
-		const struct tc_ss_device *core = tc_ss_core_of(ss, w->src);
+		const struct tc_snapshot_device *src = tc_snapshot_device(ss, w->src);
+		const struct tc_snapshot_device *core = tc_snapshot_core_of(ss, w->src);
 		uint64_t v = 0;
 
 		CHECK(src != NULL);
@@ -110,13 +110,13 @@ static void check_one(const char *td, const struct want *w)
 		if (core && w->core_dumps)
 			CHECK_INT(core->ndumps, w->core_dumps);
 		if (src && w->reg) {
-			CHECK_INT(tc_ss_reg(src, w->reg, &v), 0);
+			CHECK_INT(tc_snapshot_reg(src, w->reg, &v), 0);
 			CHECK_INT(v, w->reg_val);
 		}
 		if (src)
-			CHECK_INT(tc_ss_reg(src, "NOSUCHREG", &v), -1);
+			CHECK_INT(tc_snapshot_reg(src, "NOSUCHREG", &v), -1);
 	} else if (w->src_type) {
-		CHECK_STR(tc_ss_device(ss, ss->bufs[0].sources[0])->type, w->src_type);
+		CHECK_STR(tc_snapshot_device(ss, ss->bufs[0].sources[0])->type, w->src_type);
 	}
 	printf("#   %s: %zu devices, %zu buffers, %zu registers, %zu dumps\n", w->dir, ss->ndevs,
 	       ss->nbufs, nregs, ndumps);
@@ -140,14 +140,14 @@ TEST(dump_details)
 	char dir[4096];
 	struct tc_snapshot *ss;
 	struct tc_err e;
-	const struct tc_ss_device *c;
+	const struct tc_snapshot_device *c;
 
 	if (!td)
 		SKIP("no ../shared/testdata");
 	/* trace_cov_a15: dumps without length= take the file size; space= kept. */
 	snprintf(dir, sizeof(dir), "%s/opencsd/trace_cov_a15", td);
 	CHECK_INT(tc_snapshot_open(&ss, dir, &e), 0);
-	c = tc_ss_core_of(ss, "PTM_0_2");
+	c = tc_snapshot_core_of(ss, "PTM_0_2");
 	CHECK(c && c->ndumps == 9);
 	if (c && c->ndumps == 9) {
 		struct stat st;
@@ -162,17 +162,17 @@ TEST(dump_details)
 	/* juno_r1_1: the 64-bit PC register, its "(size:64)" suffix dropped. */
 	snprintf(dir, sizeof(dir), "%s/opencsd/juno_r1_1", td);
 	CHECK_INT(tc_snapshot_open(&ss, dir, &e), 0);
-	c = tc_ss_device(ss, "cpu_0");
+	c = tc_snapshot_device(ss, "cpu_0");
 	CHECK(c != NULL);
 	if (c) {
 		uint64_t v = 0;
 
-		CHECK_INT(tc_ss_reg(c, "pc", &v), 0);
+		CHECK_INT(tc_snapshot_reg(c, "pc", &v), 0);
 		CHECK(v == 0xFFFFFFC000081000ull);
 		CHECK_INT(c->dumps[0].length, 0x50000);
 	}
-	CHECK_STR(tc_ss_buffer(ss, "ETB_1")->sources[0], "STM_12");
-	CHECK(tc_ss_buffer(ss, "nope") == NULL);
+	CHECK_STR(tc_snapshot_buffer(ss, "ETB_1")->sources[0], "STM_12");
+	CHECK(tc_snapshot_buffer(ss, "nope") == NULL);
 	tc_snapshot_free(ss);
 }
 

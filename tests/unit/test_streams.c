@@ -1,7 +1,7 @@
-/* --per-thread streams (out/streams.c): one file per thread, more threads than open files. */
+/* --per-thread streams (lib/output/streams.c): one file per thread, more threads than open files. */
 #include <unistd.h>
 
-#include "out/streams.h"
+#include "lib/output/streams.h"
 #include "tests/unit/tc_test.h"
 
 static int count_lines(const char *path)

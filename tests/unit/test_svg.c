@@ -1,10 +1,10 @@
-/* Flame graph SVG (out/svg.c): rendered by rsvg-convert (librsvg2-bin, mk/deps.sh), names
+/* Flame graph SVG (lib/output/svg.c): rendered by rsvg-convert (librsvg2-bin, mk/deps.sh), names
  * escaped, the hottest frame labelled. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "out/svg.h"
+#include "lib/output/svg.h"
 #include "tests/unit/rec_stream.h"
 #include "tests/unit/tc_test.h"
 
@@ -18,22 +18,22 @@ static int xml_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_
 	return st_sym(ctx, pid, addr, name, start);
 }
 
-static struct tc_tree *tree(const struct stream *st, tc_sym_fn sym)
+static struct tc_calltree *tree(const struct stream *st, tc_sym_fn sym)
 {
-	struct tc_tree_opts o = { .sym = sym };
-	struct tc_tree *t = tc_tree_new(&o);
-	struct tc_cs_ops ops = { .range = tc_tree_range, .ctx = t, .sym = sym };
-	struct tc_callstack *cs = tc_cs_new(&ops);
+	struct tc_calltree_opts o = { .sym = sym };
+	struct tc_calltree *t = tc_calltree_new(&o);
+	struct tc_callstack_ops ops = { .range = tc_calltree_range, .ctx = t, .sym = sym };
+	struct tc_callstack *cs = tc_callstack_new(&ops);
 
 	for (int i = 0; i < st->n; i++)
-		tc_cs_feed(cs, &st->r[i]);
-	tc_cs_free(cs);
+		tc_callstack_feed(cs, &st->r[i]);
+	tc_callstack_free(cs);
 	return t;
 }
 
 /* Writes the SVG to a temporary file, returns its text (static) and renders it to PNG:
  * *rendered = rsvg-convert's exit status, and the PNG must start with the PNG signature. */
-static const char *render(struct tc_tree *t, int *rendered)
+static const char *render(struct tc_calltree *t, int *rendered)
 {
 	static char text[1 << 16];
 	char svg[64] = "/tmp/tc-svg-XXXXXX", png[80], cmd[256], sig[8] = { 0 };
@@ -76,7 +76,7 @@ static int count(const char *s, const char *what)
 TEST(flame_graph_renders)
 {
 	struct stream st = { .n = 0 };
-	struct tc_tree *t;
+	struct tc_calltree *t;
 	const char *s;
 	int rc;
 
@@ -93,13 +93,13 @@ TEST(flame_graph_renders)
 			"</title><rect x=\"8.00\" y=\"97.0\" width=\"1184.00\""));
 	CHECK(strstr(s, "test &lt;run&gt; (44 instructions)"));
 	CHECK(strstr(s, "<script"));
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }
 
 TEST(names_are_escaped_and_empty_is_valid)
 {
 	struct stream st = { .n = 0 };
-	struct tc_tree *t;
+	struct tc_calltree *t;
 	const char *s;
 	int rc;
 
@@ -109,20 +109,20 @@ TEST(names_are_escaped_and_empty_is_valid)
 	CHECK_INT(rc, 0);
 	CHECK(strstr(s, "data-n=\"std::vector&lt;int&gt;::at&amp;&quot;&apos;\""));
 	CHECK(!strstr(s, "vector<int>"));
-	tc_tree_free(t);
+	tc_calltree_free(t);
 
 	st.n = 0;
 	t = tree(&st, st_sym);
 	s = render(t, &rc);
 	CHECK_INT(rc, 0);
 	CHECK_INT(count(s, "<g class=\"f\""), 0);
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }
 
 TEST(narrow_frames_are_left_out)
 {
 	static struct stream st;
-	struct tc_tree *t;
+	struct tc_calltree *t;
 	const char *s;
 	int rc;
 
@@ -136,5 +136,5 @@ TEST(narrow_frames_are_left_out)
 	CHECK_INT(rc, 0);
 	CHECK_INT(count(s, "<g class=\"f\""), 1);
 	CHECK(!strstr(s, "data-n=\"foo\""));
-	tc_tree_free(t);
+	tc_calltree_free(t);
 }

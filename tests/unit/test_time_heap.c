@@ -35,34 +35,34 @@ static size_t scan(const uint64_t *key, const int *live, uint64_t *next)
 
 TEST(heap_runs_queues_as_a_scan_would)
 {
-	struct tc_theap h;
+	struct tc_time_heap h;
 	uint64_t key[NQ], next;
 	int live[NQ];
 	size_t steps = 0, wrong = 0, left = NQ;
 
-	CHECK_INT(tc_theap_init(&h, NQ), 0);
+	CHECK_INT(tc_time_heap_init(&h, NQ), 0);
 	for (size_t i = 0; i < NQ; i++) {
 		key[i] = rnd() % 50;	/* small range: many ties */
 		live[i] = 1;
-		tc_theap_push(&h, i, key[i]);
+		tc_time_heap_push(&h, i, key[i]);
 	}
 	while (h.n) {
-		size_t want = scan(key, live, &next), top = tc_theap_top(&h);
+		size_t want = scan(key, live, &next), top = tc_time_heap_top(&h);
 
-		wrong += top != want || tc_theap_next(&h) != next;
+		wrong += top != want || tc_time_heap_next(&h) != next;
 		/* the top runs on: time moves forward, or its queue ends */
 		if (rnd() % 8 == 0) {
 			live[top] = 0;
 			left--;
-			tc_theap_pop(&h);
+			tc_time_heap_pop(&h);
 		} else {
 			key[top] += rnd() % 20;
-			tc_theap_update_top(&h, key[top]);
+			tc_time_heap_update_top(&h, key[top]);
 		}
 		steps++;
 	}
 	CHECK_INT(left, 0);
 	CHECK(steps > 100);
 	CHECK_INT(wrong, 0);
-	tc_theap_free(&h);
+	tc_time_heap_free(&h);
 }

@@ -1,4 +1,4 @@
-/* lib/trace_data.c: perf's tracing-data layout, read back field by field from a made-up
+/* lib/perfdata/tracing_data_write.c: perf's tracing-data layout, read back field by field from a made-up
  * tracefs tree (files with known text, one of the optional ones missing). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/trace_data.h"
+#include "lib/perfdata/tracing_data_write.h"
 #include "tests/unit/tc_test.h"
 
 static char root[] = "/tmp/tc-tracedata-XXXXXX";
@@ -85,7 +85,7 @@ TEST(layout_is_perfs)
 	put("events/irq/irq_handler_entry/format", "name: irq_handler_entry\n");
 	put("saved_cmdlines", "1 init\n");
 	/* no printk_formats: written as empty */
-	CHECK_INT(tc_trace_data(root, names, 4, &buf, &len, &e), 0);
+	CHECK_INT(tc_tracing_data_write(root, names, 4, &buf, &len, &e), 0);
 	r = (struct rd){ .p = buf, .n = len };
 	CHECK(!memcmp(take(&r, 10), "\027\010\104tracing", 10));
 	CHECK(!memcmp(take(&r, 4), "0.6", 4));
@@ -115,10 +115,10 @@ TEST(layout_is_perfs)
 
 	/* A tracepoint without a format file is an error naming it. */
 	names[0] = "sched:nope";
-	CHECK_INT(tc_trace_data(root, names, 1, &buf, &len, &e), -1);
+	CHECK_INT(tc_tracing_data_write(root, names, 1, &buf, &len, &e), -1);
 	CHECK(strstr(e.msg, "sched/nope/format") != NULL);
 	CHECK(buf == NULL);
-	CHECK_INT(tc_trace_data("", names, 1, &buf, &len, &e), -1);
+	CHECK_INT(tc_tracing_data_write("", names, 1, &buf, &len, &e), -1);
 	CHECK(strstr(e.msg, "tracefs is not mounted") != NULL);
 	{
 		char cmd[600];

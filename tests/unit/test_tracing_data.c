@@ -1,4 +1,4 @@
-/* perf's tracing data (lib/tracing_data.c) and tracepoint samples through it
+/* perf's tracing data (lib/perfdata/tracing_data_read.c) and tracepoint samples through it
  * (decoders/tp_event.c): a small blob in perf's layout with one event of our own, then the
  * same blob cut short at every length and with sizes that lie. */
 #include <errno.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "decoders/tp_event.h"
-#include "lib/tracing_data.h"
-#include "out/records.h"
+#include "lib/perfdata/tracing_data_read.h"
+#include "lib/output/listing.h"
 #include "tests/unit/tc_test.h"
 
 #define BASE 0x1000	/* the blob's pretend file offset */
@@ -99,16 +99,16 @@ static size_t sample(uint8_t *d)
 TEST(reads_and_renders_an_event)
 {
 	struct tep_handle *tep;
-	struct tc_tpe *t;
+	struct tc_tp_event *t;
 	struct tc_err e = { 0 };
 	struct tc_rec r = { .cpu = 1, .pid = 42, .tid = 42, .has_time = true, .time = 1500000000 };
 	uint8_t d[64];
 	size_t n = sample(d);
 
 	build();
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), 0);
-	CHECK((t = tc_tpe_new(tep)) != NULL);
-	CHECK_INT(tc_tpe_render(t, 7, d, n, &r, &e), 0);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK((t = tc_tp_event_new(tep)) != NULL);
+	CHECK_INT(tc_tp_event_render(t, 7, d, n, &r, &e), 0);
 	CHECK_INT(r.type, TC_REC_EVENT);
 	CHECK_STR(r.name, "sched:demo");
 	CHECK_STR(r.text, "comm=abc value=-5 msg=hello");
@@ -128,14 +128,14 @@ TEST(reads_and_renders_an_event)
 	{
 		char buf[1024];
 		FILE *f = fmemopen(buf, sizeof(buf), "w");
-		struct tc_rec_out o;
+		struct tc_listing o;
 
 		r.id = -1;
 		r.offset = 0x40;
-		tc_rec_out_init(&o, f, true);
-		tc_rec_write(&o, &r);
+		tc_listing_init(&o, f, true);
+		tc_listing_write(&o, &r);
 		o.json = false;
-		tc_rec_write(&o, &r);
+		tc_listing_write(&o, &r);
 		fclose(f);
 		CHECK_STR(buf, "{\"type\":\"event\",\"cpu\":1,\"pid\":42,\"tid\":42,\"offset\":64,"
 			  "\"name\":\"sched:demo\",\"time\":1500000000,\"fields\":{\"comm\":\"abc\","
@@ -144,14 +144,14 @@ TEST(reads_and_renders_an_event)
 			  "        40  cpu 1 42/42  event     1.500000000 sched:demo: comm=abc "
 			  "value=-5 msg=hello\n");
 	}
-	tc_tpe_free(t);
-	tc_tdata_free(tep);
+	tc_tp_event_free(t);
+	tc_tracing_data_read_free(tep);
 }
 
 TEST(samples_that_do_not_fit_are_refused)
 {
 	struct tep_handle *tep;
-	struct tc_tpe *t;
+	struct tc_tp_event *t;
 	struct tc_err e = { 0 };
 	struct tc_rec r = { .type = TC_REC_RANGE };
 	uint8_t d[64];
@@ -159,18 +159,18 @@ TEST(samples_that_do_not_fit_are_refused)
 	uint32_t loc = (60u << 16) | 48;	/* msg runs past the end */
 
 	build();
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), 0);
-	CHECK((t = tc_tpe_new(tep)) != NULL);
-	CHECK_INT(tc_tpe_render(t, 8, d, n, &r, &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK((t = tc_tp_event_new(tep)) != NULL);
+	CHECK_INT(tc_tp_event_render(t, 8, d, n, &r, &e), -1);
 	CHECK(strstr(e.msg, "tracepoint id 8") != NULL);
-	CHECK_INT(tc_tpe_render(t, 7, d, 20, &r, &e), -1);
+	CHECK_INT(tc_tp_event_render(t, 7, d, 20, &r, &e), -1);
 	CHECK(strstr(e.msg, "sched:demo") && strstr(e.msg, "field comm"));
 	memcpy(d + 28, &loc, 4);
-	CHECK_INT(tc_tpe_render(t, 7, d, n, &r, &e), -1);
+	CHECK_INT(tc_tp_event_render(t, 7, d, n, &r, &e), -1);
 	CHECK(strstr(e.msg, "field msg") != NULL);
 	CHECK_INT(r.type, TC_REC_RANGE);	/* untouched */
-	tc_tpe_free(t);
-	tc_tdata_free(tep);
+	tc_tp_event_free(t);
+	tc_tracing_data_read_free(tep);
 }
 
 TEST(every_truncation_is_an_error_with_its_offset)
@@ -181,7 +181,7 @@ TEST(every_truncation_is_an_error_with_its_offset)
 	build();
 	for (size_t len = 0; len < blob_len; len++) {
 		memset(&e, 0, sizeof(e));
-		CHECK_INT(tc_tdata_read(&tep, blob, len, BASE, "f", &e), -1);
+		CHECK_INT(tc_tracing_data_read(&tep, blob, len, BASE, "f", &e), -1);
 		CHECK(tep == NULL);
 		CHECK(strstr(e.msg, "f: tracing data at offset 0x") != NULL);
 		if (tc_failed)
@@ -197,14 +197,14 @@ TEST(sizes_that_lie_are_errors_at_their_offset)
 
 	build();
 	memset(blob + fmt_size_at, 0xff, 8);
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
 	CHECK_INT(e.errnum, EINVAL);
 	snprintf(want, sizeof(want), "offset 0x%zx: event format needs 0xffffffffffffffff bytes",
 		 BASE + fmt_size_at + 8);
 	CHECK(strstr(e.msg, want) != NULL);
 	build();
 	blob[0] = 0;
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
 	CHECK(strstr(e.msg, "offset 0x1000: no magic") != NULL);
 }
 
@@ -219,15 +219,15 @@ TEST(formats_libtraceevent_cannot_take_are_refused)
 	p = strstr(bad, "value;");
 	memcpy(p, "vaxue;", 6);	/* REC->value now names no field */
 	build_with(bad);
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
 	CHECK(strstr(e.msg, "print fmt names field \"value\" that it does not define") != NULL);
-	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read_check(blob, blob_len, BASE, "f", &e), -1);
 
 	strcpy(bad, format);
 	p = strstr(bad, "comm[16]");
 	p[5] = (char)0xd9;
 	build_with(bad);
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
 	{
 		char want[80];
 
@@ -236,7 +236,7 @@ TEST(formats_libtraceevent_cannot_take_are_refused)
 		CHECK(strstr(e.msg, want) != NULL);
 	}
 	build();
-	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), 0);
+	CHECK_INT(tc_tracing_data_read_check(blob, blob_len, BASE, "f", &e), 0);
 }
 
 /* The kernel writes tid -1 for a thread already gone (pid too if its process went): text
@@ -249,14 +249,14 @@ TEST(events_of_tasks_gone_keep_perfs_pid_and_tid)
 			    .time = 7, .fields = fl, .nfields = 1 };
 	char buf[512];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
-	struct tc_rec_out o;
+	struct tc_listing o;
 
-	tc_rec_out_init(&o, f, false);
-	tc_rec_write(&o, &r);
+	tc_listing_init(&o, f, false);
+	tc_listing_write(&o, &r);
 	r.pid = -1;
-	tc_rec_write(&o, &r);
+	tc_listing_write(&o, &r);
 	o.json = true;
-	tc_rec_write(&o, &r);
+	tc_listing_write(&o, &r);
 	fclose(f);
 	CHECK_STR(buf, "        10  cpu 2 12195/-1  event     0.000000007 s:e: n=3\n"
 		  "        10  cpu 2 -1/-1  event     0.000000007 s:e: n=3\n"
@@ -274,14 +274,14 @@ TEST(printk_formats_are_checked_line_by_line)
 
 	printk_text = "0xffffffff82819e34 : \"thaw_processes\"\n0xffffffff8281ac6e : \"rcu\"\n";
 	build();
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), 0);
-	tc_tdata_free(tep);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	tc_tracing_data_read_free(tep);
 	printk_text = "0xffffffff82819e34 : \"thaw_processes\"\n0xffffffff82853e4c : \n\"x\"\n";
 	build();
-	CHECK_INT(tc_tdata_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
 	snprintf(want, sizeof(want), "offset 0x%zx: printk format line is not",
 		 BASE + blob_len - 8 - strlen(printk_text) + 38);
 	CHECK(strstr(e.msg, want) != NULL);
-	CHECK_INT(tc_tdata_check(blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read_check(blob, blob_len, BASE, "f", &e), -1);
 	printk_text = "";
 }

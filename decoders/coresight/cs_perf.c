@@ -1,0 +1,473 @@
+#include "decoders/coresight/cs_perf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/coresight/cs_branches.h"
+#include "decoders/coresight/cs_meta.h"
+#include "decoders/coresight/cs_session.h"
+#include "lib/images/images.h"
+
+struct buf {
+	uint8_t *data;
+	uint64_t size, aux_off, file_off;
+	int cpu;
+};
+
+struct aux {
+	int cpu;
+	uint64_t off;
+	bool raw;
+};
+
+struct tid_pid {
+	int tid, pid;
+};
+
+struct cpu_thread {
+	int pid, tid;			/* from ITRACE_START, -1 none */
+};
+
+/* What the trace of one ID says about its thread, and its branch state. */
+struct id_state {
+	int pid, tid;
+	struct tc_cs_branches csb;
+};
+
+struct tc_cs_perf {
+	struct tc_cs_perf_opts o;
+	bool is_cs;
+	struct tc_cs_meta meta;
+	bool have_meta;
+	struct tc_images *im;
+	struct buf *bufs;
+	size_t nbufs, cbufs;
+	struct aux *auxs;
+	size_t nauxs, cauxs;
+	struct tid_pid *tids;
+	size_t ntids, ctids;
+	struct cpu_thread *cpus;
+	size_t ncpus;
+	struct id_state ids[TC_CS_MAX_IDS];
+	struct tc_cs_session *framed;		/* shared sink buffers */
+	struct tc_cs_session **raw;		/* per CPU, for unformatted (TRBE) buffers */
+	size_t nraw;
+	int cur_pid;			/* of the record being emitted, for the symboliser */
+	struct tc_cs_perf_stats st;
+	struct tc_diag notes;
+};
+
+static int nomem(struct tc_err *e)
+{
+	return tc_err_set(e, ENOMEM, "out of memory");
+}
+
+struct tc_cs_perf *tc_cs_perf_new(const struct tc_cs_perf_opts *o, struct tc_err *e)
+{
+	struct tc_cs_perf *s = calloc(1, sizeof(*s));
+	struct tc_images_opts io = { .symfs = o->symfs, .buildid_dir = o->buildid_dir };
+
+	if (!s || !(s->im = tc_images_new(&io))) {
+		free(s);
+		nomem(e);
+		return NULL;
+	}
+	s->o = *o;
+	for (size_t i = 0; i < TC_CS_MAX_IDS; i++) {
+		s->ids[i].pid = s->ids[i].tid = -1;
+		tc_csb_init(&s->ids[i].csb);
+	}
+	return s;
+}
+
+void tc_cs_perf_free(struct tc_cs_perf *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nbufs; i++)
+		free(s->bufs[i].data);
+	free(s->bufs);
+	free(s->auxs);
+	free(s->tids);
+	free(s->cpus);
+	tc_cs_session_free(s->framed);
+	for (size_t i = 0; i < s->nraw; i++)
+		tc_cs_session_free(s->raw[i]);
+	free(s->raw);
+	if (s->have_meta)
+		tc_cs_meta_free(&s->meta);
+	tc_images_free(s->im);
+	tc_diag_free(&s->notes);
+	free(s);
+}
+
+bool tc_cs_perf_is_cs_etm(const struct tc_cs_perf *s)
+{
+	return s->is_cs;
+}
+
+const struct tc_cs_perf_stats *tc_cs_perf_stats(const struct tc_cs_perf *s)
+{
+	return &s->st;
+}
+
+static int set_tid(struct tc_cs_perf *s, int pid, int tid, struct tc_err *e)
+{
+	for (size_t i = 0; i < s->ntids; i++)
+		if (s->tids[i].tid == tid) {
+			s->tids[i].pid = pid;
+			return 0;
+		}
+	if (tc_grow((void **)&s->tids, &s->ctids, s->ntids + 1, sizeof(*s->tids)))
+		return nomem(e);
+	s->tids[s->ntids++] = (struct tid_pid){ tid, pid };
+	return 0;
+}
+
+static int pid_of(const struct tc_cs_perf *s, int tid)
+{
+	for (size_t i = 0; i < s->ntids; i++)
+		if (s->tids[i].tid == tid)
+			return s->tids[i].pid;
+	return tid;	/* a thread we saw no COMM for: perf assumes a process leader too */
+}
+
+static int set_cpu_thread(struct tc_cs_perf *s, uint32_t cpu, int pid, int tid, struct tc_err *e)
+{
+	if (cpu >= 4096)
+		return 0;	/* no machine has that many; ignore rather than allocate */
+	if (cpu >= s->ncpus) {
+		struct cpu_thread *c = realloc(s->cpus, (cpu + 1) * sizeof(*c));
+
+		if (!c)
+			return nomem(e);
+		for (size_t i = s->ncpus; i <= cpu; i++)
+			c[i] = (struct cpu_thread){ -1, -1 };
+		s->cpus = c;
+		s->ncpus = cpu + 1;
+	}
+	s->cpus[cpu] = (struct cpu_thread){ pid, tid };
+	return 0;
+}
+
+static int add_buffer(struct tc_cs_perf *s, const struct tc_perf_data_record *r, struct tc_err *e)
+{
+	struct buf *b;
+
+	if (tc_grow((void **)&s->bufs, &s->cbufs, s->nbufs + 1, sizeof(*s->bufs)))
+		return nomem(e);
+	b = &s->bufs[s->nbufs];
+	*b = (struct buf){ .size = r->u.auxtrace.size, .aux_off = r->u.auxtrace.offset,
+			   .file_off = r->offset + r->size, .cpu = (int)r->u.auxtrace.cpu };
+	/* the reader's pointer lives until the next record: keep a copy */
+	if (b->size && !(b->data = malloc((size_t)b->size)))
+		return nomem(e);
+	if (b->size)
+		memcpy(b->data, r->u.auxtrace.data, (size_t)b->size);
+	s->nbufs++;
+	s->st.buffers++;
+	s->st.bytes += b->size;
+	return 0;
+}
+
+int tc_cs_perf_record(struct tc_cs_perf *s, const struct tc_perf_data_record *r, struct tc_err *e)
+{
+	int pid;
+
+	switch (r->type) {
+	case TC_PERF_DATA_AUXTRACE_INFO:
+		if (r->u.auxtrace_info.type != 3)
+			return 0;
+		if (!r->u.auxtrace_info.cs_etm)
+			return tc_err_set(e, 0, "CS_ETM AUXTRACE_INFO at offset 0x%" PRIx64
+					  " could not be parsed", r->offset);
+		if (s->have_meta)
+			tc_cs_meta_free(&s->meta);
+		if (tc_cs_meta_init(&s->meta, r->u.auxtrace_info.cs_etm, e)) {
+			s->have_meta = false;
+			return -1;
+		}
+		s->have_meta = s->is_cs = true;
+		return 0;
+	case TC_PERF_DATA_AUXTRACE:
+		return s->is_cs ? add_buffer(s, r, e) : 0;
+	case PERF_RECORD_AUX:
+		if (tc_grow((void **)&s->auxs, &s->cauxs, s->nauxs + 1, sizeof(*s->auxs)))
+			return nomem(e);
+		s->auxs[s->nauxs++] = (struct aux){
+			.cpu = r->sid.has_cpu ? (int)r->sid.cpu : -1, .off = r->u.aux.aux_offset,
+			.raw = r->u.aux.format == 1 };
+		return 0;
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		if (s->have_meta && r->sid.has_cpu &&
+		    tc_cs_meta_set_id(&s->meta, r->sid.cpu,
+				      (uint8_t)TC_CS_HW_ID_TRACE_ID(r->u.hw_id.hw_id)))
+			tc_diag_add(&s->notes, "AUX_OUTPUT_HW_ID at offset 0x%" PRIx64
+				    " names cpu %u, which the CS_ETM metadata does not describe",
+				    r->offset, r->sid.cpu);
+		return 0;
+	case PERF_RECORD_ITRACE_START:
+		if (!r->sid.has_cpu)
+			return 0;
+		return set_cpu_thread(s, r->sid.cpu, (int)r->u.itrace_start.pid,
+				      (int)r->u.itrace_start.tid, e);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		pid = (int)r->u.mmap.pid;
+		tc_images_map(s->im, pid, r->u.mmap.start, r->u.mmap.len, r->u.mmap.pgoff,
+			      r->u.mmap.filename,
+			      r->u.mmap.has_build_id ? r->u.mmap.build_id : NULL,
+			      r->u.mmap.has_build_id ? r->u.mmap.build_id_size : 0);
+		return 0;
+	case PERF_RECORD_COMM:
+		if (r->u.comm.exec)
+			tc_images_exec(s->im, (int)r->u.comm.pid);
+		return set_tid(s, (int)r->u.comm.pid, (int)r->u.comm.tid, e);
+	case PERF_RECORD_FORK:
+		if (r->u.fork.pid != r->u.fork.ppid)
+			tc_images_fork(s->im, (int)r->u.fork.ppid, (int)r->u.fork.pid);
+		return set_tid(s, (int)r->u.fork.pid, (int)r->u.fork.tid, e);
+	}
+	return 0;
+}
+
+/* The thread an ID's trace runs in: its last context ID, else its CPU's ITRACE_START. */
+static void thread_of(const struct tc_cs_perf *s, int id, int cpu, int *pid, int *tid)
+{
+	const struct id_state *st = &s->ids[id & (TC_CS_MAX_IDS - 1)];
+
+	if (st->tid >= 0) {
+		*pid = st->pid;
+		*tid = st->tid;
+	} else if (cpu >= 0 && (size_t)cpu < s->ncpus) {
+		*pid = s->cpus[cpu].pid;
+		*tid = s->cpus[cpu].tid;
+	} else {
+		*pid = *tid = -1;
+	}
+}
+
+static size_t mem_cb(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
+		     size_t len)
+{
+	struct tc_cs_perf *s = ctx;
+	int pid, tid;
+
+	if (m->context_id > 0) {
+		tid = (int)m->context_id;
+		pid = pid_of(s, tid);
+	} else {
+		thread_of(s, m->trace_id, m->cpu, &pid, &tid);
+	}
+	return tc_images_read(s->im, pid, addr, buf, len);
+}
+
+static void out(struct tc_cs_perf *s, const struct tc_rec *r)
+{
+	s->cur_pid = r->pid;
+	s->o.emit(s->o.ctx, r);
+}
+
+static void out_branch(void *ctx, const struct tc_rec *r)
+{
+	struct tc_cs_perf *s = ctx;
+
+	s->st.branches++;
+	out(s, r);
+}
+
+static void emit_cb(void *ctx, const struct tc_rec *in)
+{
+	struct tc_cs_perf *s = ctx;
+	struct tc_rec r = *in;
+	struct id_state *st = &s->ids[r.id & (TC_CS_MAX_IDS - 1)];
+
+	if (s->o.want_id && !s->o.want_id[r.id & (TC_CS_MAX_IDS - 1)])
+		return;
+	/* every CPU has a decoder; those whose ETM wrote nothing need not say so */
+	if (r.type == TC_REC_EOT && s->framed && !tc_cs_session_id_bytes(s->framed, (uint8_t)r.id))
+		return;
+	if (r.type == TC_REC_CONTEXT && r.value) {
+		st->tid = (int)r.value;
+		st->pid = pid_of(s, st->tid);
+	}
+	thread_of(s, r.id, r.cpu, &r.pid, &r.tid);
+	switch (r.type) {
+	case TC_REC_PACKET:
+		s->st.packets++;
+		break;
+	case TC_REC_RANGE:
+		s->st.ranges++;
+		s->st.insns += r.insns;
+		break;
+	case TC_REC_ERROR:
+		s->st.errors++;
+		break;
+	case TC_REC_ADDR_NACC:
+		s->st.nomap++;
+		break;
+	default:
+		break;
+	}
+	if (s->o.branches) {
+		tc_cs_branches_feed(&st->csb, &r, out_branch, s);
+		if (r.type != TC_REC_ERROR && r.type != TC_REC_ADDR_NACC && r.type != TC_REC_LOST)
+			return;
+	}
+	out(s, &r);
+}
+
+static struct tc_cs_session *new_session(struct tc_cs_perf *s, int only_cpu, struct tc_err *e)
+{
+	unsigned what = s->o.packets ? TC_ETM_PACKETS : TC_ETM_ELEMENTS;
+	struct tc_cs_session *css = tc_cs_session_new(what, emit_cb, mem_cb, s, e);
+
+	if (!css)
+		return NULL;
+	for (size_t i = 0; i < s->meta.ncfgs; i++) {
+		const struct tc_etm_cfg *c = &s->meta.cfgs[i];
+
+		if (only_cpu >= 0 && c->cpu != only_cpu)
+			continue;
+		if (tc_cs_meta_cfg(&s->meta, c->trace_id) != c)
+			continue;	/* an ID never assigned (v2) or given to another CPU */
+		if (tc_cs_session_add_source(css, c, e)) {
+			tc_cs_session_free(css);
+			return NULL;
+		}
+	}
+	return css;
+}
+
+static struct tc_cs_session *raw_session(struct tc_cs_perf *s, int cpu, struct tc_err *e)
+{
+	if (cpu < 0)
+		cpu = 0;
+	if ((size_t)cpu >= s->nraw) {
+		struct tc_cs_session **v = realloc(s->raw, (cpu + 1) * sizeof(*v));
+
+		if (!v)
+			return nomem(e), NULL;
+		memset(v + s->nraw, 0, (cpu + 1 - s->nraw) * sizeof(*v));
+		s->raw = v;
+		s->nraw = (size_t)cpu + 1;
+	}
+	if (!s->raw[cpu])
+		s->raw[cpu] = new_session(s, cpu, e);
+	return s->raw[cpu];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Decode one AUXTRACE buffer, cut where the kernel's AUX blocks begin: perf decodes each
+ * block on its own, since the sink may have wrapped or been refilled in between. */
+static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *e)
+{
+	uint64_t *cuts = NULL, start = 0;
+	size_t ncuts = 0;
+	bool raw = false;
+	struct tc_cs_session *css;
+
+	for (size_t i = 0; i < s->nauxs; i++) {
+		const struct aux *a = &s->auxs[i];
+
+		if (a->cpu >= 0 && b->cpu >= 0 && a->cpu != b->cpu)
+			continue;
+		if (a->off < b->aux_off || a->off >= b->aux_off + b->size)
+			continue;
+		raw |= a->raw;
+		if (a->off == b->aux_off)
+			continue;
+		uint64_t *c = realloc(cuts, (ncuts + 1) * sizeof(*c));
+
+		if (!c)
+			return free(cuts), nomem(e);
+		cuts = c;
+		cuts[ncuts++] = a->off - b->aux_off;
+	}
+	if (ncuts)	/* qsort(NULL, 0) is undefined (UBSan) */
+		qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
+	css = raw ? raw_session(s, b->cpu, e) : s->framed;
+	if (!css) {
+		free(cuts);
+		return -1;
+	}
+	for (size_t i = 0; i <= ncuts; i++) {
+		uint64_t end = i < ncuts ? cuts[i] : b->size;
+
+		if (end <= start)
+			continue;
+		tc_cs_session_reset(css, b->file_off + start);
+		tc_cs_session_feed(css, b->data + start, (size_t)(end - start), b->file_off + start,
+			    raw ? TC_CS_SESSION_RAW : TC_CS_SESSION_FRAMED);
+		s->st.blocks++;
+		start = end;
+	}
+	free(cuts);
+	return 0;
+}
+
+int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struct tc_err *e)
+{
+	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
+
+	if (!s->have_meta)
+		return 0;
+	tc_images_add_build_ids(s->im, f->build_ids, f->nr_build_ids);
+	if (!(s->framed = new_session(s, -1, e)))
+		return -1;
+	for (size_t i = 0; i < s->nbufs; i++)
+		if (decode_buf(s, &s->bufs[i], e))
+			return -1;
+	tc_cs_session_flush(s->framed);
+	for (size_t i = 0; i < s->nraw; i++)
+		if (s->raw[i])
+			tc_cs_session_flush(s->raw[i]);
+	for (unsigned id = 0; id < TC_CS_MAX_IDS; id++) {
+		uint64_t n = tc_cs_session_id_bytes(s->framed, (uint8_t)id);
+
+		if (n && !tc_cs_session_stats(s->framed, (uint8_t)id) && id != 0) {
+			s->st.unknown_id_bytes += n;
+			tc_diag_add(&s->notes, "%" PRIu64 " bytes of trace ID 0x%02x, which no CPU in "
+				    "the CS_ETM metadata uses: not decoded", n, id);
+		}
+	}
+	if (tc_cs_session_demux_stats(s->framed)) {
+		s->st.demux_errors = tc_cs_session_demux_stats(s->framed)->errors;
+		tc_cs_session_demux_diag(s->framed, &s->notes);
+	}
+	return 0;
+}
+
+void tc_cs_perf_diag(const struct tc_cs_perf *s, struct tc_diag *diag)
+{
+	const char *const *miss;
+	size_t n = tc_images_missing(s->im, &miss);
+
+	for (size_t i = 0; i < s->notes.n; i++)
+		tc_diag_add(diag, "%s", s->notes.msgs[i]);
+	if (s->o.packets)
+		return;	/* packets need no code: a missing image only stops element decode */
+	for (size_t i = 0; i < n; i++)
+		tc_diag_add(diag, "image not found: %s (use --symfs DIR)", miss[i]);
+}
+
+int tc_cs_perf_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+{
+	struct tc_cs_perf *s = ctx;
+
+	return tc_images_format_sym(s->im, s->cur_pid, addr, buf, len);
+}
+
+struct tc_images *tc_cs_perf_images(struct tc_cs_perf *s)
+{
+	return s->im;
+}

@@ -1,0 +1,488 @@
+/* One trace ID decoded by OpenCSD's C API; see etm_ocsd.h. Each source gets its own
+ * single-source decode tree (we demultiplex ourselves), so the tree's packet processor sees
+ * exactly the bytes and indexes OpenCSD's own deformatter would have given it. */
+#include "decoders/coresight/etm_ocsd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+struct tc_etm_ocsd {
+	struct tc_etm_cfg cfg;
+	unsigned what;
+	tc_etm_emit_fn emit;
+	tc_etm_mem_fn mem;
+	void *ctx;
+	dcd_tree_handle_t tree;
+	ocsd_trace_protocol_t proto;
+	uint8_t csid;			/* the ID OpenCSD configured the decoder with */
+	struct tc_etm_mem_ctx mctx;
+	struct tc_etm_ocsd_stats st;
+	uint64_t end_index;		/* index just past the last byte fed */
+	char pkt_str[512];		/* packet name storage for the record being emitted */
+};
+
+static const char *const proto_names[] = {
+	[TC_ETM_PROTO_ETMV3] = "ETMv3", [TC_ETM_PROTO_PTM] = "PTM", [TC_ETM_PROTO_ETMV4] = "ETMv4",
+	[TC_ETM_PROTO_ETE] = "ETE", [TC_ETM_PROTO_STM] = "STM",
+};
+
+const char *tc_etm_ocsd_proto_name(enum tc_etm_proto p)
+{
+	return (unsigned)p < sizeof(proto_names) / sizeof(proto_names[0]) ? proto_names[p] : "?";
+}
+
+static struct tc_rec rec(const struct tc_etm_ocsd *d, enum tc_rec_type type, uint64_t off)
+{
+	return (struct tc_rec){ .type = type, .id = d->cfg.trace_id, .cpu = d->cfg.cpu,
+				.pid = -1, .tid = -1, .offset = off };
+}
+
+/* ---- packets ---- */
+
+/* Packet types the packet processors give for bytes that make no valid packet. */
+static int bad_packet(const struct tc_etm_ocsd *d, const void *pkt)
+{
+	int type = *(const int *)pkt;	/* every protocol's packet struct starts with its type */
+
+	switch (d->proto) {
+	case OCSD_PROTOCOL_ETMV4I:
+	case OCSD_PROTOCOL_ETE:
+		return type == ETM4_PKT_I_BAD_SEQUENCE || type == ETM4_PKT_I_BAD_TRACEMODE ||
+		       type == ETM4_PKT_I_RESERVED || type == ETM4_PKT_I_RESERVED_CFG;
+	case OCSD_PROTOCOL_ETMV3:
+		return type == ETM3_PKT_BAD_SEQUENCE || type == ETM3_PKT_BAD_TRACEMODE ||
+		       type == ETM3_PKT_RESERVED;
+	case OCSD_PROTOCOL_PTM:
+		return type == PTM_PKT_BAD_SEQUENCE || type == PTM_PKT_RESERVED;
+	case OCSD_PROTOCOL_STM:
+		return type == STM_PKT_BAD_SEQUENCE || type == STM_PKT_RESERVED;
+	default:
+		return 0;
+	}
+}
+
+/* The packet printer's text up to its " : " (ETMv4, PTM, ETMv3) or ":" (STM). */
+static const char *pkt_name(struct tc_etm_ocsd *d, const void *pkt)
+{
+	char *p;
+
+	d->pkt_str[0] = 0;
+	if (ocsd_pkt_str(d->proto, pkt, d->pkt_str, sizeof(d->pkt_str)) != OCSD_OK)
+		return "?";
+	p = strchr(d->pkt_str, ':');
+	if (p)
+		*p = 0;
+	for (p = d->pkt_str + strlen(d->pkt_str); p > d->pkt_str && p[-1] == ' '; p--)
+		p[-1] = 0;
+	return d->pkt_str;
+}
+
+static void on_packet(struct tc_etm_ocsd *d, ocsd_trc_index_t idx, const void *pkt)
+{
+	int bad;
+
+	if (!pkt)
+		return;
+	d->st.packets++;
+	bad = bad_packet(d, pkt);
+	if (!(d->what & TC_ETM_PACKETS) && !bad)
+		return;
+	struct tc_rec r = rec(d, TC_REC_PACKET, idx);
+
+	r.name = pkt_name(d, pkt);
+	if (d->what & TC_ETM_PACKETS)
+		d->emit(d->ctx, &r);
+	if (bad) {
+		char text[sizeof(d->pkt_str) + 16];
+
+		snprintf(text, sizeof(text), "bad packet %s", r.name);
+		d->st.errors++;
+		r.type = TC_REC_ERROR;
+		r.name = NULL;
+		r.text = text;
+		d->emit(d->ctx, &r);
+	}
+}
+
+static void pkt_mon(const void *ctx, const ocsd_datapath_op_t op, const ocsd_trc_index_t idx,
+		    const void *pkt, const uint32_t size, const uint8_t *data)
+{
+	(void)size, (void)data;
+	if (op == OCSD_OP_DATA)
+		on_packet((struct tc_etm_ocsd *)ctx, idx, pkt);
+}
+
+static ocsd_datapath_resp_t pkt_sink(const void *ctx, const ocsd_datapath_op_t op,
+				     const ocsd_trc_index_t idx, const void *pkt)
+{
+	if (op == OCSD_OP_DATA)
+		on_packet((struct tc_etm_ocsd *)ctx, idx, pkt);
+	return OCSD_RESP_CONT;
+}
+
+/* ---- generic elements ---- */
+
+static enum tc_isa isa_of(ocsd_isa isa)
+{
+	switch (isa) {
+	case ocsd_isa_aarch64: return TC_ISA_A64;
+	case ocsd_isa_arm: return TC_ISA_A32;
+	case ocsd_isa_thumb2: return TC_ISA_T32;
+	default: return TC_ISA_UNKNOWN;
+	}
+}
+
+static enum tc_insn_class class_of(ocsd_instr_type t, ocsd_instr_subtype s)
+{
+	if (t == OCSD_INSTR_BR)
+		return s == OCSD_S_INSTR_BR_LINK ? TC_INSN_CALL : TC_INSN_JUMP;
+	if (t != OCSD_INSTR_BR_INDIRECT)
+		return TC_INSN_OTHER;
+	switch (s) {
+	case OCSD_S_INSTR_BR_LINK: return TC_INSN_CALL;
+	case OCSD_S_INSTR_V8_RET:
+	case OCSD_S_INSTR_V7_IMPLIED_RET: return TC_INSN_RET;
+	case OCSD_S_INSTR_V8_ERET: return TC_INSN_EXC_RET;
+	default: return TC_INSN_JUMP_IND;
+	}
+}
+
+static const char *unsync_text(unsync_info_t u)
+{
+	switch (u) {
+	case UNSYNC_INIT_DECODER: return "init-decoder";
+	case UNSYNC_RESET_DECODER: return "reset-decoder";
+	case UNSYNC_OVERFLOW: return "overflow";
+	case UNSYNC_DISCARD: return "discard";
+	case UNSYNC_BAD_PACKET: return "bad-packet";
+	case UNSYNC_EOT: return "end-of-trace";
+	default: return NULL;
+	}
+}
+
+static const char *const other_names[] = {
+	[OCSD_GEN_TRC_ELEM_UNKNOWN] = "UNKNOWN",
+	[OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH] = "I_RANGE_NOPATH",
+	[OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN] = "ADDR_UNKNOWN",
+	[OCSD_GEN_TRC_ELEM_CYCLE_COUNT] = "CYCLE_COUNT",
+	[OCSD_GEN_TRC_ELEM_EVENT] = "EVENT",
+	[OCSD_GEN_TRC_ELEM_SWTRACE] = "SWTRACE",
+	[OCSD_GEN_TRC_ELEM_SYNC_MARKER] = "SYNC_MARKER",
+	[OCSD_GEN_TRC_ELEM_MEMTRANS] = "MEMTRANS",
+	[OCSD_GEN_TRC_ELEM_CUSTOM] = "CUSTOM",
+};
+
+static void track_context(struct tc_etm_ocsd *d, const ocsd_pe_context *c)
+{
+	if (c->ctxt_id_valid)
+		d->mctx.context_id = c->context_id;
+	if (c->vmid_valid)
+		d->mctx.vmid = c->vmid;
+	if (c->el_valid)
+		d->mctx.el = c->exception_level;
+	d->mctx.secure = c->security_level == ocsd_sec_secure;
+}
+
+static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t idx,
+				    const uint8_t chan, const ocsd_generic_trace_elem *el)
+{
+	struct tc_etm_ocsd *d = (struct tc_etm_ocsd *)ctx;
+	struct tc_rec r = rec(d, TC_REC_OTHER, idx);
+
+	(void)chan;
+	d->st.elements++;
+	switch (el->elem_type) {
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		r.type = TC_REC_RANGE;
+		r.start = el->st_addr;
+		r.end = el->en_addr;
+		r.insns = el->num_instr_range;
+		r.isa = isa_of(el->isa);
+		r.last = el->last_instr_exec ? 'E' : 'N';
+		r.last_type = (uint8_t)class_of(el->last_i_type, el->last_i_subtype);
+		r.last_size = (uint8_t)el->last_instr_sz;
+		r.last_taken = el->last_instr_exec && r.last_type != TC_INSN_OTHER;
+		d->st.ranges++;
+		d->st.insns += r.insns;
+		break;
+	case OCSD_GEN_TRC_ELEM_PE_CONTEXT:
+		track_context(d, &el->context);
+		if (!(d->what & TC_ETM_ELEMENTS))
+			return OCSD_RESP_CONT;
+		r.type = TC_REC_CONTEXT;
+		r.value = el->context.ctxt_id_valid ? el->context.context_id : 0;
+		r.isa = isa_of(el->isa);
+		break;
+	case OCSD_GEN_TRC_ELEM_EXCEPTION:
+		r.type = TC_REC_EXCEPTION;
+		r.value = el->exception_number;
+		r.start = el->en_addr;	/* preferred return address, where given */
+		break;
+	case OCSD_GEN_TRC_ELEM_EXCEPTION_RET:
+		r.type = TC_REC_EXCEPTION_RET;
+		break;
+	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+		r.type = TC_REC_TRACE_ON;
+		r.text = el->trace_on_reason == TRACE_ON_OVERFLOW ? "overflow"
+			 : el->trace_on_reason == TRACE_ON_EX_DEBUG ? "debug-exit" : NULL;
+		break;
+	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+		r.type = TC_REC_NO_SYNC;
+		r.text = unsync_text(el->unsync_eot_info);
+		d->st.no_sync++;
+		break;
+	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
+		r.type = TC_REC_ADDR_NACC;
+		r.start = el->st_addr;
+		d->st.addr_nacc++;
+		break;
+	case OCSD_GEN_TRC_ELEM_TIMESTAMP:
+		r.type = TC_REC_TIMESTAMP;
+		r.value = el->timestamp;
+		break;
+	case OCSD_GEN_TRC_ELEM_EO_TRACE:
+		r.type = TC_REC_EOT;
+		break;
+	default:
+		r.name = (unsigned)el->elem_type < sizeof(other_names) / sizeof(other_names[0]) &&
+				 other_names[el->elem_type] ? other_names[el->elem_type] : "UNKNOWN";
+		if (el->elem_type == OCSD_GEN_TRC_ELEM_SWTRACE || el->has_ts)
+			r.value = el->timestamp;
+		break;
+	}
+	if (d->what & TC_ETM_ELEMENTS)
+		d->emit(d->ctx, &r);
+	return OCSD_RESP_CONT;
+}
+
+/* ---- memory ---- */
+
+static uint32_t mem_acc(const void *ctx, const ocsd_vaddr_t addr, const ocsd_mem_space_acc_t sp,
+			const uint32_t n, uint8_t *buf)
+{
+	struct tc_etm_ocsd *d = (struct tc_etm_ocsd *)ctx;
+
+	(void)sp;
+	return (uint32_t)d->mem(d->ctx, &d->mctx, addr, buf, n);
+}
+
+/* ---- set-up ---- */
+
+static ocsd_arch_version_t arch_of(enum tc_etm_arch a)
+{
+	switch (a) {
+	case TC_ETM_ARCH_V7: return ARCH_V7;
+	case TC_ETM_ARCH_V8: return ARCH_V8;
+	case TC_ETM_ARCH_V8R3: return ARCH_V8r3;
+	default: return ARCH_AA64;
+	}
+}
+
+static ocsd_core_profile_t profile_of(enum tc_etm_profile p)
+{
+	return p == TC_ETM_PROFILE_R ? profile_CortexR
+	       : p == TC_ETM_PROFILE_M ? profile_CortexM : profile_CortexA;
+}
+
+/* libopencsd 1.3.3's C API creates an "ETE" decoder but cannot attach a packet callback to
+ * it (OCSD_ERR_NO_PROTOCOL). Its ETMv4 decoder handles ETE packets when TRCIDR1 gives
+ * architecture 5, which is what the ETE decoder is: the ETMv4 one with TRCIDR1's version
+ * field taken from TRCDEVARCH (ARCHVER, REVISION). */
+static ocsd_err_t create_ete_as_etmv4(struct tc_etm_ocsd *d, int flags, ocsd_arch_version_t arch,
+				      ocsd_core_profile_t prof)
+{
+	const struct tc_etm_cfg *c = &d->cfg;
+	uint32_t ver = ((c->trcdevarch >> 12) & 0xf) << 8 | ((c->trcdevarch >> 16) & 0xf) << 4;
+	ocsd_etmv4_cfg v = { .reg_idr0 = c->trcidr0, .reg_idr1 = (c->trcidr1 & ~0xff0u) | ver,
+			     .reg_idr2 = c->trcidr2, .reg_idr8 = c->trcidr8,
+			     .reg_configr = c->trcconfigr, .reg_traceidr = c->trctraceidr,
+			     .arch_ver = arch, .core_prof = prof };
+
+	d->proto = OCSD_PROTOCOL_ETMV4I;
+	return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV4I, flags, &v, &d->csid);
+}
+
+static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, int flags)
+{
+	const struct tc_etm_cfg *c = &d->cfg;
+	ocsd_arch_version_t arch = arch_of(c->arch);
+	ocsd_core_profile_t prof = profile_of(c->profile);
+
+	switch (c->proto) {
+	case TC_ETM_PROTO_ETMV3: {
+		ocsd_etmv3_cfg v = { .reg_idr = c->etmidr, .reg_ctrl = c->etmcr,
+				     .reg_ccer = c->etmccer, .reg_trc_id = c->etmtraceidr,
+				     .arch_ver = arch, .core_prof = prof };
+
+		d->proto = OCSD_PROTOCOL_ETMV3;
+		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV3, flags, &v, &d->csid);
+	}
+	case TC_ETM_PROTO_PTM: {
+		ocsd_ptm_cfg v = { .reg_idr = c->etmidr, .reg_ctrl = c->etmcr,
+				   .reg_ccer = c->etmccer, .reg_trc_id = c->etmtraceidr,
+				   .arch_ver = arch, .core_prof = prof };
+
+		d->proto = OCSD_PROTOCOL_PTM;
+		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_PTM, flags, &v, &d->csid);
+	}
+	case TC_ETM_PROTO_ETMV4: {
+		ocsd_etmv4_cfg v = { .reg_idr0 = c->trcidr0, .reg_idr1 = c->trcidr1,
+				     .reg_idr2 = c->trcidr2, .reg_idr8 = c->trcidr8,
+				     .reg_idr9 = c->trcidr9, .reg_idr10 = c->trcidr10,
+				     .reg_idr11 = c->trcidr11, .reg_idr12 = c->trcidr12,
+				     .reg_idr13 = c->trcidr13, .reg_configr = c->trcconfigr,
+				     .reg_traceidr = c->trctraceidr, .arch_ver = arch,
+				     .core_prof = prof };
+
+		d->proto = OCSD_PROTOCOL_ETMV4I;
+		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV4I, flags, &v,
+					      &d->csid);
+	}
+	case TC_ETM_PROTO_ETE:
+		return create_ete_as_etmv4(d, flags, arch, prof);
+	case TC_ETM_PROTO_STM: {
+		ocsd_stm_cfg v = { .reg_tcsr = c->stmtcsr, .reg_feat1r = c->stmfeat1r,
+				   .reg_feat3r = c->stmfeat3r, .reg_devid = c->stmdevid };
+
+		d->proto = OCSD_PROTOCOL_STM;
+		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_STM, flags, &v, &d->csid);
+	}
+	}
+	return OCSD_ERR_INVALID_PARAM_VAL;
+}
+
+struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what, tc_etm_emit_fn emit,
+			  tc_etm_mem_fn mem, void *ctx, struct tc_err *e)
+{
+	struct tc_etm_ocsd *d;
+	ocsd_err_t err;
+	/* The full decoder also when only packets are wanted, given memory: its resyncs shape
+	 * the packet stream (how bytes before sync are cut into NOT_SYNC packets), and
+	 * trc_pkt_lister -decode lists packets so. STM's full decoder gives SWTRACE elements. */
+	int full = (what & TC_ETM_ELEMENTS) || mem;
+
+	if (!emit || (!mem && (what & TC_ETM_ELEMENTS) && cfg->proto != TC_ETM_PROTO_STM)) {
+		tc_err_set(e, 0, "trace ID 0x%02x: element decoding needs a memory callback",
+			   cfg->trace_id);
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		tc_err_sys(e, ENOMEM, "trace ID 0x%02x", cfg->trace_id);
+		return NULL;
+	}
+	d->cfg = *cfg;
+	d->what = what;
+	d->emit = emit;
+	d->mem = mem;
+	d->ctx = ctx;
+	d->mctx = (struct tc_etm_mem_ctx){ .cpu = cfg->cpu, .trace_id = cfg->trace_id,
+					   .context_id = -1, .vmid = -1, .el = -1, .secure = -1 };
+	d->tree = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+	if (!d->tree) {
+		tc_err_set(e, 0, "trace ID 0x%02x: cannot create an OpenCSD decode tree",
+			   cfg->trace_id);
+		free(d);
+		return NULL;
+	}
+	err = create_decoder(d, full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC);
+	if (!err && full)
+		err = ocsd_dt_set_gen_elem_outfn(d->tree, on_elem, d);
+	if (!err)
+		err = full ? ocsd_dt_attach_packet_callback(d->tree, d->csid, OCSD_C_API_CB_PKT_MON,
+							    (void *)pkt_mon, d)
+			   : ocsd_dt_attach_packet_callback(d->tree, d->csid,
+							    OCSD_C_API_CB_PKT_SINK,
+							    (void *)pkt_sink, d);
+	if (!err && full && mem)
+		err = ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
+						   OCSD_MEM_SPACE_ANY, mem_acc, d);
+	if (err) {
+		tc_err_set(e, 0, "trace ID 0x%02x: OpenCSD cannot set up a %s decoder (error %d)",
+			   cfg->trace_id, tc_etm_ocsd_proto_name(cfg->proto), (int)err);
+		tc_etm_ocsd_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
+{
+	if (!d)
+		return;
+	if (d->tree)
+		ocsd_destroy_dcd_tree(d->tree);
+	free(d);
+}
+
+/* A fatal datapath response: say so, reset the tree and carry on after the bytes taken. */
+static void fatal(struct tc_etm_ocsd *d, uint64_t index, ocsd_datapath_resp_t resp)
+{
+	struct tc_rec r = rec(d, TC_REC_ERROR, index);
+	char msg[256] = "";
+	ocsd_trc_index_t ei;
+	uint8_t chan;
+
+	ocsd_get_last_err(&ei, &chan, msg, sizeof(msg));
+	d->st.errors++;
+	r.text = msg[0] ? msg : "OpenCSD datapath error";
+	(void)resp;
+	d->emit(d->ctx, &r);
+	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
+}
+
+void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
+{
+	size_t done = 0;
+
+	d->st.bytes += len;
+	d->end_index = index + len;
+	while (done < len) {
+		uint32_t n = 0, want = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
+		ocsd_datapath_resp_t resp = ocsd_dt_process_data(d->tree, OCSD_OP_DATA, index + done,
+								 want, data + done, &n);
+
+		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
+			fatal(d, index + done + n, resp);
+			n = n ? n : 1;	/* never stall on a byte the decoder refuses */
+		} else if (OCSD_DATA_RESP_IS_WAIT(resp)) {
+			/* Our callbacks never ask to wait; flush in case the library does. */
+			ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+		}
+		done += n;
+		if (!n && !OCSD_DATA_RESP_IS_WAIT(resp))
+			break;
+	}
+}
+
+void tc_etm_ocsd_reset(struct tc_etm_ocsd *d, uint64_t index)
+{
+	ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, index, 0, NULL, NULL);
+	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
+}
+
+void tc_etm_ocsd_finish(struct tc_etm_ocsd *d)
+{
+	/* Elements flushed out by EOT report the index given with it: the end of the data. */
+	ocsd_dt_process_data(d->tree, OCSD_OP_EOT, d->end_index, 0, NULL, NULL);
+}
+
+void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d)
+{
+	/* 1.3.3 keeps no opcode cache behind a callback accessor; re-adding it makes later
+	 * versions (which do cache) forget what they held. */
+	if (!d->mem)
+		return;
+	ocsd_dt_remove_mem_acc(d->tree, 0, OCSD_MEM_SPACE_ANY);
+	ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, mem_acc,
+				     d);
+}
+
+const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d)
+{
+	return &d->st;
+}

@@ -1,0 +1,83 @@
+/* One CoreSight trace source (one trace ID) decoded by OpenCSD's C API: ETMv3, PTM, ETMv4, ETE
+ * and STM. Fed with that ID's bytes from our own demultiplexer (decoders/coresight/cs_frame.c), so each
+ * source has its own single-source OpenCSD tree. Emits struct tc_rec: packets (with the name
+ * OpenCSD's packet printer gives the type) and/or generic elements (ranges, context,
+ * exceptions, ...). Memory for instruction following comes through a callback. */
+#ifndef TC_DECODERS_CORESIGHT_ETM_OCSD_H
+#define TC_DECODERS_CORESIGHT_ETM_OCSD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/rec.h"
+#include "lib/util/err.h"
+
+enum tc_etm_proto { TC_ETM_PROTO_ETMV3, TC_ETM_PROTO_PTM, TC_ETM_PROTO_ETMV4, TC_ETM_PROTO_ETE,
+		    TC_ETM_PROTO_STM };
+
+/* Architecture / profile of the traced core, as OpenCSD wants them. */
+enum tc_etm_arch { TC_ETM_ARCH_V7, TC_ETM_ARCH_V8, TC_ETM_ARCH_V8R3, TC_ETM_ARCH_AA64 };
+enum tc_etm_profile { TC_ETM_PROFILE_A, TC_ETM_PROFILE_R, TC_ETM_PROFILE_M };
+
+/* Register values of one trace source; fields a protocol does not use stay 0. */
+struct tc_etm_cfg {
+	enum tc_etm_proto proto;
+	enum tc_etm_arch arch;
+	enum tc_etm_profile profile;
+	uint8_t trace_id;
+	int cpu;			/* -1 if unknown; copied into every record */
+	/* ETMv3 / PTM */
+	uint32_t etmidr, etmcr, etmccer, etmtraceidr;
+	/* ETMv4 / ETE */
+	uint32_t trcidr0, trcidr1, trcidr2, trcidr8, trcidr9, trcidr10, trcidr11, trcidr12,
+		 trcidr13, trcconfigr, trctraceidr, trcdevarch;
+	/* STM */
+	uint32_t stmtcsr, stmfeat1r, stmfeat3r, stmdevid;
+};
+
+/* What to emit. */
+#define TC_ETM_PACKETS	0x01	/* TC_REC_PACKET for every packet */
+#define TC_ETM_ELEMENTS	0x02	/* generic elements: RANGE, CONTEXT, EXCEPTION, ... */
+
+/* Memory state an instruction fetch happens in, for the callback. */
+struct tc_etm_mem_ctx {
+	int cpu;
+	uint8_t trace_id;
+	int64_t context_id;		/* last CONTEXTIDR seen, -1 none */
+	int64_t vmid;			/* -1 none */
+	int el;				/* exception level, -1 unknown */
+	int secure;			/* 1 secure, 0 non-secure, -1 unknown */
+};
+
+/* Copy up to len bytes at addr into buf; return how many (0: no image there). */
+typedef size_t (*tc_etm_mem_fn)(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr,
+				uint8_t *buf, size_t len);
+typedef void (*tc_etm_emit_fn)(void *ctx, const struct tc_rec *r);
+
+struct tc_etm_ocsd_stats {
+	uint64_t bytes, packets, elements, ranges, insns;
+	uint64_t errors;		/* bad packets / decode errors (each also emitted) */
+	uint64_t no_sync, addr_nacc;
+};
+
+struct tc_etm_ocsd;
+
+/* mem may be NULL with TC_ETM_PACKETS only. -1 with a message naming the ID on failure. */
+struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what, tc_etm_emit_fn emit,
+			  tc_etm_mem_fn mem, void *ctx, struct tc_err *e);
+void tc_etm_ocsd_free(struct tc_etm_ocsd *d);
+
+/* Bytes of this ID's stream; index is the input offset the packets starting in them report
+ * (for a formatted buffer the offset of their frame, as OpenCSD's own deformatter does). */
+void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len);
+/* Discontinuity in the input (AUX buffer boundary, 4x FSYNC reset): flush and resync. */
+void tc_etm_ocsd_reset(struct tc_etm_ocsd *d, uint64_t index);
+/* End of trace: flush what is pending (emits EOT). */
+void tc_etm_ocsd_finish(struct tc_etm_ocsd *d);
+/* The memory behind the callback changed (new mapping): drop cached opcodes. */
+void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d);
+
+const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d);
+const char *tc_etm_ocsd_proto_name(enum tc_etm_proto p);
+
+#endif

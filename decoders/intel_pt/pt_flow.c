@@ -1,0 +1,764 @@
+#include "decoders/intel_pt/pt_flow.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/isa/x86.h"
+
+/* Sizes and classes of blocks' last instructions, by address (libipt's block decoder gives
+ * neither once its block cache answers). Direct-mapped; emptied when the address space
+ * changes. */
+#define LEN_CACHE 4096
+
+struct len_entry {
+	uint64_t ip;
+	uint8_t size, iclass, mode, valid;
+};
+
+struct tc_pt_flow {
+	struct pt_config base;
+	struct tc_pt_time_conv tc;
+	struct tc_pt_flow_ops ops;
+	int cpu;
+	struct pt_image *image;
+	struct tc_pt_flow_stats st;
+
+	/* Files mapped into image as libipt sections (it caches decoded blocks per section):
+	 * a read that found none names the file here, added once libipt has returned. */
+	struct tc_pt_flow_span pending;
+	bool have_pending;
+	uint64_t space;		/* ops.space when the sections were added */
+	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
+	struct len_entry *lens;
+
+	/* Per feed. */
+	struct pt_block_decoder *dec;
+	uint64_t file_offset;
+	size_t len;
+	uint64_t last_sync;
+	int status;		/* libipt's, where decoding resumes */
+	/* Stepwise decoding (tc_pt_flow_run): the event or block that would have passed until is
+	 * kept for the next run, with its perf time. */
+	uint64_t until;
+	enum { HELD_NONE, HELD_EVENT, HELD_BLOCK } held;
+	uint64_t held_time;
+	struct pt_event held_ev;
+	struct pt_block held_blk;
+
+	/* Context, kept across buffers: the caller's thread, CR3 and time. */
+	int pid, tid;
+	uint64_t cr3;
+	struct tc_pt_flow_time time;
+
+	/* The range being built, and the last instruction of the flow. */
+	bool in_range;
+	uint64_t r_start, r_end;
+	uint32_t r_insns;
+	enum tc_isa r_isa;
+	bool have_last;		/* last_* describe an instruction whose successor is due */
+	uint64_t last_ip, last_end;
+	enum pt_insn_class last_class;
+	enum tc_isa last_isa;
+};
+
+static bool is_transfer(enum pt_insn_class c)
+{
+	return c == ptic_call || c == ptic_return || c == ptic_jump || c == ptic_far_call ||
+	       c == ptic_far_return || c == ptic_far_jump;
+}
+
+static enum tc_insn_class insn_class(enum pt_insn_class c)
+{
+	switch (c) {
+	case ptic_call: return TC_INSN_CALL;
+	case ptic_return: return TC_INSN_RET;
+	case ptic_jump: return TC_INSN_JUMP;
+	case ptic_cond_jump: return TC_INSN_JUMP;
+	case ptic_far_call: return TC_INSN_SYSCALL;
+	case ptic_far_return: return TC_INSN_EXC_RET;
+	case ptic_far_jump: return TC_INSN_JUMP_IND;
+	default: return TC_INSN_OTHER;
+	}
+}
+
+static enum tc_isa isa_of(enum pt_exec_mode m)
+{
+	switch (m) {
+	case ptem_64bit:
+		return TC_ISA_X86_64;
+	case ptem_32bit:
+	case ptem_16bit:
+		return TC_ISA_X86_32;
+	default:
+		return TC_ISA_UNKNOWN;
+	}
+}
+
+static uint64_t cur_offset(struct tc_pt_flow *d)
+{
+	uint64_t off = 0;
+
+	if (d->dec)
+		pt_blk_get_offset(d->dec, &off);
+	return d->file_offset + off;
+}
+
+static struct tc_rec new_rec(struct tc_pt_flow *d, enum tc_rec_type type)
+{
+	return (struct tc_rec){ .type = type, .id = -1, .cpu = d->cpu, .pid = d->pid,
+				.tid = d->tid, .offset = cur_offset(d),
+				.has_time = d->time.has_tsc && d->tc.valid,
+				.time = d->time.perf_time };
+}
+
+/* What reads return may have changed: drop the file sections and what was learnt from
+ * them. */
+static void check_space(struct tc_pt_flow *d)
+{
+	uint64_t now;
+
+	if (!d->ops.space || (now = d->ops.space(d->ops.ctx)) == d->space)
+		return;
+	d->space = now;
+	pt_image_remove_by_asid(d->image, NULL);
+	memset(d->lens, 0, LEN_CACHE * sizeof(*d->lens));
+	d->have_pending = false;
+	d->failed_start = UINT64_MAX;
+}
+
+static void ask_thread(struct tc_pt_flow *d)
+{
+	if (d->ops.thread)
+		d->ops.thread(d->ops.ctx, d->cpu, d->cr3, &d->time, &d->pid, &d->tid);
+	check_space(d);
+}
+
+static void add_pending(struct tc_pt_flow *d)
+{
+	const struct tc_pt_flow_span *p = &d->pending;
+
+	if (!d->have_pending)
+		return;
+	d->have_pending = false;
+	if (pt_image_add_file(d->image, p->path, p->offset, p->len, NULL, p->start) < 0)
+		d->failed_start = p->start;
+}
+
+/* A new time; tell the caller when it moved on. */
+static void set_time(struct tc_pt_flow *d, uint64_t tsc)
+{
+	if (d->time.has_tsc && d->time.tsc == tsc)
+		return;
+	d->time.has_tsc = true;
+	d->time.tsc = tsc;
+	d->time.perf_time = tc_pt_config_tsc_to_perf_time(&d->tc, tsc);
+	ask_thread(d);
+	if (d->ops.timestamps) {
+		struct tc_rec r = new_rec(d, TC_REC_TIMESTAMP);
+
+		r.value = d->time.perf_time;
+		d->ops.emit(d->ops.ctx, &r);
+	}
+}
+
+/* The decoder's time: where its packet reading is, which may be ahead of the flow (with
+ * tick events the flow's own time comes from them). */
+static void decoder_time(struct tc_pt_flow *d)
+{
+	uint64_t tsc;
+
+	if (d->dec && pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0)
+		set_time(d, tsc);
+}
+
+static void update_time(struct tc_pt_flow *d)
+{
+	if (!d->ops.ticks)
+		decoder_time(d);
+}
+
+static void emit_branch(struct tc_pt_flow *d, uint64_t from, uint64_t to, enum tc_isa isa)
+{
+	struct tc_rec r = new_rec(d, TC_REC_BRANCH);
+
+	r.start = from;
+	r.end = to;
+	r.isa = isa;
+	d->ops.emit(d->ops.ctx, &r);
+	d->st.branches++;
+}
+
+static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t off,
+			 const char *text)
+{
+	struct tc_rec r = new_rec(d, type);
+
+	r.offset = d->file_offset + off;
+	r.text = text;
+	d->ops.emit(d->ops.ctx, &r);
+}
+
+static void emit_text(struct tc_pt_flow *d, enum tc_rec_type type, const char *text)
+{
+	struct tc_rec r = new_rec(d, type);
+
+	r.text = text;
+	d->ops.emit(d->ops.ctx, &r);
+}
+
+static void flush_range(struct tc_pt_flow *d)
+{
+	struct tc_rec r;
+
+	if (!d->in_range)
+		return;
+	r = new_rec(d, TC_REC_RANGE);
+	r.start = d->r_start;
+	r.end = d->r_end;
+	r.insns = d->r_insns;
+	r.isa = d->r_isa;
+	r.last = 'E';
+	r.last_type = (uint8_t)insn_class(d->last_class);
+	if (d->last_ip >= d->r_start && d->last_ip < d->r_end)
+		r.last_size = (uint8_t)(d->r_end - d->last_ip);
+	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
+	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
+	d->ops.emit(d->ops.ctx, &r);
+	d->st.ranges++;
+	d->in_range = false;
+}
+
+/* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
+ * conditional branch falls through to last_end. */
+static void flow_to(struct tc_pt_flow *d, uint64_t next)
+{
+	if (!d->have_last)
+		return;
+	if (is_transfer(d->last_class) ||
+	    (d->last_class != ptic_other && next != d->last_end))
+		emit_branch(d, d->last_ip, next, d->last_isa);
+	d->have_last = false;
+}
+
+/* The flow stops (trace end, error, overflow): perf's "to 0". */
+static void flow_stop(struct tc_pt_flow *d)
+{
+	flush_range(d);
+	if (d->have_last)
+		emit_branch(d, d->last_ip, 0, d->last_isa);
+	d->have_last = false;
+}
+
+/* Class of an instruction libipt did not classify (an indirect or far transfer, or the
+ * end of a block cut short), from its bytes. */
+static enum pt_insn_class classify(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && i < 14 && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+				   b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 ||
+				   b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i + 1 >= n)
+		return ptic_other;
+	switch (b[i]) {
+	case 0xff:
+		switch ((b[i + 1] >> 3) & 7) {
+		case 2: return ptic_call;
+		case 3: return ptic_far_call;
+		case 4: return ptic_jump;
+		case 5: return ptic_far_jump;
+		default: return ptic_other;
+		}
+	case 0xe8: return ptic_call;
+	case 0xe9: case 0xeb: return ptic_jump;
+	case 0xc2: case 0xc3: return ptic_return;
+	case 0xca: case 0xcb: case 0xcf: return ptic_far_return;
+	case 0xcc: case 0xcd: case 0xce: case 0x9a: return ptic_far_call;
+	case 0xea: return ptic_far_jump;
+	case 0x0f:
+		if (b[i + 1] == 0x05 || b[i + 1] == 0x34)
+			return ptic_far_call;
+		if (b[i + 1] == 0x07 || b[i + 1] == 0x35)
+			return ptic_far_return;
+		if (b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
+			return ptic_cond_jump;
+		return ptic_other;
+	default:
+		if ((b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3))
+			return ptic_cond_jump;
+		return ptic_other;
+	}
+}
+
+/* Size and class of the block's last instruction; false if its bytes cannot be read. */
+static bool last_insn(struct tc_pt_flow *d, const struct pt_block *b, unsigned *size,
+		      enum pt_insn_class *iclass)
+{
+	struct len_entry *c = &d->lens[(b->end_ip ^ b->end_ip >> 12) & (LEN_CACHE - 1)];
+	uint8_t buf[16];
+	size_t n;
+
+	if (b->truncated) {
+		*size = b->size;
+		*iclass = b->iclass != ptic_error ? b->iclass : classify(b->raw, b->size);
+		return true;
+	}
+	if (!c->valid || c->ip != b->end_ip || c->mode != b->mode) {
+		uint64_t cr3 = d->cr3;
+
+		n = d->ops.read(d->ops.ctx, d->cpu, cr3, b->end_ip, buf, sizeof(buf));
+		if (!n || !(*size = tc_x86_len(buf, n, b->mode == ptem_64bit)))
+			return false;
+		*c = (struct len_entry){ .ip = b->end_ip, .size = (uint8_t)*size,
+			.iclass = (uint8_t)classify(buf, n), .mode = (uint8_t)b->mode, .valid = 1 };
+	}
+	*size = c->size;
+	*iclass = b->iclass != ptic_error ? b->iclass : (enum pt_insn_class)c->iclass;
+	return true;
+}
+
+/* A block: instructions in sequence, only the last may branch (direct calls and jumps end
+ * blocks too: end_on_call, end_on_jump). */
+static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
+{
+	enum tc_isa isa = isa_of(b->mode);
+	enum pt_insn_class iclass;
+	unsigned size;
+
+	if (!last_insn(d, b, &size, &iclass)) {
+		/* libipt decoded bytes we cannot: a range still covers its instructions */
+		size = 1;
+		iclass = b->iclass != ptic_error ? b->iclass : ptic_other;
+	}
+	d->st.insns += b->ninsn;
+	if (d->in_range && (b->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
+		update_time(d);
+		flush_range(d);
+	}
+	flow_to(d, b->ip);
+	if (!d->in_range) {
+		d->in_range = true;
+		d->r_start = b->ip;
+		d->r_insns = 0;
+		d->r_isa = isa;
+	}
+	d->r_end = b->end_ip + size;
+	d->r_insns += b->ninsn;
+	d->have_last = true;
+	d->last_ip = b->end_ip;
+	d->last_end = d->r_end;
+	d->last_class = iclass;
+	d->last_isa = isa;
+}
+
+static void other(struct tc_pt_flow *d, const char *name, uint64_t value)
+{
+	struct tc_rec r;
+
+	if (!d->ops.events)
+		return;
+	r = new_rec(d, TC_REC_OTHER);
+	r.name = name;
+	r.value = value;
+	d->ops.emit(d->ops.ctx, &r);
+}
+
+static void on_event(struct tc_pt_flow *d, const struct pt_event *ev)
+{
+	/* The event's own time (the decoder may have read ahead): the caller's thread and
+	 * address space follow it before any code is read. */
+	if (ev->has_tsc)
+		set_time(d, ev->tsc);
+	switch (ev->type) {
+	case ptev_enabled:
+		flow_stop(d);
+		emit_branch(d, 0, ev->variant.enabled.ip, TC_ISA_UNKNOWN);
+		break;
+	case ptev_disabled:
+		/* perf's convention: a TIP.PGD with an IP is a branch out to that IP. */
+		flush_range(d);
+		if (d->have_last)
+			emit_branch(d, d->last_ip, ev->ip_suppressed ? 0 : ev->variant.disabled.ip,
+				    d->last_isa);
+		d->have_last = false;
+		break;
+	case ptev_async_disabled:
+		flush_range(d);
+		flow_to(d, ev->variant.async_disabled.at);
+		emit_branch(d, ev->variant.async_disabled.at, 0, d->last_isa);
+		break;
+	case ptev_async_branch:
+		flush_range(d);
+		flow_to(d, ev->variant.async_branch.from);
+		emit_branch(d, ev->variant.async_branch.from,
+			    ev->ip_suppressed ? 0 : ev->variant.async_branch.to, d->last_isa);
+		break;
+	case ptev_overflow:
+		flow_stop(d);
+		d->st.overflows++;
+		emit_text(d, TC_REC_LOST, "trace overflow (OVF): the CPU dropped trace");
+		if (!ev->ip_suppressed)
+			emit_branch(d, 0, ev->variant.overflow.ip, TC_ISA_UNKNOWN);
+		break;
+	case ptev_paging:
+		d->cr3 = ev->variant.paging.cr3;
+		ask_thread(d);
+		break;
+	case ptev_async_paging:
+		d->cr3 = ev->variant.async_paging.cr3;
+		ask_thread(d);
+		break;
+	case ptev_stop:
+		flow_stop(d);
+		other(d, "stop", 0);
+		break;
+	case ptev_tsx:
+		other(d, ev->variant.tsx.aborted ? "tsx.abort" : "tsx", ev->variant.tsx.speculative);
+		break;
+	case ptev_vmcs:
+		other(d, "vmcs", ev->variant.vmcs.base);
+		break;
+	case ptev_async_vmcs:
+		other(d, "vmcs", ev->variant.async_vmcs.base);
+		break;
+	case ptev_exstop:
+		other(d, "exstop", ev->variant.exstop.ip);
+		break;
+	case ptev_mwait:
+		other(d, "mwait", ev->variant.mwait.hints);
+		break;
+	case ptev_pwre:
+		other(d, "pwre", ev->variant.pwre.state);
+		break;
+	case ptev_pwrx:
+		other(d, "pwrx", ev->variant.pwrx.deepest);
+		break;
+	case ptev_ptwrite:
+		other(d, "ptwrite", ev->variant.ptwrite.payload);
+		break;
+	case ptev_cbr:
+		other(d, "cbr", ev->variant.cbr.ratio);
+		break;
+	case ptev_mnt:
+		other(d, "mnt", ev->variant.mnt.payload);
+		break;
+	default:
+		/* exec_mode: each instruction carries its mode; tick: not enabled. */
+		break;
+	}
+}
+
+/* libipt's memory callback: bytes come from the caller. */
+static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip,
+		    void *ctx)
+{
+	struct tc_pt_flow *d = ctx;
+	uint64_t cr3 = asid && asid->cr3 != pt_asid_no_cr3 ? asid->cr3 : TC_PT_FLOW_NO_CR3;
+	struct tc_pt_flow_span *p = &d->pending;
+	size_t n;
+
+	/* No section here yet: name the file to map, if the caller knows one. */
+	if (d->ops.span && !d->have_pending && !d->ops.span(d->ops.ctx, d->cpu, cr3, ip, p) &&
+	    p->start != d->failed_start && ip >= p->start && ip - p->start < p->len)
+		d->have_pending = true;
+	n = d->ops.read(d->ops.ctx, d->cpu, cr3, ip, buf, size);
+	if (!n)
+		return -pte_nomap;
+	return (int)(n < size ? n : size);
+}
+
+struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_pt_time_conv *tc,
+			  int cpu, const struct tc_pt_flow_ops *ops, struct tc_err *e)
+{
+	struct tc_pt_flow *d;
+
+	if (!ops || !ops->read || !ops->emit) {
+		tc_err_set(e, EINVAL, "Intel PT flow decoder needs read and emit callbacks");
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (base)
+		d->base = *base;
+	else
+		pt_config_init(&d->base);
+	if (tc)
+		d->tc = *tc;
+	d->ops = *ops;
+	d->cpu = cpu;
+	d->pid = d->tid = -1;
+	d->cr3 = TC_PT_FLOW_NO_CR3;
+	d->failed_start = UINT64_MAX;
+	d->image = pt_image_alloc("tracectl");
+	d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
+	if (!d->image || !d->lens || pt_image_set_callback(d->image, read_mem, d) < 0) {
+		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
+		tc_pt_flow_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void tc_pt_flow_free(struct tc_pt_flow *d)
+{
+	if (!d)
+		return;
+	if (d->dec)
+		pt_blk_free_decoder(d->dec);
+	if (d->image)
+		pt_image_free(d->image);
+	free(d->lens);
+	free(d);
+}
+
+const struct tc_pt_flow_stats *tc_pt_flow_stats(const struct tc_pt_flow *d)
+{
+	return &d->st;
+}
+
+/* Find the next PSB at or after the decoder's position. Returns its libipt status, or a
+ * negative error once there is none (the bytes to the end then count as unsynced). */
+static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_sync)
+{
+	char msg[160];
+	uint64_t s;
+	int ret;
+
+	for (;;) {
+		ret = pt_blk_sync_forward(d->dec);
+		add_pending(d);
+		if (ret >= 0 && pt_blk_get_sync_offset(d->dec, &s) >= 0 &&
+		    (*last_sync == UINT64_MAX || s > *last_sync)) {
+			d->st.syncs++;
+			if (s > from) {
+				d->st.unsynced_bytes += s - from;
+				if (*last_sync == UINT64_MAX) {
+					snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the "
+						 "first PSB skipped", s - from);
+					emit_text_at(d, TC_REC_NO_SYNC, from, msg);
+				}
+			}
+			*last_sync = s;
+			/* The PSB+ gave the time: the caller's side-band is due before code reads. */
+			decoder_time(d);
+			ask_thread(d);
+			return ret;
+		}
+		if (ret >= 0 || ret == -pte_eos) {
+			if (*last_sync == UINT64_MAX) {
+				snprintf(msg, sizeof(msg), "no PSB in %zu bytes of trace", len);
+				emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
+			}
+			d->st.unsynced_bytes += len > from ? len - from : 0;
+			return ret >= 0 ? -pte_eos : ret;
+		}
+		/* The PSB+ itself was bad: say so, and look further if libipt moved on. */
+		{
+			struct tc_rec r = new_rec(d, TC_REC_ERROR);
+			uint64_t off = 0;
+
+			snprintf(msg, sizeof(msg), "sync: %s", pt_errstr(pt_errcode(ret)));
+			r.text = msg;
+			d->ops.emit(d->ops.ctx, &r);
+			d->st.errors++;
+			if (pt_blk_get_offset(d->dec, &off) < 0 ||
+			    (*last_sync != UINT64_MAX && off <= *last_sync) || off <= from) {
+				d->st.unsynced_bytes += len > from ? len - from : 0;
+				return ret;
+			}
+			d->st.unsynced_bytes += off - from;
+			from = off;
+		}
+	}
+}
+
+/* Direct jumps need no trace, so an image with a jump cycle (or one that does not match the
+ * trace) would keep libipt executing forever on the same packet. No real flow runs this many
+ * instructions without a conditional or indirect branch consuming trace. */
+#define MAX_INSNS_PER_OFFSET 100000
+#define ST_ENDLESS (-10000)
+#define ST_PAUSE (-10001)
+
+/* Would this perf time pass the run's until? Then keep the event or block for the next run
+ * (perf time of a TSC value: after the caller's until, nothing of it may come out yet). */
+static bool passes_until(struct tc_pt_flow *d, bool has_tsc, uint64_t tsc)
+{
+	if (d->until == UINT64_MAX || !has_tsc)
+		return false;
+	d->held_time = tc_pt_config_tsc_to_perf_time(&d->tc, tsc);
+	return d->held_time > d->until;
+}
+
+static void take_block(struct tc_pt_flow *d, const struct pt_block *b, uint64_t *at,
+		       enum pt_exec_mode *mode, unsigned long *same)
+{
+	/* On errors libipt gives the block up to there: the flow stopped after its last
+	 * instruction, or at its start when it is empty. */
+	*mode = b->mode;
+	if (b->ninsn) {
+		on_block(d, b);
+		*same += b->ninsn;
+		*at = d->r_end;
+	} else {
+		*at = b->ip;
+	}
+}
+
+/* Decode from the current sync point until an error, the end of the buffer, or a time past
+ * d->until. Returns libipt's final (negative) status, ST_ENDLESS or ST_PAUSE (d->status and
+ * d->held say where to resume); *at is where the flow stopped (the next instruction's IP; for
+ * ST_ENDLESS one in the loop) and *mode its mode. */
+static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_exec_mode *mode)
+{
+	uint64_t off, last_off = UINT64_MAX, tsc;
+	unsigned long same = 0;
+
+	*at = 0;
+	*mode = ptem_unknown;
+	if (d->held == HELD_EVENT)
+		on_event(d, &d->held_ev);
+	else if (d->held == HELD_BLOCK)
+		take_block(d, &d->held_blk, at, mode, &same);
+	d->held = HELD_NONE;
+	while (status >= 0) {
+		if (pt_blk_get_offset(d->dec, &off) == 0 && off != last_off) {
+			last_off = off;
+			same = 0;
+		} else if (same > MAX_INSNS_PER_OFFSET) {
+			*at = d->last_ip;	/* in the loop */
+			return ST_ENDLESS;
+		}
+		while (status & pts_event_pending) {
+			status = pt_blk_event(d->dec, &d->held_ev, sizeof(d->held_ev));
+			add_pending(d);
+			if (status < 0)
+				return status;
+			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc)) {
+				d->held = HELD_EVENT;
+				d->status = status;
+				return ST_PAUSE;
+			}
+			on_event(d, &d->held_ev);
+		}
+		status = pt_blk_next(d->dec, &d->held_blk, sizeof(d->held_blk));
+		add_pending(d);
+		if (d->held_blk.ninsn && d->until != UINT64_MAX && !d->ops.ticks &&
+		    pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0 && passes_until(d, true, tsc)) {
+			d->held = HELD_BLOCK;
+			d->status = status;
+			return ST_PAUSE;
+		}
+		take_block(d, &d->held_blk, at, mode, &same);
+	}
+	return status;
+}
+
+int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e)
+{
+	struct pt_config cfg = d->base;
+
+	if (d->dec) {
+		pt_blk_free_decoder(d->dec);
+		d->dec = NULL;
+	}
+	d->held = HELD_NONE;
+	if (!len)
+		return 0;
+	/* libipt never writes through begin/end; its config just isn't const. */
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	cfg.flags.variant.block.enable_tick_events = d->ops.ticks;
+	d->dec = pt_blk_alloc_decoder(&cfg);
+	if (!d->dec || pt_blk_set_image(d->dec, d->image) < 0) {
+		if (d->dec)
+			pt_blk_free_decoder(d->dec);
+		d->dec = NULL;
+		return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
+	}
+	d->file_offset = file_offset;
+	d->len = len;
+	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
+	d->in_range = d->have_last = false;
+	d->last_sync = UINT64_MAX;
+	d->status = sync(d, len, 0, &d->last_sync);
+	return 0;
+}
+
+int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
+{
+	uint64_t off, at;
+	enum pt_exec_mode mode;
+	char msg[160];
+	int status;
+
+	d->until = until;
+	/* A held block may come with libipt's error after it: take the block first. */
+	while (d->dec && (d->status >= 0 || d->held != HELD_NONE)) {
+		status = decode_run(d, d->status, &at, &mode);
+		if (status == ST_PAUSE)
+			return 1;
+		if (status == -pte_eos) {
+			flow_stop(d);
+			break;
+		}
+		if (status == -pte_nomap) {
+			struct tc_rec r;
+
+			flush_range(d);
+			flow_to(d, at);
+			r = new_rec(d, TC_REC_ADDR_NACC);
+			r.start = at;
+			r.isa = isa_of(mode);
+			r.text = "no image at this address";
+			d->ops.emit(d->ops.ctx, &r);
+			d->st.nomap++;
+		} else {
+			flow_stop(d);
+			if (status == ST_ENDLESS)
+				snprintf(msg, sizeof(msg), "%d instructions without trace at 0x%" PRIx64
+					 ": a loop of direct jumps, or the image does not match",
+					 MAX_INSNS_PER_OFFSET, at);
+			else
+				snprintf(msg, sizeof(msg), "%s", pt_errstr(pt_errcode(status)));
+			emit_text(d, TC_REC_ERROR, msg);
+			d->st.errors++;
+		}
+		off = 0;
+		pt_blk_get_offset(d->dec, &off);
+		d->status = sync(d, d->len, off, &d->last_sync);
+	}
+	if (d->dec)
+		pt_blk_free_decoder(d->dec);
+	d->dec = NULL;
+	return 0;
+}
+
+bool tc_pt_flow_next_time(const struct tc_pt_flow *d, uint64_t *t)
+{
+	if (d->held != HELD_NONE) {
+		*t = d->held_time;
+		return true;
+	}
+	*t = d->time.perf_time;
+	return d->time.has_tsc;
+}
+
+int tc_pt_flow_feed(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		struct tc_err *e)
+{
+	if (tc_pt_flow_begin(d, buf, len, file_offset, e))
+		return -1;
+	return tc_pt_flow_run(d, UINT64_MAX) < 0 ? -1 : 0;
+}

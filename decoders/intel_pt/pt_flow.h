@@ -1,0 +1,100 @@
+/* Intel PT instruction-flow decoder on libipt's block decoder. One decoder per CPU
+ * queue (perf's per-cpu AUXTRACE queues); the caller feeds it that queue's AUXTRACE buffers
+ * in order, each with its file offset. Memory comes from the caller (MMAP2 side-band and ELF
+ * images) through a read callback; threads too, through an optional callback.
+ *
+ * Records: TC_REC_RANGE for each run of sequentially executed instructions; TC_REC_BRANCH
+ * for each taken branch, in perf's convention (from 0 where trace starts, to 0 where it
+ * stops, overflows or cannot be followed); TC_REC_ADDR_NACC where there is no image;
+ * TC_REC_LOST for overflows; TC_REC_ERROR for decode errors (decoding resumes at the next
+ * PSB); TC_REC_NO_SYNC for bytes skipped looking for a PSB. */
+#ifndef TC_DECODERS_INTEL_PT_PT_FLOW_H
+#define TC_DECODERS_INTEL_PT_PT_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <intel-pt.h>
+
+#include "decoders/intel_pt/pt_config.h"
+#include "decoders/rec.h"
+#include "lib/util/err.h"
+
+#define TC_PT_FLOW_NO_CR3	UINT64_MAX	/* no PIP seen yet */
+
+struct tc_pt_flow_time {
+	bool has_tsc;		/* false until a TSC packet (or without TSC tracing) */
+	uint64_t tsc;
+	uint64_t perf_time;	/* tsc converted as perf does; == tsc without conversion */
+};
+
+/* A file whose bytes from offset on are mapped at start..start+len. */
+struct tc_pt_flow_span {
+	const char *path;
+	uint64_t start, len, offset;
+};
+
+struct tc_pt_flow_ops {
+	/* Copy up to len bytes of the traced program at addr (address space cr3, or
+	 * TC_PT_FLOW_NO_CR3) into buf; return the count, 0 if nothing is mapped there. Required. */
+	size_t (*read)(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf,
+		       size_t len);
+	/* Gets every record; r and its strings are valid only during the call. Required. */
+	void (*emit)(void *ctx, const struct tc_rec *r);
+	/* Optional: which thread runs on cpu at this time (and cr3)? Called at each sync, PIP
+	 * (CR3 change) and time change; *pid / *tid start as the current values (-1 unknown). */
+	void (*thread)(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
+		       int *tid);
+	/* Optional: the file behind addr (0 and *s; -1 when only read serves). libipt maps
+	 * it and caches decoded blocks of it: much faster than reads. */
+	int (*span)(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *s);
+	/* Required with span: a value that changes whenever what read returns may change
+	 * (side-band applied, another process); the mapped files are dropped then. Asked
+	 * after each thread callback. */
+	uint64_t (*space)(void *ctx);
+	void *ctx;
+	bool timestamps;	/* emit TC_REC_TIMESTAMP (perf time) when time moves on */
+	bool events;		/* emit TC_REC_OTHER for ptwrite, power, tsx, cbr, ... events */
+	/* Time from libipt's tick events, in flow order (else from the decoder, which reads
+	 * ahead): exact pauses for queues interleaved by time; costs an event per timing
+	 * packet. */
+	bool ticks;
+};
+
+struct tc_pt_flow_stats {
+	uint64_t insns, ranges, branches;
+	uint64_t errors;	/* ERROR records, each followed by a resync */
+	uint64_t nomap;		/* ADDR_NACC records (then a resync too) */
+	uint64_t overflows;	/* LOST records for OVF */
+	uint64_t syncs;		/* PSBs synchronised on */
+	uint64_t unsynced_bytes;	/* skipped before a PSB */
+};
+
+struct tc_pt_flow;
+
+/* base: libipt configuration (tc_pt_setup.cfg; begin/end are ignored), NULL for "by the
+ * spec"; tc: time conversion (NULL: none); cpu goes into every record. */
+struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_pt_time_conv *tc,
+			  int cpu, const struct tc_pt_flow_ops *ops, struct tc_err *e);
+void tc_pt_flow_free(struct tc_pt_flow *d);
+
+/* Decode one AUXTRACE buffer of this queue; record offsets are file_offset + offset in buf.
+ * Each buffer is decoded on its own from its first PSB (libipt needs the whole trace
+ * buffer up front). -1 only if libipt cannot be set up; bad trace gives records. */
+int tc_pt_flow_feed(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		struct tc_err *e);
+
+/* Stepwise, to interleave queues by time as perf does: tc_pt_flow_begin() takes one buffer (its
+ * bytes must stay until the buffer is done) and synchronises on its first PSB; tc_pt_flow_run()
+ * decodes until the next event or block would pass perf time until (1: paused there, more
+ * to come) or the buffer is done (0). tc_pt_flow_next_time() gives the perf time decoding
+ * resumes at (false while the trace has told no time). tc_pt_flow_feed() is tc_pt_flow_begin() and
+ * tc_pt_flow_run() to the end. */
+int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e);
+int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until);
+bool tc_pt_flow_next_time(const struct tc_pt_flow *d, uint64_t *t);
+
+const struct tc_pt_flow_stats *tc_pt_flow_stats(const struct tc_pt_flow *d);
+
+#endif

@@ -1,0 +1,684 @@
+#include "decoders/intel_pt/pt_session.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_flow.h"
+#include "decoders/time_heap.h"
+#include "lib/images/images.h"
+
+/* Side-band that changes address spaces, in perf time order. */
+struct sb {
+	uint64_t time, seq;
+	uint32_t type;		/* PERF_RECORD_MMAP(2), COMM (exec), FORK */
+	int32_t pid, ppid;
+	uint64_t start, len, pgoff;
+	char *filename;
+	uint8_t bid[20], bid_len;
+};
+
+/* From this perf time on, pid/tid runs on cpu. */
+struct sw {
+	uint64_t time, seq;
+	int cpu, pid, tid;
+};
+
+struct buf {
+	uint64_t offset;	/* file offset of the trace bytes */
+	uint8_t *data;
+	size_t size;
+};
+
+struct queue {
+	struct tc_pt_session *s;
+	int key;		/* cpu, or tid for per-thread buffers */
+	int cpu;
+	struct buf *bufs;
+	size_t nbufs, capbufs;
+	struct tc_images *im;
+	size_t sb_next;		/* side-band applied up to here */
+	size_t sw_lo, sw_hi;	/* this cpu's part of s->sw */
+	int pid, tid;
+	uint64_t space;		/* changes with what reads see: side-band applied, pid */
+	struct tc_pt_flow *d;
+	size_t next_buf;	/* decode_by_time: the buffer to begin next */
+	bool begun;
+};
+
+struct tid_pid {
+	int tid, pid;
+};
+
+struct missing {
+	char *line, *dso;
+	uint64_t stops;
+};
+
+struct tc_pt_session {
+	struct tc_pt_session_opts o;
+	bool intel_pt;
+	struct tc_intel_pt_info info;	/* words only: set up again at decode time */
+	struct tc_pt_setup pt;
+	struct queue *q;
+	size_t nq, capq;
+	struct sb *sb;
+	size_t nsb, capsb;
+	struct sw *sw;
+	size_t nsw, capsw;
+	struct tid_pid *tp;
+	size_t ntp, captp;
+	uint64_t seq;
+	struct queue *cur;	/* the queue being decoded */
+	struct tc_pt_session_stats st;
+	struct missing *miss;	/* dso "" collects stops at unmapped addresses */
+	size_t nmiss, capmiss;
+	struct tc_pt_session_missing *list;
+};
+
+struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e)
+{
+	struct tc_pt_session *s;
+
+	if (!o || !o->emit) {
+		tc_err_set(e, EINVAL, "Intel PT session needs an emit callback");
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		tc_err_sys(e, ENOMEM, "Intel PT session");
+		return NULL;
+	}
+	s->o = *o;
+	return s;
+}
+
+void tc_pt_session_free(struct tc_pt_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nq; i++) {
+		for (size_t j = 0; j < s->q[i].nbufs; j++)
+			free(s->q[i].bufs[j].data);
+		free(s->q[i].bufs);
+		tc_images_free(s->q[i].im);
+	}
+	for (size_t i = 0; i < s->nsb; i++)
+		free(s->sb[i].filename);
+	for (size_t i = 0; i < s->nmiss; i++) {
+		free(s->miss[i].line);
+		free(s->miss[i].dso);
+	}
+	free(s->miss);
+	free(s->list);
+	free(s->q);
+	free(s->sb);
+	free(s->sw);
+	free(s->tp);
+	free(s);
+}
+
+bool tc_pt_session_is_intel_pt(const struct tc_pt_session *s)
+{
+	return s->intel_pt;
+}
+
+const struct tc_pt_session_stats *tc_pt_session_stats(const struct tc_pt_session *s)
+{
+	return &s->st;
+}
+
+static uint64_t time_of(const struct tc_perf_data_record *r)
+{
+	/* Without sample_id_all there is no time: such side-band counts from the start. */
+	return r->sid.has_time ? r->sid.time : 0;
+}
+
+static int nomem(struct tc_err *e)
+{
+	return tc_err_sys(e, ENOMEM, "Intel PT session");
+}
+
+static int add_sb(struct tc_pt_session *s, const struct tc_perf_data_record *r, struct tc_err *e)
+{
+	struct sb *b;
+
+	if (tc_grow((void **)&s->sb, &s->capsb, s->nsb + 1, sizeof(*s->sb)))
+		return nomem(e);
+	b = &s->sb[s->nsb];
+	memset(b, 0, sizeof(*b));
+	b->time = time_of(r);
+	b->seq = s->seq++;
+	b->type = r->type;
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		b->pid = (int32_t)r->u.mmap.pid;
+		b->start = r->u.mmap.start;
+		b->len = r->u.mmap.len;
+		b->pgoff = r->u.mmap.pgoff;
+		if (r->u.mmap.has_build_id && r->u.mmap.build_id_size <= 20) {
+			b->bid_len = r->u.mmap.build_id_size;
+			memcpy(b->bid, r->u.mmap.build_id, b->bid_len);
+		}
+		if (!(b->filename = strdup(r->u.mmap.filename ? r->u.mmap.filename : "")))
+			return nomem(e);
+		break;
+	case PERF_RECORD_COMM:
+		b->pid = (int32_t)r->u.comm.pid;
+		break;
+	case PERF_RECORD_FORK:
+		b->pid = (int32_t)r->u.fork.pid;
+		b->ppid = (int32_t)r->u.fork.ppid;
+		break;
+	}
+	s->nsb++;
+	return 0;
+}
+
+static int add_sw(struct tc_pt_session *s, uint64_t time, int cpu, int pid, int tid, struct tc_err *e)
+{
+	if (tc_grow((void **)&s->sw, &s->capsw, s->nsw + 1, sizeof(*s->sw)))
+		return nomem(e);
+	s->sw[s->nsw++] = (struct sw){ time, s->seq++, cpu, pid, tid };
+	return 0;
+}
+
+static int add_tid(struct tc_pt_session *s, uint32_t pid, uint32_t tid, struct tc_err *e)
+{
+	for (size_t i = 0; i < s->ntp; i++)
+		if (s->tp[i].tid == (int)tid) {
+			s->tp[i].pid = (int)pid;
+			return 0;
+		}
+	if (tc_grow((void **)&s->tp, &s->captp, s->ntp + 1, sizeof(*s->tp)))
+		return nomem(e);
+	s->tp[s->ntp++] = (struct tid_pid){ (int)tid, (int)pid };
+	return 0;
+}
+
+static int pid_of(const struct tc_pt_session *s, int tid)
+{
+	for (size_t i = 0; i < s->ntp; i++)
+		if (s->tp[i].tid == tid)
+			return s->tp[i].pid;
+	return tid;	/* a process's first thread */
+}
+
+static struct queue *get_queue(struct tc_pt_session *s, int key, int cpu)
+{
+	struct queue *q;
+
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].key == key)
+			return &s->q[i];
+	if (tc_grow((void **)&s->q, &s->capq, s->nq + 1, sizeof(*s->q)))
+		return NULL;
+	q = &s->q[s->nq++];
+	memset(q, 0, sizeof(*q));
+	q->key = key;
+	q->cpu = cpu;
+	q->pid = q->tid = -1;
+	return q;
+}
+
+static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r, struct tc_err *e)
+{
+	int cpu = (int)r->u.auxtrace.cpu, tid = (int)r->u.auxtrace.tid;
+	struct queue *q = s->pt.per_cpu_mmaps ? get_queue(s, cpu, cpu) : get_queue(s, tid, cpu);
+	struct buf *b;
+
+	if (!q || tc_grow((void **)&q->bufs, &q->capbufs, q->nbufs + 1, sizeof(*q->bufs)))
+		return nomem(e);
+	b = &q->bufs[q->nbufs];
+	b->offset = r->offset + r->size;
+	b->size = (size_t)r->u.auxtrace.size;
+	if (!(b->data = malloc(b->size ? b->size : 1)))
+		return nomem(e);
+	memcpy(b->data, r->u.auxtrace.data, b->size);
+	q->nbufs++;
+	s->st.buffers++;
+	s->st.bytes += b->size;
+	return 0;
+}
+
+int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd, const struct tc_perf_data_record *r,
+		  struct tc_err *e)
+{
+	const struct tc_perf_data_sample_id *sid = &r->sid;
+
+	switch (r->type) {
+	case TC_PERF_DATA_AUXTRACE_INFO:
+		if (r->u.auxtrace_info.type != 1)
+			return 0;
+		if (!r->u.auxtrace_info.intel_pt)
+			return tc_err_set(e, EINVAL, "%s: Intel PT AUXTRACE_INFO at offset 0x%llx "
+					  "could not be parsed", tc_perf_data_name(pd),
+					  (unsigned long long)r->offset);
+		if (tc_pt_config_from_perf_data(&s->pt, pd, r->u.auxtrace_info.intel_pt, e))
+			return -1;
+		s->pt.filter = NULL;	/* points into the record */
+		s->info = *r->u.auxtrace_info.intel_pt;
+		s->info.filter = NULL;
+		s->info.filter_owned = NULL;
+		s->intel_pt = true;
+		return 0;
+	case TC_PERF_DATA_AUXTRACE:
+		if (!s->intel_pt)
+			return 0;
+		/* a CPU number, or -1 (per-thread); the queues and records take it as an int */
+		if (r->u.auxtrace.cpu > INT_MAX && r->u.auxtrace.cpu != UINT32_MAX)
+			return tc_err_set(e, EINVAL, "%s: AUXTRACE record at offset 0x%llx: cpu %u "
+					  "is not a CPU number", tc_perf_data_name(pd),
+					  (unsigned long long)r->offset, r->u.auxtrace.cpu);
+		return add_buffer(s, r, e);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (r->u.mmap.pid != UINT32_MAX && add_tid(s, r->u.mmap.pid, r->u.mmap.tid, e))
+			return -1;
+		return add_sb(s, r, e);
+	case PERF_RECORD_COMM:
+		if (add_tid(s, r->u.comm.pid, r->u.comm.tid, e))
+			return -1;
+		return r->u.comm.exec ? add_sb(s, r, e) : 0;
+	case PERF_RECORD_FORK:
+		if (add_tid(s, r->u.fork.pid, r->u.fork.tid, e))
+			return -1;
+		/* A new thread shares its process's address space; only a new process copies. */
+		return r->u.fork.pid != r->u.fork.ppid ? add_sb(s, r, e) : 0;
+	case PERF_RECORD_ITRACE_START:
+		if (add_tid(s, r->u.itrace_start.pid, r->u.itrace_start.tid, e))
+			return -1;
+		return sid->has_cpu ? add_sw(s, time_of(r), (int)sid->cpu,
+					     (int)r->u.itrace_start.pid,
+					     (int)r->u.itrace_start.tid, e) : 0;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!sid->has_cpu)
+			return 0;
+		/* Switch-out names the next task; switch-in is the incoming task's own. */
+		if (r->u.sw.out)
+			return add_sw(s, time_of(r), (int)sid->cpu, (int)r->u.sw.next_prev_pid,
+				      (int)r->u.sw.next_prev_tid, e);
+		return sid->has_tid ? add_sw(s, time_of(r), (int)sid->cpu, (int)sid->pid,
+					     (int)sid->tid, e) : 0;
+	case PERF_RECORD_SWITCH:
+		/* Only the switch-in says who runs next. */
+		if (r->u.sw.out || !sid->has_cpu || !sid->has_tid)
+			return 0;
+		return add_sw(s, time_of(r), (int)sid->cpu, (int)sid->pid, (int)sid->tid, e);
+	}
+	return 0;
+}
+
+static int cmp_sb(const void *a, const void *b)
+{
+	const struct sb *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_sw(const void *a, const void *b)
+{
+	const struct sw *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Apply address-space side-band up to perf time now (all of it: UINT64_MAX). */
+static void advance_images(struct queue *q, uint64_t now)
+{
+	struct tc_pt_session *s = q->s;
+
+	for (; q->sb_next < s->nsb && s->sb[q->sb_next].time <= now; q->sb_next++) {
+		const struct sb *b = &s->sb[q->sb_next];
+
+		q->space++;
+		switch (b->type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			tc_images_map(q->im, b->pid, b->start, b->len, b->pgoff, b->filename,
+				      b->bid_len ? b->bid : NULL, b->bid_len);
+			break;
+		case PERF_RECORD_COMM:
+			tc_images_exec(q->im, b->pid);
+			break;
+		case PERF_RECORD_FORK:
+			tc_images_fork(q->im, b->ppid, b->pid);
+			break;
+		}
+	}
+}
+
+static size_t read_cb(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct queue *q = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	return tc_images_read(q->im, q->pid, addr, buf, len);
+}
+
+static int span_cb(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *sp)
+{
+	struct queue *q = ctx;
+	struct tc_images_span is;
+
+	(void)cpu;
+	(void)cr3;
+	if (tc_images_span(q->im, q->pid, addr, &is))
+		return -1;
+	*sp = (struct tc_pt_flow_span){ is.path, is.start, is.len, is.offset };
+	return 0;
+}
+
+static uint64_t space_cb(void *ctx)
+{
+	const struct queue *q = ctx;
+
+	return q->space;
+}
+
+/* Time known: the side-band up to then applies, and the cpu runs the task last switched
+ * in. Without time only a per-thread queue knows its thread. */
+static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
+		      int *tid)
+{
+	struct queue *q = ctx;
+	struct tc_pt_session *s = q->s;
+	size_t lo = q->sw_lo, hi = q->sw_hi;
+
+	(void)cpu;
+	(void)cr3;
+	if (!s->pt.per_cpu_mmaps) {
+		*pid = q->pid;
+		*tid = q->tid;
+	}
+	if (!t->has_tsc || s->pt.timeless)
+		return;
+	advance_images(q, t->perf_time);
+	if (!s->pt.per_cpu_mmaps)
+		return;
+	/* Last switch at or before now. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->sw[mid].time <= t->perf_time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (*pid != (lo > q->sw_lo ? s->sw[lo - 1].pid : -1))
+		q->space++;
+	if (lo > q->sw_lo) {
+		q->pid = *pid = s->sw[lo - 1].pid;
+		q->tid = *tid = s->sw[lo - 1].tid;
+	} else {
+		q->pid = *pid = -1;
+		q->tid = *tid = -1;
+	}
+}
+
+static struct missing *miss_for(struct tc_pt_session *s, const char *dso)
+{
+	for (size_t i = 0; i < s->nmiss; i++)
+		if (!strcmp(s->miss[i].dso, dso))
+			return &s->miss[i];
+	if (tc_grow((void **)&s->miss, &s->capmiss, s->nmiss + 1, sizeof(*s->miss)))
+		return NULL;
+	s->miss[s->nmiss] = (struct missing){ NULL, strdup(dso), 0 };
+	if (!s->miss[s->nmiss].dso)
+		return NULL;
+	return &s->miss[s->nmiss++];
+}
+
+static void emit_cb(void *ctx, const struct tc_rec *r)
+{
+	struct queue *q = ctx;
+	struct tc_pt_session *s = q->s;
+
+	if (r->type == TC_REC_ADDR_NACC) {
+		struct tc_images_sym sym;
+		struct missing *m;
+
+		if (tc_images_symbol(q->im, q->pid, r->start, &sym) || !sym.dso)
+			s->st.nomap_unmapped++;
+		else if ((m = miss_for(s, sym.dso)))
+			m->stops++;
+	}
+	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;
+	s->o.emit(s->o.ctx, r);
+}
+
+static void add_missing_lines(struct tc_pt_session *s, struct tc_images *im)
+{
+	const char *const *lines;
+	size_t n = tc_images_missing(im, &lines);
+
+	for (size_t i = 0; i < n; i++) {
+		struct missing *m = NULL;
+
+		for (size_t j = 0; j < s->nmiss && !m; j++) {
+			size_t l = strlen(s->miss[j].dso);
+
+			/* lines are "path (build id ...)": match on the path */
+			if (!strncmp(lines[i], s->miss[j].dso, l) &&
+			    (lines[i][l] == ' ' || !lines[i][l]))
+				m = &s->miss[j];
+		}
+		if (m && m->line)
+			continue;
+		if (!m && !(m = miss_for(s, lines[i])))
+			return;
+		m->line = strdup(lines[i]);
+	}
+}
+
+/* Are the queues interleaved by time (decode_by_time)? */
+static bool by_time(const struct tc_pt_session *s)
+{
+	return !s->pt.timeless && s->nq > 1;
+}
+
+/* The queue's address spaces, its CPU's switches and its decoder. */
+static int open_queue(struct tc_pt_session *s, struct queue *q, const struct tc_perf_data_features *f,
+		      struct tc_err *e)
+{
+	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
+		.span = span_cb, .space = space_cb, .ctx = q,
+		.ticks = by_time(s) };
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
+
+	q->s = s;
+	if (!(q->im = tc_images_new(&io)))
+		return nomem(e);
+	if (f)
+		tc_images_add_build_ids(q->im, f->build_ids, f->nr_build_ids);
+	/* This cpu's switches. */
+	q->sw_lo = q->sw_hi = 0;
+	if (s->pt.per_cpu_mmaps) {
+		while (q->sw_lo < s->nsw && s->sw[q->sw_lo].cpu < q->cpu)
+			q->sw_lo++;
+		q->sw_hi = q->sw_lo;
+		while (q->sw_hi < s->nsw && s->sw[q->sw_hi].cpu == q->cpu)
+			q->sw_hi++;
+	} else {
+		q->tid = q->key;
+		q->pid = pid_of(s, q->key);
+	}
+	/* Without time nothing orders side-band against trace: take all of it. */
+	if (s->pt.timeless)
+		advance_images(q, UINT64_MAX);
+	else
+		advance_images(q, 0);
+	q->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e);
+	return q->d ? 0 : -1;
+}
+
+static void close_queue(struct tc_pt_session *s, struct queue *q)
+{
+	const struct tc_pt_flow_stats *st = tc_pt_flow_stats(q->d);
+
+	s->st.insns += st->insns;
+	s->st.ranges += st->ranges;
+	s->st.branches += st->branches;
+	s->st.errors += st->errors;
+	s->st.nomap += st->nomap;
+	s->st.overflows += st->overflows;
+	s->st.syncs += st->syncs;
+	s->st.unsynced_bytes += st->unsynced_bytes;
+	tc_pt_flow_free(q->d);
+	q->d = NULL;
+	add_missing_lines(s, q->im);
+}
+
+/* Without time: each queue on its own, buffer after buffer (perf's timeless decoding). */
+static int decode_in_turn(struct tc_pt_session *s, struct queue *q, struct tc_err *e)
+{
+	s->cur = q;
+	for (size_t i = 0; i < q->nbufs; i++)
+		if (tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
+			return -1;
+	return 0;
+}
+
+/* The perf time q resumes at; 0 while its trace has told none (it runs first). */
+static uint64_t resumes_at(const struct queue *q)
+{
+	uint64_t t;
+
+	return tc_pt_flow_next_time(q->d, &t) ? t : 0;
+}
+
+/* With time, as perf orders its queues: the queue furthest behind runs until its trace
+ * passes the next one's time. */
+static int decode_by_time(struct tc_pt_session *s, struct tc_err *e)
+{
+	struct tc_time_heap h;
+	int ret = 0;
+
+	if (tc_time_heap_init(&h, s->nq))
+		return nomem(e);
+	for (size_t i = 0; i < s->nq; i++)
+		tc_time_heap_push(&h, i, 0);
+	while (h.n && !ret) {
+		struct queue *q = &s->q[tc_time_heap_top(&h)];
+
+		s->cur = q;
+		if (!q->begun) {
+			if (q->next_buf == q->nbufs) {
+				tc_time_heap_pop(&h);
+				continue;
+			}
+			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data, q->bufs[q->next_buf].size,
+					   q->bufs[q->next_buf].offset, e);
+			q->next_buf++;
+			q->begun = true;
+		} else if (tc_pt_flow_run(q->d, tc_time_heap_next(&h)) == 0) {
+			q->begun = false;
+		}
+		tc_time_heap_update_top(&h, resumes_at(q));
+	}
+	tc_time_heap_free(&h);
+	return ret;
+}
+
+int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd, struct tc_err *e)
+{
+	const struct tc_perf_data_features *f = pd ? tc_perf_data_features(pd) : NULL;
+	int ret = 0;
+
+	if (!s->intel_pt)
+		return tc_err_set(e, EINVAL, "no Intel PT AUXTRACE_INFO in the input");
+	/* In pipe mode the cpuid feature (libipt's errata) may come after AUXTRACE_INFO. */
+	if (pd && tc_pt_config_from_perf_data(&s->pt, pd, &s->info, e))
+		return -1;
+	s->pt.filter = NULL;
+	if (s->nsb)	/* qsort wants an array, even of none */
+		qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
+	if (s->nsw)
+		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
+	s->st.queues = s->nq;
+	for (size_t i = 0; i < s->nq && !ret; i++)
+		ret = open_queue(s, &s->q[i], f, e);
+	if (!ret && by_time(s))
+		ret = decode_by_time(s, e);
+	for (size_t i = 0; i < s->nq && !ret && !by_time(s); i++)
+		ret = decode_in_turn(s, &s->q[i], e);
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].d)
+			close_queue(s, &s->q[i]);
+	return ret;
+}
+
+int tc_pt_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+{
+	struct tc_pt_session *s = ctx;
+
+	if (!s->cur)
+		return -1;
+	return tc_images_format_sym(s->cur->im, s->cur->pid, addr, buf, len);
+}
+
+struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint64_t addr)
+{
+	struct tc_images_sym sym;
+
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym))
+			return s->q[i].im;
+	return NULL;
+}
+
+int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
+{
+	struct tc_pt_session *s = ctx;
+	struct tc_images_sym sym;
+
+	/* each queue has its own address spaces; any that maps pid's addr will do */
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.sym) {
+			*name = sym.sym;
+			*start = addr - sym.sym_off;
+			return 0;
+		}
+	return -1;
+}
+
+const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr)
+{
+	struct tc_pt_session *s = ctx;
+	struct tc_images_sym sym;
+
+	for (size_t i = 0; i < s->nq; i++)
+		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.dso)
+			return sym.dso;
+	return NULL;
+}
+
+size_t tc_pt_session_missing(const struct tc_pt_session *s, const struct tc_pt_session_missing **list)
+{
+	struct tc_pt_session *m = (struct tc_pt_session *)s;	/* the list is built on demand */
+	size_t n = 0;
+
+	free(m->list);
+	m->list = calloc(s->nmiss ? s->nmiss : 1, sizeof(*m->list));
+	if (!m->list) {
+		*list = NULL;
+		return 0;
+	}
+	for (size_t i = 0; i < s->nmiss; i++)
+		if (s->miss[i].line)
+			m->list[n++] = (struct tc_pt_session_missing){ s->miss[i].line, s->miss[i].stops };
+	*list = m->list;
+	return n;
+}

@@ -1,0 +1,75 @@
+/* Intel PT instruction-flow decode of a whole perf.data recording: the caller hands over
+ * every record in file order; AUXTRACE buffers are queued per CPU (per-cpu mmaps) or per
+ * thread, side-band (MMAP/MMAP2, COMM exec, FORK, SWITCH_CPU_WIDE, SWITCH, ITRACE_START)
+ * is kept with its perf time. tc_pt_session_decode() then runs decoders/intel_pt/pt_flow over the queues; as
+ * the trace's time (TSC converted to perf time) moves on, the queue's address
+ * space (lib/images/images) and its running thread follow the side-band. With time, the queues
+ * are interleaved by it as perf does (the one furthest behind runs until it passes the
+ * next), so records of several CPUs come out in time order; without, one after the other. */
+#ifndef TC_DECODERS_INTEL_PT_PT_SESSION_H
+#define TC_DECODERS_INTEL_PT_PT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/rec.h"
+#include "lib/util/err.h"
+#include "lib/perfdata/perf_data.h"
+
+struct tc_pt_session_opts {
+	const char *symfs;		/* root for recorded paths, or NULL */
+	const char *buildid_dir;	/* build-id cache, or NULL */
+	bool branches;			/* TC_REC_BRANCH records instead of TC_REC_RANGE */
+	/* Gets every record; r is valid only during the call. Required. */
+	void (*emit)(void *ctx, const struct tc_rec *r);
+	void *ctx;
+};
+
+struct tc_pt_session_stats {
+	uint64_t buffers, bytes;	/* AUXTRACE buffers queued */
+	uint64_t queues;
+	uint64_t insns, ranges, branches;
+	uint64_t errors;	/* ERROR records (bad packets, decoder errors) */
+	uint64_t nomap;		/* no_image records: decoding stopped for lack of code */
+	uint64_t nomap_unmapped;	/* ... of them at addresses no mapping covers */
+	uint64_t overflows;	/* LOST records for OVF */
+	uint64_t syncs, unsynced_bytes;
+};
+
+/* An image that was needed but not found, and how often decoding stopped in it. */
+struct tc_pt_session_missing {
+	const char *line;	/* "path (build id ...) (why)" from lib/images/images */
+	uint64_t stops;
+};
+
+struct tc_pt_session;
+
+struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e);
+void tc_pt_session_free(struct tc_pt_session *s);
+
+/* One record, in file order (pd for AUXTRACE_INFO's attr and cpuid). -1 on an unusable
+ * Intel PT AUXTRACE_INFO or out of memory. Records of other traces are ignored. */
+int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd, const struct tc_perf_data_record *r,
+		  struct tc_err *e);
+/* True once an Intel PT AUXTRACE_INFO was seen. */
+bool tc_pt_session_is_intel_pt(const struct tc_pt_session *s);
+
+/* Decode every queue. pd gives the build-id feature (pipe mode: read to the end first).
+ * -1 only if the decoder cannot be set up; bad trace gives records and counts. */
+int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd, struct tc_err *e);
+
+const struct tc_pt_session_stats *tc_pt_session_stats(const struct tc_pt_session *s);
+/* A tc_symbolize_fn (lib/output/listing.h) for records while they are emitted: "sym+0xoff", or
+ * "[file+0xoff]" without a symbol; ctx is the session. */
+int tc_pt_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+/* For analyses after decoding (lib/analysis/analysis.h's tc_sym_fn and dso callback); ctx is the
+ * session, valid until tc_pt_session_free. */
+int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
+const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr);
+/* The address spaces of the first queue that maps pid's addr, or NULL. */
+struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint64_t addr);
+/* Images needed but not found, over all queues, each once. Valid until tc_pt_session_free. */
+size_t tc_pt_session_missing(const struct tc_pt_session *s, const struct tc_pt_session_missing **list);
+
+#endif

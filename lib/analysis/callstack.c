@@ -1,0 +1,355 @@
+#include "lib/analysis/callstack.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the last range's final instruction left to do once the next range shows where it
+ * went. */
+enum pending { P_NONE, P_CALL, P_RET, P_SYSCALL, P_EXC, P_EXC_RET };
+
+struct thread {
+	int key, pid, tid, cpu;
+	uint64_t *func, *ret;
+	uint8_t *kind;
+	unsigned depth, cap;
+	unsigned low;		/* frames below this unchanged since the previous range */
+	enum pending pending;
+	uint64_t pending_ret;	/* P_CALL, P_SYSCALL, P_EXC: return address (0 unknown) */
+	bool just_exc_ret;	/* an EXC_RET range already popped: skip EXCEPTION_RET */
+};
+
+struct tc_callstack {
+	struct tc_callstack_ops ops;
+	struct thread **th;
+	size_t n, cap;
+	struct thread *last;
+	bool has_ts;
+	uint64_t ts, insns;
+	struct tc_callstack_stats st;
+};
+
+struct tc_callstack *tc_callstack_new(const struct tc_callstack_ops *ops)
+{
+	struct tc_callstack *cs = calloc(1, sizeof(*cs));
+
+	if (cs)
+		cs->ops = *ops;
+	return cs;
+}
+
+void tc_callstack_free(struct tc_callstack *cs)
+{
+	if (!cs)
+		return;
+	for (size_t i = 0; i < cs->n; i++) {
+		free(cs->th[i]->func);
+		free(cs->th[i]->ret);
+		free(cs->th[i]->kind);
+		free(cs->th[i]);
+	}
+	free(cs->th);
+	free(cs);
+}
+
+const struct tc_callstack_stats *tc_callstack_stats(const struct tc_callstack *cs)
+{
+	return &cs->st;
+}
+
+const char *tc_callstack_func_name(tc_sym_fn sym, void *sym_ctx, int pid, uint64_t addr, char *buf,
+			 size_t len)
+{
+	const char *name = NULL;
+	uint64_t start;
+
+	if (sym && !sym(sym_ctx, pid, addr, &name, &start) && name && *name)
+		return name;
+	snprintf(buf, len, "0x%" PRIx64, addr);
+	return buf;
+}
+
+static int thread_key(int tid, int cpu)
+{
+	if (tid >= 0)
+		return tid;
+	if (cpu >= 0)
+		return -2 - cpu;
+	return INT_MIN;		/* neither known: one shared stack */
+}
+
+static struct thread *get_thread(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	int key = thread_key(r->tid, r->cpu);
+	struct thread *t;
+
+	if (cs->last && cs->last->key == key)
+		return cs->last;
+	for (size_t i = 0; i < cs->n; i++) {
+		if (cs->th[i]->key == key)
+			return cs->last = cs->th[i];
+	}
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 16;
+		struct thread **th = realloc(cs->th, cap * sizeof(*th));
+
+		if (!th)
+			return NULL;
+		cs->th = th;
+		cs->cap = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->key = key;
+	cs->th[cs->n++] = t;
+	cs->st.threads = (unsigned)cs->n;
+	return cs->last = t;
+}
+
+static uint64_t func_of(struct tc_callstack *cs, int pid, uint64_t addr, bool *known)
+{
+	const char *name;
+	uint64_t start;
+
+	*known = cs->ops.sym && !cs->ops.sym(cs->ops.sym_ctx, pid, addr, &name, &start);
+	return *known ? start : addr;
+}
+
+static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64_t ret,
+		enum tc_frame_kind kind)
+{
+	if (t->depth == TC_CALLSTACK_MAX_DEPTH) {
+		/* Runaway depth (unmatched calls): forget the oldest frame. */
+		memmove(t->func, t->func + 1, (t->depth - 1) * sizeof(*t->func));
+		memmove(t->ret, t->ret + 1, (t->depth - 1) * sizeof(*t->ret));
+		memmove(t->kind, t->kind + 1, (t->depth - 1) * sizeof(*t->kind));
+		t->depth--;
+		t->low = 0;	/* every frame moved */
+		cs->st.depth_drops++;
+	}
+	if (t->depth == t->cap) {
+		unsigned cap = t->cap ? t->cap * 2 : 32;
+		uint64_t *f = realloc(t->func, cap * sizeof(*f));
+
+		if (!f)
+			return -1;
+		t->func = f;
+		f = realloc(t->ret, cap * sizeof(*f));
+		if (!f)
+			return -1;
+		t->ret = f;
+		uint8_t *k = realloc(t->kind, cap);
+
+		if (!k)
+			return -1;
+		t->kind = k;
+		t->cap = cap;
+	}
+	t->func[t->depth] = func;
+	t->ret[t->depth] = ret;
+	t->kind[t->depth] = (uint8_t)kind;
+	t->depth++;
+	if (t->depth > cs->st.max_depth)
+		cs->st.max_depth = t->depth;
+	return 0;
+}
+
+/* Returned (or exception-returned) to code no frame expected: the trace began mid-stack. */
+static void lost_bottom(struct tc_callstack *cs, struct thread *t)
+{
+	t->depth = t->low = 0;	/* the ROOT for the target is pushed by the caller */
+	cs->st.unmatched++;
+}
+
+/* Apply the pending action now that execution continues at target. */
+static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
+{
+	enum pending p = t->pending;
+	bool known;
+	unsigned i;
+
+	t->pending = P_NONE;
+	switch (p) {
+	case P_NONE:
+		break;
+	case P_CALL:
+	case P_SYSCALL:
+	case P_EXC:
+		/* Continuing at the return address: the callee / handler was not traced. */
+		if (t->pending_ret && target == t->pending_ret)
+			break;
+		if (!t->depth)
+			break;	/* stack dropped meanwhile: the ROOT comes below */
+		if (push(cs, t, func_of(cs, t->pid, target, &known), t->pending_ret,
+			 p == P_CALL ? TC_FRAME_CALL : TC_FRAME_EXC))
+			return -1;
+		break;
+	case P_RET:
+		for (i = t->depth; i-- > 0;) {
+			if (t->kind[i] != TC_FRAME_ROOT && t->ret[i] == target)
+				break;
+		}
+		if (i < t->depth)
+			t->depth = i;
+		else
+			lost_bottom(cs, t);
+		break;
+	case P_EXC_RET:
+		for (i = t->depth; i-- > 0;) {
+			if (t->kind[i] == TC_FRAME_EXC)
+				break;
+		}
+		if (i < t->depth)
+			t->depth = i;
+		else
+			lost_bottom(cs, t);
+		break;
+	}
+	if (t->low > t->depth)
+		t->low = t->depth;
+	if (!t->depth)
+		return push(cs, t, func_of(cs, t->pid, target, &known), 0, TC_FRAME_ROOT);
+	return 0;
+}
+
+static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	struct thread *t = get_thread(cs, r);
+	struct tc_callstack_range cr;
+	bool known;
+	uint64_t f;
+
+	if (!t)
+		return -1;
+	t->pid = r->pid;
+	t->tid = r->tid;
+	t->cpu = r->cpu;
+	t->just_exc_ret = false;
+	if (resolve(cs, t, r->start))
+		return -1;
+	/* A jump into another known function (tail call, PLT stub) moves the deepest frame. */
+	f = func_of(cs, r->pid, r->start, &known);
+	if (known && t->func[t->depth - 1] != f) {
+		t->func[t->depth - 1] = f;
+		if (t->low > t->depth - 1)
+			t->low = t->depth - 1;
+	}
+
+	cr = (struct tc_callstack_range){
+		.rec = r, .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .func = t->func,
+		.kind = t->kind, .depth = t->depth,
+		.kept = t->low < t->depth ? t->low : t->depth, .insns = r->insns, .has_ts = cs->has_ts,
+		.ts = cs->ts, .insns_before = cs->insns,
+	};
+	cs->ops.range(cs->ops.ctx, &cr);
+	t->low = t->depth;
+	cs->st.ranges++;
+	cs->st.insns += r->insns;
+	cs->insns += r->insns;
+
+	if (r->last == 'N')
+		return 0;	/* the last instruction did not execute: no branch */
+	switch (r->last_type) {
+	case TC_INSN_CALL:
+		t->pending = P_CALL;
+		t->pending_ret = r->end;
+		cs->st.calls++;
+		break;
+	case TC_INSN_RET:
+		t->pending = P_RET;
+		cs->st.returns++;
+		break;
+	case TC_INSN_SYSCALL:
+		t->pending = P_SYSCALL;
+		t->pending_ret = r->end;
+		cs->st.exceptions++;
+		break;
+	case TC_INSN_EXC_RET:
+		t->pending = P_EXC_RET;
+		t->just_exc_ret = true;
+		cs->st.exc_returns++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int on_exception(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	struct thread *t = get_thread(cs, r);
+
+	if (!t)
+		return -1;
+	if (t->pending == P_SYSCALL)
+		return 0;	/* the SVC's own exception: one frame for both */
+	/* A known return address tells where an unresolved branch went. */
+	if (r->start && t->pending != P_NONE && t->depth && resolve(cs, t, r->start))
+		return -1;
+	t->pending = P_EXC;
+	t->pending_ret = r->start;
+	cs->st.exceptions++;
+	return 0;
+}
+
+static int on_exception_ret(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	struct thread *t = get_thread(cs, r);
+
+	if (!t)
+		return -1;
+	if (t->just_exc_ret)
+		return 0;	/* the EXC_RET range already pops */
+	t->pending = P_EXC_RET;
+	t->just_exc_ret = true;
+	cs->st.exc_returns++;
+	return 0;
+}
+
+/* A discontinuity: drop the stacks of the threads it concerns. */
+static void on_break(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		struct thread *t = cs->th[i];
+
+		if (r->tid >= 0 ? t->tid != r->tid : r->cpu >= 0 && t->cpu != r->cpu)
+			continue;
+		if (!t->depth && t->pending == P_NONE)
+			continue;
+		t->depth = t->low = 0;
+		t->pending = P_NONE;
+		t->just_exc_ret = false;
+		cs->st.breaks++;
+		if (cs->ops.brk)
+			cs->ops.brk(cs->ops.ctx, t->pid, t->tid, t->cpu, r);
+	}
+}
+
+int tc_callstack_feed(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	switch (r->type) {
+	case TC_REC_RANGE:
+		return on_range(cs, r);
+	case TC_REC_EXCEPTION:
+		return on_exception(cs, r);
+	case TC_REC_EXCEPTION_RET:
+		return on_exception_ret(cs, r);
+	case TC_REC_TIMESTAMP:
+		cs->has_ts = true;
+		cs->ts = r->value;
+		break;
+	case TC_REC_TRACE_ON:
+	case TC_REC_NO_SYNC:
+	case TC_REC_ERROR:
+	case TC_REC_LOST:
+	case TC_REC_ADDR_NACC:
+		on_break(cs, r);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,542 @@
+#include "lib/analysis/profile.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pthr {
+	int key, pid, tid, cpu;
+	char *comm;
+	uint64_t insns;
+};
+
+struct fn {
+	size_t thread;
+	uint64_t addr;
+	char *name, *dso;
+	uint64_t self, total, calls;
+	uint64_t stamp;		/* the range last counted into total (recursion: once) */
+};
+
+struct hot {
+	size_t fn;
+	uint64_t start, end, insns;
+};
+
+/* Open addressing over indices + 1 into one of the arrays; the caller compares keys. */
+struct htab {
+	size_t *slot, cap, n;
+};
+
+struct tc_profile {
+	struct tc_profile_opts o;
+	struct pthr *th;
+	size_t nth, cth, last_th;
+	struct fn *fn;
+	size_t nfn, cfn;
+	struct hot *hot;
+	size_t nhot, chot;
+	struct htab fn_h, hot_h;
+	uint64_t ranges, insns;
+	bool failed;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+
+	if (n < *cap)
+		return v;
+	c = *cap ? *cap * 2 : 64;
+	v = realloc(v, c * size);
+	if (v)
+		*cap = c;
+	return v;
+}
+
+/* Slot for hash h where eq(ctx, idx) holds, or the empty slot to fill. */
+static size_t *probe(struct htab *h, uint64_t hash, bool (*eq)(const void *, size_t, const void *),
+		     const void *arr, const void *key)
+{
+	size_t i = (size_t)hash & (h->cap - 1);
+
+	while (h->slot[i] && !eq(arr, h->slot[i] - 1, key))
+		i = (i + 1) & (h->cap - 1);
+	return &h->slot[i];
+}
+
+/* Keep the table at most half full; rehash(idx) gives an entry's hash. */
+static int htab_reserve(struct htab *h, const struct tc_profile *p,
+			uint64_t (*rehash)(const struct tc_profile *, size_t))
+{
+	size_t cap, *slot;
+
+	if (2 * (h->n + 1) <= h->cap)
+		return 0;
+	cap = h->cap ? h->cap * 2 : 1024;
+	slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -1;
+	for (size_t i = 0; i < h->cap; i++) {
+		size_t j;
+
+		if (!h->slot[i])
+			continue;
+		j = (size_t)rehash(p, h->slot[i] - 1) & (cap - 1);
+		while (slot[j])
+			j = (j + 1) & (cap - 1);
+		slot[j] = h->slot[i];
+	}
+	free(h->slot);
+	h->slot = slot;
+	h->cap = cap;
+	return 0;
+}
+
+struct fn_key { size_t thread; uint64_t addr; };
+struct hot_key { size_t fn; uint64_t start, end; };
+
+static uint64_t fn_hash(size_t thread, uint64_t addr) { return mix(mix(0, thread), addr); }
+static uint64_t hot_hash(size_t fn, uint64_t s, uint64_t e) { return mix(mix(mix(1, fn), s), e); }
+
+static uint64_t fn_rehash(const struct tc_profile *p, size_t i)
+{
+	return fn_hash(p->fn[i].thread, p->fn[i].addr);
+}
+
+static uint64_t hot_rehash(const struct tc_profile *p, size_t i)
+{
+	return hot_hash(p->hot[i].fn, p->hot[i].start, p->hot[i].end);
+}
+
+static bool fn_eq(const void *arr, size_t i, const void *key)
+{
+	const struct fn *f = (const struct fn *)arr + i;
+	const struct fn_key *k = key;
+
+	return f->thread == k->thread && f->addr == k->addr;
+}
+
+static bool hot_eq(const void *arr, size_t i, const void *key)
+{
+	const struct hot *h = (const struct hot *)arr + i;
+	const struct hot_key *k = key;
+
+	return h->fn == k->fn && h->start == k->start && h->end == k->end;
+}
+
+struct tc_profile *tc_profile_new(const struct tc_profile_opts *o)
+{
+	struct tc_profile *p = calloc(1, sizeof(*p));
+
+	if (p)
+		p->o = *o;
+	return p;
+}
+
+void tc_profile_free(struct tc_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nth; i++)
+		free(p->th[i].comm);
+	for (size_t i = 0; i < p->nfn; i++) {
+		free(p->fn[i].name);
+		free(p->fn[i].dso);
+	}
+	free(p->th);
+	free(p->fn);
+	free(p->hot);
+	free(p->fn_h.slot);
+	free(p->hot_h.slot);
+	free(p);
+}
+
+bool tc_profile_failed(const struct tc_profile *p)
+{
+	return p->failed;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int thread_key(int tid, int cpu)
+{
+	return tid >= 0 ? tid : cpu >= 0 ? -2 - cpu : INT_MIN;	/* as callstack.c */
+}
+
+static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_range *r, size_t *idx)
+{
+	int key = thread_key(r->tid, r->cpu);
+	struct pthr *t;
+
+	if (p->nth && p->th[p->last_th].key == key) {
+		*idx = p->last_th;
+		return &p->th[*idx];
+	}
+	for (size_t i = 0; i < p->nth; i++) {
+		if (p->th[i].key == key) {
+			*idx = p->last_th = i;
+			return &p->th[i];
+		}
+	}
+	t = grow(p->th, &p->cth, p->nth, sizeof(*p->th));
+	if (!t)
+		return NULL;
+	p->th = t;
+	t = &p->th[p->nth];
+	*t = (struct pthr){ .key = key, .pid = r->pid, .tid = r->tid, .cpu = r->cpu };
+	if (p->o.comm)
+		t->comm = dup_or_null(p->o.comm(p->o.comm_ctx, r->pid, r->tid));
+	*idx = p->last_th = p->nth++;
+	return t;
+}
+
+static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t addr,
+			 size_t *idx)
+{
+	struct fn_key k = { thread, addr };
+	size_t *slot;
+	struct fn *f;
+	char hex[32];
+
+	if (htab_reserve(&p->fn_h, p, fn_rehash))
+		return NULL;
+	slot = probe(&p->fn_h, fn_hash(thread, addr), fn_eq, p->fn, &k);
+	if (*slot) {
+		*idx = *slot - 1;
+		return &p->fn[*idx];
+	}
+	f = grow(p->fn, &p->cfn, p->nfn, sizeof(*p->fn));
+	if (!f)
+		return NULL;
+	p->fn = f;
+	f = &p->fn[p->nfn];
+	*f = (struct fn){ .thread = thread, .addr = addr, .stamp = UINT64_MAX };
+	f->name = strdup(tc_callstack_func_name(p->o.sym, p->o.sym_ctx, pid, addr, hex, sizeof(hex)));
+	if (p->o.dso)
+		f->dso = dup_or_null(p->o.dso(p->o.dso_ctx, pid, addr));
+	if (!f->name)
+		return NULL;
+	*idx = p->nfn++;
+	*slot = p->nfn;
+	p->fn_h.n++;
+	return f;
+}
+
+static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint32_t insns)
+{
+	struct hot_key k = { fn, r->start, r->end };
+	size_t *slot;
+	struct hot *h;
+
+	if (htab_reserve(&p->hot_h, p, hot_rehash))
+		return -1;
+	slot = probe(&p->hot_h, hot_hash(fn, r->start, r->end), hot_eq, p->hot, &k);
+	if (*slot) {
+		p->hot[*slot - 1].insns += insns;
+		return 0;
+	}
+	h = grow(p->hot, &p->chot, p->nhot, sizeof(*p->hot));
+	if (!h)
+		return -1;
+	p->hot = h;
+	p->hot[p->nhot] = (struct hot){ fn, r->start, r->end, insns };
+	*slot = ++p->nhot;
+	p->hot_h.n++;
+	return 0;
+}
+
+void tc_profile_range(void *prof, const struct tc_callstack_range *r)
+{
+	struct tc_profile *p = prof;
+	struct pthr *t;
+	struct fn *f = NULL;
+	size_t ti, fi = 0;
+
+	if (p->failed || (p->o.tid >= 0 && r->tid != p->o.tid) ||
+	    (p->o.cpu >= 0 && r->cpu != p->o.cpu))
+		return;
+	if (p->o.comm_is) {
+		const char *c = p->o.comm ? p->o.comm(p->o.comm_ctx, r->pid, r->tid) : NULL;
+
+		if (!c || strcmp(c, p->o.comm_is))
+			return;
+	}
+	t = get_thread(p, r, &ti);
+	if (!t)
+		goto nomem;
+	t->pid = r->pid;
+	t->cpu = r->cpu;
+	t->insns += r->insns;
+	p->insns += r->insns;
+	p->ranges++;
+	for (unsigned i = 0; i < r->depth; i++) {
+		f = get_fn(p, ti, r->pid, r->func[i], &fi);
+		if (!f)
+			goto nomem;
+		if (f->stamp != p->ranges) {
+			f->stamp = p->ranges;
+			f->total += r->insns;
+		}
+		if (i >= r->kept && r->kind[i] != TC_FRAME_ROOT)
+			f->calls++;
+	}
+	if (f) {
+		f->self += r->insns;
+		if (add_hot(p, fi, r->rec, r->insns))
+			goto nomem;
+	}
+	return;
+nomem:
+	p->failed = true;
+}
+
+/* ---- tables ---- */
+
+static int str_cmp(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int row_cmp(const void *pa, const void *pb, void *key)
+{
+	const struct tc_profile_row *a = pa, *b = pb;
+	int c = 0;
+
+	switch (*(const enum tc_profile_sort *)key) {
+	case TC_PROFILE_BY_SELF: c = cmp_u64_desc(a->self, b->self); break;
+	case TC_PROFILE_BY_TOTAL: c = cmp_u64_desc(a->total, b->total); break;
+	case TC_PROFILE_BY_CALLS: c = cmp_u64_desc(a->calls, b->calls); break;
+	case TC_PROFILE_BY_NAME: break;
+	}
+	if (!c)
+		c = strcmp(a->name, b->name);
+	if (!c)
+		c = str_cmp(a->dso, b->dso);
+	return c ? c : (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static void add_hot_row(struct tc_profile_row *row, const struct hot *h)
+{
+	unsigned i = TC_PROFILE_HOT;
+
+	while (i > 0 && row->hot[i - 1].insns < h->insns)
+		i--;
+	if (i == TC_PROFILE_HOT)
+		return;
+	memmove(&row->hot[i + 1], &row->hot[i], (TC_PROFILE_HOT - 1 - i) * sizeof(row->hot[0]));
+	row->hot[i] = (struct tc_profile_hot){ h->start, h->end, h->insns };
+}
+
+static int fn_order(const void *pa, const void *pb, void *prof)
+{
+	const struct tc_profile *p = prof;
+	const struct fn *a = &p->fn[*(const size_t *)pa], *b = &p->fn[*(const size_t *)pb];
+	int c = str_cmp(a->dso, b->dso);
+
+	return c ? c : strcmp(a->name, b->name);
+}
+
+/* Rows of one thread (thread = SIZE_MAX: all threads, merged by dso and name). */
+static int build_rows(const struct tc_profile *p, const struct tc_profile_view *v, size_t thread,
+		      struct tc_profile_thread *out)
+{
+	size_t *idx = malloc((p->nfn + 1) * sizeof(*idx)), n = 0, *row_of;
+	struct tc_profile_row *rows;
+
+	row_of = malloc((p->nfn + 1) * sizeof(*row_of));
+	rows = calloc(p->nfn + 1, sizeof(*rows));
+	if (!idx || !row_of || !rows) {
+		free(idx);
+		free(row_of);
+		free(rows);
+		return -1;
+	}
+	for (size_t i = 0; i < p->nfn; i++) {
+		if (thread == SIZE_MAX || p->fn[i].thread == thread)
+			idx[n++] = i;
+	}
+	if (thread == SIZE_MAX)
+		qsort_r(idx, n, sizeof(*idx), fn_order, (void *)p);
+	out->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct fn *f = &p->fn[idx[i]];
+		struct tc_profile_row *r = out->n ? &rows[out->n - 1] : NULL;
+
+		if (!r || thread != SIZE_MAX || strcmp(r->name, f->name) ||
+		    str_cmp(r->dso, f->dso)) {
+			r = &rows[out->n++];
+			*r = (struct tc_profile_row){ .name = f->name, .dso = f->dso, .addr = f->addr };
+		}
+		r->self += f->self;
+		r->total += f->total;
+		r->calls += f->calls;
+		row_of[idx[i]] = (size_t)(r - rows);
+	}
+	for (size_t i = 0; i < p->nfn; i++) {
+		if (thread != SIZE_MAX && p->fn[i].thread != thread)
+			row_of[i] = SIZE_MAX;
+	}
+	for (size_t i = 0; i < p->nhot; i++) {
+		if (row_of[p->hot[i].fn] != SIZE_MAX)
+			add_hot_row(&rows[row_of[p->hot[i].fn]], &p->hot[i]);
+	}
+	out->funcs = 0;
+	for (size_t i = 0; i < out->n; i++)
+		out->funcs += rows[i].self > 0;
+	/* dso filter, then sort and limit */
+	if (v->dso) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < out->n; i++) {
+			if (rows[i].dso && !strcmp(rows[i].dso, v->dso))
+				rows[k++] = rows[i];
+		}
+		out->n = k;
+	}
+	qsort_r(rows, out->n, sizeof(*rows), row_cmp, (void *)&v->sort);
+	if (v->limit && out->n > v->limit)
+		out->n = v->limit;
+	out->rows = rows;
+	free(idx);
+	free(row_of);
+	return 0;
+}
+
+int tc_profile_table(const struct tc_profile *p, const struct tc_profile_view *v,
+		  struct tc_profile_table *t)
+{
+	size_t n = v->per_thread ? p->nth : 1;
+
+	*t = (struct tc_profile_table){ .insns = p->insns };
+	t->threads = calloc(n ? n : 1, sizeof(*t->threads));
+	if (!t->threads)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct tc_profile_thread *o = &t->threads[i];
+
+		if (v->per_thread)
+			*o = (struct tc_profile_thread){ .pid = p->th[i].pid, .tid = p->th[i].tid,
+						      .cpu = p->th[i].cpu, .comm = p->th[i].comm,
+						      .insns = p->th[i].insns };
+		else
+			*o = (struct tc_profile_thread){ .pid = -1, .tid = -1, .cpu = -1,
+						      .insns = p->insns };
+		t->n = i + 1;
+		if (build_rows(p, v, v->per_thread ? i : SIZE_MAX, o)) {
+			tc_profile_table_free(t);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void tc_profile_table_free(struct tc_profile_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->threads[i].rows);
+	free(t->threads);
+	*t = (struct tc_profile_table){ .n = 0 };
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void tc_profile_write_text(const struct tc_profile_table *t, FILE *f)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tc_profile_thread *th = &t->threads[i];
+
+		if (i)
+			fputc('\n', f);
+		if (th->tid >= 0)
+			fprintf(f, "thread %d/%d", th->pid, th->tid);
+		else if (th->cpu >= 0)
+			fprintf(f, "cpu %d (thread unknown)", th->cpu);
+		else
+			fprintf(f, "all threads");
+		if (th->comm)
+			fprintf(f, " (%s)", th->comm);
+		fprintf(f, ": %" PRIu64 " instructions, %zu functions executed\n", th->insns,
+			th->funcs);
+		fprintf(f, "%12s %7s %12s %7s %8s  %-s\n", "self", "self%", "total", "total%",
+			"calls", "function");
+		for (size_t k = 0; k < th->n; k++) {
+			const struct tc_profile_row *r = &th->rows[k];
+
+			fprintf(f, "%12" PRIu64 " %6.2f%% %12" PRIu64 " %6.2f%% %8" PRIu64 "  %s",
+				r->self, pct(r->self, th->insns), r->total, pct(r->total, th->insns),
+				r->calls, r->name);
+			if (r->dso)
+				fprintf(f, " [%s]", r->dso);
+			if (r->hot[0].insns)
+				fprintf(f, "  hottest 0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 ")",
+					r->hot[0].start, r->hot[0].end, r->hot[0].insns);
+			fputc('\n', f);
+		}
+	}
+}
+
+void tc_profile_write_json(const struct tc_profile_table *t, struct tc_json *j)
+{
+	tc_json_obj_open(j);
+	tc_json_kint(j, "insns", (long long)t->insns);
+	tc_json_key(j, "threads");
+	tc_json_arr_open(j);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tc_profile_thread *th = &t->threads[i];
+
+		tc_json_obj_open(j);
+		tc_json_kint(j, "pid", th->pid);
+		tc_json_kint(j, "tid", th->tid);
+		tc_json_kint(j, "cpu", th->cpu);
+		tc_json_kstr(j, "comm", th->comm);
+		tc_json_kint(j, "insns", (long long)th->insns);
+		tc_json_kint(j, "functions", (long long)th->funcs);
+		tc_json_key(j, "rows");
+		tc_json_arr_open(j);
+		for (size_t k = 0; k < th->n; k++) {
+			const struct tc_profile_row *r = &th->rows[k];
+
+			tc_json_obj_open(j);
+			tc_json_kstr(j, "name", r->name);
+			tc_json_kstr(j, "dso", r->dso);
+			tc_json_khex(j, "addr", r->addr);
+			tc_json_kint(j, "self", (long long)r->self);
+			tc_json_kint(j, "total", (long long)r->total);
+			tc_json_kint(j, "calls", (long long)r->calls);
+			tc_json_key(j, "hot");
+			tc_json_arr_open(j);
+			for (unsigned h = 0; h < TC_PROFILE_HOT && r->hot[h].insns; h++) {
+				tc_json_obj_open(j);
+				tc_json_khex(j, "start", r->hot[h].start);
+				tc_json_khex(j, "end", r->hot[h].end);
+				tc_json_kint(j, "insns", (long long)r->hot[h].insns);
+				tc_json_obj_close(j);
+			}
+			tc_json_arr_close(j);
+			tc_json_obj_close(j);
+		}
+		tc_json_arr_close(j);
+		tc_json_obj_close(j);
+	}
+	tc_json_arr_close(j);
+	tc_json_obj_close(j);
+}

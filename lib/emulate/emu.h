@@ -1,0 +1,52 @@
+/* Trace without trace hardware: run a program, follow its exact executed path per thread
+ * and write it as a genuine Intel PT (lib/emulate/emu_pt.c, x86-64 under ptrace single-step) or
+ * CoreSight ETMv4 (lib/emulate/emu_etm.c, aarch64 under qemu-user) perf.data recording. */
+#ifndef TC_LIB_EMULATE_EMU_H
+#define TC_LIB_EMULATE_EMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/util/err.h"
+
+enum tc_emu_format { TC_EMU_AUTO, TC_EMU_PT, TC_EMU_ETM };
+
+struct tc_emu_opts {
+	char *const *argv;	/* the program (a path) and its arguments */
+	const char *output;	/* perf.data to write */
+	const char *filter;	/* perf address filter; NULL: the program's own code */
+	const char *truth;	/* ground truth file, or NULL */
+	bool truth_no_tid;	/* truth lines without the thread id (single-threaded tools) */
+	bool no_retcomp;	/* PT: no return compression (DisRETC) */
+	uint64_t sync_period;	/* PSB / A-sync period in bytes (0: 4096) */
+	uint64_t repeat_bytes;	/* PT: repeat a cycle of the path until the trace has this
+				 * many bytes (single-threaded programs; 0: off) */
+	int rec_argc;		/* the recording command line, for the header */
+	char *const *rec_argv;
+	const char *qemu;	/* ETM: the qemu-aarch64 to run (NULL: from PATH) */
+};
+
+struct tc_emu_stats {
+	uint64_t steps;		/* instructions the program executed while followed */
+	uint64_t insns;		/* of those, inside the filter (traced) */
+	uint64_t branches;	/* ground-truth branch lines */
+	uint64_t bytes;		/* trace bytes written */
+	unsigned threads;
+	int status;		/* the program's wait status */
+	/* repeat_bytes: ground-truth lines (from, to] are the cycle, repeated `repeats`
+	 * more times after line `to`. */
+	uint64_t cycle_from, cycle_to, repeats;
+};
+
+/* The format for a program from its ELF machine: PT for x86-64, ETM for aarch64. */
+int tc_emu_format_of(const char *path, enum tc_emu_format *out, struct tc_err *e);
+
+/* Closes the ground-truth file (if open) and clears *f; a failed close (full disk) is
+ * an error naming path, so a truncated truth never passes for a complete one. */
+int tc_emu_truth_close(FILE **f, const char *path, struct tc_err *e);
+
+int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e);
+int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e);
+
+#endif

@@ -1,0 +1,211 @@
+#include "lib/emulate/pt_enc.h"
+
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enough of x86-64 to tell gcc's branches apart. */
+struct tc_x86_insn tc_x86_classify(const uint8_t *b)
+{
+	struct tc_x86_insn r = { TC_X86_OTHER, 0 };
+	unsigned i = 0;
+
+	while (i < 14 && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+			  b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
+			  b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0))
+		i++;
+	if ((b[i] & 0xf0) == 0x40)
+		i++;
+	if ((b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3)) {
+		r.kind = TC_X86_JCC;
+		r.len = i + 2;
+	} else if (b[i] == 0x0f && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f) {
+		r.kind = TC_X86_JCC;
+		r.len = i + 6;
+	} else if (b[i] == 0xeb || b[i] == 0xe9) {
+		r.kind = TC_X86_JMP;
+	} else if (b[i] == 0xe8) {
+		r.kind = TC_X86_CALL;
+	} else if (b[i] == 0xc3 || b[i] == 0xc2) {
+		r.kind = TC_X86_RET;
+	} else if (b[i] == 0xff) {
+		unsigned reg = (b[i + 1] >> 3) & 7;
+
+		r.kind = reg == 2 ? TC_X86_ICALL : reg == 4 ? TC_X86_IJMP :
+			reg == 3 || reg == 5 ? TC_X86_FAR : TC_X86_OTHER;
+	} else if ((b[i] == 0x0f && (b[i + 1] == 0x05 || b[i + 1] == 0x34 || b[i + 1] == 0x0b)) ||
+		   b[i] == 0xcd || b[i] == 0xcc || b[i] == 0xcf || b[i] == 0xca || b[i] == 0xcb ||
+		   b[i] == 0xea || b[i] == 0x9a) {
+		r.kind = TC_X86_FAR;
+	}
+	return r;
+}
+
+static int new_encoder(struct tc_pt_enc *x, uint64_t off, struct tc_err *e)
+{
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = x->buf;
+	cfg.end = x->buf + x->cap;
+	if (!(x->enc = pt_alloc_encoder(&cfg)) || pt_enc_sync_set(x->enc, off) < 0)
+		return tc_err_set(e, ENOMEM, "cannot create a libipt encoder");
+	return 0;
+}
+
+int tc_pt_enc_init(struct tc_pt_enc *x, bool retcomp, uint64_t psb_every, struct tc_err *e)
+{
+	memset(x, 0, sizeof(*x));
+	x->retcomp = retcomp;
+	x->psb_every = psb_every ? psb_every : 4096;
+	x->cap = 1 << 16;
+	if (!(x->buf = calloc(1, x->cap)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	return new_encoder(x, 0, e);
+}
+
+void tc_pt_enc_fini(struct tc_pt_enc *x)
+{
+	if (x->enc)
+		pt_free_encoder(x->enc);
+	free(x->buf);
+	memset(x, 0, sizeof(*x));
+}
+
+uint64_t tc_pt_enc_offset(const struct tc_pt_enc *x)
+{
+	uint64_t off = 0;
+
+	pt_enc_get_offset(x->enc, &off);
+	return off;
+}
+
+static int emit(struct tc_pt_enc *x, const struct pt_packet *p, struct tc_err *e)
+{
+	int n;
+
+	/* libipt's encoder writes into a fixed buffer: on its end, a new encoder over a
+	 * bigger copy continues at the same offset. */
+	while ((n = pt_enc_next(x->enc, p)) == -pte_eos) {
+		uint64_t off = tc_pt_enc_offset(x);
+		uint8_t *nb = realloc(x->buf, x->cap * 2);
+
+		if (!nb)
+			return tc_err_set(e, ENOMEM, "out of memory for Intel PT trace");
+		memset(nb + x->cap, 0, x->cap);
+		x->buf = nb;
+		x->cap *= 2;
+		pt_free_encoder(x->enc);
+		x->enc = NULL;
+		if (new_encoder(x, off, e))
+			return -1;
+	}
+	if (n < 0)
+		return tc_err_set(e, EINVAL, "libipt encoder: %s (packet type %d)",
+				  pt_errstr(pt_errcode(n)), p->type);
+	x->packets++;
+	return 0;
+}
+
+int tc_pt_enc_flush_tnt(struct tc_pt_enc *x, struct tc_err *e)
+{
+	struct pt_packet p = { 0 };
+
+	if (!x->nr_tnt)
+		return 0;
+	p.type = x->nr_tnt <= 6 ? ppt_tnt_8 : ppt_tnt_64;
+	p.payload.tnt.bit_size = (uint8_t)x->nr_tnt;
+	p.payload.tnt.payload = x->tnt;
+	x->tnt = 0;
+	x->nr_tnt = 0;
+	return emit(x, &p, e);
+}
+
+int tc_pt_enc_tnt_bit(struct tc_pt_enc *x, bool taken, struct tc_err *e)
+{
+	/* The oldest branch is the most significant bit. */
+	x->tnt = x->tnt << 1 | taken;
+	if (++x->nr_tnt == 47)
+		return tc_pt_enc_flush_tnt(x, e);
+	return 0;
+}
+
+int tc_pt_enc_ip(struct tc_pt_enc *x, int type, uint64_t ip, struct tc_err *e)
+{
+	struct pt_packet p = { 0 };
+
+	if (tc_pt_enc_flush_tnt(x, e))
+		return -1;
+	p.type = (enum pt_packet_type)type;
+	if ((ip >> 16) == (x->last_ip >> 16)) {
+		p.payload.ip.ipc = pt_ipc_update_16;
+		p.payload.ip.ip = ip & 0xffff;
+	} else if ((ip >> 32) == (x->last_ip >> 32)) {
+		p.payload.ip.ipc = pt_ipc_update_32;
+		p.payload.ip.ip = ip & 0xffffffffu;
+	} else {
+		p.payload.ip.ipc = pt_ipc_sext_48;
+		p.payload.ip.ip = ip & ((1ULL << 48) - 1);
+	}
+	x->last_ip = ip;
+	return emit(x, &p, e);
+}
+
+int tc_pt_enc_pgd_noip(struct tc_pt_enc *x, struct tc_err *e)
+{
+	struct pt_packet p = { 0 };
+
+	if (tc_pt_enc_flush_tnt(x, e))
+		return -1;
+	p.type = ppt_tip_pgd;
+	p.payload.ip.ipc = pt_ipc_suppressed;
+	x->depth = 0;
+	return emit(x, &p, e);
+}
+
+int tc_pt_enc_psb(struct tc_pt_enc *x, bool enabled, uint64_t ip, struct tc_err *e)
+{
+	struct pt_packet p = { 0 };
+
+	if (tc_pt_enc_flush_tnt(x, e))
+		return -1;
+	p.type = ppt_psb;
+	if (emit(x, &p, e))
+		return -1;
+	x->last_ip = 0;
+	x->depth = 0;
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	if (emit(x, &p, e) || (enabled && tc_pt_enc_ip(x, ppt_fup, ip, e)))
+		return -1;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_psbend;
+	if (emit(x, &p, e))
+		return -1;
+	x->next_psb = tc_pt_enc_offset(x) + x->psb_every;
+	return 0;
+}
+
+int tc_pt_enc_psb_due(struct tc_pt_enc *x, uint64_t ip, struct tc_err *e)
+{
+	return tc_pt_enc_offset(x) >= x->next_psb ? tc_pt_enc_psb(x, true, ip, e) : 0;
+}
+
+void tc_pt_enc_push_ret(struct tc_pt_enc *x, uint64_t ret)
+{
+	if (x->depth == TC_PT_RET_STACK) {
+		memmove(x->stack, x->stack + 1, (TC_PT_RET_STACK - 1) * sizeof(x->stack[0]));
+		x->depth--;
+	}
+	x->stack[x->depth++] = ret;
+}
+
+bool tc_pt_enc_pop_ret(struct tc_pt_enc *x, uint64_t to)
+{
+	if (!x->retcomp || !x->depth || x->stack[x->depth - 1] != to)
+		return false;
+	x->depth--;
+	return true;
+}

@@ -1,0 +1,311 @@
+#include "lib/images/elf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct sym {
+	uint64_t addr, size;
+	const char *name;	/* points into the mapped file's string table */
+};
+
+struct tc_elf {
+	char *path;
+	const uint8_t *map;
+	size_t size;
+	Elf *elf;		/* kept open: symbol names point into its string tables */
+	int machine, is64;
+	char build_id[2 * 64 + 1];
+	struct tc_elf_seg *segs;
+	size_t nsegs;
+	struct sym *syms;
+	size_t nsyms;
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void read_build_id(struct tc_elf *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) || nh.n_descsz > 64)
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				sprintf(t->build_id + 2 * i, "%02x",
+					((unsigned char *)d->d_buf)[doff + i]);
+			return;
+		}
+	}
+}
+
+/* Function symbols from .symtab, or .dynsym when the file is stripped. */
+static int read_symbols(struct tc_elf *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL, *use = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			use = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dyn = scn;
+	}
+	if (!use)
+		use = dyn;
+	if (!use || !gelf_getshdr(use, &sh) || !sh.sh_entsize || !(d = elf_getdata(use, NULL)))
+		return 0;
+	n = sh.sh_size / sh.sh_entsize;
+	t->syms = calloc(n ? n : 1, sizeof(*t->syms));
+	if (!t->syms)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		/* Thumb function symbols have bit 0 set; the code starts at the even address. */
+		if (t->machine == EM_ARM)
+			s.st_value &= ~1ULL;
+		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name };
+	}
+	qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
+	return 0;
+}
+
+static int load(struct tc_elf *t, struct tc_err *e)
+{
+	Elf *elf = t->elf = elf_memory((char *)t->map, t->size);
+	GElf_Ehdr eh;
+	size_t nph;
+	int ret = -1;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		tc_err_set(e, EINVAL, "%s: not an ELF file (%s)", t->path, elf_errmsg(-1));
+		goto out;
+	}
+	t->machine = eh.e_machine;
+	t->is64 = gelf_getclass(elf) == ELFCLASS64;
+	if (elf_getphdrnum(elf, &nph)) {
+		tc_err_set(e, EINVAL, "%s: bad program headers (%s)", t->path, elf_errmsg(-1));
+		goto out;
+	}
+	t->segs = calloc(nph ? nph : 1, sizeof(*t->segs));
+	if (!t->segs)
+		goto nomem;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* Never trust a segment that claims bytes past the end of the file. */
+		if (ph.p_offset > t->size || ph.p_filesz > t->size - ph.p_offset) {
+			tc_err_set(e, EINVAL, "%s: segment %zu (offset 0x%llx size 0x%llx) is past the end of the file",
+				   t->path, i, (unsigned long long)ph.p_offset,
+				   (unsigned long long)ph.p_filesz);
+			goto out;
+		}
+		t->segs[t->nsegs++] = (struct tc_elf_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
+							   ph.p_filesz, !!(ph.p_flags & PF_X) };
+	}
+	read_build_id(t, elf);
+	if (read_symbols(t, elf))
+		goto nomem;
+	ret = 0;
+	goto out;
+nomem:
+	tc_err_sys(e, ENOMEM, "%s", t->path);
+out:
+	return ret;
+}
+
+struct tc_elf *tc_elf_open(const char *path, struct tc_err *e)
+{
+	struct tc_elf *t = calloc(1, sizeof(*t));
+	struct stat st;
+	int fd;
+
+	if (!t || !(t->path = strdup(path))) {
+		free(t);
+		tc_err_sys(e, ENOMEM, "%s", path);
+		return NULL;
+	}
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tc_err_sys(e, errno, "cannot open %s", path);
+		goto fail;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		tc_err_set(e, EINVAL, "%s: not a regular, non-empty file", path);
+		close(fd);
+		goto fail;
+	}
+	t->size = (size_t)st.st_size;
+	/* Private and writable: libelf may convert in place; the file is never changed. */
+	t->map = mmap(NULL, t->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (t->map == MAP_FAILED) {
+		t->map = NULL;
+		tc_err_sys(e, errno, "cannot map %s", path);
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	if (load(t, e))
+		goto fail;
+	return t;
+fail:
+	tc_elf_close(t);
+	return NULL;
+}
+
+void tc_elf_close(struct tc_elf *t)
+{
+	if (!t)
+		return;
+	if (t->elf)
+		elf_end(t->elf);
+	if (t->map)
+		munmap((void *)t->map, t->size);
+	free(t->segs);
+	free(t->syms);
+	free(t->path);
+	free(t);
+}
+
+const char *tc_elf_path(const struct tc_elf *t) { return t->path; }
+size_t tc_elf_size(const struct tc_elf *t) { return t->size; }
+int tc_elf_machine(const struct tc_elf *t) { return t->machine; }
+int tc_elf_is_64(const struct tc_elf *t) { return t->is64; }
+const char *tc_elf_build_id(const struct tc_elf *t) { return t->build_id; }
+
+const struct tc_elf_seg *tc_elf_segments(const struct tc_elf *t, size_t *n)
+{
+	*n = t->nsegs;
+	return t->segs;
+}
+
+size_t tc_elf_read_offset(const struct tc_elf *t, uint64_t off, void *buf, size_t len)
+{
+	if (off >= t->size)
+		return 0;
+	if (len > t->size - off)
+		len = (size_t)(t->size - off);
+	memcpy(buf, t->map + off, len);
+	return len;
+}
+
+size_t tc_elf_read_vaddr(const struct tc_elf *t, uint64_t vaddr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct tc_elf_seg *s = &t->segs[i];
+		uint64_t rel;
+
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		rel = vaddr - s->vaddr;
+		if (len > s->filesz - rel)
+			len = (size_t)(s->filesz - rel);
+		return tc_elf_read_offset(t, s->offset + rel, buf, len);
+	}
+	return 0;
+}
+
+int tc_elf_offset_to_vaddr(const struct tc_elf *t, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct tc_elf_seg *s = &t->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int tc_elf_symbol_addr(const struct tc_elf *t, const char *name, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < t->nsyms; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*vaddr = t->syms[i].addr;
+			return 0;
+		}
+	return -1;
+}
+
+int tc_elf_symbol_size(const struct tc_elf *t, const char *name, uint64_t *size)
+{
+	for (size_t i = 0; i < t->nsyms; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*size = t->syms[i].size;
+			return 0;
+		}
+	return -1;
+}
+
+int tc_elf_vaddr_to_offset(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct tc_elf_seg *s = &t->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*off = s->offset + (vaddr - s->vaddr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *tc_elf_symbol(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
+{
+	size_t lo = 0, hi = t->nsyms;
+
+	/* Last symbol starting at or before vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct sym *s = &t->syms[lo - 1];
+
+	if (s->size && vaddr - s->addr >= s->size)
+		return NULL;
+	*off = vaddr - s->addr;
+	return s->name;
+}

@@ -1,0 +1,47 @@
+/* ELF images for decoding: the bytes the traced program executed (by virtual address or
+ * file offset), its build id, and symbols for addresses. Read with libelf. */
+#ifndef TC_LIB_IMAGES_ELF_H
+#define TC_LIB_IMAGES_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/util/err.h"
+
+struct tc_elf_seg {
+	uint64_t vaddr, memsz;	/* as loaded */
+	uint64_t offset, filesz;	/* in the file */
+	int exec;
+};
+
+struct tc_elf;
+
+struct tc_elf *tc_elf_open(const char *path, struct tc_err *e);
+void tc_elf_close(struct tc_elf *elf);
+
+const char *tc_elf_path(const struct tc_elf *elf);
+size_t tc_elf_size(const struct tc_elf *elf);	/* of the file, in bytes */
+int tc_elf_machine(const struct tc_elf *elf);	/* EM_AARCH64, EM_X86_64, ... */
+int tc_elf_is_64(const struct tc_elf *elf);
+/* Lowercase hex build id ("" if the file has none). */
+const char *tc_elf_build_id(const struct tc_elf *elf);
+const struct tc_elf_seg *tc_elf_segments(const struct tc_elf *elf, size_t *n);
+
+/* Copy up to len file-backed bytes at vaddr (link-time address); returns the count. */
+size_t tc_elf_read_vaddr(const struct tc_elf *elf, uint64_t vaddr, void *buf, size_t len);
+/* Copy up to len bytes at file offset off; returns the count. */
+size_t tc_elf_read_offset(const struct tc_elf *elf, uint64_t off, void *buf, size_t len);
+/* Link-time address of file offset off in an executable segment, for mapping MMAP2 pgoff. */
+int tc_elf_offset_to_vaddr(const struct tc_elf *elf, uint64_t off, uint64_t *vaddr);
+
+/* Link-time address of the function symbol named name; -1 if there is none. */
+int tc_elf_symbol_addr(const struct tc_elf *elf, const char *name, uint64_t *vaddr);
+/* st_size of the function symbol named name (0 if unknown); -1 if there is none. */
+int tc_elf_symbol_size(const struct tc_elf *elf, const char *name, uint64_t *size);
+/* File offset of link-time address vaddr (in a file-backed part of a segment); -1 if none. */
+int tc_elf_vaddr_to_offset(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
+
+/* The function symbol containing vaddr, or NULL; *off gets vaddr - symbol start. */
+const char *tc_elf_symbol(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
+
+#endif

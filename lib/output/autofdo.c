@@ -1,0 +1,330 @@
+#include "lib/output/autofdo.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* (a, b) -> count, open addressing. */
+struct pair_count {
+	uint64_t a, b, n;	/* n 0: empty slot */
+};
+
+struct pair_map {
+	struct pair_count *slot;
+	size_t cap, used;
+};
+
+struct binary {
+	const char *dso, *build_id;
+	uint64_t base;		/* first PT_LOAD vaddr */
+	struct pair_map ranges, branches;
+};
+
+/* The range of a trace stream waiting for its branch target. */
+struct pending {
+	long key;
+	bool valid, taken, wait_fix;
+	size_t bin;
+	uint64_t start, end, to;
+};
+
+struct tc_autofdo {
+	struct tc_autofdo_opts o;
+	struct binary *bins;
+	size_t nbins;
+	struct pending *st;
+	size_t nst;
+	bool failed;
+};
+
+static uint64_t hash2(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+
+	return h ^ (h >> 29);
+}
+
+static int map_add(struct pair_map *m, uint64_t a, uint64_t b)
+{
+	if (2 * (m->used + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct pair_count *s = calloc(cap, sizeof(*s));
+
+		if (!s)
+			return -1;
+		for (size_t i = 0; i < m->cap; i++) {
+			struct pair_count *p = &m->slot[i];
+			size_t k;
+
+			if (!p->n)
+				continue;
+			for (k = hash2(p->a, p->b) & (cap - 1); s[k].n; k = (k + 1) & (cap - 1))
+				;
+			s[k] = *p;
+		}
+		free(m->slot);
+		m->slot = s;
+		m->cap = cap;
+	}
+	for (size_t k = hash2(a, b) & (m->cap - 1);; k = (k + 1) & (m->cap - 1)) {
+		struct pair_count *p = &m->slot[k];
+
+		if (!p->n) {
+			*p = (struct pair_count){ a, b, 1 };
+			m->used++;
+			return 0;
+		}
+		if (p->a == a && p->b == b) {
+			p->n++;
+			return 0;
+		}
+	}
+}
+
+struct tc_autofdo *tc_autofdo_new(const struct tc_autofdo_opts *o)
+{
+	struct tc_autofdo *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->o = *o;
+	return a;
+}
+
+void tc_autofdo_free(struct tc_autofdo *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nbins; i++) {
+		free(a->bins[i].ranges.slot);
+		free(a->bins[i].branches.slot);
+	}
+	free(a->bins);
+	free(a->st);
+	free(a);
+}
+
+static long stream_key(const struct tc_rec *r)
+{
+	return r->id >= 0 ? r->id : 0x10000L + r->tid;
+}
+
+static struct pending *stream(struct tc_autofdo *a, const struct tc_rec *r)
+{
+	long key = stream_key(r);
+	struct pending *p;
+
+	for (size_t i = 0; i < a->nst; i++)
+		if (a->st[i].key == key)
+			return &a->st[i];
+	p = realloc(a->st, (a->nst + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	a->st = p;
+	p = &a->st[a->nst++];
+	*p = (struct pending){ .key = key };
+	return p;
+}
+
+static int binary_of(struct tc_autofdo *a, const struct tc_images_file *f, size_t *idx)
+{
+	struct binary *b;
+
+	for (size_t i = 0; i < a->nbins; i++)
+		if (!strcmp(a->bins[i].dso, f->dso) && !strcmp(a->bins[i].build_id, f->build_id)) {
+			*idx = i;
+			return 0;
+		}
+	b = realloc(a->bins, (a->nbins + 1) * sizeof(*b));
+	if (!b)
+		return -1;
+	a->bins = b;
+	b[a->nbins] = (struct binary){ .dso = f->dso, .build_id = f->build_id,
+				       .base = f->first_load };
+	*idx = a->nbins++;
+	return 0;
+}
+
+static int flush(struct tc_autofdo *a, struct pending *p)
+{
+	struct binary *b;
+	int rc = 0;
+
+	if (!p->valid)
+		return 0;
+	b = &a->bins[p->bin];
+	p->valid = p->wait_fix = false;
+	rc |= map_add(&b->ranges, p->start, p->end);
+	if (p->taken)
+		rc |= map_add(&b->branches, p->end, p->to);
+	return rc;
+}
+
+static int64_t sext(uint64_t v, unsigned bits)
+{
+	uint64_t m = 1ULL << (bits - 1);
+
+	v &= (1ULL << bits) - 1;
+	return (int64_t)((v ^ m) - m);
+}
+
+/* A64 direct branches (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ): 1 and *target, else 0. */
+static int a64_direct(uint32_t i, uint64_t pc, uint64_t *target)
+{
+	if ((i & 0x7c000000) == 0x14000000)		/* B, BL */
+		*target = pc + (uint64_t)(sext(i, 26) * 4);
+	else if ((i & 0xff000010) == 0x54000000 || (i & 0x7e000000) == 0x34000000)
+		*target = pc + (uint64_t)(sext(i >> 5, 19) * 4);	/* B.cond, CBZ/CBNZ */
+	else if ((i & 0x7e000000) == 0x36000000)	/* TBZ/TBNZ */
+		*target = pc + (uint64_t)(sext(i >> 5, 14) * 4);
+	else
+		return 0;
+	return 1;
+}
+
+/* Whether the range's last instruction is a direct branch, and its target (0 unknown). */
+static bool direct_branch(struct tc_autofdo *a, const struct tc_rec *r, uint64_t *target)
+{
+	uint64_t pc = r->end - r->last_size;
+	uint8_t b[4] = { 0 };
+
+	*target = 0;
+	if (r->isa == TC_ISA_A64) {
+		if (a->o.read(a->o.ctx, r->pid, pc, b, 4) != 4)
+			return r->last_type == TC_INSN_JUMP;
+		return a64_direct((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+				  (uint32_t)b[3] << 24, pc, target);
+	}
+	if (r->isa == TC_ISA_X86_64 || r->isa == TC_ISA_X86_32) {
+		/* direct: call rel32, jmp rel, jcc rel8/rel32, loop/jrcxz (libipt's classes
+		 * do not tell direct jumps from indirect ones) */
+		if (!r->last_size || a->o.read(a->o.ctx, r->pid, pc, b, 2) < 1)
+			return false;
+		return b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb ||
+		       (b[0] >= 0x70 && b[0] <= 0x7f) || (b[0] >= 0xe0 && b[0] <= 0xe3) ||
+		       (b[0] == 0x0f && r->last_size >= 2 && b[1] >= 0x80 && b[1] <= 0x8f);
+	}
+	return r->last_type == TC_INSN_JUMP;
+}
+
+static int range(struct tc_autofdo *a, const struct tc_rec *r)
+{
+	struct pending *p = stream(a, r);
+	struct tc_images_file f;
+	uint64_t target;
+	bool branch;
+	size_t bin;
+	int rc = 0;
+
+	if (!p)
+		return -1;
+	if (a->o.file(a->o.ctx, r->pid, r->start, &f))
+		return flush(a, p);
+	if (p->valid && p->wait_fix)
+		p->to = f.vaddr;
+	rc |= flush(a, p);
+	if (binary_of(a, &f, &bin))
+		return -1;
+	p->valid = true;
+	p->bin = bin;
+	p->start = f.vaddr;
+	p->end = f.vaddr + (r->end - r->last_size - r->start);
+	branch = r->last_type != TC_INSN_OTHER;
+	p->taken = branch && r->last_taken;
+	p->to = 0;
+	if (p->taken && direct_branch(a, r, &target)) {
+		/* the same file's addresses, as simpleperf takes them */
+		p->to = target ? f.vaddr + (target - r->start) : 0;
+		p->wait_fix = true;
+	}
+	return rc;
+}
+
+int tc_autofdo_feed(struct tc_autofdo *a, const struct tc_rec *r)
+{
+	struct pending *p;
+	int rc = 0;
+
+	switch (r->type) {
+	case TC_REC_RANGE:
+		rc = range(a, r);
+		break;
+	case TC_REC_TRACE_ON:
+		if (!(p = stream(a, r)))
+			rc = -1;
+		else
+			rc = flush(a, p);
+		break;
+	default:
+		break;
+	}
+	if (rc)
+		a->failed = true;
+	return rc;
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+	const struct pair_count *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int cmp_bin(const void *x, const void *y)
+{
+	return strcmp(((const struct binary *)x)->dso, ((const struct binary *)y)->dso);
+}
+
+/* The map's pairs relative to base, sorted; ranges keep only pairs at or above base,
+ * branches need only from there (a target below it becomes 0). */
+static int write_pairs(const struct pair_map *m, uint64_t base, bool branches, FILE *f)
+{
+	struct pair_count *v = malloc((m->used ? m->used : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct pair_count p = m->slot[i];
+
+		if (!p.n || p.a < base || (!branches && p.b < base))
+			continue;
+		p.a -= base;
+		p.b = p.b >= base ? p.b - base : 0;
+		v[n++] = p;
+	}
+	qsort(v, n, sizeof(*v), cmp_pair);
+	fprintf(f, "%zu\n", n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%" PRIx64 "%s%" PRIx64 ":%" PRIu64 "\n", v[i].a, branches ? "->" : "-",
+			v[i].b, v[i].n);
+	free(v);
+	return 0;
+}
+
+int tc_autofdo_write(struct tc_autofdo *a, FILE *f)
+{
+	int rc = a->failed ? -1 : 0;
+
+	for (size_t i = 0; i < a->nst; i++)
+		rc |= flush(a, &a->st[i]);
+	if (a->nbins)
+		qsort(a->bins, a->nbins, sizeof(*a->bins), cmp_bin);
+	if (a->nbins > 1)
+		fprintf(f, "// Please split this file. AutoFDO only accepts profile for one binary.\n");
+	for (size_t i = 0; i < a->nbins; i++) {
+		const struct binary *b = &a->bins[i];
+		size_t len = strlen(b->build_id);
+
+		rc |= write_pairs(&b->ranges, b->base, false, f);
+		fprintf(f, "0\n");
+		rc |= write_pairs(&b->branches, b->base, true, f);
+		/* 20 bytes, zero-padded (shorter ids, as the 16-byte ones of lld) */
+		fprintf(f, "// build_id: 0x%s%.*s\n// %s\n\n", b->build_id,
+			len < 40 ? (int)(40 - len) : 0, "0000000000000000000000000000000000000000",
+			b->dso);
+	}
+	return rc || ferror(f) ? -1 : 0;
+}

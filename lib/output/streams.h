@@ -1,0 +1,20 @@
+/* --per-thread DIR: one decoded stream per thread (or per trace ID where the thread is not
+ * known), each written through the same record writer as stdout. */
+#ifndef TC_LIB_OUTPUT_STREAMS_H
+#define TC_LIB_OUTPUT_STREAMS_H
+
+#include <stdbool.h>
+
+#include "lib/util/err.h"
+#include "lib/output/listing.h"
+
+struct tc_streams;
+
+/* Creates DIR if needed. json picks .jsonl files, else .txt. */
+struct tc_streams *tc_streams_open(const char *dir, bool json, struct tc_err *e);
+/* Write r to its stream: tid >= 0 -> "tid-<tid>", else "cpu-<cpu>" or "id-0x<id>". */
+int tc_streams_write(struct tc_streams *s, const struct tc_rec *r, struct tc_err *e);
+/* Closes every file; fails if any write failed. Returns the number of streams in *n. */
+int tc_streams_close(struct tc_streams *s, unsigned *n, struct tc_err *e);
+
+#endif

@@ -1,0 +1,635 @@
+/* perf.data writer (file mode): header, attrs and ids, data records, feature sections. */
+#include "lib/perfdata/perf_write.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/perfdata/perf_data.h"
+
+#define PW_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" */
+#define PW_HDR_SIZE 104
+#define PW_NAME_ALIGN 64		/* feature strings and build-id names */
+#define PW_MISC_BUILD_ID_SIZE (1 << 15)
+#define PW_MAX_RECORD 0xffff
+#define PW_CS_VERSION 1
+#define PW_CS_ETMV4_NR_PARAMS 7
+
+struct pw_buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+struct pw_attr {
+	uint8_t attr[TC_PERF_WRITE_ATTR_SIZE];
+	uint64_t sample_type;
+	bool sample_id_all;
+	uint64_t *ids;
+	size_t nr_ids;
+	char *name;			/* for HEADER_EVENT_DESC, NULL: none given */
+};
+
+struct tc_perf_write {
+	char *path;
+	FILE *f;
+	uint64_t pos;			/* bytes written so far */
+	bool data_started;
+	uint64_t attrs_off, attrs_size, data_off;
+	struct pw_attr *attrs;
+	size_t nr_attrs;
+	struct pw_buf feat[TC_PERF_DATA_FEAT_BITS];
+	uint64_t present[TC_PERF_DATA_FEAT_BITS / 64];
+	uint32_t nr_cmdline;
+	struct pw_buf index;		/* {offset, size} pairs of AUXTRACE records */
+	size_t nr_index;
+	uint8_t rec[PW_MAX_RECORD + 1];	/* the record being built */
+	size_t rlen;
+};
+
+static int buf_put(struct pw_buf *b, const void *p, size_t n, struct tc_err *e)
+{
+	if (b->cap - b->n < n) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *q;
+
+		while (cap - b->n < n)
+			cap *= 2;
+		if (!(q = realloc(b->p, cap)))
+			return tc_err_set(e, ENOMEM, "out of memory for a perf.data section");
+		b->p = q;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->p + b->n, p, n);
+	b->n += n;
+	return 0;
+}
+
+static int put(struct tc_perf_write *w, const void *p, size_t n, struct tc_err *e)
+{
+	if (n && fwrite(p, 1, n, w->f) != n)
+		return tc_err_sys(e, errno, "%s: write at offset 0x%llx", w->path,
+				  (unsigned long long)w->pos);
+	w->pos += n;
+	return 0;
+}
+
+static int put_zero(struct tc_perf_write *w, size_t n, struct tc_err *e)
+{
+	static const uint8_t z[64];
+
+	while (n) {
+		size_t k = n < sizeof(z) ? n : sizeof(z);
+
+		if (put(w, z, k, e))
+			return -1;
+		n -= k;
+	}
+	return 0;
+}
+
+int tc_perf_write_open(struct tc_perf_write **out, const char *path, struct tc_err *e)
+{
+	struct tc_perf_write *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w || !(w->path = strdup(path))) {
+		free(w);
+		return tc_err_set(e, ENOMEM, "out of memory opening %s", path);
+	}
+	if (!(w->f = fopen(path, "wb"))) {
+		int err = errno;
+
+		free(w->path);
+		free(w);
+		return tc_err_sys(e, err, "%s: cannot create", path);
+	}
+	/* The header is rewritten at close, once the sections are known. */
+	if (put_zero(w, PW_HDR_SIZE, e)) {
+		tc_perf_write_abort(w);
+		return -1;
+	}
+	*out = w;
+	return 0;
+}
+
+void tc_perf_write_abort(struct tc_perf_write *w)
+{
+	if (!w)
+		return;
+	if (w->f)
+		fclose(w->f);
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		free(w->attrs[i].ids);
+		free(w->attrs[i].name);
+	}
+	free(w->attrs);
+	for (size_t i = 0; i < TC_PERF_DATA_FEAT_BITS; i++)
+		free(w->feat[i].p);
+	free(w->index.p);
+	free(w->path);
+	free(w);
+}
+
+int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr *attr, const uint64_t *ids,
+		   size_t nr_ids, struct tc_err *e)
+{
+	struct pw_attr *a;
+	struct perf_event_attr copy;
+
+	if (w->data_started)
+		return tc_err_set(e, EINVAL, "%s: attrs must come before the first record",
+				  w->path);
+	a = realloc(w->attrs, (w->nr_attrs + 1) * sizeof(*a));
+	if (!a)
+		return tc_err_set(e, ENOMEM, "out of memory for attrs");
+	w->attrs = a;
+	a = &w->attrs[w->nr_attrs];
+	memset(a, 0, sizeof(*a));
+	memset(&copy, 0, sizeof(copy));
+	memcpy(&copy, attr, sizeof(copy) < TC_PERF_WRITE_ATTR_SIZE ? sizeof(copy) : TC_PERF_WRITE_ATTR_SIZE);
+	copy.size = TC_PERF_WRITE_ATTR_SIZE;
+	memcpy(a->attr, &copy, sizeof(copy) < TC_PERF_WRITE_ATTR_SIZE ? sizeof(copy) : TC_PERF_WRITE_ATTR_SIZE);
+	a->sample_type = attr->sample_type;
+	a->sample_id_all = attr->sample_id_all;
+	if (nr_ids) {
+		if (!(a->ids = malloc(nr_ids * sizeof(*ids))))
+			return tc_err_set(e, ENOMEM, "out of memory for attr ids");
+		memcpy(a->ids, ids, nr_ids * sizeof(*ids));
+	}
+	a->nr_ids = nr_ids;
+	w->nr_attrs++;
+	return 0;
+}
+
+int tc_perf_write_attr_name(struct tc_perf_write *w, size_t attr_idx, const char *name, struct tc_err *e)
+{
+	char *dup;
+
+	if (attr_idx >= w->nr_attrs)
+		return tc_err_set(e, EINVAL, "%s: no attr %zu to name", w->path, attr_idx);
+	if (!(dup = strdup(name)))
+		return tc_err_set(e, ENOMEM, "out of memory for an event name");
+	free(w->attrs[attr_idx].name);
+	w->attrs[attr_idx].name = dup;
+	return 0;
+}
+
+/* Ids, then the attrs pointing at them; the data section follows. */
+static int start_data(struct tc_perf_write *w, struct tc_err *e)
+{
+	uint64_t ids_off = w->pos;
+
+	if (w->data_started)
+		return 0;
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		if (put(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8, e))
+			return -1;
+	w->attrs_off = w->pos;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		uint64_t sec[2] = { ids_off, w->attrs[i].nr_ids * 8 };
+
+		if (put(w, w->attrs[i].attr, TC_PERF_WRITE_ATTR_SIZE, e) || put(w, sec, sizeof(sec), e))
+			return -1;
+		ids_off += sec[1];
+	}
+	w->attrs_size = w->pos - w->attrs_off;
+	w->data_off = w->pos;
+	w->data_started = true;
+	return 0;
+}
+
+uint64_t tc_perf_write_offset(const struct tc_perf_write *w)
+{
+	/* Before the first record the attrs still have to be written. */
+	uint64_t n = w->pos;
+
+	if (!w->data_started)
+		for (size_t i = 0; i < w->nr_attrs; i++)
+			n += w->attrs[i].nr_ids * 8 + TC_PERF_WRITE_ATTR_SIZE + 16;
+	return n;
+}
+
+int tc_perf_write_record(struct tc_perf_write *w, const void *rec, size_t len, struct tc_err *e)
+{
+	struct perf_event_header h;
+
+	if (len < sizeof(h) || len > PW_MAX_RECORD || len % 8)
+		return tc_err_set(e, EINVAL, "%s: record of %zu bytes is not 8..0xfff8 in steps "
+				  "of 8", w->path, len);
+	memcpy(&h, rec, sizeof(h));
+	if (h.size != len)
+		return tc_err_set(e, EINVAL, "%s: record header says %u bytes, given %zu",
+				  w->path, h.size, len);
+	if (start_data(w, e))
+		return -1;
+	return put(w, rec, len, e);
+}
+
+/* Record building in w->rec: begin, append fields, end with trailer and size. */
+static void rb_begin(struct tc_perf_write *w, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = 0 };
+
+	memcpy(w->rec, &h, sizeof(h));
+	w->rlen = sizeof(h);
+}
+
+static void rb_put(struct tc_perf_write *w, const void *p, size_t n)
+{
+	/* Callers bound their variable parts well below the record limit. */
+	memcpy(w->rec + w->rlen, p, n);
+	w->rlen += n;
+}
+
+static void rb_u32(struct tc_perf_write *w, uint32_t v) { rb_put(w, &v, 4); }
+static void rb_u64(struct tc_perf_write *w, uint64_t v) { rb_put(w, &v, 8); }
+
+/* A NUL-terminated string padded with zeros to 8 bytes. */
+static int rb_str(struct tc_perf_write *w, const char *s, size_t max, struct tc_err *e)
+{
+	size_t n = strlen(s) + 1, pad = (8 - n % 8) % 8;
+
+	if (n > max)
+		return tc_err_set(e, EINVAL, "%s: name of %zu bytes is too long for a record",
+				  w->path, n - 1);
+	rb_put(w, s, n);
+	memset(w->rec + w->rlen, 0, pad);
+	w->rlen += pad;
+	return 0;
+}
+
+static int rb_end(struct tc_perf_write *w, const struct tc_perf_write_sid *sid, struct tc_err *e)
+{
+	struct tc_perf_write_sid none = { 0 };
+	uint16_t size;
+
+	if (w->nr_attrs && w->attrs[0].sample_id_all) {
+		uint64_t st = w->attrs[0].sample_type;
+
+		if (!sid)
+			sid = &none;
+		if (st & PERF_SAMPLE_TID) {
+			rb_u32(w, sid->pid);
+			rb_u32(w, sid->tid);
+		}
+		if (st & PERF_SAMPLE_TIME)
+			rb_u64(w, sid->time);
+		if (st & PERF_SAMPLE_ID)
+			rb_u64(w, sid->id);
+		if (st & PERF_SAMPLE_STREAM_ID)
+			rb_u64(w, sid->stream_id);
+		if (st & PERF_SAMPLE_CPU) {
+			rb_u32(w, sid->cpu);
+			rb_u32(w, 0);
+		}
+		if (st & PERF_SAMPLE_IDENTIFIER)
+			rb_u64(w, sid->id);
+	}
+	size = (uint16_t)w->rlen;
+	memcpy(w->rec + 6, &size, sizeof(size));
+	return tc_perf_write_record(w, w->rec, w->rlen, e);
+}
+
+int tc_perf_write_comm(struct tc_perf_write *w, uint32_t pid, uint32_t tid, const char *comm, bool exec,
+	       const struct tc_perf_write_sid *sid, struct tc_err *e)
+{
+	/* The kernel leaves the cpumode bits of COMM at 0. */
+	rb_begin(w, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+	rb_u32(w, pid);
+	rb_u32(w, tid);
+	if (rb_str(w, comm, 4096, e))
+		return -1;
+	return rb_end(w, sid, e);
+}
+
+int tc_perf_write_mmap2(struct tc_perf_write *w, const struct tc_perf_write_mmap2 *m, const struct tc_perf_write_sid *sid,
+		struct tc_err *e)
+{
+	rb_begin(w, PERF_RECORD_MMAP2, m->misc ? m->misc : PERF_RECORD_MISC_USER);
+	rb_u32(w, m->pid);
+	rb_u32(w, m->tid);
+	rb_u64(w, m->start);
+	rb_u64(w, m->len);
+	rb_u64(w, m->pgoff);
+	rb_u32(w, m->maj);
+	rb_u32(w, m->min);
+	rb_u64(w, m->ino);
+	rb_u64(w, m->ino_generation);
+	rb_u32(w, m->prot);
+	rb_u32(w, m->flags);
+	if (rb_str(w, m->filename, 4096, e))
+		return -1;
+	return rb_end(w, sid, e);
+}
+
+int tc_perf_write_fork(struct tc_perf_write *w, bool exit, uint32_t pid, uint32_t ppid, uint32_t tid,
+	       uint32_t ptid, uint64_t time, const struct tc_perf_write_sid *sid, struct tc_err *e)
+{
+	rb_begin(w, exit ? PERF_RECORD_EXIT : PERF_RECORD_FORK, 0);
+	rb_u32(w, pid);
+	rb_u32(w, ppid);
+	rb_u32(w, tid);
+	rb_u32(w, ptid);
+	rb_u64(w, time);
+	return rb_end(w, sid, e);
+}
+
+int tc_perf_write_itrace_start(struct tc_perf_write *w, uint32_t pid, uint32_t tid, const struct tc_perf_write_sid *sid,
+		       struct tc_err *e)
+{
+	rb_begin(w, PERF_RECORD_ITRACE_START, 0);
+	rb_u32(w, pid);
+	rb_u32(w, tid);
+	return rb_end(w, sid, e);
+}
+
+int tc_perf_write_aux(struct tc_perf_write *w, uint64_t aux_offset, uint64_t aux_size, uint64_t flags,
+	      const struct tc_perf_write_sid *sid, struct tc_err *e)
+{
+	rb_begin(w, PERF_RECORD_AUX, 0);
+	rb_u64(w, aux_offset);
+	rb_u64(w, aux_size);
+	rb_u64(w, flags);
+	return rb_end(w, sid, e);
+}
+
+int tc_perf_write_lost_samples(struct tc_perf_write *w, uint64_t lost, const struct tc_perf_write_sid *sid,
+		       struct tc_err *e)
+{
+	rb_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
+	rb_u64(w, lost);
+	return rb_end(w, sid, e);
+}
+
+static void info_begin(struct tc_perf_write *w, uint32_t type)
+{
+	rb_begin(w, TC_PERF_DATA_AUXTRACE_INFO, 0);
+	rb_u32(w, type);
+	rb_u32(w, 0);
+}
+
+static int info_end(struct tc_perf_write *w, struct tc_err *e)
+{
+	uint16_t size = (uint16_t)w->rlen;
+
+	memcpy(w->rec + 6, &size, sizeof(size));
+	return tc_perf_write_record(w, w->rec, w->rlen, e);
+}
+
+int tc_perf_write_auxtrace_info_intel_pt(struct tc_perf_write *w, const uint64_t priv[TC_IPT_PRIV_MAX],
+				 const char *filter, struct tc_err *e)
+{
+	size_t flen = filter ? strlen(filter) : 0;
+
+	info_begin(w, TC_AUXTRACE_INTEL_PT);
+	for (int i = 0; i < TC_IPT_PRIV_MAX; i++)
+		rb_u64(w, i == TC_IPT_FILTER_STR_LEN ? flen : priv[i]);
+	/* perf reads roundup(len + 1, 8) bytes and wants them NUL-terminated. */
+	if (flen && rb_str(w, filter, 32768, e))
+		return -1;
+	return info_end(w, e);
+}
+
+int tc_perf_write_auxtrace_info_cs_etm(struct tc_perf_write *w, uint32_t pmu_type, uint64_t snapshot,
+			       const struct tc_perf_write_etmv4 *cpus, size_t nr_cpus, struct tc_err *e)
+{
+	/* 3 header words and 10 per CPU must fit the 16-bit record size. */
+	if (nr_cpus > (PW_MAX_RECORD - 16 - 24) / 80)
+		return tc_err_set(e, EINVAL, "%s: %zu CPUs do not fit one AUXTRACE_INFO record",
+				  w->path, nr_cpus);
+	info_begin(w, TC_AUXTRACE_CS_ETM);
+	rb_u64(w, PW_CS_VERSION);
+	rb_u64(w, (uint64_t)pmu_type << 32 | nr_cpus);
+	rb_u64(w, snapshot);
+	for (size_t i = 0; i < nr_cpus; i++) {
+		const struct tc_perf_write_etmv4 *c = &cpus[i];
+
+		rb_u64(w, TC_CS_ETMV4_MAGIC);
+		rb_u64(w, c->cpu);
+		rb_u64(w, PW_CS_ETMV4_NR_PARAMS);
+		rb_u64(w, c->trcconfigr);
+		rb_u64(w, c->trctraceidr);
+		rb_u64(w, c->trcidr0);
+		rb_u64(w, c->trcidr1);
+		rb_u64(w, c->trcidr2);
+		rb_u64(w, c->trcidr8);
+		rb_u64(w, c->trcauthstatus);
+	}
+	return info_end(w, e);
+}
+
+int tc_perf_write_auxtrace(struct tc_perf_write *w, const void *data, size_t size, uint64_t offset,
+		   uint64_t reference, uint32_t idx, uint32_t tid, uint32_t cpu,
+		   struct tc_err *e)
+{
+	size_t pad = (8 - size % 8) % 8;
+	uint64_t at = tc_perf_write_offset(w), ent[2];
+
+	rb_begin(w, TC_PERF_DATA_AUXTRACE, 0);
+	rb_u64(w, size + pad);
+	rb_u64(w, offset);
+	rb_u64(w, reference);
+	rb_u32(w, idx);
+	rb_u32(w, tid);
+	rb_u32(w, cpu);
+	rb_u32(w, 0);
+	if (info_end(w, e) || put(w, data, size, e) || put_zero(w, pad, e))
+		return -1;
+	ent[0] = at;
+	ent[1] = w->rlen;
+	if (buf_put(&w->index, ent, sizeof(ent), e))
+		return -1;
+	w->nr_index++;
+	return 0;
+}
+
+static void mark(struct tc_perf_write *w, unsigned feat)
+{
+	w->present[feat / 64] |= 1ULL << (feat % 64);
+}
+
+/* perf's string: u32 length (NAME_ALIGN-padded, with the NUL), then the bytes. */
+static int feat_str(struct pw_buf *b, const char *s, struct tc_err *e)
+{
+	static const uint8_t z[PW_NAME_ALIGN];
+	size_t n = strlen(s) + 1, len = (n + PW_NAME_ALIGN - 1) / PW_NAME_ALIGN * PW_NAME_ALIGN;
+	uint32_t l = (uint32_t)len;
+
+	return buf_put(b, &l, 4, e) || buf_put(b, s, n, e) || buf_put(b, z, len - n, e) ? -1 : 0;
+}
+
+int tc_perf_write_feat_string(struct tc_perf_write *w, unsigned feat, const char *s, struct tc_err *e)
+{
+	switch (feat) {
+	case TC_PERF_DATA_FEAT_HOSTNAME: case TC_PERF_DATA_FEAT_OSRELEASE: case TC_PERF_DATA_FEAT_VERSION:
+	case TC_PERF_DATA_FEAT_ARCH: case TC_PERF_DATA_FEAT_CPUDESC: case TC_PERF_DATA_FEAT_CPUID:
+		break;
+	default:
+		return tc_err_set(e, EINVAL, "feature %u is not a string feature", feat);
+	}
+	w->feat[feat].n = 0;
+	mark(w, feat);
+	return feat_str(&w->feat[feat], s, e);
+}
+
+int tc_perf_write_feat_raw(struct tc_perf_write *w, unsigned feat, const void *data, size_t len,
+		   struct tc_err *e)
+{
+	if (feat == 0 || feat >= TC_PERF_DATA_FEAT_BITS)
+		return tc_err_set(e, EINVAL, "no feature bit %u", feat);
+	w->feat[feat].n = 0;
+	mark(w, feat);
+	return buf_put(&w->feat[feat], data, len, e);
+}
+
+int tc_perf_write_feat_nrcpus(struct tc_perf_write *w, uint32_t avail, uint32_t online, struct tc_err *e)
+{
+	uint32_t v[2] = { avail, online };
+
+	w->feat[TC_PERF_DATA_FEAT_NRCPUS].n = 0;
+	mark(w, TC_PERF_DATA_FEAT_NRCPUS);
+	return buf_put(&w->feat[TC_PERF_DATA_FEAT_NRCPUS], v, sizeof(v), e);
+}
+
+int tc_perf_write_feat_cmdline(struct tc_perf_write *w, int argc, char *const argv[], struct tc_err *e)
+{
+	struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_CMDLINE];
+	uint32_t nr = argc > 0 ? (uint32_t)argc : 0;
+
+	b->n = 0;
+	mark(w, TC_PERF_DATA_FEAT_CMDLINE);
+	if (buf_put(b, &nr, 4, e))
+		return -1;
+	for (uint32_t i = 0; i < nr; i++)
+		if (feat_str(b, argv[i], e))
+			return -1;
+	return 0;
+}
+
+int tc_perf_write_feat_build_id(struct tc_perf_write *w, int32_t pid, uint16_t misc, const uint8_t *id,
+			size_t size, const char *filename, struct tc_err *e)
+{
+	static const uint8_t z[PW_NAME_ALIGN];
+	struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_BUILD_ID];
+	size_t n = strlen(filename) + 1, len = (n + PW_NAME_ALIGN - 1) / PW_NAME_ALIGN *
+		PW_NAME_ALIGN;
+	uint8_t bid[24] = { 0 };
+	struct perf_event_header h = { .type = TC_PERF_DATA_HEADER_BUILD_ID,
+				       .misc = misc | PW_MISC_BUILD_ID_SIZE };
+
+	if (size > 20 || 36 + len > PW_MAX_RECORD)
+		return tc_err_set(e, EINVAL, "build id of %zu bytes for %s: ids hold at most 20 "
+				  "bytes, names at most 0xffb0", size, filename);
+	h.size = (uint16_t)(36 + len);
+	memcpy(bid, id, size);
+	bid[20] = (uint8_t)size;
+	mark(w, TC_PERF_DATA_FEAT_BUILD_ID);
+	return buf_put(b, &h, sizeof(h), e) || buf_put(b, &pid, 4, e) ||
+	       buf_put(b, bid, sizeof(bid), e) || buf_put(b, filename, n, e) ||
+	       buf_put(b, z, len - n, e) ? -1 : 0;
+}
+
+/* perf's layout: u32 events, u32 attr size; per event the attr, u32 ids, the name as a
+ * feature string, the ids. Written when any attr was named. */
+static int event_desc(struct tc_perf_write *w, struct tc_err *e)
+{
+	struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_EVENT_DESC];
+	uint32_t hdr[2] = { (uint32_t)w->nr_attrs, TC_PERF_WRITE_ATTR_SIZE };
+	bool named = false;
+
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		named |= w->attrs[i].name != NULL;
+	if (!named)
+		return 0;
+	b->n = 0;
+	mark(w, TC_PERF_DATA_FEAT_EVENT_DESC);
+	if (buf_put(b, hdr, sizeof(hdr), e))
+		return -1;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		const struct pw_attr *a = &w->attrs[i];
+		uint32_t nr = (uint32_t)a->nr_ids;
+
+		if (buf_put(b, a->attr, TC_PERF_WRITE_ATTR_SIZE, e) || buf_put(b, &nr, 4, e) ||
+		    feat_str(b, a->name ? a->name : "", e) ||
+		    buf_put(b, a->ids, a->nr_ids * 8, e))
+			return -1;
+	}
+	return 0;
+}
+
+/* After the data: one {offset, size} per set feature bit, then the sections. */
+static int write_features(struct tc_perf_write *w, struct tc_err *e)
+{
+	size_t nr = 0;
+	uint64_t off;
+
+	if (event_desc(w, e))
+		return -1;
+
+	if (w->nr_index) {
+		uint64_t n = w->nr_index;
+		struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_AUXTRACE];
+
+		b->n = 0;
+		mark(w, TC_PERF_DATA_FEAT_AUXTRACE);
+		if (buf_put(b, &n, 8, e) || buf_put(b, w->index.p, w->index.n, e))
+			return -1;
+	}
+	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++)
+		nr += !!(w->present[f / 64] & (1ULL << (f % 64)));
+	off = w->pos + nr * 16;
+	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++) {
+		uint64_t sec[2];
+
+		if (!(w->present[f / 64] & (1ULL << (f % 64))))
+			continue;
+		sec[0] = off;
+		sec[1] = w->feat[f].n;
+		if (put(w, sec, sizeof(sec), e))
+			return -1;
+		off += sec[1];
+	}
+	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++)
+		if ((w->present[f / 64] & (1ULL << (f % 64))) &&
+		    put(w, w->feat[f].p, w->feat[f].n, e))
+			return -1;
+	return 0;
+}
+
+int tc_perf_write_close(struct tc_perf_write *w, struct tc_err *e)
+{
+	uint64_t h[PW_HDR_SIZE / 8] = { 0 }, data_size;
+	int rc = -1;
+
+	if (start_data(w, e))
+		goto out;
+	data_size = w->pos - w->data_off;
+	if (write_features(w, e))
+		goto out;
+	h[0] = PW_MAGIC;
+	h[1] = PW_HDR_SIZE;
+	h[2] = TC_PERF_WRITE_ATTR_SIZE + 16;
+	h[3] = w->attrs_off;
+	h[4] = w->attrs_size;
+	h[5] = w->data_off;
+	h[6] = data_size;
+	/* h[7], h[8]: the event_types section, unused. */
+	memcpy(&h[9], w->present, sizeof(w->present));
+	if (fseek(w->f, 0, SEEK_SET)) {
+		tc_err_sys(e, errno, "%s: seek to the header", w->path);
+		goto out;
+	}
+	if (fwrite(h, 1, sizeof(h), w->f) != sizeof(h)) {
+		tc_err_sys(e, errno, "%s: writing the header", w->path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fclose(w->f) && !rc)
+		rc = tc_err_sys(e, errno, "%s: close", w->path);
+	w->f = NULL;
+	tc_perf_write_abort(w);
+	return rc;
+}

@@ -1,0 +1,51 @@
+#include "lib/util/strv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tc_strv_push(struct tc_strv *s, const char *str)
+{
+	char *copy;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		char **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	copy = strdup(str);
+	if (!copy)
+		return -1;
+	s->v[s->n++] = copy;
+	return 0;
+}
+
+bool tc_strv_has(const struct tc_strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], str))
+			return true;
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tc_strv_sort(struct tc_strv *s)
+{
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_str);
+}
+
+void tc_strv_free(struct tc_strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
