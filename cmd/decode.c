@@ -55,11 +55,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_BUFFER: d->a.buffer = arg; break;
 	case OPT_ID:
 		if (tc_parse_trace_ids(arg, d->a.want_id))
-			return tc_msg_usage_error(tc_cmd_find("decode"), "bad trace ID list '%s'", arg);
+			return tc_msg_usage_error(tc_cmd_find("decode"), "bad trace ID list '%s'",
+						  arg);
 		d->a.any_id = true;
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "autofdo") && tc_analysis_format_parse(arg, &(enum tc_analysis_format){ 0 }))
+		if (strcmp(arg, "autofdo") &&
+		    tc_analysis_format_parse(arg, &(enum tc_analysis_format){ 0 }))
 			return tc_msg_usage_error(tc_cmd_find("decode"), "bad format '%s' (folded, "
 					      "chrome, svg or autofdo)", arg);
 		d->format = arg;
@@ -96,8 +98,10 @@ int do_decode(int argc, char **argv)
 	if (i < argc)
 		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
 	if (d.format && (d.a.packets || d.a.branches || d.per_thread))
-		return tc_msg_usage_error(cmd, "--format takes instruction ranges: not with --packets, "
-				      "--branches or --per-thread"), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd,
+					  "--format takes instruction ranges: not with --packets, "
+					  "--branches or --per-thread"),
+		       TC_EXIT_USAGE;
 	if (d.a.packets && d.a.branches)
 		return tc_msg_usage_error(cmd, "--packets and --branches exclude each other"),
 		       TC_EXIT_USAGE;

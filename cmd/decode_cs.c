@@ -41,10 +41,14 @@ struct decode_cs *decode_cs_new(const char *symfs, bool packets, bool branches,
 		tc_fatal("out of memory");
 	c->buildid_dir = tc_buildid_dir();
 	c->packets = packets;
-	c->s = tc_cs_perf_new(&(struct tc_cs_perf_opts){ .symfs = symfs, .buildid_dir = c->buildid_dir,
-						 .packets = packets, .branches = branches,
-						 .want_id = want_id, .emit = emit, .ctx = ctx },
-			  &e);
+	c->s = tc_cs_perf_new(&(struct tc_cs_perf_opts){ .symfs = symfs,
+							 .buildid_dir = c->buildid_dir,
+							 .packets = packets,
+							 .branches = branches,
+							 .want_id = want_id,
+							 .emit = emit,
+							 .ctx = ctx },
+			      &e);
 	if (!c->s)
 		tc_fatal("%s", e.msg);
 	if (out && !packets) {

@@ -73,10 +73,14 @@ void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
 	    tc_grow((void **)&x->raw, &x->raw_cap, x->raw_len + r->u.sample.raw_size + 1, 1))
 		tc_fatal("out of memory for tracepoint samples");
 	ev = &x->evs[x->n++];
-	*ev = (struct ev){ .time = s->time, .has_time = s->has_time, .offset = r->offset,
-			   .id = r->attr->attr.config, .attr = (size_t)(r->attr - tc_perf_data_attr(pd, 0)),
+	*ev = (struct ev){ .time = s->time,
+			   .has_time = s->has_time,
+			   .offset = r->offset,
+			   .id = r->attr->attr.config,
+			   .attr = (size_t)(r->attr - tc_perf_data_attr(pd, 0)),
 			   .raw_at = x->raw_len,
-			   .raw_len = r->u.sample.raw_size, .cpu = s->has_cpu ? (int)s->cpu : -1,
+			   .raw_len = r->u.sample.raw_size,
+			   .cpu = s->has_cpu ? (int)s->cpu : -1,
 			   .pid = s->has_tid ? (int)s->pid : -1,
 			   .tid = s->has_tid ? (int)s->tid : -1 };
 	memcpy(x->raw + x->raw_len, r->u.sample.raw, r->u.sample.raw_size);

@@ -121,8 +121,8 @@ int tc_dec_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *s
 	struct tc_dec *d = ctx;
 
 	if (d->cs && decode_cs_is_cs_etm(d->cs))
-		return tc_analysis_images_sym(tc_cs_perf_images(decode_cs_session(d->cs)), pid, addr, name,
-					start);
+		return tc_analysis_images_sym(tc_cs_perf_images(decode_cs_session(d->cs)), pid,
+					      addr, name, start);
 	if (d->pt && decode_pt_is_intel_pt(d->pt))
 		return tc_pt_session_sym(decode_pt_session(d->pt), pid, addr, name, start);
 	return -1;
@@ -133,7 +133,8 @@ const char *tc_dec_dso(void *ctx, int pid, uint64_t addr)
 	struct tc_dec *d = ctx;
 
 	if (d->cs && decode_cs_is_cs_etm(d->cs))
-		return tc_analysis_images_dso(tc_cs_perf_images(decode_cs_session(d->cs)), pid, addr);
+		return tc_analysis_images_dso(tc_cs_perf_images(decode_cs_session(d->cs)), pid,
+					      addr);
 	if (d->pt && decode_pt_is_intel_pt(d->pt))
 		return tc_pt_session_dso(decode_pt_session(d->pt), pid, addr);
 	return NULL;

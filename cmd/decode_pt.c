@@ -27,9 +27,12 @@ struct decode_pt *decode_pt_new(const char *symfs, bool branches,
 	if (!p)
 		tc_fatal("out of memory");
 	p->buildid_dir = tc_buildid_dir();
-	p->s = tc_pt_session_new(&(struct tc_pt_session_opts){ .symfs = symfs, .buildid_dir = p->buildid_dir,
-						 .branches = branches, .emit = emit, .ctx = ctx },
-			  &e);
+	p->s = tc_pt_session_new(&(struct tc_pt_session_opts){ .symfs = symfs,
+							       .buildid_dir = p->buildid_dir,
+							       .branches = branches,
+							       .emit = emit,
+							       .ctx = ctx },
+				 &e);
 	if (!p->s)
 		tc_fatal("%s", e.msg);
 	if (out) {
@@ -39,7 +42,8 @@ struct decode_pt *decode_pt_new(const char *symfs, bool branches,
 	return p;
 }
 
-void decode_pt_record(struct decode_pt *p, struct tc_perf_data *pd, const struct tc_perf_data_record *r)
+void decode_pt_record(struct decode_pt *p, struct tc_perf_data *pd,
+		      const struct tc_perf_data_record *r)
 {
 	struct tc_err e;
 

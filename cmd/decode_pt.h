@@ -16,7 +16,8 @@ struct decode_pt *decode_pt_new(const char *symfs, bool branches,
 				void (*emit)(void *ctx, const struct tc_rec *r), void *ctx,
 				struct tc_listing *out);
 /* Every record in file order; fatal on an unusable AUXTRACE_INFO or no memory. */
-void decode_pt_record(struct decode_pt *p, struct tc_perf_data *pd, const struct tc_perf_data_record *r);
+void decode_pt_record(struct decode_pt *p, struct tc_perf_data *pd,
+		      const struct tc_perf_data_record *r);
 /* Whether the input held Intel PT (else another decoder's turn). */
 bool decode_pt_is_intel_pt(const struct decode_pt *p);
 /* Decode the queued trace, then report: warnings for missing images, errors, overflows

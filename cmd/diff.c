@@ -40,8 +40,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_SYMFS: d->symfs = arg; break;
 	case OPT_SORT:
 		if (tc_report_sort_parse(arg, &d->view.sort))
-			return tc_msg_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
-					      arg);
+			return tc_msg_usage_error(
+				cmd, "bad sort key '%s' (self, total, calls or name)", arg);
 		break;
 	case OPT_LIMIT:
 		if (tc_report_parse_count(arg, &v))
@@ -52,14 +52,16 @@ static int on_opt(int key, const char *arg, void *ctx)
 		errno = 0;
 		d->fail_above = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(d->fail_above) || d->fail_above < 0)
-			return tc_msg_usage_error(cmd, "bad --fail-above '%s' (a percentage >= 0)", arg);
+			return tc_msg_usage_error(cmd, "bad --fail-above '%s' (a percentage >= 0)",
+						  arg);
 		d->gate = true;
 		break;
 	}
 	return 0;
 }
 
-static int profile(const char *input, const char *symfs, struct tc_analysis **an, struct tc_dec **dec)
+static int profile(const char *input, const char *symfs, struct tc_analysis **an,
+		   struct tc_dec **dec)
 {
 	struct tc_decode_args a = { .input = input, .symfs = symfs };
 	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };

@@ -146,7 +146,8 @@ int tc_opts_parse(const struct tc_cmd *cmd, int argc, char **argv,
 			c -= 256 * 4;	/* a shadowed global option given by its long name */
 		g = tc_opts_global_one(c, optarg);
 		if (g < 0) {
-			tc_msg_usage_error(cmd, "bad value '%s' for --color (auto, always, never)", optarg);
+			tc_msg_usage_error(cmd, "bad value '%s' for --color (auto, always, never)",
+					   optarg);
 			goto out;
 		}
 		if (g == 0 && (!on_opt || on_opt(c, optarg, ctx)))

@@ -15,7 +15,7 @@ int tc_report_parse_count(const char *s, long *out);
  * and finish it; fatal when the analysis cannot be completed. *out keeps the analysis and
  * *dec the decoder (its symbols are the profile's strings) for the caller to free. Returns
  * the number of problems the decode warned about. */
-int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o, struct tc_analysis **out,
-		struct tc_dec **dec);
+int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o,
+		  struct tc_analysis **out, struct tc_dec **dec);
 
 #endif

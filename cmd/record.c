@@ -365,23 +365,30 @@ int do_record(int argc, char **argv)
 					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv };
 
 		if (!r.emulated)
-			return tc_msg_usage_error(cmd, "--format, --filter and --ground-truth go with "
-					      "--pmu emulated"), TC_EXIT_USAGE;
+			return tc_msg_usage_error(cmd,
+						  "--format, --filter and --ground-truth go with "
+						  "--pmu emulated"),
+			       TC_EXIT_USAGE;
 		if (!r.o.workload)
-			return tc_msg_usage_error(cmd, "--pmu emulated runs a command: record --pmu "
-					      "emulated [options] -- CMD [ARGS]"), TC_EXIT_USAGE;
+			return tc_msg_usage_error(cmd,
+						  "--pmu emulated runs a command: record --pmu "
+						  "emulated [options] -- CMD [ARGS]"),
+			       TC_EXIT_USAGE;
 		return do_record_emulated(&eo, r.emu_format);
 	}
 	if (r.o.workload && (r.o.pid || r.o.tid))
-		return tc_msg_usage_error(cmd, "-p/-t attach to a running task; a command cannot be "
-				      "given too"), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd,
+					  "-p/-t attach to a running task; a command cannot be "
+					  "given too"),
+		       TC_EXIT_USAGE;
 	if (!r.o.workload && !r.all_cpus && !r.o.cpu_list && !r.o.pid && !r.o.tid)
 		return tc_msg_usage_error(cmd, "give a command to run, or -a, -C, -p or -t"),
 		       TC_EXIT_USAGE;
 	if (r.all_cpus && r.o.cpu_list)
 		return tc_msg_usage_error(cmd, "-a and -C cannot be combined"), TC_EXIT_USAGE;
 	if (r.o.per_thread && !r.o.workload && !r.o.pid && !r.o.tid)
-		return tc_msg_usage_error(cmd, "--per-thread needs a command, -p or -t"), TC_EXIT_USAGE;
+		return tc_msg_usage_error(cmd, "--per-thread needs a command, -p or -t"),
+		       TC_EXIT_USAGE;
 
 	if (tc_pmu_discover(tc_g.sysfs_root, &pmus, &e))
 		tc_fatal("%s", e.msg);
@@ -392,7 +399,8 @@ int do_record(int argc, char **argv)
 	}
 	if (pl.pause_resume) {
 		tc_perf_kernel_release(rel, sizeof(rel));
-		if (!tc_perf_kernel_aux_pause_verdict(rel, tc_perf_kernel_probe_aux_action(), why, sizeof(why)))
+		if (!tc_perf_kernel_aux_pause_verdict(rel, tc_perf_kernel_probe_aux_action(), why,
+						      sizeof(why)))
 			cannot = why;
 	}
 	if (r.dry_run) {

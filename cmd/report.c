@@ -56,11 +56,12 @@ int tc_report_parse_count(const char *s, long *out)
 
 static void feed(void *ctx, const struct tc_rec *r)
 {
-	tc_analysis_feed(*(struct tc_analysis **)ctx, r);	/* out of memory shows at tc_analysis_finish */
+	tc_analysis_feed(*(struct tc_analysis **)ctx,
+			 r); /* out of memory shows at tc_analysis_finish */
 }
 
-int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o, struct tc_analysis **out,
-		struct tc_dec **dec)
+int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o,
+		  struct tc_analysis **out, struct tc_dec **dec)
 {
 	struct tc_dec *d;
 	int problems;
@@ -99,8 +100,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_SYMFS: r->a.symfs = arg; break;
 	case OPT_SORT:
 		if (tc_report_sort_parse(arg, &r->o.view.sort))
-			return tc_msg_usage_error(cmd, "bad sort key '%s' (self, total, calls or name)",
-					      arg);
+			return tc_msg_usage_error(
+				cmd, "bad sort key '%s' (self, total, calls or name)", arg);
 		break;
 	case OPT_LIMIT:
 		if (tc_report_parse_count(arg, &v))
@@ -110,8 +111,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_TID:
 	case OPT_CPU:
 		if (tc_report_parse_count(arg, &v) || v > 0x7fffffff)
-			return tc_msg_usage_error(cmd, "bad --%s '%s'", key == OPT_TID ? "tid" : "cpu",
-					      arg);
+			return tc_msg_usage_error(cmd, "bad --%s '%s'",
+						  key == OPT_TID ? "tid" : "cpu", arg);
 		*(key == OPT_TID ? &r->o.tid : &r->o.cpu) = (int)v;
 		break;
 	case OPT_COMM: r->o.comm_is = arg; break;

@@ -45,7 +45,8 @@ int do_version(int argc, char **argv)
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
-		return tc_msg_usage_error(tc_cmd_find("version"), "unexpected argument '%s'", argv[i]),
+		return tc_msg_usage_error(tc_cmd_find("version"), "unexpected argument '%s'",
+					  argv[i]),
 		       TC_EXIT_USAGE;
 	snprintf(ipt, sizeof(ipt), "%u.%u.%u", pt.major, pt.minor, pt.patch);
 	if (tc_g.json) {

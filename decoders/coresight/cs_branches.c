@@ -9,7 +9,8 @@ static void branch(const struct tc_rec *r, uint64_t from, uint64_t to, tc_csb_em
 	emit(ctx, &b);
 }
 
-void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_csb_emit_fn emit, void *ctx)
+void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_csb_emit_fn emit,
+			 void *ctx)
 {
 	switch (r->type) {
 	case TC_REC_RANGE:

@@ -25,6 +25,7 @@ static inline void tc_csb_init(struct tc_cs_branches *b) { b->prev = TC_CS_BRANC
 /* Feed one element of the ID's stream (RANGE, EXCEPTION, EXCEPTION_RET, TRACE_ON, NO_SYNC,
  * EOT; others are ignored); emits at most one TC_REC_BRANCH that takes id, cpu, pid, tid and
  * offset from r. */
-void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_csb_emit_fn emit, void *ctx);
+void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_csb_emit_fn emit,
+			 void *ctx);
 
 #endif

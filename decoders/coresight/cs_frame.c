@@ -38,8 +38,8 @@ struct tc_cs_frame {
 	size_t nerr;
 };
 
-static void add_err(struct tc_cs_frame *d, enum tc_cs_frame_err_kind kind, uint64_t off, uint32_t len,
-		    uint8_t id)
+static void add_err(struct tc_cs_frame *d, enum tc_cs_frame_err_kind kind, uint64_t off,
+		    uint32_t len, uint8_t id)
 {
 	d->st.errors++;
 	if (d->nerr < TC_CS_FRAME_MAX_ERRS)

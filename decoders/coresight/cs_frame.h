@@ -12,8 +12,8 @@
 
 /* Input framing (exactly one of MEM_ALIGN or FSYNCS/HSYNCS). */
 #define TC_CS_FRAME_MEM_ALIGN	0x01	/* ETB/ETF/ETR memory: 16-byte frames from offset 0 */
-#define TC_CS_FRAME_FSYNCS		0x02	/* TPIU/DSTREAM: sync on FSYNC 0x7fffffff, skip them */
-#define TC_CS_FRAME_HSYNCS		0x04	/* TPIU: also drop half-word syncs 0x7fff in frames */
+#define TC_CS_FRAME_FSYNCS 0x02 /* TPIU/DSTREAM: sync on FSYNC 0x7fffffff, skip them */
+#define TC_CS_FRAME_HSYNCS 0x04 /* TPIU: also drop half-word syncs 0x7fff in frames */
 /* With MEM_ALIGN: a frame of 4 FSYNCs (perf pads/separates AUX blocks so) resets the
  * current ID and calls the reset callback. */
 #define TC_CS_FRAME_RESET_4X_FSYNC	0x08
@@ -33,12 +33,12 @@ typedef void (*tc_csf_data_fn)(void *ctx, uint8_t id, const uint8_t *data, size_
 typedef void (*tc_csf_reset_fn)(void *ctx, uint64_t off);
 
 enum tc_cs_frame_err_kind {
-	TC_CS_FRAME_E_RESERVED_ID,	/* ID change to 0x70-0x7f; off = the ID byte */
-	TC_CS_FRAME_E_TRUNCATED,	/* incomplete frame at flush; off = its start, len = bytes */
-	TC_CS_FRAME_E_NO_SYNC,	/* bytes skipped before the first FSYNC */
-	TC_CS_FRAME_E_BAD_FSYNC,	/* FSYNC inside a frame: partial frame dropped, resynced */
-	TC_CS_FRAME_E_BAD_HSYNC,	/* HSYNC without TC_CS_FRAME_HSYNCS: skipped */
-	TC_CS_FRAME_E_RESET_PATTERN,	/* MEM_ALIGN+RESET_4X: frame starts with FSYNC but is not 4 */
+	TC_CS_FRAME_E_RESERVED_ID, /* ID change to 0x70-0x7f; off = the ID byte */
+	TC_CS_FRAME_E_TRUNCATED, /* incomplete frame at flush; off = its start, len = bytes */
+	TC_CS_FRAME_E_NO_SYNC, /* bytes skipped before the first FSYNC */
+	TC_CS_FRAME_E_BAD_FSYNC, /* FSYNC inside a frame: partial frame dropped, resynced */
+	TC_CS_FRAME_E_BAD_HSYNC, /* HSYNC without TC_CS_FRAME_HSYNCS: skipped */
+	TC_CS_FRAME_E_RESET_PATTERN, /* MEM_ALIGN+RESET_4X: frame starts with FSYNC but is not 4 */
 };
 
 struct tc_cs_frame_err {

@@ -45,7 +45,8 @@ static int fill(struct tc_etm_cfg *c, const struct tc_cs_etm_cpu *b, struct tc_e
 		} else {
 			c->proto = TC_ETM_PROTO_ETMV4;
 			/* TRCIDR1.TRCARCHMIN >= 4 is ETM 4.4 and later: ARMv8.3+ cores */
-			c->arch = ((c->trcidr1 >> 4) & 0xf) >= 4 ? TC_ETM_ARCH_AA64 : TC_ETM_ARCH_V8;
+			c->arch =
+				((c->trcidr1 >> 4) & 0xf) >= 4 ? TC_ETM_ARCH_AA64 : TC_ETM_ARCH_V8;
 		}
 		break;
 	}

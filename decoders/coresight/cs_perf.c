@@ -436,8 +436,10 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 
 		if (n && !tc_cs_session_stats(s->framed, (uint8_t)id) && id != 0) {
 			s->st.unknown_id_bytes += n;
-			tc_diag_add(&s->notes, "%" PRIu64 " bytes of trace ID 0x%02x, which no CPU in "
-				    "the CS_ETM metadata uses: not decoded", n, id);
+			tc_diag_add(&s->notes,
+				    "%" PRIu64 " bytes of trace ID 0x%02x, which no CPU in "
+				    "the CS_ETM metadata uses: not decoded",
+				    n, id);
 		}
 	}
 	if (tc_cs_session_demux_stats(s->framed)) {

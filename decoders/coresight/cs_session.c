@@ -23,8 +23,8 @@ struct tc_cs_session {
 	uint64_t block_start, block_base;	/* csf offset and input offset of this block */
 };
 
-struct tc_cs_session *tc_cs_session_new(unsigned what, tc_etm_emit_fn emit, tc_etm_mem_fn mem, void *ctx,
-			  struct tc_err *e)
+struct tc_cs_session *tc_cs_session_new(unsigned what, tc_etm_emit_fn emit, tc_etm_mem_fn mem,
+					void *ctx, struct tc_err *e)
 {
 	struct tc_cs_session *s = calloc(1, sizeof(*s));
 
@@ -49,7 +49,8 @@ void tc_cs_session_free(struct tc_cs_session *s)
 	free(s);
 }
 
-int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *cfg, struct tc_err *e)
+int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *cfg,
+			     struct tc_err *e)
 {
 	uint8_t id = cfg->trace_id;
 
@@ -80,8 +81,8 @@ static void on_reset(void *ctx, uint64_t off)
 	tc_cs_session_reset(s, s->block_base + (off - s->block_start));
 }
 
-void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len, uint64_t base_offset,
-		 enum tc_cs_session_format fmt)
+void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
+			uint64_t base_offset, enum tc_cs_session_format fmt)
 {
 	if (fmt == TC_CS_SESSION_RAW) {
 		if (s->nsources) {
@@ -95,8 +96,9 @@ void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
 		s->csf = NULL;
 	}
 	if (!s->csf) {
-		unsigned flags = fmt == TC_CS_SESSION_TPIU ? TC_CS_FRAME_FSYNCS
-						    : TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC;
+		unsigned flags = fmt == TC_CS_SESSION_TPIU
+					 ? TC_CS_FRAME_FSYNCS
+					 : TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC;
 
 		s->csf = tc_cs_frame_new(flags, on_data, on_reset, s, NULL);
 		if (!s->csf)

@@ -16,28 +16,29 @@
 
 /* How a block of trace is laid out. */
 enum tc_cs_session_format {
-	TC_CS_SESSION_RAW,		/* one source's bytes, no formatter (needs exactly one source) */
-	TC_CS_SESSION_FRAMED,		/* formatter frames from memory (ETB/ETF/ETR, perf AUX) */
-	TC_CS_SESSION_TPIU,		/* formatter frames with FSYNCs between them (TPIU, DSTREAM) */
+	TC_CS_SESSION_RAW, /* one source's bytes, no formatter (needs exactly one source) */
+	TC_CS_SESSION_FRAMED, /* formatter frames from memory (ETB/ETF/ETR, perf AUX) */
+	TC_CS_SESSION_TPIU, /* formatter frames with FSYNCs between them (TPIU, DSTREAM) */
 };
 
 struct tc_cs_session;
 
 /* what: TC_ETM_PACKETS and/or TC_ETM_ELEMENTS, for every source. */
-struct tc_cs_session *tc_cs_session_new(unsigned what, tc_etm_emit_fn emit, tc_etm_mem_fn mem, void *ctx,
-			  struct tc_err *e);
+struct tc_cs_session *tc_cs_session_new(unsigned what, tc_etm_emit_fn emit, tc_etm_mem_fn mem,
+					void *ctx, struct tc_err *e);
 void tc_cs_session_free(struct tc_cs_session *s);
 
 /* Decode cfg->trace_id with a decoder made from cfg. -1 (message names the ID) if the ID is
  * already taken or OpenCSD refuses the configuration. Data for IDs without a source is
  * counted, not decoded. */
-int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *cfg, struct tc_err *e);
+int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *cfg,
+			     struct tc_err *e);
 
 /* One contiguous block of trace whose first byte is at input offset base_offset (records
  * report offsets from there). A formatter frame cut off at the end of the block is dropped
  * (counted in the demux stats); decoder state carries over to the next block. */
-void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len, uint64_t base_offset,
-		 enum tc_cs_session_format fmt);
+void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
+			uint64_t base_offset, enum tc_cs_session_format fmt);
 /* End of trace: every decoder flushes what it holds and emits EOT. */
 void tc_cs_session_flush(struct tc_cs_session *s);
 /* Discontinuity (e.g. the next AUX buffer does not follow on): every decoder resyncs. */

@@ -186,7 +186,8 @@ struct tc_cs_snapshot_mem {
 	size_t n;
 };
 
-static int map_dump(struct tc_cs_snapshot_mem *m, const struct tc_snapshot_dump *d, struct tc_diag *notes)
+static int map_dump(struct tc_cs_snapshot_mem *m, const struct tc_snapshot_dump *d,
+		    struct tc_diag *notes)
 {
 	struct stat st;
 	int fd = open(d->path, O_RDONLY);
@@ -226,8 +227,8 @@ static int map_dump(struct tc_cs_snapshot_mem *m, const struct tc_snapshot_dump 
 	return 0;
 }
 
-struct tc_cs_snapshot_mem *tc_cs_snapshot_mem_open(const struct tc_snapshot *ss, struct tc_diag *notes,
-				 struct tc_err *e)
+struct tc_cs_snapshot_mem *tc_cs_snapshot_mem_open(const struct tc_snapshot *ss,
+						   struct tc_diag *notes, struct tc_err *e)
 {
 	struct tc_cs_snapshot_mem *m = calloc(1, sizeof(*m));
 
@@ -269,8 +270,8 @@ static int holds(const struct region *r, uint64_t addr)
 	return addr >= r->start && addr - r->start < r->len;
 }
 
-size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint64_t addr, uint8_t *buf,
-		      size_t len)
+size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint64_t addr,
+			       uint8_t *buf, size_t len)
 {
 	struct tc_cs_snapshot_mem *m = ctx;
 
@@ -359,7 +360,8 @@ static int format_of(const struct tc_snapshot *ss, const struct tc_snapshot_buff
 
 /* A decoder for every source of the buffer that can have one (and is wanted). */
 static int add_sources(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *run,
-		       const struct tc_snapshot_buffer *buf, struct tc_cs_session *css, struct tc_err *e)
+		       const struct tc_snapshot_buffer *buf, struct tc_cs_session *css,
+		       struct tc_err *e)
 {
 	for (size_t i = 0; i < buf->nsources; i++) {
 		const struct tc_snapshot_device *src = tc_snapshot_device(ss, buf->sources[i]);
@@ -389,7 +391,8 @@ static int add_sources(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *
 	return 0;
 }
 
-int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *run, struct tc_err *e)
+int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *run,
+			  struct tc_err *e)
 {
 	const struct tc_snapshot_buffer *buf = run->buffer ? tc_snapshot_buffer(ss, run->buffer)
 			       : ss->nbufs ? &ss->bufs[0] : NULL;

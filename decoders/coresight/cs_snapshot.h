@@ -21,13 +21,13 @@ int tc_cs_snapshot_cfg(const struct tc_snapshot *ss, const struct tc_snapshot_de
 
 /* The memory dumps of every device, read once. Missing dump files are left out and noted. */
 struct tc_cs_snapshot_mem;
-struct tc_cs_snapshot_mem *tc_cs_snapshot_mem_open(const struct tc_snapshot *ss, struct tc_diag *notes,
-				 struct tc_err *e);
+struct tc_cs_snapshot_mem *tc_cs_snapshot_mem_open(const struct tc_snapshot *ss,
+						   struct tc_diag *notes, struct tc_err *e);
 void tc_cs_snapshot_mem_free(struct tc_cs_snapshot_mem *m);
 /* A tc_etm_mem_fn over the dumps: ctx is the struct tc_cs_snapshot_mem. Address spaces are not
  * told apart (trc_pkt_lister maps the dumps of these snapshots for any space too). */
-size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint64_t addr, uint8_t *buf,
-		      size_t len);
+size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint64_t addr,
+			       uint8_t *buf, size_t len);
 
 /* One trace buffer, how to decode it, and what came of it. */
 struct tc_cs_snapshot_run {
@@ -46,6 +46,7 @@ struct tc_cs_snapshot_run {
 
 /* Decode run->buffer of ss. -1 with a message if the buffer cannot be read or no source in
  * it can be decoded. Free run->notes afterwards. */
-int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *run, struct tc_err *e);
+int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *run,
+			  struct tc_err *e);
 
 #endif

@@ -249,7 +249,9 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t idx,
 		break;
 	default:
 		r.name = (unsigned)el->elem_type < sizeof(other_names) / sizeof(other_names[0]) &&
-				 other_names[el->elem_type] ? other_names[el->elem_type] : "UNKNOWN";
+					 other_names[el->elem_type]
+				 ? other_names[el->elem_type]
+				 : "UNKNOWN";
 		if (el->elem_type == OCSD_GEN_TRC_ELEM_SWTRACE || el->has_ts)
 			r.value = el->timestamp;
 		break;
@@ -355,8 +357,9 @@ static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, int flags)
 	return OCSD_ERR_INVALID_PARAM_VAL;
 }
 
-struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what, tc_etm_emit_fn emit,
-			  tc_etm_mem_fn mem, void *ctx, struct tc_err *e)
+struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
+				    tc_etm_emit_fn emit, tc_etm_mem_fn mem, void *ctx,
+				    struct tc_err *e)
 {
 	struct tc_etm_ocsd *d;
 	ocsd_err_t err;
@@ -442,9 +445,10 @@ void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data
 	d->st.bytes += len;
 	d->end_index = index + len;
 	while (done < len) {
-		uint32_t n = 0, want = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
-		ocsd_datapath_resp_t resp = ocsd_dt_process_data(d->tree, OCSD_OP_DATA, index + done,
-								 want, data + done, &n);
+		uint32_t n = 0,
+			 want = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
+		ocsd_datapath_resp_t resp = ocsd_dt_process_data(
+			d->tree, OCSD_OP_DATA, index + done, want, data + done, &n);
 
 		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
 			fatal(d, index + done + n, resp);

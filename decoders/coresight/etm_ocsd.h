@@ -63,8 +63,9 @@ struct tc_etm_ocsd_stats {
 struct tc_etm_ocsd;
 
 /* mem may be NULL with TC_ETM_PACKETS only. -1 with a message naming the ID on failure. */
-struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what, tc_etm_emit_fn emit,
-			  tc_etm_mem_fn mem, void *ctx, struct tc_err *e);
+struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
+				    tc_etm_emit_fn emit, tc_etm_mem_fn mem, void *ctx,
+				    struct tc_err *e);
 void tc_etm_ocsd_free(struct tc_etm_ocsd *d);
 
 /* Bytes of this ID's stream; index is the input offset the packets starting in them report

@@ -47,7 +47,8 @@ int tc_pt_config_init(struct tc_pt_setup *s, const struct tc_intel_pt_info *info
 	pt_config_init(&s->cfg);
 	/* perf itself refuses an info without the words up to per_cpu_mmaps. */
 	if (!info || info->nr <= TC_IPT_PER_CPU_MMAPS)
-		return tc_err_set(e, EINVAL, "Intel PT AUXTRACE_INFO has %zu words, need at least %d",
+		return tc_err_set(e, EINVAL,
+				  "Intel PT AUXTRACE_INFO has %zu words, need at least %d",
 				  info ? info->nr : 0, TC_IPT_PER_CPU_MMAPS + 1);
 
 	s->pmu_type = (uint32_t)word(info, TC_IPT_PMU_TYPE);

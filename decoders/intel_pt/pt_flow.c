@@ -419,7 +419,8 @@ static void on_event(struct tc_pt_flow *d, const struct pt_event *ev)
 		other(d, "stop", 0);
 		break;
 	case ptev_tsx:
-		other(d, ev->variant.tsx.aborted ? "tsx.abort" : "tsx", ev->variant.tsx.speculative);
+		other(d, ev->variant.tsx.aborted ? "tsx.abort" : "tsx",
+		      ev->variant.tsx.speculative);
 		break;
 	case ptev_vmcs:
 		other(d, "vmcs", ev->variant.vmcs.base);
@@ -727,7 +728,8 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 		} else {
 			flow_stop(d);
 			if (status == ST_ENDLESS)
-				snprintf(msg, sizeof(msg), "%d instructions without trace at 0x%" PRIx64
+				snprintf(msg, sizeof(msg),
+					 "%d instructions without trace at 0x%" PRIx64
 					 ": a loop of direct jumps, or the image does not match",
 					 MAX_INSNS_PER_OFFSET, at);
 			else

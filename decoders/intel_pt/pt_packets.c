@@ -136,8 +136,9 @@ static uint64_t payload(const struct pt_packet *p, char *buf, size_t len)
 	case ppt_pwrx:
 		v = p->payload.pwrx.deepest;
 		snprintf(buf, len, "%s%s%s: c%u, c%u", p->payload.pwrx.interrupt ? "int" : "",
-			 p->payload.pwrx.store ? " st" : "", p->payload.pwrx.autonomous ? " hw" : "",
-			 (p->payload.pwrx.last + 1) & 0xf, (p->payload.pwrx.deepest + 1) & 0xf);
+			 p->payload.pwrx.store ? " st" : "",
+			 p->payload.pwrx.autonomous ? " hw" : "", (p->payload.pwrx.last + 1) & 0xf,
+			 (p->payload.pwrx.deepest + 1) & 0xf);
 		break;
 	case ppt_ptw:
 		v = p->payload.ptw.payload;

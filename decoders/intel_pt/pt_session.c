@@ -179,7 +179,8 @@ static int add_sb(struct tc_pt_session *s, const struct tc_perf_data_record *r, 
 	return 0;
 }
 
-static int add_sw(struct tc_pt_session *s, uint64_t time, int cpu, int pid, int tid, struct tc_err *e)
+static int add_sw(struct tc_pt_session *s, uint64_t time, int cpu, int pid, int tid,
+		  struct tc_err *e)
 {
 	if (tc_grow((void **)&s->sw, &s->capsw, s->nsw + 1, sizeof(*s->sw)))
 		return nomem(e);
@@ -225,7 +226,8 @@ static struct queue *get_queue(struct tc_pt_session *s, int key, int cpu)
 	return q;
 }
 
-static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r, struct tc_err *e)
+static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r,
+		      struct tc_err *e)
 {
 	int cpu = (int)r->u.auxtrace.cpu, tid = (int)r->u.auxtrace.tid;
 	struct queue *q = s->pt.per_cpu_mmaps ? get_queue(s, cpu, cpu) : get_queue(s, tid, cpu);
@@ -245,8 +247,8 @@ static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record 
 	return 0;
 }
 
-int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd, const struct tc_perf_data_record *r,
-		  struct tc_err *e)
+int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd,
+			 const struct tc_perf_data_record *r, struct tc_err *e)
 {
 	const struct tc_perf_data_sample_id *sid = &r->sid;
 
@@ -490,8 +492,8 @@ static bool by_time(const struct tc_pt_session *s)
 }
 
 /* The queue's address spaces, its CPU's switches and its decoder. */
-static int open_queue(struct tc_pt_session *s, struct queue *q, const struct tc_perf_data_features *f,
-		      struct tc_err *e)
+static int open_queue(struct tc_pt_session *s, struct queue *q,
+		      const struct tc_perf_data_features *f, struct tc_err *e)
 {
 	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
@@ -579,8 +581,9 @@ static int decode_by_time(struct tc_pt_session *s, struct tc_err *e)
 				tc_time_heap_pop(&h);
 				continue;
 			}
-			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data, q->bufs[q->next_buf].size,
-					   q->bufs[q->next_buf].offset, e);
+			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
+					       q->bufs[q->next_buf].size,
+					       q->bufs[q->next_buf].offset, e);
 			q->next_buf++;
 			q->begun = true;
 		} else if (tc_pt_flow_run(q->d, tc_time_heap_next(&h)) == 0) {
@@ -665,7 +668,8 @@ const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr)
 	return NULL;
 }
 
-size_t tc_pt_session_missing(const struct tc_pt_session *s, const struct tc_pt_session_missing **list)
+size_t tc_pt_session_missing(const struct tc_pt_session *s,
+			     const struct tc_pt_session_missing **list)
 {
 	struct tc_pt_session *m = (struct tc_pt_session *)s;	/* the list is built on demand */
 	size_t n = 0;
@@ -678,7 +682,8 @@ size_t tc_pt_session_missing(const struct tc_pt_session *s, const struct tc_pt_s
 	}
 	for (size_t i = 0; i < s->nmiss; i++)
 		if (s->miss[i].line)
-			m->list[n++] = (struct tc_pt_session_missing){ s->miss[i].line, s->miss[i].stops };
+			m->list[n++] =
+				(struct tc_pt_session_missing){ s->miss[i].line, s->miss[i].stops };
 	*list = m->list;
 	return n;
 }

@@ -50,8 +50,8 @@ void tc_pt_session_free(struct tc_pt_session *s);
 
 /* One record, in file order (pd for AUXTRACE_INFO's attr and cpuid). -1 on an unusable
  * Intel PT AUXTRACE_INFO or out of memory. Records of other traces are ignored. */
-int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd, const struct tc_perf_data_record *r,
-		  struct tc_err *e);
+int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd,
+			 const struct tc_perf_data_record *r, struct tc_err *e);
 /* True once an Intel PT AUXTRACE_INFO was seen. */
 bool tc_pt_session_is_intel_pt(const struct tc_pt_session *s);
 
@@ -70,6 +70,7 @@ const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr);
 /* The address spaces of the first queue that maps pid's addr, or NULL. */
 struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint64_t addr);
 /* Images needed but not found, over all queues, each once. Valid until tc_pt_session_free. */
-size_t tc_pt_session_missing(const struct tc_pt_session *s, const struct tc_pt_session_missing **list);
+size_t tc_pt_session_missing(const struct tc_pt_session *s,
+			     const struct tc_pt_session_missing **list);
 
 #endif

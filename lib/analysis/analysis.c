@@ -19,8 +19,11 @@ struct tc_analysis {
 
 int tc_analysis_format_parse(const char *s, enum tc_analysis_format *f)
 {
-	static const struct { const char *name; enum tc_analysis_format f; } names[] = {
-		{ "folded", TC_ANALYSIS_FOLDED }, { "chrome", TC_ANALYSIS_CHROME }, { "svg", TC_ANALYSIS_SVG },
+	static const struct { const char *name; enum tc_analysis_format f;
+	} names[] = {
+		{ "folded", TC_ANALYSIS_FOLDED },
+		{ "chrome", TC_ANALYSIS_CHROME },
+		{ "svg", TC_ANALYSIS_SVG },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

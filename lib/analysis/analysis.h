@@ -53,7 +53,8 @@ const struct tc_profile *tc_analysis_profile(const struct tc_analysis *a);
 void tc_analysis_free(struct tc_analysis *a);
 
 /* tc_sym_fn and dso callback over lib/images/images.h (ctx: struct tc_images *). */
-int tc_analysis_images_sym(void *images, int pid, uint64_t addr, const char **name, uint64_t *start);
+int tc_analysis_images_sym(void *images, int pid, uint64_t addr, const char **name,
+			   uint64_t *start);
 const char *tc_analysis_images_dso(void *images, int pid, uint64_t addr);
 
 #endif

@@ -239,10 +239,18 @@ static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
 	}
 
 	cr = (struct tc_callstack_range){
-		.rec = r, .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .func = t->func,
-		.kind = t->kind, .depth = t->depth,
-		.kept = t->low < t->depth ? t->low : t->depth, .insns = r->insns, .has_ts = cs->has_ts,
-		.ts = cs->ts, .insns_before = cs->insns,
+		.rec = r,
+		.pid = r->pid,
+		.tid = r->tid,
+		.cpu = r->cpu,
+		.func = t->func,
+		.kind = t->kind,
+		.depth = t->depth,
+		.kept = t->low < t->depth ? t->low : t->depth,
+		.insns = r->insns,
+		.has_ts = cs->has_ts,
+		.ts = cs->ts,
+		.insns_before = cs->insns,
 	};
 	cs->ops.range(cs->ops.ctx, &cr);
 	t->low = t->depth;

@@ -29,7 +29,8 @@ struct tc_calltree_node {
 struct tc_calltree;
 
 struct tc_calltree *tc_calltree_new(const struct tc_calltree_opts *o);	/* NULL on ENOMEM */
-void tc_calltree_range(void *tree, const struct tc_callstack_range *r);	/* a tc_callstack_ops.range */
+void tc_calltree_range(void *tree,
+		       const struct tc_callstack_range *r); /* a tc_callstack_ops.range */
 bool tc_calltree_failed(const struct tc_calltree *t);	/* memory ran out: counts incomplete */
 void tc_calltree_free(struct tc_calltree *t);
 

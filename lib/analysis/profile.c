@@ -174,7 +174,8 @@ static int thread_key(int tid, int cpu)
 	return tid >= 0 ? tid : cpu >= 0 ? -2 - cpu : INT_MIN;	/* as callstack.c */
 }
 
-static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_range *r, size_t *idx)
+static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_range *r,
+			       size_t *idx)
 {
 	int key = thread_key(r->tid, r->cpu);
 	struct pthr *t;
@@ -222,7 +223,8 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 	p->fn = f;
 	f = &p->fn[p->nfn];
 	*f = (struct fn){ .thread = thread, .addr = addr, .stamp = UINT64_MAX };
-	f->name = strdup(tc_callstack_func_name(p->o.sym, p->o.sym_ctx, pid, addr, hex, sizeof(hex)));
+	f->name =
+		strdup(tc_callstack_func_name(p->o.sym, p->o.sym_ctx, pid, addr, hex, sizeof(hex)));
 	if (p->o.dso)
 		f->dso = dup_or_null(p->o.dso(p->o.dso_ctx, pid, addr));
 	if (!f->name)
@@ -381,7 +383,9 @@ static int build_rows(const struct tc_profile *p, const struct tc_profile_view *
 		if (!r || thread != SIZE_MAX || strcmp(r->name, f->name) ||
 		    str_cmp(r->dso, f->dso)) {
 			r = &rows[out->n++];
-			*r = (struct tc_profile_row){ .name = f->name, .dso = f->dso, .addr = f->addr };
+			*r = (struct tc_profile_row){ .name = f->name,
+						      .dso = f->dso,
+						      .addr = f->addr };
 		}
 		r->self += f->self;
 		r->total += f->total;
@@ -482,8 +486,8 @@ void tc_profile_write_text(const struct tc_profile_table *t, FILE *f)
 			const struct tc_profile_row *r = &th->rows[k];
 
 			fprintf(f, "%12" PRIu64 " %6.2f%% %12" PRIu64 " %6.2f%% %8" PRIu64 "  %s",
-				r->self, pct(r->self, th->insns), r->total, pct(r->total, th->insns),
-				r->calls, r->name);
+				r->self, pct(r->self, th->insns), r->total,
+				pct(r->total, th->insns), r->calls, r->name);
 			if (r->dso)
 				fprintf(f, " [%s]", r->dso);
 			if (r->hot[0].insns)

@@ -35,7 +35,12 @@ struct tc_profile_opts {
 	const char *comm_is;	/* needs comm */
 };
 
-enum tc_profile_sort { TC_PROFILE_BY_SELF, TC_PROFILE_BY_TOTAL, TC_PROFILE_BY_CALLS, TC_PROFILE_BY_NAME };
+enum tc_profile_sort {
+	TC_PROFILE_BY_SELF,
+	TC_PROFILE_BY_TOTAL,
+	TC_PROFILE_BY_CALLS,
+	TC_PROFILE_BY_NAME
+};
 
 /* How a table is cut: rows sorted (name ascending, figures descending; ties by name), at
  * most limit rows per thread (0: all), only functions of dso (NULL: all). */

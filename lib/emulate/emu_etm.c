@@ -232,8 +232,10 @@ static bool alive(const struct emu *m, uint32_t tid)
  * last branch is there); the repeated value changes nothing else. */
 static int retire(struct vcpu *c, struct tc_err *e)
 {
-	return tc_qemu_exec_end(c->q, e) || tc_etm4_enc_flush(c->enc, e) || stamp(c, e) || stamp(c, e) ||
-		drain(c, e) ? -1 : 0;
+	return tc_qemu_exec_end(c->q, e) || tc_etm4_enc_flush(c->enc, e) || stamp(c, e) ||
+			       stamp(c, e) || drain(c, e)
+		       ? -1
+		       : 0;
 }
 
 /* qemu reuses a vCPU index once its thread has exited. A new thread starts after the
@@ -446,7 +448,8 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-static const struct tc_perf_write_sid *sid_of(struct tc_perf_write_sid *s, uint32_t tid, uint64_t *time)
+static const struct tc_perf_write_sid *sid_of(struct tc_perf_write_sid *s, uint32_t tid,
+					      uint64_t *time)
 {
 	s->tid = tid;
 	s->time = (*time)++;
@@ -475,9 +478,14 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		struct tc_etm4_regs r;
 
 		tc_etm4_enc_default_regs(&r, (uint8_t)(FIRST_TRACE_ID + i));
-		cpus[nc++] = (struct tc_perf_write_etmv4){ .cpu = i, .trcconfigr = r.configr | ETM4_CFG_TS,
-			.trctraceidr = r.traceidr, .trcidr0 = r.idr0, .trcidr1 = r.idr1,
-			.trcidr2 = r.idr2, .trcidr8 = r.idr8, .trcauthstatus = r.authstatus };
+		cpus[nc++] = (struct tc_perf_write_etmv4){ .cpu = i,
+							   .trcconfigr = r.configr | ETM4_CFG_TS,
+							   .trctraceidr = r.traceidr,
+							   .trcidr0 = r.idr0,
+							   .trcidr1 = r.idr1,
+							   .trcidr2 = r.idr2,
+							   .trcidr8 = r.idr8,
+							   .trcauthstatus = r.authstatus };
 	}
 	buf = tc_cs_formatter_data(m->fmt, &len);
 	m->st->bytes = len;
@@ -494,14 +502,16 @@ static int write_perf(struct emu *m, struct tc_err *e)
 			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
 			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = m->real };
 
-		if ((x->prot & PROT_EXEC) && tc_perf_write_mmap2(w, &mm, sid_of(&sid, pid, &time), e))
+		if ((x->prot & PROT_EXEC) &&
+		    tc_perf_write_mmap2(w, &mm, sid_of(&sid, pid, &time), e))
 			goto fail;
 	}
 	for (unsigned i = 1; i < m->nv; i++) {
 		uint32_t t = m->v[i]->tid;
 
-		if ((tc_perf_write_fork(w, false, pid, pid, t, pid, time, sid_of(&sid, t, &time), e) ||
-			  tc_perf_write_comm(w, pid, t, comm, false, sid_of(&sid, t, &time), e)))
+		if ((tc_perf_write_fork(w, false, pid, pid, t, pid, time, sid_of(&sid, t, &time),
+					e) ||
+		     tc_perf_write_comm(w, pid, t, comm, false, sid_of(&sid, t, &time), e)))
 			goto fail;
 	}
 	if (tc_perf_write_itrace_start(w, pid, pid, sid_of(&sid, pid, &time), e) ||

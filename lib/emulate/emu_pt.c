@@ -506,7 +506,8 @@ static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
 	return rc;
 }
 
-static const struct tc_perf_write_sid *sid_of(struct tc_perf_write_sid *s, pid_t tid, size_t i, uint64_t *time)
+static const struct tc_perf_write_sid *sid_of(struct tc_perf_write_sid *s, pid_t tid, size_t i,
+					      uint64_t *time)
 {
 	s->tid = (uint32_t)tid;
 	s->id = i + 1;
@@ -557,14 +558,15 @@ static int write_perf(struct emu *m, struct tc_err *e)
 			.ino = x->ino, .prot = (uint32_t)x->prot, .flags = MAP_PRIVATE,
 			.filename = x->path };
 
-		if ((x->prot & PROT_EXEC) && x->path[0] == '/' && tc_perf_write_mmap2(w, &mm, SID(0), e))
+		if ((x->prot & PROT_EXEC) && x->path[0] == '/' &&
+		    tc_perf_write_mmap2(w, &mm, SID(0), e))
 			goto out;
 	}
 	for (i = 1; i < m->n; i++) {
 		const struct thr *t = &m->t[i];
 
-		if (tc_perf_write_fork(w, false, pid, pid, (uint32_t)t->tid, (uint32_t)t->ptid, time + 1,
-			       SID(i), e) ||
+		if (tc_perf_write_fork(w, false, pid, pid, (uint32_t)t->tid, (uint32_t)t->ptid,
+				       time + 1, SID(i), e) ||
 		    tc_perf_write_comm(w, pid, (uint32_t)t->tid, m->comm, false, SID(i), e))
 			goto out;
 	}
@@ -582,8 +584,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 			goto out;
 	}
 	for (i = m->n; i-- > 0;)
-		if (tc_perf_write_fork(w, true, pid, pid, (uint32_t)m->t[i].tid, (uint32_t)m->t[i].ptid,
-			       time + 1, SID(i), e))
+		if (tc_perf_write_fork(w, true, pid, pid, (uint32_t)m->t[i].tid,
+				       (uint32_t)m->t[i].ptid, time + 1, SID(i), e))
 			goto out;
 #undef SID
 	if (tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, host, e) ||
@@ -599,7 +601,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		bool seen = false;
 
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(m->maps.v[j].path, x->path) && (m->maps.v[j].prot & PROT_EXEC);
+			seen = !strcmp(m->maps.v[j].path, x->path) &&
+			       (m->maps.v[j].prot & PROT_EXEC);
 		if ((x->prot & PROT_EXEC) && x->path[0] == '/' && !seen && build_id(w, x->path, e))
 			goto out;
 	}

@@ -43,7 +43,8 @@ int tc_addr_filter_maps_read(pid_t pid, struct tc_maps *out, struct tc_err *e)
 		if (n < 7)
 			continue;
 		if (out->n == cap) {
-			struct tc_map *nv = realloc(out->v, (cap = cap ? 2 * cap : 32) * sizeof(*nv));
+			struct tc_map *nv =
+				realloc(out->v, (cap = cap ? 2 * cap : 32) * sizeof(*nv));
 
 			if (!nv)
 				goto nomem;
@@ -129,7 +130,8 @@ static int to_runtime(const struct tc_elf *elf, const char *path, const struct t
 	for (size_t i = 0; i < m->n; i++) {
 		const struct tc_map *x = &m->v[i];
 
-		if (!strcmp(x->path, path) && off >= x->pgoff && off < x->pgoff + (x->end - x->start)) {
+		if (!strcmp(x->path, path) && off >= x->pgoff &&
+		    off < x->pgoff + (x->end - x->start)) {
 			*out = x->start + (off - x->pgoff);
 			*offp = off;
 			return 0;

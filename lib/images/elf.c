@@ -130,9 +130,11 @@ static int load(struct tc_elf *t, struct tc_err *e)
 			continue;
 		/* Never trust a segment that claims bytes past the end of the file. */
 		if (ph.p_offset > t->size || ph.p_filesz > t->size - ph.p_offset) {
-			tc_err_set(e, EINVAL, "%s: segment %zu (offset 0x%llx size 0x%llx) is past the end of the file",
-				   t->path, i, (unsigned long long)ph.p_offset,
-				   (unsigned long long)ph.p_filesz);
+			tc_err_set(
+				e, EINVAL,
+				"%s: segment %zu (offset 0x%llx size 0x%llx) is past the end of the file",
+				t->path, i, (unsigned long long)ph.p_offset,
+				(unsigned long long)ph.p_filesz);
 			goto out;
 		}
 		t->segs[t->nsegs++] = (struct tc_elf_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,

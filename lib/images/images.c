@@ -93,7 +93,8 @@ void tc_images_free(struct tc_images *im)
 	free(im);
 }
 
-void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_build_id *ids, size_t n)
+void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_build_id *ids,
+			     size_t n)
 {
 	size_t cap = im->nbids;
 

@@ -24,7 +24,8 @@ struct tc_images *tc_images_new(const struct tc_images_opts *o);
 void tc_images_free(struct tc_images *im);
 
 /* Build ids known from the file's build-id feature, used to find and check images. */
-void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_build_id *ids, size_t n);
+void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_build_id *ids,
+			     size_t n);
 /* A mapping from an MMAP/MMAP2 record (pid -1 = kernel). Anonymous and special mappings
  * ("[vdso]", "//anon") are recorded but have no bytes. A later mapping over the same range
  * replaces the earlier one. */

@@ -40,7 +40,8 @@ struct tc_autofdo {
 
 static uint64_t hash2(uint64_t a, uint64_t b)
 {
-	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+	uint64_t h =
+		a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
 
 	return h ^ (h >> 29);
 }
@@ -313,7 +314,8 @@ int tc_autofdo_write(struct tc_autofdo *a, FILE *f)
 	if (a->nbins)
 		qsort(a->bins, a->nbins, sizeof(*a->bins), cmp_bin);
 	if (a->nbins > 1)
-		fprintf(f, "// Please split this file. AutoFDO only accepts profile for one binary.\n");
+		fprintf(f,
+			"// Please split this file. AutoFDO only accepts profile for one binary.\n");
 	for (size_t i = 0; i < a->nbins; i++) {
 		const struct binary *b = &a->bins[i];
 		size_t len = strlen(b->build_id);

@@ -110,8 +110,8 @@ void tc_chrome_range(void *chrome, const struct tc_callstack_range *r)
 		ts = t->last_ts;
 	close_to(c, t, r->kept < t->n ? r->kept : t->n, ts);
 	while (t->n < r->depth) {
-		const char *name = tc_callstack_func_name(c->sym, c->sym_ctx, r->pid, r->func[t->n], hex,
-						sizeof(hex));
+		const char *name = tc_callstack_func_name(c->sym, c->sym_ctx, r->pid, r->func[t->n],
+							  hex, sizeof(hex));
 
 		if (t->n == t->cap) {
 			unsigned cap = t->cap ? t->cap * 2 : 16;

@@ -86,7 +86,8 @@ int tc_auxtrace_info_cs_etm_parse(const uint64_t *priv, size_t nr, struct tc_cs_
 		c->params = &out->words[pos + hdr];
 		c->nr_params = np;
 		c->trace_id = (uint32_t)(c->params[1] & TC_CS_TRACE_ID_MASK);
-		c->trace_id_unset = out->version >= 2 && (c->params[1] & TC_CS_TRACE_ID_UNUSED_FLAG);
+		c->trace_id_unset =
+			out->version >= 2 && (c->params[1] & TC_CS_TRACE_ID_UNUSED_FLAG);
 		pos += hdr + np;
 		continue;
 short_block:
@@ -111,7 +112,8 @@ void tc_auxtrace_info_cs_etm_free(struct tc_cs_etm_info *info)
 	memset(info, 0, sizeof(*info));
 }
 
-const struct tc_cs_etm_cpu *tc_auxtrace_info_cs_etm_cpu(const struct tc_cs_etm_info *info, uint32_t cpu)
+const struct tc_cs_etm_cpu *tc_auxtrace_info_cs_etm_cpu(const struct tc_cs_etm_info *info,
+							uint32_t cpu)
 {
 	for (uint32_t i = 0; i < info->nr_cpus; i++)
 		if (info->cpus[i].cpu == cpu)
@@ -135,7 +137,8 @@ int tc_auxtrace_info_intel_pt_parse(const uint64_t *priv, size_t nr, struct tc_i
 	memcpy(out->w, priv, out->nr * sizeof(*priv));
 	if (out->nr < TC_IPT_PRIV_MAX || !out->w[TC_IPT_FILTER_STR_LEN])
 		return 0;
-	len = out->w[TC_IPT_FILTER_STR_LEN] > nr * 8 ? nr * 8 : (size_t)out->w[TC_IPT_FILTER_STR_LEN];
+	len = out->w[TC_IPT_FILTER_STR_LEN] > nr * 8 ? nr * 8
+						     : (size_t)out->w[TC_IPT_FILTER_STR_LEN];
 	/* The string and its NUL are padded to whole words after the fixed ones. */
 	words = (len + 1 + 7) / 8;
 	if (nr - TC_IPT_PRIV_MAX < words)

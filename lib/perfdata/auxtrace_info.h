@@ -58,7 +58,8 @@ int tc_auxtrace_info_cs_etm_parse(const uint64_t *priv, size_t nr, struct tc_cs_
 			 struct tc_err *e);
 void tc_auxtrace_info_cs_etm_free(struct tc_cs_etm_info *info);
 /* The block for a CPU, or NULL. */
-const struct tc_cs_etm_cpu *tc_auxtrace_info_cs_etm_cpu(const struct tc_cs_etm_info *info, uint32_t cpu);
+const struct tc_cs_etm_cpu *tc_auxtrace_info_cs_etm_cpu(const struct tc_cs_etm_info *info,
+							uint32_t cpu);
 
 enum {
 	TC_IPT_PMU_TYPE,

@@ -443,5 +443,6 @@ const struct tc_perf_data_features *tc_perf_data_features(const struct tc_perf_d
 
 bool tc_perf_data_has_feature(const struct tc_perf_data *pd, unsigned feat)
 {
-	return feat < TC_PERF_DATA_FEAT_BITS && (pd->feat.present[feat / 64] & (1ULL << (feat % 64)));
+	return feat < TC_PERF_DATA_FEAT_BITS &&
+	       (pd->feat.present[feat / 64] & (1ULL << (feat % 64)));
 }

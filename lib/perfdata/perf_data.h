@@ -197,7 +197,8 @@ int tc_perf_data_open(struct tc_perf_data **out, const char *path, struct tc_err
 /* Read from fd (not closed by tc_perf_data_close). File mode needs a regular file. */
 int tc_perf_data_open_fd(struct tc_perf_data **out, int fd, const char *name, struct tc_err *e);
 /* Pipe-mode stream from a FILE* (not closed by tc_perf_data_close). */
-int tc_perf_data_open_stream(struct tc_perf_data **out, FILE *f, const char *name, struct tc_err *e);
+int tc_perf_data_open_stream(struct tc_perf_data **out, FILE *f, const char *name,
+			     struct tc_err *e);
 /* Borrow len bytes of memory (either mode); buf must outlive the reader. */
 int tc_perf_data_open_mem(struct tc_perf_data **out, const void *buf, size_t len, const char *name,
 		   struct tc_err *e);

@@ -80,8 +80,8 @@ static int rec_err(struct tc_perf_data *pd, struct tc_err *e, const struct tc_pe
 }
 
 /* Bytes that follow a record outside its header.size (trace data, tracing data). */
-static int extra_size(struct tc_perf_data *pd, const struct tc_perf_data_record *r, const uint8_t *p,
-		      uint64_t *extra, struct tc_err *e)
+static int extra_size(struct tc_perf_data *pd, const struct tc_perf_data_record *r,
+		      const uint8_t *p, uint64_t *extra, struct tc_err *e)
 {
 	*extra = 0;
 	if (r->type == TC_PERF_DATA_AUXTRACE) {
@@ -97,8 +97,8 @@ static int extra_size(struct tc_perf_data *pd, const struct tc_perf_data_record 
 	return 0;
 }
 
-static int fetch_map(struct tc_perf_data *pd, struct tc_perf_data_record *r, const uint8_t **extra_p,
-		     uint64_t *extra, struct tc_err *e)
+static int fetch_map(struct tc_perf_data *pd, struct tc_perf_data_record *r,
+		     const uint8_t **extra_p, uint64_t *extra, struct tc_err *e)
 {
 	uint64_t end = pd->data_off + pd->data_size, left = end - pd->pos;
 	const uint8_t *p = pd->map + pd->pos;
@@ -150,8 +150,8 @@ static int stream_read(struct tc_perf_data *pd, size_t at, uint64_t n, const cha
 				cap = at + n;
 			b = realloc(pd->buf, cap);
 			if (!b)
-				return tc_err_set(e, ENOMEM, "%s: out of memory reading %s", pd->name,
-						  what);
+				return tc_err_set(e, ENOMEM, "%s: out of memory reading %s",
+						  pd->name, what);
 			pd->buf = b;
 			pd->cap = cap;
 		}
@@ -217,8 +217,9 @@ static unsigned bits(uint64_t v)
 }
 
 /* Which attr does this record belong to? Uses the id when the layout has one. */
-static const struct tc_perf_data_attr *find_attr(struct tc_perf_data *pd, const struct tc_perf_data_record *r,
-					  const uint8_t *body, size_t blen)
+static const struct tc_perf_data_attr *find_attr(struct tc_perf_data *pd,
+						 const struct tc_perf_data_record *r,
+						 const uint8_t *body, size_t blen)
 {
 	const struct tc_perf_data_attr *a0 = pd->attrs, *a;
 	uint64_t st;
@@ -298,8 +299,8 @@ static const uint8_t *read_id_cpu(uint64_t st, struct tc_perf_data_record *r, co
 }
 
 /* Strip and parse the sample_id trailer; *blen shrinks to the body proper. */
-static int parse_trailer(struct tc_perf_data *pd, struct tc_perf_data_record *r, const uint8_t *body,
-			 size_t *blen, struct tc_err *e)
+static int parse_trailer(struct tc_perf_data *pd, struct tc_perf_data_record *r,
+			 const uint8_t *body, size_t *blen, struct tc_err *e)
 {
 	uint64_t st;
 	size_t n;
@@ -467,7 +468,8 @@ static int parse_header_attr(struct tc_perf_data *pd, struct tc_perf_data_record
 		return rec_err(pd, e, r, "has size 0x%x, too small for an attr", r->size);
 	asz = pd_u32(q + 4) ? pd_u32(q + 4) : PERF_ATTR_SIZE_VER0;
 	if (asz < PERF_ATTR_SIZE_VER0 || asz > blen)
-		return rec_err(pd, e, r, "has an attr of size 0x%x in a 0x%zx-byte body", asz, blen);
+		return rec_err(pd, e, r, "has an attr of size 0x%x in a 0x%zx-byte body", asz,
+			       blen);
 	if (pd_add_attr(pd, q, asz, r->offset + HDR, &a, e) ||
 	    pd_add_ids(pd, pd->nr_attrs - 1, q + asz, (blen - asz) / 8, e))
 		return -1;
@@ -497,8 +499,8 @@ static size_t min_body(uint32_t type)
 	}
 }
 
-static int parse_body(struct tc_perf_data *pd, struct tc_perf_data_record *r, const uint8_t *extra_p,
-		      struct tc_err *e)
+static int parse_body(struct tc_perf_data *pd, struct tc_perf_data_record *r,
+		      const uint8_t *extra_p, struct tc_err *e)
 {
 	const uint8_t *q = r->raw + HDR;
 	size_t blen = r->size - HDR;

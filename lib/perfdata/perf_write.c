@@ -132,8 +132,8 @@ void tc_perf_write_abort(struct tc_perf_write *w)
 	free(w);
 }
 
-int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr *attr, const uint64_t *ids,
-		   size_t nr_ids, struct tc_err *e)
+int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr *attr,
+			   const uint64_t *ids, size_t nr_ids, struct tc_err *e)
 {
 	struct pw_attr *a;
 	struct perf_event_attr copy;
@@ -148,9 +148,11 @@ int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr
 	a = &w->attrs[w->nr_attrs];
 	memset(a, 0, sizeof(*a));
 	memset(&copy, 0, sizeof(copy));
-	memcpy(&copy, attr, sizeof(copy) < TC_PERF_WRITE_ATTR_SIZE ? sizeof(copy) : TC_PERF_WRITE_ATTR_SIZE);
+	memcpy(&copy, attr,
+	       sizeof(copy) < TC_PERF_WRITE_ATTR_SIZE ? sizeof(copy) : TC_PERF_WRITE_ATTR_SIZE);
 	copy.size = TC_PERF_WRITE_ATTR_SIZE;
-	memcpy(a->attr, &copy, sizeof(copy) < TC_PERF_WRITE_ATTR_SIZE ? sizeof(copy) : TC_PERF_WRITE_ATTR_SIZE);
+	memcpy(a->attr, &copy,
+	       sizeof(copy) < TC_PERF_WRITE_ATTR_SIZE ? sizeof(copy) : TC_PERF_WRITE_ATTR_SIZE);
 	a->sample_type = attr->sample_type;
 	a->sample_id_all = attr->sample_id_all;
 	if (nr_ids) {
@@ -163,7 +165,8 @@ int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr
 	return 0;
 }
 
-int tc_perf_write_attr_name(struct tc_perf_write *w, size_t attr_idx, const char *name, struct tc_err *e)
+int tc_perf_write_attr_name(struct tc_perf_write *w, size_t attr_idx, const char *name,
+			    struct tc_err *e)
 {
 	char *dup;
 
@@ -190,7 +193,8 @@ static int start_data(struct tc_perf_write *w, struct tc_err *e)
 	for (size_t i = 0; i < w->nr_attrs; i++) {
 		uint64_t sec[2] = { ids_off, w->attrs[i].nr_ids * 8 };
 
-		if (put(w, w->attrs[i].attr, TC_PERF_WRITE_ATTR_SIZE, e) || put(w, sec, sizeof(sec), e))
+		if (put(w, w->attrs[i].attr, TC_PERF_WRITE_ATTR_SIZE, e) ||
+		    put(w, sec, sizeof(sec), e))
 			return -1;
 		ids_off += sec[1];
 	}
@@ -292,8 +296,8 @@ static int rb_end(struct tc_perf_write *w, const struct tc_perf_write_sid *sid, 
 	return tc_perf_write_record(w, w->rec, w->rlen, e);
 }
 
-int tc_perf_write_comm(struct tc_perf_write *w, uint32_t pid, uint32_t tid, const char *comm, bool exec,
-	       const struct tc_perf_write_sid *sid, struct tc_err *e)
+int tc_perf_write_comm(struct tc_perf_write *w, uint32_t pid, uint32_t tid, const char *comm,
+		       bool exec, const struct tc_perf_write_sid *sid, struct tc_err *e)
 {
 	/* The kernel leaves the cpumode bits of COMM at 0. */
 	rb_begin(w, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
@@ -304,8 +308,8 @@ int tc_perf_write_comm(struct tc_perf_write *w, uint32_t pid, uint32_t tid, cons
 	return rb_end(w, sid, e);
 }
 
-int tc_perf_write_mmap2(struct tc_perf_write *w, const struct tc_perf_write_mmap2 *m, const struct tc_perf_write_sid *sid,
-		struct tc_err *e)
+int tc_perf_write_mmap2(struct tc_perf_write *w, const struct tc_perf_write_mmap2 *m,
+			const struct tc_perf_write_sid *sid, struct tc_err *e)
 {
 	rb_begin(w, PERF_RECORD_MMAP2, m->misc ? m->misc : PERF_RECORD_MISC_USER);
 	rb_u32(w, m->pid);
@@ -324,8 +328,9 @@ int tc_perf_write_mmap2(struct tc_perf_write *w, const struct tc_perf_write_mmap
 	return rb_end(w, sid, e);
 }
 
-int tc_perf_write_fork(struct tc_perf_write *w, bool exit, uint32_t pid, uint32_t ppid, uint32_t tid,
-	       uint32_t ptid, uint64_t time, const struct tc_perf_write_sid *sid, struct tc_err *e)
+int tc_perf_write_fork(struct tc_perf_write *w, bool exit, uint32_t pid, uint32_t ppid,
+		       uint32_t tid, uint32_t ptid, uint64_t time,
+		       const struct tc_perf_write_sid *sid, struct tc_err *e)
 {
 	rb_begin(w, exit ? PERF_RECORD_EXIT : PERF_RECORD_FORK, 0);
 	rb_u32(w, pid);
@@ -336,8 +341,8 @@ int tc_perf_write_fork(struct tc_perf_write *w, bool exit, uint32_t pid, uint32_
 	return rb_end(w, sid, e);
 }
 
-int tc_perf_write_itrace_start(struct tc_perf_write *w, uint32_t pid, uint32_t tid, const struct tc_perf_write_sid *sid,
-		       struct tc_err *e)
+int tc_perf_write_itrace_start(struct tc_perf_write *w, uint32_t pid, uint32_t tid,
+			       const struct tc_perf_write_sid *sid, struct tc_err *e)
 {
 	rb_begin(w, PERF_RECORD_ITRACE_START, 0);
 	rb_u32(w, pid);
@@ -345,8 +350,8 @@ int tc_perf_write_itrace_start(struct tc_perf_write *w, uint32_t pid, uint32_t t
 	return rb_end(w, sid, e);
 }
 
-int tc_perf_write_aux(struct tc_perf_write *w, uint64_t aux_offset, uint64_t aux_size, uint64_t flags,
-	      const struct tc_perf_write_sid *sid, struct tc_err *e)
+int tc_perf_write_aux(struct tc_perf_write *w, uint64_t aux_offset, uint64_t aux_size,
+		      uint64_t flags, const struct tc_perf_write_sid *sid, struct tc_err *e)
 {
 	rb_begin(w, PERF_RECORD_AUX, 0);
 	rb_u64(w, aux_offset);
@@ -355,8 +360,8 @@ int tc_perf_write_aux(struct tc_perf_write *w, uint64_t aux_offset, uint64_t aux
 	return rb_end(w, sid, e);
 }
 
-int tc_perf_write_lost_samples(struct tc_perf_write *w, uint64_t lost, const struct tc_perf_write_sid *sid,
-		       struct tc_err *e)
+int tc_perf_write_lost_samples(struct tc_perf_write *w, uint64_t lost,
+			       const struct tc_perf_write_sid *sid, struct tc_err *e)
 {
 	rb_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
 	rb_u64(w, lost);
@@ -378,8 +383,9 @@ static int info_end(struct tc_perf_write *w, struct tc_err *e)
 	return tc_perf_write_record(w, w->rec, w->rlen, e);
 }
 
-int tc_perf_write_auxtrace_info_intel_pt(struct tc_perf_write *w, const uint64_t priv[TC_IPT_PRIV_MAX],
-				 const char *filter, struct tc_err *e)
+int tc_perf_write_auxtrace_info_intel_pt(struct tc_perf_write *w,
+					 const uint64_t priv[TC_IPT_PRIV_MAX], const char *filter,
+					 struct tc_err *e)
 {
 	size_t flen = filter ? strlen(filter) : 0;
 
@@ -392,8 +398,9 @@ int tc_perf_write_auxtrace_info_intel_pt(struct tc_perf_write *w, const uint64_t
 	return info_end(w, e);
 }
 
-int tc_perf_write_auxtrace_info_cs_etm(struct tc_perf_write *w, uint32_t pmu_type, uint64_t snapshot,
-			       const struct tc_perf_write_etmv4 *cpus, size_t nr_cpus, struct tc_err *e)
+int tc_perf_write_auxtrace_info_cs_etm(struct tc_perf_write *w, uint32_t pmu_type,
+				       uint64_t snapshot, const struct tc_perf_write_etmv4 *cpus,
+				       size_t nr_cpus, struct tc_err *e)
 {
 	/* 3 header words and 10 per CPU must fit the 16-bit record size. */
 	if (nr_cpus > (PW_MAX_RECORD - 16 - 24) / 80)
@@ -460,10 +467,13 @@ static int feat_str(struct pw_buf *b, const char *s, struct tc_err *e)
 	return buf_put(b, &l, 4, e) || buf_put(b, s, n, e) || buf_put(b, z, len - n, e) ? -1 : 0;
 }
 
-int tc_perf_write_feat_string(struct tc_perf_write *w, unsigned feat, const char *s, struct tc_err *e)
+int tc_perf_write_feat_string(struct tc_perf_write *w, unsigned feat, const char *s,
+			      struct tc_err *e)
 {
 	switch (feat) {
-	case TC_PERF_DATA_FEAT_HOSTNAME: case TC_PERF_DATA_FEAT_OSRELEASE: case TC_PERF_DATA_FEAT_VERSION:
+	case TC_PERF_DATA_FEAT_HOSTNAME:
+	case TC_PERF_DATA_FEAT_OSRELEASE:
+	case TC_PERF_DATA_FEAT_VERSION:
 	case TC_PERF_DATA_FEAT_ARCH: case TC_PERF_DATA_FEAT_CPUDESC: case TC_PERF_DATA_FEAT_CPUID:
 		break;
 	default:
@@ -484,7 +494,8 @@ int tc_perf_write_feat_raw(struct tc_perf_write *w, unsigned feat, const void *d
 	return buf_put(&w->feat[feat], data, len, e);
 }
 
-int tc_perf_write_feat_nrcpus(struct tc_perf_write *w, uint32_t avail, uint32_t online, struct tc_err *e)
+int tc_perf_write_feat_nrcpus(struct tc_perf_write *w, uint32_t avail, uint32_t online,
+			      struct tc_err *e)
 {
 	uint32_t v[2] = { avail, online };
 
@@ -493,7 +504,8 @@ int tc_perf_write_feat_nrcpus(struct tc_perf_write *w, uint32_t avail, uint32_t 
 	return buf_put(&w->feat[TC_PERF_DATA_FEAT_NRCPUS], v, sizeof(v), e);
 }
 
-int tc_perf_write_feat_cmdline(struct tc_perf_write *w, int argc, char *const argv[], struct tc_err *e)
+int tc_perf_write_feat_cmdline(struct tc_perf_write *w, int argc, char *const argv[],
+			       struct tc_err *e)
 {
 	struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_CMDLINE];
 	uint32_t nr = argc > 0 ? (uint32_t)argc : 0;
@@ -508,8 +520,9 @@ int tc_perf_write_feat_cmdline(struct tc_perf_write *w, int argc, char *const ar
 	return 0;
 }
 
-int tc_perf_write_feat_build_id(struct tc_perf_write *w, int32_t pid, uint16_t misc, const uint8_t *id,
-			size_t size, const char *filename, struct tc_err *e)
+int tc_perf_write_feat_build_id(struct tc_perf_write *w, int32_t pid, uint16_t misc,
+				const uint8_t *id, size_t size, const char *filename,
+				struct tc_err *e)
 {
 	static const uint8_t z[PW_NAME_ALIGN];
 	struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_BUILD_ID];

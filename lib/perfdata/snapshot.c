@@ -57,7 +57,8 @@ static int ini_read(const char *path, ini_fn fn, void *ctx, struct tc_err *e)
 			char *close = strchr(s, ']');
 
 			if (!close || close - s - 1 >= (long)sizeof(section)) {
-				rc = tc_err_set(e, 0, "%s:%u: bad section header '%s'", path, lineno, s);
+				rc = tc_err_set(e, 0, "%s:%u: bad section header '%s'", path,
+						lineno, s);
 				break;
 			}
 			*close = 0;
@@ -68,7 +69,8 @@ static int ini_read(const char *path, ini_fn fn, void *ctx, struct tc_err *e)
 		}
 		eq = strchr(s, '=');
 		if (!eq) {
-			rc = tc_err_set(e, 0, "%s:%u: expected key=value, got '%s'", path, lineno, s);
+			rc = tc_err_set(e, 0, "%s:%u: expected key=value, got '%s'", path, lineno,
+					s);
 			break;
 		}
 		*eq = 0;
@@ -296,7 +298,8 @@ static int on_trace(void *ctx, const struct ini_line *l, struct tc_err *e)
 
 		if (!list)
 			return tc_err_sys(e, ENOMEM, "snapshot");
-		for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (char *tok = strtok_r(list, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
 			tok = trim(tok);
 			if (!*tok)
 				continue;
@@ -315,7 +318,8 @@ static int on_trace(void *ctx, const struct ini_line *l, struct tc_err *e)
 		return 0;
 	}
 	if (!strcasecmp(l->section, "core_trace_sources")) {
-		struct tc_snapshot_core_src *cs = grow(&ss->core_srcs, &ss->ncore_srcs, sizeof(*cs));
+		struct tc_snapshot_core_src *cs =
+			grow(&ss->core_srcs, &ss->ncore_srcs, sizeof(*cs));
 
 		if (!cs || !(cs->core = strdup(l->key)) || !(cs->source = strdup(l->value)))
 			return tc_err_sys(e, ENOMEM, "snapshot");
@@ -356,7 +360,8 @@ static int read_trace(struct tc_snapshot *ss, const char *file, struct tc_err *e
 		}
 	}
 	for (size_t i = 0; i < t.src.n; i++) {
-		struct tc_snapshot_buffer *b = (struct tc_snapshot_buffer *)tc_snapshot_buffer(ss, t.dst.v[i]);
+		struct tc_snapshot_buffer *b =
+			(struct tc_snapshot_buffer *)tc_snapshot_buffer(ss, t.dst.v[i]);
 
 		if (!b)
 			continue;	/* a source mapped to a buffer not listed: ignore it */
@@ -481,7 +486,8 @@ const struct tc_snapshot_buffer *tc_snapshot_buffer(const struct tc_snapshot *ss
 	return NULL;
 }
 
-const struct tc_snapshot_device *tc_snapshot_core_of(const struct tc_snapshot *ss, const char *source)
+const struct tc_snapshot_device *tc_snapshot_core_of(const struct tc_snapshot *ss,
+						     const char *source)
 {
 	for (size_t i = 0; i < ss->ncore_srcs; i++)
 		if (!strcmp(ss->core_srcs[i].source, source))

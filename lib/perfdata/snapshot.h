@@ -66,7 +66,8 @@ void tc_snapshot_free(struct tc_snapshot *ss);
 const struct tc_snapshot_device *tc_snapshot_device(const struct tc_snapshot *ss, const char *name);
 const struct tc_snapshot_buffer *tc_snapshot_buffer(const struct tc_snapshot *ss, const char *name);
 /* The core device a trace source belongs to, or NULL. */
-const struct tc_snapshot_device *tc_snapshot_core_of(const struct tc_snapshot *ss, const char *source);
+const struct tc_snapshot_device *tc_snapshot_core_of(const struct tc_snapshot *ss,
+						     const char *source);
 /* 0 and *val if the device has the register (name compared case-insensitively), else -1. */
 int tc_snapshot_reg(const struct tc_snapshot_device *dev, const char *name, uint64_t *val);
 

@@ -68,7 +68,8 @@ static void load_graph(const char *root, struct graph *g, struct tc_diag *diag)
 
 	tc_sysfs_pathf(dir, sizeof(dir), "%s/bus/coresight/devices", root);
 	if (tc_sysfs_list(dir, &devs, &e)) {
-		tc_diag_add(diag, "CoreSight device graph unavailable, sink reachability unknown: %s",
+		tc_diag_add(diag,
+			    "CoreSight device graph unavailable, sink reachability unknown: %s",
 			    e.msg);
 		return;
 	}

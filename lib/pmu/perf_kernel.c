@@ -55,10 +55,14 @@ int tc_perf_kernel_aux_pause_verdict(const char *release, int probe_err, char *w
 	if (probe_err == 0 || probe_err == EOPNOTSUPP)
 		return 1;
 	if (probe_err == EINVAL || probe_err == E2BIG)
-		snprintf(why, len, "AUX pause/resume (--start-paused, --pause-on, --resume-on) needs "
+		snprintf(why, len,
+			 "AUX pause/resume (--start-paused, --pause-on, --resume-on) needs "
 			 "Linux 6.13 or later; the running kernel %s does not know "
-			 "perf_event_attr.aux_action%s", release,
-			 tc_perf_kernel_at_least(release, 6, 13) ? " (its perf_event_open refused it)" : "");
+			 "perf_event_attr.aux_action%s",
+			 release,
+			 tc_perf_kernel_at_least(release, 6, 13)
+				 ? " (its perf_event_open refused it)"
+				 : "");
 	else
 		snprintf(why, len, "AUX pause/resume (--start-paused, --pause-on, --resume-on): "
 			 "could not probe the running kernel %s: perf_event_open: %s", release,
@@ -96,7 +100,8 @@ static void paranoid_advice(const struct tc_perf_kernel_open_ctx *c, char *buf, 
 	snprintf(buf, len, "kernel.perf_event_paranoid is %d%s", c->paranoid, need);
 }
 
-void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, char *buf, size_t len)
+void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, char *buf,
+			     size_t len)
 {
 	const char *what = c && c->what ? c->what : "the event";
 	char adv[160];
@@ -115,9 +120,11 @@ void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, c
 				 "accepted by this PMU or kernel%s%s", what, c->suspect,
 				 c->terms ? "; terms set: " : "", c->terms ? c->terms : "");
 		else
-			snprintf(buf, len, "the kernel refused %s as invalid (EINVAL): a term or "
-				 "field is not accepted by this PMU or kernel%s%s", what,
-				 c && c->terms ? "; terms set: " : "", c && c->terms ? c->terms : "");
+			snprintf(buf, len,
+				 "the kernel refused %s as invalid (EINVAL): a term or "
+				 "field is not accepted by this PMU or kernel%s%s",
+				 what, c && c->terms ? "; terms set: " : "",
+				 c && c->terms ? c->terms : "");
 		break;
 	case E2BIG:
 		snprintf(buf, len, "the kernel refused %s (E2BIG): it uses perf_event_attr fields "
@@ -137,9 +144,12 @@ void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, c
 			 what, strerror(err));
 		break;
 	case ENOSPC:
-		snprintf(buf, len, "no room to open %s (ENOSPC): the PMU's address filters, "
-			 "breakpoints or probe slots are used up; use fewer filters or triggers, or "
-			 "stop the other session using them", what);
+		snprintf(
+			buf, len,
+			"no room to open %s (ENOSPC): the PMU's address filters, "
+			"breakpoints or probe slots are used up; use fewer filters or triggers, or "
+			"stop the other session using them",
+			what);
 		break;
 	case EBUSY:
 		snprintf(buf, len, "%s is busy (EBUSY): another session holds the PMU or its sink "

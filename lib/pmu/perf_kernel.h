@@ -34,6 +34,7 @@ struct tc_perf_kernel_open_ctx {
 int tc_perf_kernel_paranoid(const char *path);
 
 /* One sentence (or two) on why opening failed with err and what to do about it. */
-void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, char *buf, size_t len);
+void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, char *buf,
+			     size_t len);
 
 #endif

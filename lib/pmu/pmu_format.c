@@ -28,7 +28,8 @@ static int parse_bit(const char **p, unsigned *bit)
 	return 0;
 }
 
-int tc_pmu_format_parse(const char *name, const char *spec, struct tc_pmu_format *f, struct tc_err *e)
+int tc_pmu_format_parse(const char *name, const char *spec, struct tc_pmu_format *f,
+			struct tc_err *e)
 {
 	const char *colon = strchr(spec, ':');
 	const char *p;
@@ -76,7 +77,8 @@ bad:
 			  name, spec);
 }
 
-int tc_pmu_format_apply(const struct tc_pmu_format *f, uint64_t value, uint64_t *field_val, struct tc_err *e)
+int tc_pmu_format_apply(const struct tc_pmu_format *f, uint64_t value, uint64_t *field_val,
+			struct tc_err *e)
 {
 	uint64_t out = 0, v = value;
 

@@ -21,11 +21,13 @@ struct tc_pmu_format {
 };
 
 /* Parse a format file's text ("config:0-3,8"); the name is only for messages. */
-int tc_pmu_format_parse(const char *name, const char *spec, struct tc_pmu_format *f, struct tc_err *e);
+int tc_pmu_format_parse(const char *name, const char *spec, struct tc_pmu_format *f,
+			struct tc_err *e);
 
 /* Spread value's low bits over f->mask (lowest bit first), as perf does.
  * Fails if value does not fit in the term's width. */
-int tc_pmu_format_apply(const struct tc_pmu_format *f, uint64_t value, uint64_t *field_val, struct tc_err *e);
+int tc_pmu_format_apply(const struct tc_pmu_format *f, uint64_t value, uint64_t *field_val,
+			struct tc_err *e);
 
 const char *tc_pmu_format_field_name(enum tc_pmu_field f);
 

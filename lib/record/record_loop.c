@@ -192,8 +192,8 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 			reap_probes(L, pl->tracefs);
 		reaped = true;
 		probe_name(v->trigger, i, L->probe[i], sizeof(L->probe[i]));
-		if (tc_record_uprobe_tp_add(pl->tracefs, L->probe_group, L->probe[i], v->uprobe_path,
-				     v->a.attr.config2, &id, e)) {
+		if (tc_record_uprobe_tp_add(pl->tracefs, L->probe_group, L->probe[i],
+					    v->uprobe_path, v->a.attr.config2, &id, e)) {
 			*L->probe[i] = '\0';
 			return -1;
 		}
@@ -241,8 +241,9 @@ static int open_one(struct loop *L, size_t i, pid_t pid, const pid_t *tids, stru
 	if (!(v->evsel = tc_record_open_evsel_new(&copy, e)))
 		return -1;
 	if (!L->lost_fmt && !member) {
-		int rc = tc_record_open_evsel_open_fd(v->evsel, &copy, tids[i / pl->n], owns_ring(pl, pe) ?
-					      pl->terms : NULL, &v->fd, e);
+		int rc = tc_record_open_evsel_open_fd(v->evsel, &copy, tids[i / pl->n],
+						      owns_ring(pl, pe) ? pl->terms : NULL, &v->fd,
+						      e);
 
 		if (!rc) {
 			L->lost_fmt = 1;
@@ -261,8 +262,8 @@ static int open_one(struct loop *L, size_t i, pid_t pid, const pid_t *tids, stru
 		size_t li = i - i % pl->n + (size_t)pe->group_leader;
 
 		if (!L->ev[li].evsel || L->ev[li].fd < 0)
-			return tc_err_set(e, EINVAL, "event %zu: its group leader %d is not open", i,
-					  pe->group_leader);
+			return tc_err_set(e, EINVAL, "event %zu: its group leader %d is not open",
+					  i, pe->group_leader);
 		if (tc_record_open_evsel_set_leader(L->ev[li].evsel, v->evsel, e))
 			return -1;
 	}
@@ -327,8 +328,10 @@ static int open_events(struct loop *L, pid_t pid, struct tc_err *e)
 			if (L->rings[k].cpu != v->pe->cpu)
 				continue;
 			if (ioctl(v->fd, PERF_EVENT_IOC_SET_OUTPUT, L->rings[k].fd) < 0)
-				return tc_err_sys(e, errno, "redirecting the %s event of cpu %d into "
-						  "its AUX event's ring", tc_record_plan_role_name(v->pe->role),
+				return tc_err_sys(e, errno,
+						  "redirecting the %s event of cpu %d into "
+						  "its AUX event's ring",
+						  tc_record_plan_role_name(v->pe->role),
 						  v->pe->cpu);
 			v->ring = (int)k;
 			break;
@@ -442,7 +445,10 @@ static int tracing_data(struct loop *L, struct tc_err *e)
 			names[n++] = L->tp[i];
 	if (n)
 		rc = tc_tracing_data_write(pl->tracefs, names, n, &buf, &len, e) ||
-		     tc_perf_write_feat_raw(L->w, TC_PERF_DATA_FEAT_TRACING_DATA, buf, len, e) ? -1 : 0;
+				     tc_perf_write_feat_raw(L->w, TC_PERF_DATA_FEAT_TRACING_DATA,
+							    buf, len, e)
+			     ? -1
+			     : 0;
 	free(buf);
 	free(names);
 	return rc;
@@ -491,7 +497,8 @@ static int auxtrace_info(struct loop *L, struct tc_err *e)
 			aux = &L->ev[i].pe->a.attr;
 	if (!aux)
 		return 0;
-	tc_sysfs_pathf(dir, sizeof(dir), "%s/bus/event_source/devices/%s", L->r->sysfs_root, p->name);
+	tc_sysfs_pathf(dir, sizeof(dir), "%s/bus/event_source/devices/%s", L->r->sysfs_root,
+		       p->name);
 	if (p->kind == TC_PMU_CS_ETM) {
 		struct tc_perf_write_etmv4 *c = calloc(pl->ncpus ? pl->ncpus : 1, sizeof(*c));
 		int rc;
@@ -510,7 +517,8 @@ static int auxtrace_info(struct loop *L, struct tc_err *e)
 			c[i].trcidr8 = reg(dir, cpu, "trcidr/trcidr8");
 			c[i].trcauthstatus = reg(dir, cpu, "mgmt/trcauthstatus");
 		}
-		rc = tc_perf_write_auxtrace_info_cs_etm(L->w, aux->type, L->r->snapshot, c, pl->ncpus, e);
+		rc = tc_perf_write_auxtrace_info_cs_etm(L->w, aux->type, L->r->snapshot, c,
+							pl->ncpus, e);
 		free(c);
 		return rc;
 	} else {
@@ -533,7 +541,7 @@ static int auxtrace_info(struct loop *L, struct tc_err *e)
 			w[TC_IPT_MTC_BIT] = (f->mask & -f->mask);
 		if ((f = tc_pmu_term(p, "cyc")))
 			w[TC_IPT_CYC_BIT] = (f->mask & -f->mask);
-		w[TC_IPT_HAVE_SCHED_SWITCH] = 0;	/* context_switch records, not sched_switch */
+		w[TC_IPT_HAVE_SCHED_SWITCH] = 0; /* context_switch records, not sched_switch */
 		w[TC_IPT_SNAPSHOT_MODE] = L->r->snapshot;
 		w[TC_IPT_PER_CPU_MMAPS] = pl->ncpus != 0;
 		w[TC_IPT_MTC_FREQ_BITS] = 3;
@@ -566,7 +574,8 @@ static void tell_busy(struct loop *L)
 	for (size_t s = 0; s < p->common_sinks.n; s++) {
 		const char *name = p->common_sinks.v[s];
 
-		if ((sink && !strcmp(name, sink)) || tc_record_plan_sink_claimed(L->r->sysfs_root, name))
+		if ((sink && !strcmp(name, sink)) ||
+		    tc_record_plan_sink_claimed(L->r->sysfs_root, name))
 			continue;
 		snprintf(free_sinks + strlen(free_sinks), sizeof(free_sinks) - strlen(free_sinks),
 			 "%s%s", *free_sinks ? ", " : "sinks reachable from these CPUs and not "
@@ -653,8 +662,9 @@ static int aux_copy(struct loop *L, struct ring *g, uint64_t from, uint64_t to, 
 	memcpy(L->auxbuf + first, g->m.aux, len - first);
 	L->st->aux_bytes += len;
 	L->st->auxtrace_records++;
-	return tc_perf_write_auxtrace(L->w, L->auxbuf, len, from, now_ns(), (uint32_t)(g - L->rings),
-			      g->cpu < 0 ? (uint32_t)L->child : (uint32_t)-1, (uint32_t)g->cpu, e);
+	return tc_perf_write_auxtrace(
+		L->w, L->auxbuf, len, from, now_ns(), (uint32_t)(g - L->rings),
+		g->cpu < 0 ? (uint32_t)L->child : (uint32_t)-1, (uint32_t)g->cpu, e);
 }
 
 static int drain_aux(struct loop *L, struct ring *g, struct tc_err *e)
@@ -809,11 +819,13 @@ static int features(struct loop *L, struct tc_err *e)
 	struct utsname u;
 	long n = sysconf(_SC_NPROCESSORS_CONF), on = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (!uname(&u) && (tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_HOSTNAME, u.nodename, e) ||
-			   tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_OSRELEASE, u.release, e) ||
-			   tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_ARCH, u.machine, e)))
+	if (!uname(&u) &&
+	    (tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_HOSTNAME, u.nodename, e) ||
+	     tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_OSRELEASE, u.release, e) ||
+	     tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_ARCH, u.machine, e)))
 		return -1;
-	if (tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_VERSION, "tracectl " TRACECTL_VERSION, e) ||
+	if (tc_perf_write_feat_string(L->w, TC_PERF_DATA_FEAT_VERSION, "tracectl " TRACECTL_VERSION,
+				      e) ||
 	    tc_perf_write_feat_nrcpus(L->w, (uint32_t)n, (uint32_t)on, e))
 		return -1;
 	if (L->r->cmdline && tc_perf_write_feat_cmdline(L->w, L->r->cmdline_argc, L->r->cmdline, e))

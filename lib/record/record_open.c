@@ -128,8 +128,8 @@ int tc_record_open_evsel_lost(struct perf_evsel *evsel, uint64_t *lost, struct t
 	return 0;
 }
 
-int tc_record_open_evsel_open_fd(struct perf_evsel *evsel, const struct tc_record_event *ev, pid_t pid,
-			 const char *terms, int *fd, struct tc_err *e)
+int tc_record_open_evsel_open_fd(struct perf_evsel *evsel, const struct tc_record_event *ev,
+				 pid_t pid, const char *terms, int *fd, struct tc_err *e)
 {
 	char link[64], target[64];
 	ssize_t n;

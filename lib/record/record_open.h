@@ -42,8 +42,8 @@ void tc_record_open_event_name(const struct tc_record_event *ev, char *buf, size
 /* Open like tc_record_open_evsel_open and return the event's fd (one CPU, one thread: exactly one
  * fd). libperf keeps it private, so the lowest free descriptor is noted before opening
  * (open() always takes the lowest) and checked to be a perf event afterwards. */
-int tc_record_open_evsel_open_fd(struct perf_evsel *evsel, const struct tc_record_event *ev, pid_t pid,
-			 const char *terms, int *fd, struct tc_err *e);
+int tc_record_open_evsel_open_fd(struct perf_evsel *evsel, const struct tc_record_event *ev,
+				 pid_t pid, const char *terms, int *fd, struct tc_err *e);
 
 /* The rings of one AUX event: the user page and data ring, the AUX area after it. */
 struct tc_record_rings {

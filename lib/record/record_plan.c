@@ -159,10 +159,12 @@ static int tracepoint_attr(const char *sysfs_root, const char *tracefs, const ch
 
 	if (!tracefs) {
 		if (tc_record_plan_tracefs_find(sysfs_root, tfs, sizeof(tfs)))
-			return tc_err_set(e, ENOENT, "tracepoint trigger '%s': tracefs is not mounted "
-					  "(looked in %s/kernel/tracing and %s/kernel/debug/tracing); "
-					  "mount it with 'mount -t tracefs nodev /sys/kernel/tracing'",
-					  spec, sysfs_root, sysfs_root);
+			return tc_err_set(
+				e, ENOENT,
+				"tracepoint trigger '%s': tracefs is not mounted "
+				"(looked in %s/kernel/tracing and %s/kernel/debug/tracing); "
+				"mount it with 'mount -t tracefs nodev /sys/kernel/tracing'",
+				spec, sysfs_root, sysfs_root);
 		tracefs = tfs;
 	}
 	tc_sysfs_pathf(p, sizeof(p), "%s/events/%.*s/%s/id", tracefs, (int)(colon - spec), spec,
@@ -392,7 +394,8 @@ static int online_cpus(const char *root, struct tc_record_plan *pl, struct tc_er
 	tc_sysfs_pathf(p, sizeof(p), "%s/devices/system/cpu/online", root);
 	if (tc_sysfs_read(p, buf, sizeof(buf), e))
 		return -1;
-	if (tc_record_plan_parse_cpus(buf, pl->cpus, sizeof(pl->cpus) / sizeof(pl->cpus[0]), &pl->ncpus))
+	if (tc_record_plan_parse_cpus(buf, pl->cpus, sizeof(pl->cpus) / sizeof(pl->cpus[0]),
+				      &pl->ncpus))
 		return tc_err_set(e, EINVAL, "%s: cannot parse '%s'", p, buf);
 	return 0;
 }
@@ -442,9 +445,11 @@ static int choose_cpus(const char *root, const struct tc_record_opts *o, struct 
 			for (size_t k = 0; k < on.ncpus; k++)
 				found |= on.cpus[k] == pl->cpus[i];
 			if (!found) {
-				tc_sysfs_pathf(p2, sizeof(p2), "%s/devices/system/cpu/online", root);
+				tc_sysfs_pathf(p2, sizeof(p2), "%s/devices/system/cpu/online",
+					       root);
 				tc_sysfs_read(p2, list, sizeof(list), NULL);
-				return tc_err_set(e, ENODEV, "cpu %d is not online; online CPUs: %s",
+				return tc_err_set(e, ENODEV,
+						  "cpu %d is not online; online CPUs: %s",
 						  pl->cpus[i], list);
 			}
 		}
@@ -479,7 +484,8 @@ static void usable_sinks(const char *root, const struct tc_record_plan *pl, char
 			ok = c && tc_strv_has(&c->sinks, name);
 		}
 		if (ok && pl->ncpus)
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? ", " : "", name);
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? ", " : "",
+				 name);
 	}
 	if (!*buf)
 		snprintf(buf, len, "none for these CPUs (a per-CPU sink such as TRBE serves one "
@@ -508,8 +514,10 @@ static int check_sink(const char *root, const struct tc_record_opts *o, struct t
 		const struct tc_pmu_cs_cpu *c = cs_cpu(p, pl->cpus[i]);
 
 		if (!c || !tc_strv_has(&c->sinks, o->sink))
-			return tc_err_set(e, EINVAL, "sink '%s' is not reachable from cpu %d; sinks "
-					  "that would work: %s", o->sink, pl->cpus[i], ok);
+			return tc_err_set(e, EINVAL,
+					  "sink '%s' is not reachable from cpu %d; sinks "
+					  "that would work: %s",
+					  o->sink, pl->cpus[i], ok);
 	}
 	if (tc_record_plan_sink_claimed(root, o->sink))
 		return tc_err_set(e, EBUSY, "sink '%s' is enabled through sysfs "
@@ -563,8 +571,8 @@ static int add_triggers(const char *root, const struct tc_record_opts *o, struct
 			ev->role = k ? TC_ROLE_RESUME : TC_ROLE_PAUSE;
 			ev->cpu = cpu;
 			ev->group_leader = leader;
-			if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL, specs[i],
-						ev, e))
+			if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL,
+							specs[i], ev, e))
 				return -1;
 			tc_attr_set_aux_action(&ev->a, k ? TC_AUX_RESUME : TC_AUX_PAUSE);
 			ev->a.attr.disabled = 0;	/* follows its leader */
@@ -586,8 +594,8 @@ static int add_samples(const char *root, const struct tc_record_opts *o, struct 
 			return -1;
 		ev->role = TC_ROLE_SAMPLE;
 		ev->cpu = cpu;
-		if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL, o->events[i], ev,
-					e))
+		if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL,
+						o->events[i], ev, e))
 			return -1;
 		ev->a.attr.enable_on_exec = o->workload;
 	}
@@ -609,8 +617,9 @@ int tc_record_plan_build(const char *root, const struct tc_pmu_list *pmus,
 			for (size_t i = 0; i < pmus->n; i++)
 				snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
 					 i ? ", " : "", pmus->pmus[i].name);
-			return tc_err_set(e, ENODEV, "no %s PMU on this machine; trace PMUs here: %s",
-					  o->pmu, *have ? have : "none");
+			return tc_err_set(e, ENODEV,
+					  "no %s PMU on this machine; trace PMUs here: %s", o->pmu,
+					  *have ? have : "none");
 		}
 	} else if (pmus->n) {
 		pl->pmu = &pmus->pmus[0];

@@ -33,15 +33,21 @@ struct tc_record_opts {
 	const char *tracefs;		/* tracefs mount (events/<group>/<name>/id), NULL: find */
 };
 
-enum tc_record_role { TC_ROLE_AUX, TC_ROLE_SIDEBAND, TC_ROLE_PAUSE, TC_ROLE_RESUME, TC_ROLE_SAMPLE };
+enum tc_record_role {
+	TC_ROLE_AUX,
+	TC_ROLE_SIDEBAND,
+	TC_ROLE_PAUSE,
+	TC_ROLE_RESUME,
+	TC_ROLE_SAMPLE
+};
 
 struct tc_record_event {
-	char pmu[32];			/* "cs_etm", "intel_pt", "software", "tracepoint", "uprobe" */
+	char pmu[32]; /* "cs_etm", "intel_pt", "software", "tracepoint", "uprobe" */
 	enum tc_record_role role;
 	char *trigger;			/* the EVENT as given, for triggers and -e */
 	char *uprobe_path;		/* owned; attr.config1 points at it */
 	int cpu;			/* -1: any CPU (per-thread) */
-	int group_leader;		/* index of the group's leader (itself for a leader), -1 none */
+	int group_leader; /* index of the group's leader (itself for a leader), -1 none */
 	struct tc_attr a;
 };
 
@@ -63,7 +69,8 @@ int tc_record_plan_tracefs_find(const char *sysfs_root, char *buf, size_t len);
 /* Choose the PMU, check CPUs, terms and the sink, resolve triggers, build every attr.
  * A refusal fills e with a sentence that says what would work. */
 int tc_record_plan_build(const char *sysfs_root, const struct tc_pmu_list *pmus,
-		      const struct tc_record_opts *o, struct tc_record_plan *plan, struct tc_err *e);
+			 const struct tc_record_opts *o, struct tc_record_plan *plan,
+			 struct tc_err *e);
 void tc_record_plan_free(struct tc_record_plan *plan);
 
 /* Build just one trigger event (EVENT syntax of --pause-on and -e); for tests and the plan.

@@ -21,7 +21,8 @@ static int probe_cmd(const char *tracefs, const char *cmd, struct tc_err *e)
 	tc_sysfs_pathf(p, sizeof(p), "%s/uprobe_events", tracefs);
 	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
-		return tc_err_sys(e, errno, "uprobe: cannot open %s (CONFIG_UPROBE_EVENTS, root)", p);
+		return tc_err_sys(e, errno, "uprobe: cannot open %s (CONFIG_UPROBE_EVENTS, root)",
+				  p);
 	if (write(fd, cmd, n) != (ssize_t)n)
 		err = errno ? errno : EIO;
 	close(fd);

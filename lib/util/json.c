@@ -307,7 +307,23 @@ void tc_json_null(struct tc_json *j)
 	value_done(j);
 }
 
-void tc_json_kstr(struct tc_json *j, const char *k, const char *s) { tc_json_key(j, k); tc_json_str(j, s); }
-void tc_json_kint(struct tc_json *j, const char *k, long long v) { tc_json_key(j, k); tc_json_int(j, v); }
-void tc_json_khex(struct tc_json *j, const char *k, unsigned long long v) { tc_json_key(j, k); tc_json_hex(j, v); }
-void tc_json_kbool(struct tc_json *j, const char *k, bool v) { tc_json_key(j, k); tc_json_bool(j, v); }
+void tc_json_kstr(struct tc_json *j, const char *k, const char *s)
+{
+	tc_json_key(j, k);
+	tc_json_str(j, s);
+}
+void tc_json_kint(struct tc_json *j, const char *k, long long v)
+{
+	tc_json_key(j, k);
+	tc_json_int(j, v);
+}
+void tc_json_khex(struct tc_json *j, const char *k, unsigned long long v)
+{
+	tc_json_key(j, k);
+	tc_json_hex(j, v);
+}
+void tc_json_kbool(struct tc_json *j, const char *k, bool v)
+{
+	tc_json_key(j, k);
+	tc_json_bool(j, v);
+}

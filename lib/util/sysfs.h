@@ -21,7 +21,8 @@ int tc_sysfs_list(const char *dir, struct tc_strv *names, struct tc_err *e);
 int tc_sysfs_link_name(const char *path, char *buf, size_t len, struct tc_err *e);
 
 /* snprintf for paths; truncation would name the wrong file, so it yields "" instead. */
-void tc_sysfs_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tc_sysfs_pathf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Does this path exist (following links)? */
 int tc_sysfs_exists(const char *path);

@@ -178,10 +178,12 @@ static void check_result(struct tc_cs_frame *d, struct sink *s, uint64_t len)
 			CHECK(!(s->flags & TC_CS_FRAME_MEM_ALIGN) && e->len == 4);
 			break;
 		case TC_CS_FRAME_E_BAD_HSYNC:
-			CHECK(!(s->flags & (TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_HSYNCS)) && e->len == 2);
+			CHECK(!(s->flags & (TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_HSYNCS)) &&
+			      e->len == 2);
 			break;
 		case TC_CS_FRAME_E_RESET_PATTERN:
-			CHECK((s->flags & TC_CS_FRAME_RESET_4X_FSYNC) && e->len == TC_CS_FRAME_FRAME_SIZE);
+			CHECK((s->flags & TC_CS_FRAME_RESET_4X_FSYNC) &&
+			      e->len == TC_CS_FRAME_FRAME_SIZE);
 			pattern += e->len;
 			break;
 		default:

@@ -218,7 +218,8 @@ static void touch_tracing_data(const struct tc_perf_data *pd)
 	if (!f->tracing_data)
 		return;
 	touch(f->tracing_data, f->tracing_data_len);
-	if (tc_tracing_data_read_check(f->tracing_data, f->tracing_data_len, f->tracing_data_off, "fuzz", &e))
+	if (tc_tracing_data_read_check(f->tracing_data, f->tracing_data_len, f->tracing_data_off,
+				       "fuzz", &e))
 		CHECK(e.msg[0] && strstr(e.msg, "at offset 0x"));
 }
 
@@ -279,7 +280,8 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 		CHECK(w->n == 0 || rec.offset > prev);
 		prev = rec.offset;
 		if (file_map)
-			CHECK(rec.offset >= tc_perf_data_data_offset(pd) && rec.offset + rec.size <= dend);
+			CHECK(rec.offset >= tc_perf_data_data_offset(pd) &&
+			      rec.offset + rec.size <= dend);
 		if (w->n < MAX_KEEP)
 			w->k[w->n] = (struct rec_key){ rec.type, rec.misc, rec.size, rec.offset, h };
 		w->n++;

@@ -41,8 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (tc_perf_data_open_mem(&pd, data, size, "fuzz", &e))
 		return 0;
-	x.s = tc_pt_session_new(&(struct tc_pt_session_opts){ .symfs = "/nonexistent", .branches = x.branches,
-						 .emit = on_rec, .ctx = &x }, &e);
+	x.s = tc_pt_session_new(&(struct tc_pt_session_opts){ .symfs = "/nonexistent",
+							      .branches = x.branches,
+							      .emit = on_rec,
+							      .ctx = &x },
+				&e);
 	CHECK(x.s);
 	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
 		if (tc_pt_session_record(x.s, pd, &r, &e))

@@ -21,8 +21,11 @@ static void die(const char *what, const struct tc_err *e)
 
 static struct tc_perf_write_sid sid_of(const struct tc_perf_data_record *r)
 {
-	return (struct tc_perf_write_sid){ .pid = r->sid.pid, .tid = r->sid.tid, .time = r->sid.time,
-				   .id = r->sid.id, .cpu = r->sid.cpu };
+	return (struct tc_perf_write_sid){ .pid = r->sid.pid,
+					   .tid = r->sid.tid,
+					   .time = r->sid.time,
+					   .id = r->sid.id,
+					   .cpu = r->sid.cpu };
 }
 
 /* CS_ETM v1 with only ETMv4 blocks of 7 registers is what the helper writes. */
@@ -43,8 +46,9 @@ static int cs_etm(struct tc_perf_write *w, const struct tc_cs_etm_info *cs, bool
 	for (uint32_t i = 0; i < cs->nr_cpus; i++) {
 		const uint64_t *p = cs->cpus[i].params;
 
-		c[i] = (struct tc_perf_write_etmv4){ cs->cpus[i].cpu, p[0], p[1], p[2], p[3], p[4], p[5],
-					     p[6] };
+		c[i] = (struct tc_perf_write_etmv4){
+			cs->cpus[i].cpu, p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+		};
 	}
 	rc = tc_perf_write_auxtrace_info_cs_etm(w, cs->pmu_type, cs->snapshot, c, cs->nr_cpus, e);
 	free(c);
@@ -59,24 +63,30 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 
 	switch (r->type) {
 	case PERF_RECORD_COMM:
-		return tc_perf_write_comm(w, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm, r->u.comm.exec,
-				  &sid, e);
+		return tc_perf_write_comm(w, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm,
+					  r->u.comm.exec, &sid, e);
 	case PERF_RECORD_MMAP2:
 		if (r->u.mmap.has_build_id)
 			break;
-		return tc_perf_write_mmap2(w, &(struct tc_perf_write_mmap2){ r->u.mmap.pid, r->u.mmap.tid,
-				   r->u.mmap.start, r->u.mmap.len, r->u.mmap.pgoff, r->u.mmap.maj,
-				   r->u.mmap.min, r->u.mmap.ino, r->u.mmap.ino_generation,
-				   r->u.mmap.prot, r->u.mmap.flags, r->misc, r->u.mmap.filename },
-				   &sid, e);
+		return tc_perf_write_mmap2(w,
+					   &(struct tc_perf_write_mmap2){
+						   r->u.mmap.pid, r->u.mmap.tid, r->u.mmap.start,
+						   r->u.mmap.len, r->u.mmap.pgoff, r->u.mmap.maj,
+						   r->u.mmap.min, r->u.mmap.ino,
+						   r->u.mmap.ino_generation, r->u.mmap.prot,
+						   r->u.mmap.flags, r->misc, r->u.mmap.filename },
+					   &sid, e);
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		return tc_perf_write_fork(w, r->type == PERF_RECORD_EXIT, r->u.fork.pid, r->u.fork.ppid,
-				  r->u.fork.tid, r->u.fork.ptid, r->u.fork.time, &sid, e);
+		return tc_perf_write_fork(w, r->type == PERF_RECORD_EXIT, r->u.fork.pid,
+					  r->u.fork.ppid, r->u.fork.tid, r->u.fork.ptid,
+					  r->u.fork.time, &sid, e);
 	case PERF_RECORD_ITRACE_START:
-		return tc_perf_write_itrace_start(w, r->u.itrace_start.pid, r->u.itrace_start.tid, &sid, e);
+		return tc_perf_write_itrace_start(w, r->u.itrace_start.pid, r->u.itrace_start.tid,
+						  &sid, e);
 	case PERF_RECORD_AUX:
-		return tc_perf_write_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags, &sid, e);
+		return tc_perf_write_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags,
+					 &sid, e);
 	case TC_PERF_DATA_AUXTRACE:
 		return tc_perf_write_auxtrace(w, r->u.auxtrace.data, r->u.auxtrace.size,
 				      r->u.auxtrace.offset, r->u.auxtrace.reference,
@@ -127,20 +137,25 @@ int main(int argc, char **argv)
 	if (n < 0)
 		die(argv[1], &e);
 	f = tc_perf_data_features(pd);
-	if ((f->hostname && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, f->hostname, &e)) ||
-	    (f->osrelease && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_OSRELEASE, f->osrelease, &e)) ||
-	    (f->version && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_VERSION, f->version, &e)) ||
+	if ((f->hostname &&
+	     tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, f->hostname, &e)) ||
+	    (f->osrelease &&
+	     tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_OSRELEASE, f->osrelease, &e)) ||
+	    (f->version &&
+	     tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_VERSION, f->version, &e)) ||
 	    (f->arch && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_ARCH, f->arch, &e)) ||
-	    (f->cpudesc && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUDESC, f->cpudesc, &e)) ||
+	    (f->cpudesc &&
+	     tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUDESC, f->cpudesc, &e)) ||
 	    (f->cpuid && tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUID, f->cpuid, &e)) ||
-	    (f->has_nrcpus && tc_perf_write_feat_nrcpus(w, f->nr_cpus_avail, f->nr_cpus_online, &e)) ||
+	    (f->has_nrcpus &&
+	     tc_perf_write_feat_nrcpus(w, f->nr_cpus_avail, f->nr_cpus_online, &e)) ||
 	    (f->cmdline.n && tc_perf_write_feat_cmdline(w, (int)f->cmdline.n, f->cmdline.v, &e)))
 		die(argv[2], &e);
 	for (size_t i = 0; i < f->nr_build_ids; i++) {
 		const struct tc_perf_data_build_id *b = &f->build_ids[i];
 
-		if (tc_perf_write_feat_build_id(w, b->pid, b->misc & 0x7fff, b->id, b->size, b->filename,
-					&e))
+		if (tc_perf_write_feat_build_id(w, b->pid, b->misc & 0x7fff, b->id, b->size,
+						b->filename, &e))
 			die(argv[2], &e);
 	}
 	tc_perf_data_close(pd);

@@ -68,8 +68,8 @@ TEST(every_output_from_one_stream)
 TEST(profile_for_diff)
 {
 	struct stream st = { .n = 0 };
-	struct tc_analysis *a = tc_analysis_new(&(struct tc_analysis_opts){ .format = TC_ANALYSIS_PROFILE, .sym = st_sym,
-							   .tid = -1, .cpu = -1 });
+	struct tc_analysis *a = tc_analysis_new(&(struct tc_analysis_opts){
+		.format = TC_ANALYSIS_PROFILE, .sym = st_sym, .tid = -1, .cpu = -1 });
 	struct tc_profile_diff d;
 
 	st_nested(&st, 1);

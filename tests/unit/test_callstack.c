@@ -22,10 +22,10 @@ static void on_range(void *ctx, const struct tc_callstack_range *r)
 
 	l->len += (size_t)snprintf(l->buf + l->len, sizeof(l->buf) - l->len, "%d:", r->tid);
 	for (unsigned i = 0; i < r->depth; i++) {
-		l->len += (size_t)snprintf(l->buf + l->len, sizeof(l->buf) - l->len, "%s%s",
-					   i ? ";" : "",
-					   tc_callstack_func_name(l->sym ? st_sym : NULL, NULL, r->pid, r->func[i], hex,
-							sizeof(hex)));
+		l->len += (size_t)snprintf(
+			l->buf + l->len, sizeof(l->buf) - l->len, "%s%s", i ? ";" : "",
+			tc_callstack_func_name(l->sym ? st_sym : NULL, NULL, r->pid, r->func[i],
+					       hex, sizeof(hex)));
 		if (i < 64)
 			l->kinds[i] = r->kind[i];
 	}

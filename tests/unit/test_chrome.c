@@ -15,7 +15,9 @@ static void write_trace(const struct stream *st)
 	FILE *f;
 	int fd;
 	struct tc_chrome *c;
-	struct tc_callstack_ops ops = { .range = tc_chrome_range, .brk = tc_chrome_brk, .sym = st_sym };
+	struct tc_callstack_ops ops = { .range = tc_chrome_range,
+					.brk = tc_chrome_brk,
+					.sym = st_sym };
 	struct tc_callstack *cs;
 
 	snprintf(path, sizeof(path), "/tmp/tc-chrome-XXXXXX");

@@ -171,7 +171,8 @@ TEST(frame_split_across_feeds_gives_same_result)
 {
 	uint8_t buf[48];
 	struct coll whole = { 0 }, bytewise = { 0 }, odd = { 0 };
-	struct tc_cs_frame *d1 = mk(TC_CS_FRAME_MEM_ALIGN, &whole), *d2 = mk(TC_CS_FRAME_MEM_ALIGN, &bytewise);
+	struct tc_cs_frame *d1 = mk(TC_CS_FRAME_MEM_ALIGN, &whole),
+			   *d2 = mk(TC_CS_FRAME_MEM_ALIGN, &bytewise);
 	struct tc_cs_frame *d3 = mk(TC_CS_FRAME_MEM_ALIGN, &odd);
 
 	frame_two_ids(buf, 1);
@@ -386,8 +387,12 @@ TEST(hsync_without_flag_is_an_error)
 TEST(rejects_bad_flags)
 {
 	static const unsigned bad[] = {
-		0, TC_CS_FRAME_ALL_IDS, TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_FSYNCS,
-		TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_HSYNCS, TC_CS_FRAME_FSYNCS | TC_CS_FRAME_RESET_4X_FSYNC, 0x100,
+		0,
+		TC_CS_FRAME_ALL_IDS,
+		TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_FSYNCS,
+		TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_HSYNCS,
+		TC_CS_FRAME_FSYNCS | TC_CS_FRAME_RESET_4X_FSYNC,
+		0x100,
 	};
 	struct tc_err e;
 
@@ -409,8 +414,11 @@ TEST(random_input_every_byte_accounted_for)
 	/* Garbage rich in ff/7f (sync look-alikes), random chunking: each input byte must end
 	 * up in exactly one bucket, and ASan builds check that nothing reads out of bounds. */
 	static const unsigned modes[] = {
-		TC_CS_FRAME_MEM_ALIGN, TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC, TC_CS_FRAME_FSYNCS,
-		TC_CS_FRAME_HSYNCS, TC_CS_FRAME_FSYNCS | TC_CS_FRAME_HSYNCS,
+		TC_CS_FRAME_MEM_ALIGN,
+		TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC,
+		TC_CS_FRAME_FSYNCS,
+		TC_CS_FRAME_HSYNCS,
+		TC_CS_FRAME_FSYNCS | TC_CS_FRAME_HSYNCS,
 	};
 	static const uint8_t pick[] = { 0xff, 0xff, 0xff, 0x7f, 0x7f, 0x00, 0x21, 0x23 };
 	uint8_t buf[4096];
@@ -418,7 +426,8 @@ TEST(random_input_every_byte_accounted_for)
 
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		for (int iter = 0; iter < 40; iter++) {
-			struct tc_cs_frame *d = tc_cs_frame_new(modes[m], discard, NULL, NULL, NULL);
+			struct tc_cs_frame *d =
+				tc_cs_frame_new(modes[m], discard, NULL, NULL, NULL);
 			const struct tc_cs_frame_stats *st;
 			size_t len;
 
@@ -465,8 +474,8 @@ static const struct snap snaps[] = {
 	{ "bugfix-exact-match", "bugfix-exact-match_raw.ppl.xz", "bugfix-exact-match/cstrace.bin",
 	  TC_CS_FRAME_MEM_ALIGN, 0 },
 	/* trace.ini format=dstream_coresight: OpenCSD uses FSYNCs only (no HSYNCs). */
-	{ "a55-test-tpiu", "a55-test-tpiu.ppl.xz", "a55-test-tpiu/DSTREAM_0.bin", TC_CS_FRAME_FSYNCS,
-	  1 },
+	{ "a55-test-tpiu", "a55-test-tpiu.ppl.xz", "a55-test-tpiu/DSTREAM_0.bin",
+	  TC_CS_FRAME_FSYNCS, 1 },
 };
 
 static int hexval(int ch)
@@ -743,7 +752,8 @@ TEST(demux_speed_1mib)
 	if (!b)
 		return;
 	for (int r = 0; r < 5; r++) {
-		struct tc_cs_frame *d = tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN, count_only, NULL, &n, NULL);
+		struct tc_cs_frame *d =
+			tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN, count_only, NULL, &n, NULL);
 
 		CHECK(d != NULL);
 		if (!d)

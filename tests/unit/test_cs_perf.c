@@ -39,7 +39,9 @@ static void collect(void *ctx, const struct tc_rec *r)
 static int run(const char *file, const char *symfs, bool branches, struct got *g,
 	       struct tc_cs_perf_stats *st)
 {
-	struct tc_cs_perf_opts o = { .symfs = symfs, .branches = branches, .emit = collect, .ctx = g };
+	struct tc_cs_perf_opts o = {
+		.symfs = symfs, .branches = branches, .emit = collect, .ctx = g
+	};
 	struct tc_perf_data *pd;
 	struct tc_perf_data_record r;
 	struct tc_err e;

@@ -59,7 +59,8 @@ static size_t read_mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr,
 static struct tc_cs_session *juno(const struct tc_snapshot *ss, struct got *g)
 {
 	struct tc_err e;
-	struct tc_cs_session *s = tc_cs_session_new(TC_ETM_PACKETS | TC_ETM_ELEMENTS, on_rec, read_mem, g, &e);
+	struct tc_cs_session *s =
+		tc_cs_session_new(TC_ETM_PACKETS | TC_ETM_ELEMENTS, on_rec, read_mem, g, &e);
 	const struct tc_snapshot_buffer *b = tc_snapshot_buffer(ss, "ETB_0");
 
 	if (!s || !b)
@@ -67,7 +68,8 @@ static struct tc_cs_session *juno(const struct tc_snapshot *ss, struct got *g)
 	for (size_t i = 0; i < b->nsources; i++) {
 		struct tc_etm_cfg cfg;
 
-		CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, b->sources[i]), &cfg, &e), 0);
+		CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, b->sources[i]), &cfg, &e),
+			  0);
 		CHECK_INT(tc_cs_session_add_source(s, &cfg, &e), 0);
 	}
 	return s;

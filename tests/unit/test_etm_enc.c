@@ -93,8 +93,9 @@ TEST(formatter_roundtrip_cs_frame)
 		uint8_t *buf = make_stream(want, wn, &len, round & 1, &nfs);
 		struct got g = { 0 };
 		struct tc_err e = { 0 };
-		struct tc_cs_frame *d = tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC, got_data,
-					      got_reset, &g, &e);
+		struct tc_cs_frame *d =
+			tc_cs_frame_new(TC_CS_FRAME_MEM_ALIGN | TC_CS_FRAME_RESET_4X_FSYNC,
+					got_data, got_reset, &g, &e);
 
 		CHECK_INT(len % 16, 0);
 		/* Feed in odd pieces, as a reader of a ring buffer would. */

@@ -464,8 +464,11 @@ TEST(qemu_exec_lines_and_a64_classes)
 	unsigned cpu = 99;
 	uint64_t pc = 0, t = 0;
 
-	CHECK_INT(tc_qemu_exec_parse_line("Trace 2: 0x7fe612200540 [0000000001009331/0000000000400828/"
-				      "00000001/00000200] __libc_start_main\n", &cpu, &pc), 1);
+	CHECK_INT(tc_qemu_exec_parse_line(
+			  "Trace 2: 0x7fe612200540 [0000000001009331/0000000000400828/"
+			  "00000001/00000200] __libc_start_main\n",
+			  &cpu, &pc),
+		  1);
 	CHECK_INT(cpu, 2);
 	CHECK_INT(pc, 0x400828);
 	CHECK_INT(tc_qemu_exec_parse_line("IN: main\n", &cpu, &pc), 0);

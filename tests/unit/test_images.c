@@ -226,7 +226,9 @@ TEST(build_id_cache_mismatch_and_missing_list)
 	CHECK(!memcmp(buf, b.bytes + b.marker, 8));
 	/* The same via the build-id feature. */
 	{
-		struct tc_perf_data_build_id fb = { .pid = -1, .size = 20, .filename = "/gone/prog2" };
+		struct tc_perf_data_build_id fb = { .pid = -1,
+						    .size = 20,
+						    .filename = "/gone/prog2" };
 
 		memcpy(fb.id, raw, 20);
 		tc_images_add_build_ids(im, &fb, 1);

@@ -242,7 +242,7 @@ TEST(etm_records_match_perf_dump)
 	}
 	CHECK(loop_bid);
 	CHECK(tc_perf_data_has_feature(pd, TC_PERF_DATA_FEAT_CMDLINE) && f->cmdline.n > 0);
-	CHECK(tc_perf_data_has_feature(pd, 129));	/* simpleperf's own feature, skipped by size */
+	CHECK(tc_perf_data_has_feature(pd, 129)); /* simpleperf's own feature, skipped by size */
 
 	while (tc_perf_data_next(pd, &r, &e) > 0) {
 		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
@@ -411,7 +411,8 @@ static void drop_pipe_headers(struct recs *l)
 
 		if (t != TC_PERF_DATA_HEADER_ATTR && t != TC_PERF_DATA_HEADER_FEATURE &&
 		    t != TC_PERF_DATA_HEADER_BUILD_ID && t != TC_PERF_DATA_HEADER_TRACING_DATA &&
-		    t != TC_PERF_DATA_FINISHED_INIT && t != TC_PERF_DATA_ID_INDEX && t != TC_PERF_DATA_EVENT_UPDATE)
+		    t != TC_PERF_DATA_FINISHED_INIT && t != TC_PERF_DATA_ID_INDEX &&
+		    t != TC_PERF_DATA_EVENT_UPDATE)
 			l->v[k++] = l->v[i];
 	}
 	l->n = k;

@@ -34,8 +34,10 @@ static int write_all(const char *path, struct tc_err *e)
 	struct tc_perf_write_mmap2 m = { .pid = 100, .tid = 101, .start = 0x400000, .len = 0x2000,
 				 .pgoff = 0x1000, .maj = 8, .min = 1, .ino = 77, .prot = 5,
 				 .flags = 2, .filename = "/usr/bin/true" };
-	struct tc_perf_write_etmv4 etm[2] = { { .cpu = 0, .trctraceidr = 0x10, .trcidr0 = 0x28000ea1 },
-				      { .cpu = 1, .trctraceidr = 0x12 } };
+	struct tc_perf_write_etmv4 etm[2] = {
+		{ .cpu = 0, .trctraceidr = 0x10, .trcidr0 = 0x28000ea1 },
+		{ .cpu = 1, .trctraceidr = 0x12 }
+	};
 	static const uint8_t trace[13] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
 					   2 };
 	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
@@ -56,9 +58,9 @@ static int write_all(const char *path, struct tc_err *e)
 	    tc_perf_write_fork(w, true, 100, 1, 101, 1, 6, &sid, e) ||
 	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, "host", e) ||
 	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUID, "GenuineIntel,6,78,3", e) ||
-	    tc_perf_write_feat_nrcpus(w, 4, 2, e) ||
-	    tc_perf_write_feat_cmdline(w, 3, argv, e) ||
-	    tc_perf_write_feat_build_id(w, -1, PERF_RECORD_MISC_USER, bid, 20, "/usr/bin/true", e)) {
+	    tc_perf_write_feat_nrcpus(w, 4, 2, e) || tc_perf_write_feat_cmdline(w, 3, argv, e) ||
+	    tc_perf_write_feat_build_id(w, -1, PERF_RECORD_MISC_USER, bid, 20, "/usr/bin/true",
+					e)) {
 		tc_perf_write_abort(w);
 		return -1;
 	}

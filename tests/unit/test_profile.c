@@ -120,7 +120,11 @@ TEST(sorting_limit_and_dso)
 
 	st_nested(&st, 1);
 	p = profile(&st, NULL);
-	static const struct { enum tc_profile_sort s; size_t limit; const char *dso, *want; } c[] = {
+	static const struct {
+		enum tc_profile_sort s;
+		size_t limit;
+		const char *dso, *want;
+	} c[] = {
 		{ TC_PROFILE_BY_TOTAL, 0, NULL, "main foo bar baz" },
 		{ TC_PROFILE_BY_CALLS, 0, NULL, "bar baz foo main" },
 		{ TC_PROFILE_BY_NAME, 0, NULL, "bar baz foo main" },
@@ -128,7 +132,9 @@ TEST(sorting_limit_and_dso)
 		{ TC_PROFILE_BY_SELF, 0, "libc.so", "baz bar" },
 	};
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		v = (struct tc_profile_view){ .sort = c[i].s, .limit = c[i].limit, .dso = c[i].dso };
+		v = (struct tc_profile_view){ .sort = c[i].s,
+					      .limit = c[i].limit,
+					      .dso = c[i].dso };
 		CHECK(!tc_profile_table(p, &v, &t));
 		CHECK_STR(order(&t.threads[0]), c[i].want);
 		CHECK_INT(t.threads[0].funcs, 4);	/* coverage is before cuts */

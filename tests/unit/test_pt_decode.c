@@ -229,8 +229,10 @@ TEST(pt_config_from_perf_data)
 		CHECK(s.per_cpu_mmaps && !s.snapshot_mode);
 		CHECK_STR(s.filter, "");
 		/* Round trip through perf time, as perf's tsc.c does it. */
-		CHECK(tc_pt_config_perf_time_to_tsc(&s.tc, tc_pt_config_tsc_to_perf_time(&s.tc, 0xbc4cd2cfe8ULL)) -
-		      0xbc4cd2cfe8ULL + 1 <= 2);
+		CHECK(tc_pt_config_perf_time_to_tsc(
+			      &s.tc, tc_pt_config_tsc_to_perf_time(&s.tc, 0xbc4cd2cfe8ULL)) -
+			      0xbc4cd2cfe8ULL + 1 <=
+		      2);
 	}
 	CHECK(seen);
 	tc_perf_data_close(pd);
@@ -292,7 +294,8 @@ TEST(pt_packets_match_perf_dump)
 		return;
 	while (tc_perf_data_next(pd, &r, &e) > 0) {
 		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
-			have_setup = !tc_pt_config_from_perf_data(&s, pd, r.u.auxtrace_info.intel_pt, &e);
+			have_setup = !tc_pt_config_from_perf_data(&s, pd,
+								  r.u.auxtrace_info.intel_pt, &e);
 		} else if (r.type == TC_PERF_DATA_AUXTRACE && naux < 4) {
 			struct aux *a = &aux[naux++];
 
@@ -301,9 +304,11 @@ TEST(pt_packets_match_perf_dump)
 			a->cpu = (int)r.u.auxtrace.cpu;
 			a->size = r.u.auxtrace.size;
 			a->from = ours.n;
-			CHECK_INT(tc_pt_packets_decode(have_setup ? &s.cfg : NULL, r.u.auxtrace.data,
-						r.u.auxtrace.size, a->file_off, a->cpu, collect,
-						&ours, &st, &e), 0);
+			CHECK_INT(tc_pt_packets_decode(have_setup ? &s.cfg : NULL,
+						       r.u.auxtrace.data, r.u.auxtrace.size,
+						       a->file_off, a->cpu, collect, &ours, &st,
+						       &e),
+				  0);
 			a->to = ours.n;
 		}
 	}
@@ -873,7 +878,8 @@ TEST(pt_hostile_truncated)
 		CHECK_INT(tc_pt_flow_feed(d, b, (size_t)cut, 0, &e), 0);
 		bad += bad_offsets(&f.recs, 0, (size_t)cut);
 		bad += f.recs.n > 12;
-		CHECK_INT(tc_pt_packets_decode(NULL, b, (size_t)cut, 0, 0, collect, &l, &st, &e), 0);
+		CHECK_INT(tc_pt_packets_decode(NULL, b, (size_t)cut, 0, 0, collect, &l, &st, &e),
+			  0);
 		bad += bad_offsets(&l, 0, (size_t)cut);
 		/* A packet cut off by the end is an error at its offset. */
 		for (size_t i = 0; i < l.n; i++)
@@ -909,11 +915,14 @@ TEST(pt_hostile_real_trace)
 	pt_config_init(&s.cfg);
 	while (tc_perf_data_next(pd, &r, &e) > 0) {
 		if (r.type == TC_PERF_DATA_AUXTRACE_INFO) {
-			CHECK_INT(tc_pt_config_from_perf_data(&s, pd, r.u.auxtrace_info.intel_pt, &e), 0);
+			CHECK_INT(
+				tc_pt_config_from_perf_data(&s, pd, r.u.auxtrace_info.intel_pt, &e),
+				0);
 		} else if (r.type == TC_PERF_DATA_AUXTRACE) {
 			uint64_t off = r.offset + r.size;
 			size_t len = r.u.auxtrace.size;
-			struct tc_pt_flow *d = tc_pt_flow_new(&s.cfg, &s.tc, (int)r.u.auxtrace.cpu, &ops, &e);
+			struct tc_pt_flow *d =
+				tc_pt_flow_new(&s.cfg, &s.tc, (int)r.u.auxtrace.cpu, &ops, &e);
 
 			CHECK(d != NULL);
 			if (!d)
@@ -932,8 +941,9 @@ TEST(pt_hostile_real_trace)
 				uint8_t *b = malloc(cut);
 
 				memcpy(b, r.u.auxtrace.data, cut);
-				CHECK_INT(tc_pt_packets_decode(&s.cfg, b, cut, off, 0, collect, &l, NULL,
-							&e), 0);
+				CHECK_INT(tc_pt_packets_decode(&s.cfg, b, cut, off, 0, collect, &l,
+							       NULL, &e),
+					  0);
 				bad += bad_offsets(&l, off, cut);
 				cuts++;
 				if (l.n && l.v[l.n - 1].r.type == TC_REC_ERROR)

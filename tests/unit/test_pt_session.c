@@ -150,8 +150,11 @@ TEST(thread_and_images_follow_trace_time)
 			       PERF_SAMPLE_IDENTIFIER };
 	uint64_t id = 1, priv[TC_IPT_PRIV_MAX] = { 0 }, marker = 0, tsc[4] = { 1000, 3000, 5000, 6000 };
 	struct tc_perf_write_sid sid = { .id = 1, .cpu = 0 };
-	struct tc_perf_write_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
-				  .flags = MAP_PRIVATE, .filename = prog };
+	struct tc_perf_write_mmap2 mm = { .start = BASE,
+					  .len = 0x10000,
+					  .prot = PROT_READ | PROT_EXEC,
+					  .flags = MAP_PRIVATE,
+					  .filename = prog };
 	struct tc_pt_session *s = NULL;
 	struct got g = { .n = 0 };
 	struct tc_err e = { 0 };
@@ -175,7 +178,8 @@ TEST(thread_and_images_follow_trace_time)
 	     (sid.pid = sid.tid = 10, sid.time = 1, mm.pid = mm.tid = 10,
 	      !tc_perf_write_mmap2(w, &mm, &sid, &e)) &&
 	     !tc_perf_write_itrace_start(w, 10, 10, &sid, &e) &&
-	     (sid.pid = sid.tid = 20, sid.time = 2000, !tc_perf_write_itrace_start(w, 20, 20, &sid, &e)) &&
+	     (sid.pid = sid.tid = 20, sid.time = 2000,
+	      !tc_perf_write_itrace_start(w, 20, 20, &sid, &e)) &&
 	     (sid.time = 4000, mm.pid = mm.tid = 20, !tc_perf_write_mmap2(w, &mm, &sid, &e)) &&
 	     !tc_perf_write_auxtrace(w, trace, (size_t)n, 0, 0, 0, (uint32_t)-1, 0, &e);
 	CHECK(ok);
@@ -246,8 +250,13 @@ static int two_cpus(const char *dir, const char *prog, uint64_t marker, struct g
 	uint64_t id[2] = { 1, 2 }, priv[TC_IPT_PRIV_MAX] = { 0 };
 	static const uint64_t tsc0[2] = { 1000, 5000 }, tsc1[2] = { 3000, 7000 };
 	struct tc_perf_write_sid sid = { .id = 1, .pid = 10, .tid = 10, .time = 1 };
-	struct tc_perf_write_mmap2 mm = { .start = BASE, .len = 0x10000, .prot = PROT_READ | PROT_EXEC,
-				  .flags = MAP_PRIVATE, .filename = prog, .pid = 10, .tid = 10 };
+	struct tc_perf_write_mmap2 mm = { .start = BASE,
+					  .len = 0x10000,
+					  .prot = PROT_READ | PROT_EXEC,
+					  .flags = MAP_PRIVATE,
+					  .filename = prog,
+					  .pid = 10,
+					  .tid = 10 };
 	/* the buffers in file order: cpu 1's two, then cpu 0's */
 	struct { uint8_t b[256]; int n; uint32_t cpu; uint64_t off; } buf[3] = {
 		{ .cpu = 1, .off = 0 }, { .cpu = 1, .off = 128 }, { .cpu = 0, .off = 0 } };
@@ -267,15 +276,16 @@ static int two_cpus(const char *dir, const char *prog, uint64_t marker, struct g
 	if (tc_perf_write_open(&w, data, &e))
 		return -1;
 	ok = !tc_perf_write_add_attr(w, &a, id, 2, &e) &&
-	     !tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, &e) && !tc_perf_write_mmap2(w, &mm, &sid, &e);
+	     !tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, &e) &&
+	     !tc_perf_write_mmap2(w, &mm, &sid, &e);
 	for (int c = 0; c < 2 && ok; c++) {
 		sid.id = id[c];
 		sid.cpu = (uint32_t)c;
 		ok = !tc_perf_write_itrace_start(w, 10, 10, &sid, &e);
 	}
 	for (int i = 0; i < 3 && ok; i++)
-		ok = !tc_perf_write_auxtrace(w, buf[i].b, (size_t)buf[i].n, buf[i].off, 0, buf[i].cpu,
-				     (uint32_t)-1, buf[i].cpu, &e);
+		ok = !tc_perf_write_auxtrace(w, buf[i].b, (size_t)buf[i].n, buf[i].off, 0,
+					     buf[i].cpu, (uint32_t)-1, buf[i].cpu, &e);
 	if (tc_perf_write_close(w, &e) || !ok)
 		return -1;
 	ok = !decode_file(data, g, &s);

@@ -223,17 +223,21 @@ TEST(bad_triggers_say_why)
 	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "sched:nope", &ev, &e), -1);
 	CHECK(strstr(e.msg, "no tracepoint 'sched:nope'") != NULL);
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "bogus/period=3/", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "bogus/period=3/", &ev, &e),
+		  -1);
 	CHECK(strstr(e.msg, "unknown counter") && strstr(e.msg, "cycles"));
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "cycles/period=0/", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "cycles/period=0/", &ev, &e),
+		  -1);
 	CHECK(strstr(e.msg, "period=N") != NULL);
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_record_plan_trigger_attr(fixture("tc2"), NULL, "sched:sched_switch", &ev, &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("tc2"), NULL, "sched:sched_switch", &ev, &e),
+		  -1);
 	CHECK(strstr(e.msg, "tracefs is not mounted") != NULL);
 	free(ev.trigger), ev.trigger = NULL;
-	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:no_such_fn_x", &ev,
-				      &e), -1);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:no_such_fn_x",
+					      &ev, &e),
+		  -1);
 	CHECK(strstr(e.msg, "no function 'no_such_fn_x'") != NULL);
 	free(ev.trigger);
 	free(ev.uprobe_path);
@@ -245,7 +249,9 @@ TEST(uprobe_symbol_to_file_offset)
 	struct tc_err e = { 0 };
 
 	/* juno's uprobe PMU type is 7; main is a function of this test binary */
-	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:main", &ev, &e), 0);
+	CHECK_INT(
+		tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:main", &ev, &e),
+		0);
 	CHECK_INT(ev.a.attr.type, 7);
 	CHECK(ev.uprobe_path && ev.uprobe_path[0] == '/');
 	CHECK_INT(ev.a.attr.config1, (uint64_t)(uintptr_t)ev.uprobe_path);
@@ -253,7 +259,9 @@ TEST(uprobe_symbol_to_file_offset)
 	free(ev.trigger);
 	free(ev.uprobe_path);
 	memset(&ev, 0, sizeof(ev));
-	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:0x1234", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr(fixture("juno"), NULL, "/proc/self/exe:0x1234", &ev,
+					      &e),
+		  0);
 	CHECK_INT(ev.a.attr.config2, 0x1234);
 	free(ev.trigger);
 	free(ev.uprobe_path);
@@ -302,8 +310,11 @@ TEST(pause_resume_probe_agrees_with_the_running_kernel)
 
 TEST(errno_messages)
 {
-	struct tc_perf_kernel_open_ctx c = { .what = "cs_etm event on cpu 2", .paranoid = 2, .cpu_wide = 1,
-				 .terms = "timestamp=0x1", .suspect = "term 'cycacc'" };
+	struct tc_perf_kernel_open_ctx c = { .what = "cs_etm event on cpu 2",
+					     .paranoid = 2,
+					     .cpu_wide = 1,
+					     .terms = "timestamp=0x1",
+					     .suspect = "term 'cycacc'" };
 	char m[512];
 
 	tc_perf_kernel_open_msg(EACCES, &c, m, sizeof(m));

@@ -145,7 +145,9 @@ TEST(uprobe_trigger_opens_and_fires)
 
 	if (!can_perf())
 		SKIP("perf_event_open is not permitted for this user");
-	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &ev, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &ev,
+					      &e),
+		  0);
 	if (e.errnum) {
 		printf("#   %s\n", e.msg);
 		return;
@@ -184,7 +186,9 @@ TEST(trigger_joins_its_leaders_group)
 		SKIP("perf_event_open is not permitted for this user");
 	tc_record_plan_sideband_attr(&lead.a, false, false);
 	lead.a.attr.read_format = PERF_FORMAT_GROUP;
-	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &mem, &e), 0);
+	CHECK_INT(tc_record_plan_trigger_attr("/sys", NULL, "/proc/self/exe:tc_uprobe_target", &mem,
+					      &e),
+		  0);
 	mem.a.attr.disabled = 0;		/* follows its leader, as record opens it */
 	l = tc_record_open_evsel_new(&lead, &e);
 	m = tc_record_open_evsel_new(&mem, &e);

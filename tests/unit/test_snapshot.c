@@ -73,7 +73,8 @@ static void check_one(const char *td, const struct want *w)
 	/* Every source of every buffer is a device of class trace_source. */
 	for (size_t b = 0; b < ss->nbufs; b++)
 		for (size_t i = 0; i < ss->bufs[b].nsources; i++) {
-			const struct tc_snapshot_device *d = tc_snapshot_device(ss, ss->bufs[b].sources[i]);
+			const struct tc_snapshot_device *d =
+				tc_snapshot_device(ss, ss->bufs[b].sources[i]);
 
 			CHECK(d != NULL);
 			if (d && !strcmp(d->class_, "trace_source"))
