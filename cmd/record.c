@@ -326,7 +326,8 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 		.plan = pl, .sysfs_root = tc_g.sysfs_root, .output = r->output,
 		.data_pages = r->data_pages, .aux_pages = r->aux_pages, .snapshot = r->o.snapshot,
 		.cpu_wide = r->all_cpus || r->o.cpu_list, .pid = r->o.pid ? r->o.pid : r->o.tid,
-		.inherit = !r->o.tid && !r->o.per_thread, .all_threads = r->o.pid != 0, .argv = i < argc ? argv + i : NULL, .argc = argc - i,
+		.inherit = !r->o.tid && !r->o.per_thread, .all_threads = r->o.pid != 0,
+		.argv = i < argc ? argv + i : NULL, .argc = argc - i,
 		.cmdline = argv, .cmdline_argc = argc, .stop_req = &stop_req, .snap_req = &snap_req,
 		.notify = on_notify,
 	};
