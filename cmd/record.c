@@ -1,4 +1,4 @@
-/* tracectl record: open per-CPU trace events (cs_etm, intel_pt) with side-band, pause/resume
+/* tracectl record: open per-CPU trace events (lib/record/record_ops.h) with side-band, pause/resume
  * triggers and sampled events (-e), run the workload and write perf.data (lib/record/record_loop);
  * --dry-run prints the events. */
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include "lib/pmu/pmu.h"
 #include "lib/record/record_plan.h"
 #include "lib/record/record_loop.h"
+#include "lib/record/record_ops.h"
 #include "cmd/record_emulated.h"
 #include "cmd/tracectl.h"
 
@@ -110,8 +111,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 			r->emulated = true;
 			break;
 		}
-		if (strcmp(arg, "cs_etm") && strcmp(arg, "intel_pt"))
-			return usage("bad --pmu '%s' (cs_etm, intel_pt or emulated)", arg);
+		if (!tc_record_ops_by_name(arg)) {
+			char names[128];
+
+			tc_record_ops_names(names, sizeof(names), false);
+			return tc_msg_usage_error(tc_cmd_find("record"),
+						  "bad --pmu '%s' (%s or emulated)", arg, names);
+		}
 		r->o.pmu = arg;
 		break;
 	case OPT_FORMAT:
@@ -227,6 +233,7 @@ static void text_event(size_t i, const struct tc_record_event *ev)
 static void dry_run(const struct record *r, const struct tc_record_plan *pl, const char *cannot)
 {
 	struct tc_json j;
+	char names[128];
 
 	if (tc_g.json) {
 		tc_msg_json_stdout(&j);
@@ -241,10 +248,11 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 			tc_warning("%s", cannot);
 		return;
 	}
+	tc_record_ops_names(names, sizeof(names), false);
 	if (pl->pmu)
 		printf("pmu %s type %d", pl->pmu->name, pl->pmu->type);
 	else
-		printf("no AUX-capable trace PMU (cs_etm, intel_pt): side-band and triggers only");
+		printf("no AUX-capable trace PMU (%s): side-band and triggers only", names);
 	if (r->o.sink)
 		printf(", sink %s (0x%llx)", r->o.sink, (unsigned long long)pl->sink_hash);
 	printf(", %zu events, rings: data %u pages, aux %u pages%s\n", pl->n, r->data_pages,
@@ -318,7 +326,8 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 		.plan = pl, .sysfs_root = tc_g.sysfs_root, .output = r->output,
 		.data_pages = r->data_pages, .aux_pages = r->aux_pages, .snapshot = r->o.snapshot,
 		.cpu_wide = r->all_cpus || r->o.cpu_list, .pid = r->o.pid ? r->o.pid : r->o.tid,
-		.inherit = !r->o.tid && !r->o.per_thread, .all_threads = r->o.pid != 0, .argv = i < argc ? argv + i : NULL, .argc = argc - i,
+		.inherit = !r->o.tid && !r->o.per_thread, .all_threads = r->o.pid != 0,
+		.argv = i < argc ? argv + i : NULL, .argc = argc - i,
 		.cmdline = argv, .cmdline_argc = argc, .stop_req = &stop_req, .snap_req = &snap_req,
 		.notify = on_notify,
 	};
@@ -352,7 +361,7 @@ int do_record(int argc, char **argv)
 	struct tc_pmu_list pmus;
 	struct tc_record_plan pl;
 	struct tc_err e = { 0 };
-	char why[512] = "", rel[128];
+	char why[512] = "", rel[128], names[128];
 	const char *cannot = NULL;
 	bool have_pmu;
 	int i = tc_opts_parse(cmd, argc, argv, on_opt, &r);
@@ -416,9 +425,10 @@ int do_record(int argc, char **argv)
 		tc_pmu_list_free(&pmus);
 		if (cannot)
 			tc_fatal("%s", cannot);
-		tc_fatal("no AUX-capable trace PMU (cs_etm, intel_pt) on this machine; 'tracectl "
-			 "list' shows what %s/bus/event_source/devices has (--dry-run prints the "
-			 "events record would open)", tc_g.sysfs_root);
+		tc_record_ops_names(names, sizeof(names), false);
+		tc_fatal("no AUX-capable trace PMU (%s) on this machine; 'tracectl list' shows "
+			 "what %s/bus/event_source/devices has (--dry-run prints the events record "
+			 "would open)", names, tc_g.sysfs_root);
 	}
 	i = run(&r, &pl, argc, argv, i);
 	tc_record_plan_free(&pl);

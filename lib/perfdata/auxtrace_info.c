@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CS_HDR_VERSION, CS_HDR_PMU_TYPE_CPUS, CS_HDR_SNAPSHOT, CS_HDR_WORDS };
-
 /* Version 0 blocks have no count word; their register count is fixed per arch. */
 #define CS_ETMV3_NR_PARAMS_V0 4
-#define CS_ETMV4_NR_PARAMS_V0 7
+#define CS_ETMV4_NR_PARAMS_V0 TC_CS_ETMV4_NR_PARAMS
 
 static const char *arch_name(enum tc_cs_etm_arch a)
 {
@@ -22,18 +20,18 @@ int tc_auxtrace_info_cs_etm_parse(const uint64_t *priv, size_t nr, struct tc_cs_
 	size_t pos;
 
 	memset(out, 0, sizeof(*out));
-	if (nr < CS_HDR_WORDS)
+	if (nr < TC_CS_HDR_WORDS)
 		return tc_err_set(e, EINVAL, "CS_ETM info has %zu words, the header needs %d",
-				  nr, CS_HDR_WORDS);
-	out->version = priv[CS_HDR_VERSION];
+				  nr, TC_CS_HDR_WORDS);
+	out->version = priv[TC_CS_HDR_VERSION];
 	if (out->version > 2)
 		return tc_err_set(e, EINVAL, "CS_ETM info header version %llu is not 0, 1 or 2",
 				  (unsigned long long)out->version);
-	out->pmu_type = (uint32_t)(priv[CS_HDR_PMU_TYPE_CPUS] >> 32);
-	out->nr_cpus = (uint32_t)priv[CS_HDR_PMU_TYPE_CPUS];
-	out->snapshot = priv[CS_HDR_SNAPSHOT];
+	out->pmu_type = (uint32_t)(priv[TC_CS_HDR_PMU_TYPE_CPUS] >> 32);
+	out->nr_cpus = (uint32_t)priv[TC_CS_HDR_PMU_TYPE_CPUS];
+	out->snapshot = priv[TC_CS_HDR_SNAPSHOT];
 	/* Each block takes at least 3 words, which bounds a hostile CPU count. */
-	if (out->nr_cpus > (nr - CS_HDR_WORDS) / 3)
+	if (out->nr_cpus > (nr - TC_CS_HDR_WORDS) / 3)
 		return tc_err_set(e, EINVAL, "CS_ETM info claims %u CPUs but has only %zu words",
 				  out->nr_cpus, nr);
 	out->words = malloc(nr * sizeof(*priv) + 1);
@@ -45,14 +43,16 @@ int tc_auxtrace_info_cs_etm_parse(const uint64_t *priv, size_t nr, struct tc_cs_
 	memcpy(out->words, priv, nr * sizeof(*priv));
 	out->nr_words = nr;
 
-	pos = CS_HDR_WORDS;
+	pos = TC_CS_HDR_WORDS;
 	for (uint32_t i = 0; i < out->nr_cpus; i++) {
 		struct tc_cs_etm_cpu *c = &out->cpus[i];
-		size_t hdr = out->version == 0 ? 2 : 3, np;
+		/* Version 0 blocks end their header before the count word. */
+		size_t hdr = out->version == 0 ? TC_CS_BLK_NR_PARAMS : TC_CS_BLK_HDR_WORDS, np;
+		uint64_t nw;
 
 		if (nr - pos < hdr)
 			goto short_block;
-		c->magic = out->words[pos];
+		c->magic = out->words[pos + TC_CS_BLK_MAGIC];
 		if (c->magic == TC_CS_ETMV3_MAGIC)
 			c->arch = TC_CS_ETMV3;
 		else if (c->magic == TC_CS_ETMV4_MAGIC)
@@ -66,11 +66,13 @@ int tc_auxtrace_info_cs_etm_parse(const uint64_t *priv, size_t nr, struct tc_cs_
 			tc_auxtrace_info_cs_etm_free(out);
 			return -1;
 		}
-		c->cpu = (uint32_t)out->words[pos + 1];
+		c->cpu = (uint32_t)out->words[pos + TC_CS_BLK_CPU];
 		if (out->version == 0)
 			np = c->arch == TC_CS_ETMV3 ? CS_ETMV3_NR_PARAMS_V0 : CS_ETMV4_NR_PARAMS_V0;
-		else
-			np = out->words[pos + 2] > nr ? nr : (size_t)out->words[pos + 2];
+		else {
+			nw = out->words[pos + TC_CS_BLK_NR_PARAMS];
+			np = nw > nr ? nr : (size_t)nw;
+		}
 		if (nr - pos - hdr < np)
 			goto short_block;
 		/* Both TRACEIDR layouts keep the trace ID register second. */

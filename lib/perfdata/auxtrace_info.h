@@ -23,6 +23,24 @@ enum {
 #define TC_CS_ETMV4_MAGIC 0x4040404040404040ULL
 #define TC_CS_ETE_MAGIC 0x5050505050505050ULL
 
+/* The words of CS_ETM info as written and read: a header, then one block per CPU (magic,
+ * cpu, and from version 1 the count of the registers that follow). */
+enum { TC_CS_HDR_VERSION, TC_CS_HDR_PMU_TYPE_CPUS, TC_CS_HDR_SNAPSHOT, TC_CS_HDR_WORDS };
+enum { TC_CS_BLK_MAGIC, TC_CS_BLK_CPU, TC_CS_BLK_NR_PARAMS, TC_CS_BLK_HDR_WORDS };
+#define TC_CS_HDR_VERSION_1 1	/* the version tracectl writes */
+
+/* The ETMv4 registers of a block, in file order. */
+enum {
+	TC_CS_ETMV4_TRCCONFIGR,
+	TC_CS_ETMV4_TRCTRACEIDR,
+	TC_CS_ETMV4_TRCIDR0,
+	TC_CS_ETMV4_TRCIDR1,
+	TC_CS_ETMV4_TRCIDR2,
+	TC_CS_ETMV4_TRCIDR8,
+	TC_CS_ETMV4_TRCAUTHSTATUS,
+	TC_CS_ETMV4_NR_PARAMS,
+};
+
 /* v2 headers may leave a trace ID unset (bit 31) until AUX_OUTPUT_HW_ID supplies it. */
 #define TC_CS_TRACE_ID_UNUSED_FLAG (1ULL << 31)
 #define TC_CS_TRACE_ID_MASK 0x7fULL

@@ -13,8 +13,6 @@
 #define PW_NAME_ALIGN 64		/* feature strings and build-id names */
 #define PW_MISC_BUILD_ID_SIZE (1 << 15)
 #define PW_MAX_RECORD 0xffff
-#define PW_CS_VERSION 1
-#define PW_CS_ETMV4_NR_PARAMS 7
 
 struct pw_buf {
 	uint8_t *p;
@@ -383,6 +381,19 @@ static int info_end(struct tc_perf_write *w, struct tc_err *e)
 	return tc_perf_write_record(w, w->rec, w->rlen, e);
 }
 
+int tc_perf_write_auxtrace_info(struct tc_perf_write *w, uint32_t type, const uint64_t *priv,
+				size_t nr, struct tc_err *e)
+{
+	/* The header, type and reserved words and nr words must fit the 16-bit size. */
+	if (nr > (PW_MAX_RECORD - 16) / 8)
+		return tc_err_set(e, EINVAL, "%s: %zu words do not fit one AUXTRACE_INFO record",
+				  w->path, nr);
+	info_begin(w, type);
+	for (size_t i = 0; i < nr; i++)
+		rb_u64(w, priv[i]);
+	return info_end(w, e);
+}
+
 int tc_perf_write_auxtrace_info_intel_pt(struct tc_perf_write *w,
 					 const uint64_t priv[TC_IPT_PRIV_MAX], const char *filter,
 					 struct tc_err *e)
@@ -402,12 +413,14 @@ int tc_perf_write_auxtrace_info_cs_etm(struct tc_perf_write *w, uint32_t pmu_typ
 				       uint64_t snapshot, const struct tc_perf_write_etmv4 *cpus,
 				       size_t nr_cpus, struct tc_err *e)
 {
-	/* 3 header words and 10 per CPU must fit the 16-bit record size. */
-	if (nr_cpus > (PW_MAX_RECORD - 16 - 24) / 80)
+	enum { BLOCK = TC_CS_BLK_HDR_WORDS + TC_CS_ETMV4_NR_PARAMS };
+
+	/* The header words and a block per CPU must fit the 16-bit record size. */
+	if (nr_cpus > (PW_MAX_RECORD - 16 - 8 * TC_CS_HDR_WORDS) / (8 * BLOCK))
 		return tc_err_set(e, EINVAL, "%s: %zu CPUs do not fit one AUXTRACE_INFO record",
 				  w->path, nr_cpus);
 	info_begin(w, TC_AUXTRACE_CS_ETM);
-	rb_u64(w, PW_CS_VERSION);
+	rb_u64(w, TC_CS_HDR_VERSION_1);
 	rb_u64(w, (uint64_t)pmu_type << 32 | nr_cpus);
 	rb_u64(w, snapshot);
 	for (size_t i = 0; i < nr_cpus; i++) {
@@ -415,7 +428,7 @@ int tc_perf_write_auxtrace_info_cs_etm(struct tc_perf_write *w, uint32_t pmu_typ
 
 		rb_u64(w, TC_CS_ETMV4_MAGIC);
 		rb_u64(w, c->cpu);
-		rb_u64(w, PW_CS_ETMV4_NR_PARAMS);
+		rb_u64(w, TC_CS_ETMV4_NR_PARAMS);
 		rb_u64(w, c->trcconfigr);
 		rb_u64(w, c->trctraceidr);
 		rb_u64(w, c->trcidr0);

@@ -79,7 +79,12 @@ int tc_perf_write_aux(struct tc_perf_write *w, uint64_t aux_offset, uint64_t aux
 int tc_perf_write_lost_samples(struct tc_perf_write *w, uint64_t lost,
 			       const struct tc_perf_write_sid *sid, struct tc_err *e);
 
-/* Intel PT info: priv[TC_IPT_*] words, then the address filter string if any. */
+/* An AUXTRACE_INFO record of a type (TC_AUXTRACE_*) and its nr priv words, as given: the
+ * layout of the words is the PMU's (record writes them through lib/record/record_ops.h). */
+int tc_perf_write_auxtrace_info(struct tc_perf_write *w, uint32_t type, const uint64_t *priv,
+				size_t nr, struct tc_err *e);
+/* The same for the emulated tracers and test tools, from fields (layout: auxtrace_info.h).
+ * Intel PT info: priv[TC_IPT_*] words, then the address filter string if any. */
 int tc_perf_write_auxtrace_info_intel_pt(struct tc_perf_write *w,
 					 const uint64_t priv[TC_IPT_PRIV_MAX], const char *filter,
 					 struct tc_err *e);

@@ -20,8 +20,8 @@
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 #include "lib/record/record_open.h"
+#include "lib/record/record_ops.h"
 #include "lib/record/record_uprobe.h"
-#include "lib/util/sysfs.h"
 #include "lib/perfdata/tracing_data_write.h"
 
 /* One opened event; AUX events own the rings the others on their CPU write into. */
@@ -454,99 +454,32 @@ static int tracing_data(struct loop *L, struct tc_err *e)
 	return rc;
 }
 
-static uint64_t reg(const char *dir, int cpu, const char *name)
-{
-	char p[4200];
-	uint64_t v = 0;
-
-	tc_sysfs_pathf(p, sizeof(p), "%s/cpu%d/%s", dir, cpu, name);
-	tc_sysfs_read_u64(p, 0, &v, NULL);
-	return v;
-}
-
-/* TRCCONFIGR as perf derives it from the event's config (tools/perf/arch/arm/util/cs-etm.c):
- * the ETM_OPT_* bit of config to the register bit it enables. */
-static uint64_t trcconfigr(uint64_t config)
-{
-	static const struct { int opt, bit; } map[] = {
-		{ 8, 3 },	/* branch_broadcast -> BB */
-		{ 12, 4 },	/* cycacc -> CCI */
-		{ 14, 6 },	/* contextid1 -> CID */
-		{ 28, 11 },	/* timestamp -> TS */
-		{ 29, 12 },	/* retstack -> RS */
-	};
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (config & (1ULL << map[i].opt))
-			v |= 1ULL << map[i].bit;
-	if (config & (1ULL << 15))	/* contextid2 -> VMID + VMIDOPT */
-		v |= (1ULL << 7) | (1ULL << 15);
-	return v;
-}
-
+/* The trace PMU's AUXTRACE_INFO (record_ops.h says what goes in), for the AUX event. */
 static int auxtrace_info(struct loop *L, struct tc_err *e)
 {
 	const struct tc_record_plan *pl = L->r->plan;
-	const struct tc_pmu *p = pl->pmu;
-	const struct perf_event_attr *aux = NULL;
-	char dir[4096];
+	const struct tc_record_ops *ops = tc_record_ops_find(pl->pmu);
+	struct tc_record_ops_info in = {
+		.pmu = pl->pmu, .sysfs_root = L->r->sysfs_root, .cpus = pl->cpus,
+		.ncpus = pl->ncpus, .snapshot = L->r->snapshot,
+		.up = L->nrings ? L->rings[0].m.base : NULL,
+	};
+	uint64_t *w;
+	size_t n;
+	int rc;
 
-	for (size_t i = 0; i < L->nev && !aux; i++)
+	for (size_t i = 0; i < L->nev && !in.aux; i++)
 		if (L->ev[i].pe->role == TC_ROLE_AUX)
-			aux = &L->ev[i].pe->a.attr;
-	if (!aux)
+			in.aux = &L->ev[i].pe->a.attr;
+	if (!in.aux || !ops)
 		return 0;
-	tc_sysfs_pathf(dir, sizeof(dir), "%s/bus/event_source/devices/%s", L->r->sysfs_root,
-		       p->name);
-	if (p->kind == TC_PMU_CS_ETM) {
-		struct tc_perf_write_etmv4 *c = calloc(pl->ncpus ? pl->ncpus : 1, sizeof(*c));
-		int rc;
-
-		if (!c)
-			return tc_err_set(e, ENOMEM, "out of memory");
-		for (size_t i = 0; i < pl->ncpus; i++) {
-			int cpu = pl->cpus[i];
-
-			c[i].cpu = (uint32_t)cpu;
-			c[i].trcconfigr = trcconfigr(aux->config);
-			c[i].trctraceidr = reg(dir, cpu, "mgmt/trctraceid");
-			c[i].trcidr0 = reg(dir, cpu, "trcidr/trcidr0");
-			c[i].trcidr1 = reg(dir, cpu, "trcidr/trcidr1");
-			c[i].trcidr2 = reg(dir, cpu, "trcidr/trcidr2");
-			c[i].trcidr8 = reg(dir, cpu, "trcidr/trcidr8");
-			c[i].trcauthstatus = reg(dir, cpu, "mgmt/trcauthstatus");
-		}
-		rc = tc_perf_write_auxtrace_info_cs_etm(L->w, aux->type, L->r->snapshot, c,
-							pl->ncpus, e);
-		free(c);
-		return rc;
-	} else {
-		uint64_t w[TC_IPT_PRIV_MAX] = { 0 };
-		struct perf_event_mmap_page *up = L->nrings ? L->rings[0].m.base : NULL;
-		const struct tc_pmu_format *f;
-
-		w[TC_IPT_PMU_TYPE] = aux->type;
-		if (up && up->cap_user_time) {
-			w[TC_IPT_TIME_SHIFT] = up->time_shift;
-			w[TC_IPT_TIME_MULT] = up->time_mult;
-			w[TC_IPT_TIME_ZERO] = up->time_zero;
-		}
-		w[TC_IPT_CAP_USER_TIME_ZERO] = up ? up->cap_user_time_zero : 0;
-		if ((f = tc_pmu_term(p, "tsc")))
-			w[TC_IPT_TSC_BIT] = (f->mask & -f->mask);
-		if ((f = tc_pmu_term(p, "noretcomp")))
-			w[TC_IPT_NORETCOMP_BIT] = (f->mask & -f->mask);
-		if ((f = tc_pmu_term(p, "mtc")))
-			w[TC_IPT_MTC_BIT] = (f->mask & -f->mask);
-		if ((f = tc_pmu_term(p, "cyc")))
-			w[TC_IPT_CYC_BIT] = (f->mask & -f->mask);
-		w[TC_IPT_HAVE_SCHED_SWITCH] = 0; /* context_switch records, not sched_switch */
-		w[TC_IPT_SNAPSHOT_MODE] = L->r->snapshot;
-		w[TC_IPT_PER_CPU_MMAPS] = pl->ncpus != 0;
-		w[TC_IPT_MTC_FREQ_BITS] = 3;
-		return tc_perf_write_auxtrace_info_intel_pt(L->w, w, NULL, e);
-	}
+	n = ops->info_words(&in);
+	if (!(w = calloc(n ? n : 1, sizeof(*w))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	rc = ops->info_fill(&in, w, e) ||
+	     tc_perf_write_auxtrace_info(L->w, ops->info_type, w, n, e) ? -1 : 0;
+	free(w);
+	return rc;
 }
 
 /* --- draining ---------------------------------------------------------------------- */
@@ -554,10 +487,10 @@ static int auxtrace_info(struct loop *L, struct tc_err *e)
 static void tell_busy(struct loop *L)
 {
 	const struct tc_record_plan *pl = L->r->plan;
+	const struct tc_record_ops *ops = tc_record_ops_find(pl->pmu);
 	int cpus[1024];
 	size_t n = 0;
 	char free_sinks[512] = "", msg[1024];
-	const struct tc_pmu *p = pl->pmu;
 	const char *sink = NULL;
 
 	/* Said after a pass over every ring (the refusals come together when the events
@@ -568,22 +501,10 @@ static void tell_busy(struct loop *L)
 	for (size_t k = 0; k < L->nrings; k++)
 		if (L->rings[k].busy)
 			cpus[n++] = L->rings[k].cpu;
-	for (size_t s = 0; s < p->nsinks; s++)
-		if (pl->sink_hash && p->sinks[s].hash == pl->sink_hash)
-			sink = p->sinks[s].name;
-	for (size_t s = 0; s < p->common_sinks.n; s++) {
-		const char *name = p->common_sinks.v[s];
-
-		if ((sink && !strcmp(name, sink)) ||
-		    tc_record_plan_sink_claimed(L->r->sysfs_root, name))
-			continue;
-		snprintf(free_sinks + strlen(free_sinks), sizeof(free_sinks) - strlen(free_sinks),
-			 "%s%s", *free_sinks ? ", " : "sinks reachable from these CPUs and not "
-			 "held through sysfs: ", name);
-	}
-	if (*free_sinks)
-		snprintf(free_sinks + strlen(free_sinks), sizeof(free_sinks) - strlen(free_sinks),
-			 " (--sink NAME)");
+	/* The PMU names the sink and the ones that would do instead, if it has sinks. */
+	if (ops && ops->busy_sinks)
+		ops->busy_sinks(L->r->sysfs_root, pl->pmu, pl->sink_hash, &sink, free_sinks,
+				sizeof(free_sinks));
 	tc_record_loop_busy_msg(msg, sizeof(msg), sink, cpus, n, free_sinks);
 	if (L->r->notify)
 		L->r->notify(L->r->ctx, msg);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "lib/images/elf.h"
+#include "lib/record/record_ops.h"
 #include "lib/util/sysfs.h"
 
 /* What perf samples with every record of a recording: who, when, where. */
@@ -70,15 +71,6 @@ int tc_record_plan_parse_cpus(const char *s, int *cpus, size_t max, size_t *n)
 		}
 	}
 	return *n ? 0 : -1;
-}
-
-int tc_record_plan_sink_claimed(const char *sysfs_root, const char *sink)
-{
-	char p[PATH_MAX];
-	uint64_t v;
-
-	tc_sysfs_pathf(p, sizeof(p), "%s/bus/coresight/devices/%s/enable_sink", sysfs_root, sink);
-	return tc_sysfs_read_u64(p, 10, &v, NULL) == 0 && v != 0;
 }
 
 void tc_record_plan_sideband_attr(struct tc_attr *a, bool cpu_wide, bool workload)
@@ -261,12 +253,9 @@ int tc_record_plan_trigger_attr(const char *sysfs_root, const char *tracefs, con
 
 static int push(struct tc_record_plan *pl, struct tc_record_event **out, struct tc_err *e)
 {
-	struct tc_record_event *v = realloc(pl->ev, (pl->n + 1) * sizeof(*v));
-
-	if (!v)
+	if (tc_grow((void **)&pl->ev, &pl->cap, pl->n + 1, sizeof(*pl->ev)))
 		return tc_err_set(e, ENOMEM, "out of memory");
-	pl->ev = v;
-	*out = &v[pl->n++];
+	*out = &pl->ev[pl->n++];
 	memset(*out, 0, sizeof(**out));
 	(*out)->group_leader = -1;
 	(*out)->cpu = -1;
@@ -335,24 +324,14 @@ static int caps_has(const struct tc_pmu *p, const char *cap)
 	return 1;	/* unknown: let the kernel judge */
 }
 
-/* perf's defaults: timestamps and context IDs for CoreSight; for Intel PT branches with TSC,
- * MTC and PSB periods as perf's default_config (caps permitting). */
-static int default_terms(struct tc_record_plan *pl, struct tc_attr *a, uint64_t *c3,
-			 struct tc_err *e)
+/* The PMU's default terms (record_ops.h), each only where the PMU has it. */
+static int default_terms(struct tc_record_plan *pl, const struct tc_record_ops *ops,
+			 struct tc_attr *a, uint64_t *c3, struct tc_err *e)
 {
-	const struct tc_pmu *p = pl->pmu;
-
-	if (p->kind == TC_PMU_CS_ETM)
-		return set_term(pl, a, c3, "timestamp", 1, false, e) ||
-		       set_term(pl, a, c3, "contextid", 1, false, e);
-	if (set_term(pl, a, c3, "pt", 1, false, e) || set_term(pl, a, c3, "branch", 1, false, e) ||
-	    set_term(pl, a, c3, "tsc", 1, false, e))
-		return -1;
-	if (caps_has(p, "mtc") && (set_term(pl, a, c3, "mtc", 1, false, e) ||
-				   set_term(pl, a, c3, "mtc_period", 3, false, e)))
-		return -1;
-	if (caps_has(p, "psb_cyc") && set_term(pl, a, c3, "psb_period", 3, false, e))
-		return -1;
+	for (const struct tc_record_ops_term *t = ops ? ops->terms : NULL; t && t->name; t++)
+		if ((!t->cap || caps_has(pl->pmu, t->cap)) &&
+		    set_term(pl, a, c3, t->name, t->value, false, e))
+			return -1;
 	return 0;
 }
 
@@ -400,19 +379,14 @@ static int online_cpus(const char *root, struct tc_record_plan *pl, struct tc_er
 	return 0;
 }
 
-static const struct tc_pmu_cs_cpu *cs_cpu(const struct tc_pmu *p, int cpu)
-{
-	for (size_t i = 0; i < p->ncpus; i++)
-		if (p->cpus[i].cpu == cpu)
-			return &p->cpus[i];
-	return NULL;
-}
-
 static int choose_cpus(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
 		       struct tc_err *e)
 {
 	const struct tc_pmu *p = pl->pmu;
+	const struct tc_record_ops *ops = tc_record_ops_find(p);
 	size_t max = sizeof(pl->cpus) / sizeof(pl->cpus[0]);
+	struct tc_record_plan on = { 0 };
+	char p2[PATH_MAX], list[256] = "";
 
 	if (o->per_thread) {
 		if (o->cpu_list)
@@ -424,113 +398,51 @@ static int choose_cpus(const char *root, const struct tc_record_opts *o, struct 
 		if (tc_record_plan_parse_cpus(o->cpu_list, pl->cpus, max, &pl->ncpus))
 			return tc_err_set(e, EINVAL, "-C: bad CPU list '%s' (e.g. 0-3,6)",
 					  o->cpu_list);
-	} else if (p && p->kind == TC_PMU_CS_ETM) {
-		for (size_t i = 0; i < p->ncpus && i < max; i++)
-			pl->cpus[pl->ncpus++] = p->cpus[i].cpu;
-		if (!pl->ncpus)
-			return tc_err_set(e, ENODEV, "cs_etm lists no CPU tracers (cpuN links)");
-		return 0;
+	} else if (ops && ops->default_cpus) {
+		return ops->default_cpus(p, pl->cpus, max, &pl->ncpus, e);
 	} else if (online_cpus(root, pl, e)) {
 		return -1;
 	}
-	if (!p || p->kind != TC_PMU_CS_ETM) {
-		struct tc_record_plan on = { 0 };
-		char p2[PATH_MAX], list[256] = "";
+	if (ops && ops->check_cpus)
+		return ops->check_cpus(p, pl->cpus, pl->ncpus, e);
+	if (online_cpus(root, &on, e))
+		return -1;
+	for (size_t i = 0; i < pl->ncpus; i++) {
+		bool found = false;
 
-		if (online_cpus(root, &on, e))
-			return -1;
-		for (size_t i = 0; i < pl->ncpus; i++) {
-			bool found = false;
-
-			for (size_t k = 0; k < on.ncpus; k++)
-				found |= on.cpus[k] == pl->cpus[i];
-			if (!found) {
-				tc_sysfs_pathf(p2, sizeof(p2), "%s/devices/system/cpu/online",
-					       root);
-				tc_sysfs_read(p2, list, sizeof(list), NULL);
-				return tc_err_set(e, ENODEV,
-						  "cpu %d is not online; online CPUs: %s",
-						  pl->cpus[i], list);
-			}
+		for (size_t k = 0; k < on.ncpus; k++)
+			found |= on.cpus[k] == pl->cpus[i];
+		if (!found) {
+			tc_sysfs_pathf(p2, sizeof(p2), "%s/devices/system/cpu/online", root);
+			tc_sysfs_read(p2, list, sizeof(list), NULL);
+			return tc_err_set(e, ENODEV, "cpu %d is not online; online CPUs: %s",
+					  pl->cpus[i], list);
 		}
-		return 0;
 	}
-	for (size_t i = 0; i < pl->ncpus; i++)
-		if (!cs_cpu(p, pl->cpus[i])) {
-			char have[256] = "";
-
-			for (size_t k = 0; k < p->ncpus; k++)
-				snprintf(have + strlen(have), sizeof(have) - strlen(have),
-					 "%s%d", k ? "," : "", p->cpus[k].cpu);
-			return tc_err_set(e, ENODEV, "cpu %d has no CoreSight tracer; CPUs "
-					  "with one: %s", pl->cpus[i], have);
-		}
 	return 0;
 }
 
-/* Sinks every traced CPU reaches and sysfs does not hold, for messages. */
-static void usable_sinks(const char *root, const struct tc_record_plan *pl, char *buf, size_t len)
-{
-	const struct tc_pmu *p = pl->pmu;
-
-	buf[0] = '\0';
-	for (size_t s = 0; s < p->nsinks; s++) {
-		const char *name = p->sinks[s].name;
-		bool ok = !tc_record_plan_sink_claimed(root, name);
-
-		for (size_t i = 0; ok && i < pl->ncpus; i++) {
-			const struct tc_pmu_cs_cpu *c = cs_cpu(p, pl->cpus[i]);
-
-			ok = c && tc_strv_has(&c->sinks, name);
-		}
-		if (ok && pl->ncpus)
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", *buf ? ", " : "",
-				 name);
-	}
-	if (!*buf)
-		snprintf(buf, len, "none for these CPUs (a per-CPU sink such as TRBE serves one "
-			 "CPU: choose it with -C)");
-}
-
+/* --sink: a PMU with sinks checks it for the CPUs and gives its term's value. */
 static int check_sink(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
 		      struct tc_err *e)
 {
-	const struct tc_pmu *p = pl->pmu;
-	const struct tc_pmu_cs_sink *s;
-	char ok[400];
+	const struct tc_record_ops *ops = tc_record_ops_find(pl->pmu);
+	char names[128];
 
-	if (p->kind != TC_PMU_CS_ETM)
-		return tc_err_set(e, EINVAL, "--sink is for cs_etm; %s has no sinks", p->name);
+	if (!ops || !ops->sink) {
+		tc_record_ops_names(names, sizeof(names), true);
+		return tc_err_set(e, EINVAL, "--sink is for %s; %s has no sinks", names,
+				  pl->pmu->name);
+	}
 	if (o->per_thread)
 		return tc_err_set(e, EINVAL, "--sink needs per-CPU events; drop --per-thread");
-	usable_sinks(root, pl, ok, sizeof(ok));
-	s = tc_pmu_sink(p, o->sink);
-	if (!s)
-		return tc_err_set(e, ENOENT, "no sink '%s' in %s/sinks; sinks that would work: %s",
-				  o->sink, p->name, ok);
-	if (!s->hash_ok)
-		return tc_err_set(e, EIO, "sink '%s': its hash file could not be read", o->sink);
-	for (size_t i = 0; i < pl->ncpus; i++) {
-		const struct tc_pmu_cs_cpu *c = cs_cpu(p, pl->cpus[i]);
-
-		if (!c || !tc_strv_has(&c->sinks, o->sink))
-			return tc_err_set(e, EINVAL,
-					  "sink '%s' is not reachable from cpu %d; sinks "
-					  "that would work: %s",
-					  o->sink, pl->cpus[i], ok);
-	}
-	if (tc_record_plan_sink_claimed(root, o->sink))
-		return tc_err_set(e, EBUSY, "sink '%s' is enabled through sysfs "
-				  "(%s/bus/coresight/devices/%s/enable_sink reads 1), so perf "
-				  "cannot use it; write 0 there when that session is done, or use "
-				  "another sink: %s", o->sink, root, o->sink, ok);
-	pl->sink_hash = s->hash;
-	return 0;
+	return ops->sink(root, pl->pmu, o->sink, pl->cpus, pl->ncpus, &pl->sink_hash, e);
 }
 
 static int aux_attr(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
 		    struct tc_attr *a, struct tc_err *e)
 {
+	const struct tc_record_ops *ops = tc_record_ops_find(pl->pmu);
 	uint64_t c3 = 0;
 
 	(void)root;
@@ -544,9 +456,10 @@ static int aux_attr(const char *root, const struct tc_record_opts *o, struct tc_
 	a->attr.sample_id_all = 1;
 	a->attr.disabled = 1;
 	a->attr.enable_on_exec = o->workload;
-	if (default_terms(pl, a, &c3, e))
+	if (default_terms(pl, ops, a, &c3, e))
 		return -1;
-	if (o->sink && set_term(pl, a, &c3, "sinkid", pl->sink_hash, true, e))
+	/* check_sink made sure the PMU has sinks. */
+	if (o->sink && set_term(pl, a, &c3, ops->sink_term, pl->sink_hash, true, e))
 		return -1;
 	if (o->config && user_terms(pl, o->config, a, &c3, e))
 		return -1;
@@ -626,9 +539,13 @@ int tc_record_plan_build(const char *root, const struct tc_pmu_list *pmus,
 	}
 	if (pl->pmu && pl->pmu->type < 0)
 		return tc_err_set(e, EIO, "%s: its type file could not be read", pl->pmu->name);
-	if (!pl->pmu && (o->sink || o->config))
+	if (!pl->pmu && (o->sink || o->config)) {
+		char names[128];
+
+		tc_record_ops_names(names, sizeof(names), false);
 		return tc_err_set(e, ENODEV, "%s needs a trace PMU, and this machine has none "
-				  "(cs_etm, intel_pt)", o->sink ? "--sink" : "--config");
+				  "(%s)", o->sink ? "--sink" : "--config", names);
+	}
 	if (o->pid && o->tid)
 		return tc_err_set(e, EINVAL, "-p and -t cannot be combined");
 	if (choose_cpus(root, o, pl, e))

@@ -19,7 +19,7 @@
 struct tc_record_opts {
 	const char *pmu;		/* NULL: the one present */
 	const char *config;		/* "term=value,..." or NULL */
-	const char *sink;		/* cs_etm sink name or NULL */
+	const char *sink;		/* sink name (a PMU with sinks) or NULL */
 	const char *cpu_list;		/* -C, NULL: all CPUs */
 	pid_t pid, tid;			/* -p / -t, 0 if not given */
 	bool per_thread;		/* one event following the task, no CPU */
@@ -42,7 +42,7 @@ enum tc_record_role {
 };
 
 struct tc_record_event {
-	char pmu[32]; /* "cs_etm", "intel_pt", "software", "tracepoint", "uprobe" */
+	char pmu[32]; /* the trace PMU's name, "software", "tracepoint", "uprobe" */
 	enum tc_record_role role;
 	char *trigger;			/* the EVENT as given, for triggers and -e */
 	char *uprobe_path;		/* owned; attr.config1 points at it */
@@ -55,10 +55,10 @@ struct tc_record_plan {
 	const struct tc_pmu *pmu;	/* the trace PMU (points into the pmu list) */
 	int cpus[1024];
 	size_t ncpus;			/* 0 with per_thread */
-	uint64_t sink_hash;
+	uint64_t sink_hash;		/* --sink's term value (the sink's hash), 0 none */
 	char terms[512];		/* terms set on the AUX event, for messages */
 	struct tc_record_event *ev;
-	size_t n;
+	size_t n, cap;
 	bool pause_resume;		/* uses aux_action bits: needs Linux 6.13 */
 	char tracefs[4096];		/* where tracepoints were resolved ("" if none found) */
 };
@@ -82,9 +82,6 @@ void tc_record_plan_sideband_attr(struct tc_attr *a, bool cpu_wide, bool workloa
 
 /* Parse a CPU list ("0-3,6"); -1 on a syntax error. */
 int tc_record_plan_parse_cpus(const char *s, int *cpus, size_t max, size_t *n);
-
-/* Is the sink held through sysfs (<root>/bus/coresight/devices/NAME/enable_sink reads 1)? */
-int tc_record_plan_sink_claimed(const char *sysfs_root, const char *sink);
 
 const char *tc_record_plan_role_name(enum tc_record_role r);
 

@@ -213,3 +213,47 @@ TEST(errors_are_reported_not_printed)
 	CHECK_INT(tc_perf_write_close(w, &e), 0);
 	unlink(path);
 }
+
+/* The generic AUXTRACE_INFO writer: a type and its words as given, read back by the reader;
+ * words past the 16-bit record size are refused. */
+TEST(auxtrace_info_of_n_words)
+{
+	static uint64_t big[8190];
+	uint64_t cs[TC_CS_HDR_WORDS + TC_CS_BLK_HDR_WORDS + TC_CS_ETMV4_NR_PARAMS] = {
+		[TC_CS_HDR_VERSION] = TC_CS_HDR_VERSION_1,
+		[TC_CS_HDR_PMU_TYPE_CPUS] = 9ULL << 32 | 1,
+		[TC_CS_HDR_WORDS + TC_CS_BLK_MAGIC] = TC_CS_ETMV4_MAGIC,
+		[TC_CS_HDR_WORDS + TC_CS_BLK_CPU] = 2,
+		[TC_CS_HDR_WORDS + TC_CS_BLK_NR_PARAMS] = TC_CS_ETMV4_NR_PARAMS,
+		[TC_CS_HDR_WORDS + TC_CS_BLK_HDR_WORDS + TC_CS_ETMV4_TRCTRACEIDR] = 0x14,
+	};
+	struct tc_err e = { 0 };
+	struct tc_perf_write *w;
+	struct tc_perf_data *pd;
+	struct tc_perf_data_record r;
+	const char *path = tmpname();
+	int n = 0;
+
+	CHECK(path != NULL);
+	if (!path || tc_perf_write_open(&w, path, &e))
+		return;
+	CHECK_INT(tc_perf_write_auxtrace_info(w, TC_AUXTRACE_CS_ETM, big, 8190, &e), -1);
+	CHECK(strstr(e.msg, "8190 words do not fit") != NULL);
+	CHECK_INT(tc_perf_write_auxtrace_info(w, TC_AUXTRACE_CS_ETM, cs, sizeof(cs) / 8, &e), 0);
+	CHECK_INT(tc_perf_write_close(w, &e), 0);
+	CHECK_INT(tc_perf_data_open(&pd, path, &e), 0);
+	while (pd && tc_perf_data_next(pd, &r, &e) == 1) {
+		n++;
+		CHECK_INT(r.type, TC_PERF_DATA_AUXTRACE_INFO);
+		CHECK_INT(r.u.auxtrace_info.type, TC_AUXTRACE_CS_ETM);
+		CHECK(r.u.auxtrace_info.cs_etm != NULL);
+		if (r.u.auxtrace_info.cs_etm) {
+			CHECK_INT(r.u.auxtrace_info.cs_etm->cpus[0].cpu, 2);
+			CHECK_INT(r.u.auxtrace_info.cs_etm->cpus[0].trace_id, 0x14);
+		}
+	}
+	CHECK_INT(n, 1);
+	if (pd)
+		tc_perf_data_close(pd);
+	unlink(path);
+}

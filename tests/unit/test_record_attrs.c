@@ -4,6 +4,7 @@
 #include <limits.h>
 
 #include "lib/pmu/perf_kernel.h"
+#include "lib/record/record_cs_etm.h"
 #include "lib/record/record_plan.h"
 #include "tests/unit/tc_test.h"
 
@@ -127,8 +128,8 @@ TEST(sink_claimed_through_sysfs_is_refused)
 	struct tc_record_plan pl;
 	struct tc_err e;
 
-	CHECK_INT(tc_record_plan_sink_claimed(fixture("juno-claimed"), "tmc_etr0"), 1);
-	CHECK_INT(tc_record_plan_sink_claimed(fixture("juno"), "tmc_etr0"), 0);
+	CHECK_INT(tc_record_cs_etm_sink_claimed(fixture("juno-claimed"), "tmc_etr0"), 1);
+	CHECK_INT(tc_record_cs_etm_sink_claimed(fixture("juno"), "tmc_etr0"), 0);
 	CHECK_INT(plan("juno-claimed", &o, &l, &pl, &e), -1);
 	CHECK_INT(e.errnum, EBUSY);
 	CHECK(strstr(e.msg, "enabled through sysfs") && strstr(e.msg, "another sink: tmc_etf0"));

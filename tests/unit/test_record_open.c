@@ -170,8 +170,8 @@ TEST(uprobe_trigger_opens_and_fires)
 	free(ev.uprobe_path);
 }
 
-/* tc_record_open_evsel_set_leader: the member opens in the leader's group, which a group read of the
- * leader shows (two values), and counts only while the leader is enabled. */
+/* tc_record_open_evsel_set_leader: the member opens in the leader's group, which a group read
+ * of the leader shows (two values), and counts only while the leader is enabled. */
 TEST(trigger_joins_its_leaders_group)
 {
 	struct tc_record_event lead = { .cpu = -1, .role = TC_ROLE_SIDEBAND };
