@@ -515,8 +515,10 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (g.mode == MODE_CB)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_count, QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)((uintptr_t)n << 32));
-	if (g.mode == MODE_COUNT)
+	if (g.mode == MODE_COUNT) {
+		__atomic_fetch_add(&g.n_descs, 1, __ATOMIC_RELAXED);
 		return;
+	}
 	last = qemu_plugin_tb_get_insn(tb, n - 1);
 	d.vaddr = qemu_plugin_tb_vaddr(tb);
 	d.n_insns = (uint16_t)n;
