@@ -15,6 +15,12 @@
  * before every system call), tail counts entries consumed; entry i is at i & (entries - 1).
  * When the ring is full the producer waits for tail to move: trace is never dropped.
  *
+ * TB id 0 is never used and the consumer zeroes every entry it consumes, so the entries
+ * the producer wrote after its last publication can still be found when qemu dies without
+ * the plugin's exit callback (a fatal guest signal: QEMU 7.2 runs no plugin callback then):
+ * they are the non-zero TB ids from head on, up to the first 0 (or tail + entries). Events
+ * are always published as soon as written.
+ *
  * Ring slots: the plugin claims a FREE or RECLAIMED slot for each new vCPU (CAS on state),
  * sets EXITED when the thread exits; the consumer, once it has drained an EXITED ring,
  * zeroes head and tail and sets RECLAIMED, so slots are reused by later threads. */

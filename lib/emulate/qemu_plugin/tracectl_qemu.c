@@ -566,7 +566,8 @@ static void on_exit_(qemu_plugin_id_t id, void *udata)
 	for (unsigned i = 0; i < MAX_VCPUS; i++)
 		cb += g.cb_insns[i];
 	msg("tracectl-qemu: %" PRIu64 " translations (%" PRIu64 " ending with an "
-		"instruction across pages), ring waits %" PRIu64, g.n_descs, g.split_insns,
+		"instruction across pages), ring waits %" PRIu64, g.n_descs - !!g.descs,
+		g.split_insns,
 		g.waits);
 	if (g.icount || g.mode == MODE_COUNT)
 		msg(", inline count %" PRIu64 " insns", g.inline_insns);
@@ -615,6 +616,10 @@ static int map_shm(const char *path)
 	g.hdr = h;
 	g.map_size = (size_t)st.st_size;
 	g.descs = (struct tc_qp_desc *)((char *)h + h->desc_off);
+	/* id 0 is never used, so that a ring entry 0 means "not written" (qp_shm.h) */
+	memset(&g.descs[0], 0, sizeof(g.descs[0]));
+	g.n_descs = 1;
+	__atomic_store_n(&h->n_descs, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
