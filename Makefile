@@ -103,7 +103,7 @@ bench: tracectl $(obj_TOOLS)
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl TC_TOOLS=$(CURDIR)/$(B)/obj/tools ./tests/bench/run.sh
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/config.mk tracectl
+	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/qemu_plugin $(B)/config.mk tracectl
 
 -include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
 

@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 			n += t->kinds[k];
 		printf(" %s %" PRIu64, kind_names[k], n);
 	}
-	n_descs = __atomic_load_n(&hdr->n_descs, __ATOMIC_ACQUIRE);
+	n_descs = __atomic_load_n(&hdr->n_descs, __ATOMIC_ACQUIRE) - 1;	/* id 0: unused */
 	printf("\ntotal: %" PRIu64 " insns in %" PRIu64 " tbs (%" PRIu64 " translations), "
 	       "%.3f s, %.1f M insns/s, %.3f ring bytes/insn\n",
 	       tot_insns, tot_tbs, n_descs, t1 - t0, tot_insns / (t1 - t0) / 1e6,

@@ -37,7 +37,7 @@
 /* Class of a TB's last instruction. */
 enum tc_qp_kind {
 	TC_QP_OTHER,		/* not a branch: the next TB follows (page end, size limit) */
-	TC_QP_COND,		/* conditional direct branch: target if taken, else falls through */
+	TC_QP_COND,		/* conditional direct branch: target if taken, else next */
 	TC_QP_JUMP,		/* direct unconditional jump: target */
 	TC_QP_CALL,		/* direct call: target */
 	TC_QP_IJUMP,		/* indirect jump */
