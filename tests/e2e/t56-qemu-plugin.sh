@@ -15,8 +15,15 @@ fi
 [ -f "$PLUGIN" ] || { skip 'QEMU plugin' "$PLUGIN not built: run make"; exit 0; }
 [ -x "$DRAIN" ] || { echo "not ok $T: $DRAIN is not built (make test builds it)"; exit 0; }
 
-# TB start addresses, one a line, from qemu's exec log / qp_drain's -t file (one thread)
-exec_pcs() { awk '/^Trace/ { split($4, a, "/"); print a[2] }' "$1" | sed 's/^0*//'; }
+# TB start addresses, one a line, from qemu's exec log / qp_drain's -t file. A TB that qemu
+# enters but leaves before its first instruction (an exit request: "Stopped execution of TB
+# chain before HOSTPTR [PC]" after its Trace line) did not run: the plugin never sees it.
+exec_pcs() {
+	awk '/^Trace/ { split($4, a, "/"); n++; pc[n] = a[2]; ptr[n] = $3 }
+	     /^Stopped execution of TB chain before/ {
+		for (i = n; i > 0; i--) if (ptr[i] == $7 && pc[i] != "") { pc[i] = ""; break } }
+	     END { for (i = 1; i <= n; i++) if (pc[i] != "") print pc[i] }' "$1" | sed 's/^0*//'
+}
 drain_pcs() { awk '$2 != "syscall" { sub(/^0x/, "", $2); print $2 }' "$1"; }
 
 expect '/bin/ls -la /usr/share/doc, slow consumer: the guest waits, nothing is lost' '

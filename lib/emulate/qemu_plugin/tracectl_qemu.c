@@ -75,6 +75,7 @@ static struct {
 	size_t map_size;
 	struct tc_qp_desc *descs;
 	uint64_t n_descs;
+	uint64_t translations;
 	uint64_t batch;
 	bool icount, stats, detached;
 	csh cs;
@@ -196,16 +197,25 @@ static void on_tb_count(unsigned int vcpu, void *udata)
 	g.cb_insns[vcpu & (MAX_VCPUS - 1)] += (uintptr_t)udata >> 32;
 }
 
-static struct vstate *private_state(unsigned vcpu)
+/* Where a thread that no longer owns a ring writes (a detached process, a thread after its
+ * exit callback): written, never read. */
+static void to_scratch(struct vstate *v)
 {
 	static uint32_t scratch[4096];
+
+	v->ring = NULL;
+	v->ents = scratch;
+	v->mask = 4095;
+	v->limit = UINT64_MAX;
+}
+
+static struct vstate *private_state(unsigned vcpu)
+{
 	struct vstate *v = calloc(1, sizeof(*v));
 
 	if (!v)
 		fail("out of memory");
-	v->ents = scratch;	/* written, never read: the ids of a detached process */
-	v->mask = 4095;
-	v->limit = UINT64_MAX;
+	to_scratch(v);
 	v->vcpu = vcpu;
 	return v;
 }
@@ -279,7 +289,7 @@ static void finish(struct vstate *v)
 	}
 	publish(v);
 	__atomic_store_n(&v->ring->state, TC_QP_RING_EXITED, __ATOMIC_RELEASE);
-	v->ring = NULL;
+	to_scratch(v);
 }
 
 /* Runs in the exiting thread. */
@@ -499,6 +509,61 @@ static void classify(struct tc_qp_desc *d, const struct qemu_plugin_insn *insn)
 	cs_free(in, 1);
 }
 
+/* Descriptors already made, by start address: a TB translated again (after QEMU flushes its
+ * code cache, or for another vCPU state) with the same description keeps its id, so the
+ * descriptor table grows with the code run, not with the translations. Under g.lock. */
+static struct {
+	uint32_t *ids;		/* 0: empty */
+	uint64_t size, used;	/* size: power of two */
+} seen;
+
+static uint64_t hash_va(uint64_t va)
+{
+	return (va * 0x9e3779b97f4a7c15ULL) >> 20;
+}
+
+static void seen_add(uint32_t id)
+{
+	if (2 * (seen.used + 1) > seen.size) {
+		uint64_t n = seen.size ? 2 * seen.size : 1 << 16;
+		uint32_t *ids = calloc(n, sizeof(*ids));
+
+		if (!ids)
+			fail("out of memory");
+		for (uint64_t i = 0; i < seen.size; i++) {
+			uint64_t h;
+
+			if (!seen.ids[i])
+				continue;
+			for (h = hash_va(g.descs[seen.ids[i]].vaddr); ids[h & (n - 1)]; h++)
+				;
+			ids[h & (n - 1)] = seen.ids[i];
+		}
+		free(seen.ids);
+		seen.ids = ids;
+		seen.size = n;
+	}
+	uint64_t h = hash_va(g.descs[id].vaddr);
+
+	while (seen.ids[h & (seen.size - 1)])
+		h++;
+	seen.ids[h & (seen.size - 1)] = id;
+	seen.used++;
+}
+
+/* The id of a descriptor equal to d, 0 if none. */
+static uint32_t seen_find(const struct tc_qp_desc *d)
+{
+	if (!seen.size)
+		return 0;
+	for (uint64_t h = hash_va(d->vaddr);; h++) {
+		uint32_t id = seen.ids[h & (seen.size - 1)];
+
+		if (!id || !memcmp(&g.descs[id], d, sizeof(*d)))
+			return id;
+	}
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -516,7 +581,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_count, QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)((uintptr_t)n << 32));
 	if (g.mode == MODE_COUNT) {
-		__atomic_fetch_add(&g.n_descs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&g.translations, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	last = qemu_plugin_tb_get_insn(tb, n - 1);
@@ -526,15 +591,20 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	classify(&d, last);
 	d.size = (uint32_t)(qemu_plugin_insn_vaddr(last) + d.last_size - d.vaddr);
 	g.kinds[d.kind]++;
-	tid = g.n_descs;
-	if (g.descs) {
-		if (tid >= g.hdr->max_descs || tid >= TC_QP_EV_BIT)
-			fail("more than %" PRIu64 " translations: the descriptor table is full",
-			     g.hdr->max_descs);
-		g.descs[tid] = d;
-		__atomic_store_n(&g.hdr->n_descs, tid + 1, __ATOMIC_RELEASE);
+	g.translations++;
+	tid = g.descs ? seen_find(&d) : 0;
+	if (!tid) {
+		tid = g.n_descs;
+		if (g.descs) {
+			if (tid >= g.hdr->max_descs || tid >= TC_QP_EV_BIT)
+				fail("more than %" PRIu64 " different TBs: the descriptor table "
+				     "is full", g.hdr->max_descs);
+			g.descs[tid] = d;
+			__atomic_store_n(&g.hdr->n_descs, tid + 1, __ATOMIC_RELEASE);
+			seen_add((uint32_t)tid);
+		}
+		g.n_descs = tid + 1;
 	}
-	g.n_descs = tid + 1;
 	pthread_mutex_unlock(&g.lock);
 	if (g.mode == MODE_RING)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_ring, QEMU_PLUGIN_CB_NO_REGS,
@@ -565,10 +635,9 @@ static void on_exit_(qemu_plugin_id_t id, void *udata)
 		return;
 	for (unsigned i = 0; i < MAX_VCPUS; i++)
 		cb += g.cb_insns[i];
-	msg("tracectl-qemu: %" PRIu64 " translations (%" PRIu64 " ending with an "
-		"instruction across pages), ring waits %" PRIu64, g.n_descs - !!g.descs,
-		g.split_insns,
-		g.waits);
+	msg("tracectl-qemu: %" PRIu64 " translations, %" PRIu64 " descriptors (%" PRIu64
+	    " ending with an instruction across pages), ring waits %" PRIu64, g.translations,
+	    g.n_descs - !!g.descs, g.split_insns, g.waits);
 	if (g.icount || g.mode == MODE_COUNT)
 		msg(", inline count %" PRIu64 " insns", g.inline_insns);
 	if (g.mode == MODE_CB)
