@@ -9,7 +9,9 @@ WARN := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -I.
 CFLAGS ?= -O2 -g
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
-LIB_SRC := $(shell find lib decoders -name '*.c' | LC_ALL=C sort)
+# lib/emulate/qemu_plugin/ is the QEMU plugin (a shared object of its own), not tracectl's.
+LIB_SRC := $(shell find lib decoders -name '*.c' -not -path 'lib/emulate/qemu_plugin/*' | \
+	LC_ALL=C sort)
 CMD_SRC := $(wildcard cmd/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)	# test-only programs the e2e tests run
@@ -21,7 +23,14 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 .PHONY: all deps test test-asan check clean install bench test-vm test-vm-new
 .SECONDARY:
-all: tracectl $(B)/examples/threads
+all: tracectl $(B)/examples/threads $(B)/qemu_plugin/tracectl-qemu.so
+
+# The TCG plugin qemu-x86_64 / qemu-aarch64 load with -plugin (record --pmu emulated).
+$(B)/qemu_plugin/tracectl-qemu.so: $(wildcard lib/emulate/qemu_plugin/*.[ch])
+	@mkdir -p $(dir $@)
+	@echo '  CC      $@'
+	@$(CC) $(WARN) $(CFLAGS) -shared -fPIC -fvisibility=hidden -pthread -o $@ \
+		$(filter %.c,$^) $$(pkg-config --cflags --libs capstone)
 
 # The bundled example the README's main job records (record --pmu emulated).
 $(B)/examples/%: examples/%.c
@@ -94,7 +103,7 @@ bench: tracectl $(obj_TOOLS)
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl TC_TOOLS=$(CURDIR)/$(B)/obj/tools ./tests/bench/run.sh
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/config.mk tracectl
+	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/qemu_plugin $(B)/config.mk tracectl
 
 -include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
 

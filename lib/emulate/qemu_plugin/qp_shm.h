@@ -1,0 +1,123 @@
+/* The shared memory between tracectl's QEMU plugin (tracectl-qemu.so, the producer, inside
+ * qemu-x86_64 / qemu-aarch64) and tracectl (the consumer): one file, made and sized by the
+ * consumer, mapped MAP_SHARED by both. The plugin finds it from its argument shm=PATH.
+ *
+ *   [header, 4 KiB] [ring 0] [ring 1] ... [ring max_rings-1] [TB descriptors]
+ *
+ * TB descriptors: one per translation, appended by the plugin at translation time (id =
+ * index), n_descs published with a release store after the descriptor is written. A guest
+ * thread executes a TB only after its translation, so an id read from a ring (acquire) is
+ * always below n_descs read after it.
+ *
+ * Rings: one per guest thread (qemu-user: one vCPU per thread), single producer (that
+ * thread) and single consumer. Entries are 32-bit: a TB id, or an event header (bit 31
+ * set) followed by its payload words. head counts entries written (published in batches and
+ * before every system call), tail counts entries consumed; entry i is at i & (entries - 1).
+ * When the ring is full the producer waits for tail to move: trace is never dropped.
+ *
+ * TB id 0 is never used and the consumer zeroes every entry it consumes, so the entries
+ * the producer wrote after its last publication can still be found when qemu dies without
+ * the plugin's exit callback (a fatal guest signal: QEMU 7.2 runs no plugin callback then):
+ * they are the non-zero TB ids from head on, up to the first 0 (or tail + entries). Events
+ * are always published as soon as written.
+ *
+ * Ring slots: the plugin claims a FREE or RECLAIMED slot for each new vCPU (CAS on state),
+ * sets EXITED when the thread exits; the consumer, once it has drained an EXITED ring,
+ * zeroes head and tail and sets RECLAIMED, so slots are reused by later threads. */
+#ifndef TC_LIB_EMULATE_QEMU_PLUGIN_QP_SHM_H
+#define TC_LIB_EMULATE_QEMU_PLUGIN_QP_SHM_H
+
+#include <stdint.h>
+
+#define TC_QP_MAGIC 0x314d4853505143ULL	/* "CQPSHM1" little-endian */
+#define TC_QP_VERSION 1
+#define TC_QP_HDR_SIZE 4096
+#define TC_QP_RING_HDR 256		/* bytes before a ring's entries */
+
+/* Class of a TB's last instruction. */
+enum tc_qp_kind {
+	TC_QP_OTHER,		/* not a branch: the next TB follows (page end, size limit) */
+	TC_QP_COND,		/* conditional direct branch: target if taken, else next */
+	TC_QP_JUMP,		/* direct unconditional jump: target */
+	TC_QP_CALL,		/* direct call: target */
+	TC_QP_IJUMP,		/* indirect jump */
+	TC_QP_ICALL,		/* indirect call */
+	TC_QP_RET,		/* return */
+	TC_QP_SYSCALL,		/* syscall, sysenter, int N (x86); svc (aarch64) */
+	TC_QP_UNKNOWN,		/* the disassembler could not decode it */
+	TC_QP_NKINDS
+};
+
+/* Descriptor flags. */
+#define TC_QP_F_REP 0x1		/* x86 rep/repne string instruction last: qemu runs one
+				 * iteration per execution of the TB, so it repeats */
+
+struct tc_qp_desc {
+	uint64_t vaddr;		/* guest address of the first instruction */
+	uint64_t target;	/* direct target of the last instruction (COND, JUMP, CALL) */
+	uint32_t size;		/* bytes, first instruction to the end of the last */
+	uint16_t n_insns;
+	uint8_t kind;		/* enum tc_qp_kind */
+	uint8_t last_size;	/* bytes of the last instruction */
+	uint32_t flags;		/* TC_QP_F_* */
+	uint32_t reserved;
+};
+
+/* Event entries in a ring: header word, then n payload words (n in bits 16..23). */
+#define TC_QP_EV_BIT 0x80000000u
+#define TC_QP_EV_HDR(type, n) (TC_QP_EV_BIT | ((uint32_t)(n) << 16) | (uint32_t)(type))
+#define TC_QP_EV_TYPE(w) ((w) & 0xffffu)
+#define TC_QP_EV_LEN(w) (((w) >> 16) & 0xffu)
+/* A system call returned: payload num (2 words), ret (2), a1..a6 (12 words): 16 words. */
+#define TC_QP_EV_SYSCALL 1
+#define TC_QP_EV_SYSCALL_WORDS 16
+
+enum tc_qp_ring_state {
+	TC_QP_RING_FREE,
+	TC_QP_RING_ACTIVE,
+	TC_QP_RING_EXITED,
+	TC_QP_RING_RECLAIMED,
+};
+
+enum tc_qp_state {
+	TC_QP_WAITING,		/* made by the consumer, no plugin yet */
+	TC_QP_RUNNING,		/* the plugin attached */
+	TC_QP_DONE,		/* the guest exited; every ring is published and EXITED */
+	TC_QP_FAILED,		/* the plugin stopped: error[] says why */
+};
+
+struct tc_qp_ring {
+	/* producer-written line */
+	_Alignas(64) uint64_t head;	/* entries published */
+	uint64_t insns;		/* the plugin's own instruction count up to head */
+	uint64_t tbs;		/* TB executions up to head */
+	uint64_t waits;		/* times the producer found the ring full */
+	uint32_t state;		/* enum tc_qp_ring_state */
+	uint32_t tid;		/* host thread id = guest thread id (0 until it runs) */
+	uint32_t vcpu;		/* qemu's vCPU index (reused by later threads) */
+	uint32_t gen;		/* incremented at each claim */
+	/* consumer-written line */
+	_Alignas(64) uint64_t tail;	/* entries consumed */
+};
+
+struct tc_qp_hdr {
+	/* written by the consumer before starting qemu */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t max_rings;
+	uint32_t ring_entries;	/* power of two */
+	uint32_t reserved0;
+	uint64_t ring_off;	/* offset of ring 0 */
+	uint64_t ring_stride;	/* TC_QP_RING_HDR + 4 * ring_entries */
+	uint64_t desc_off;
+	uint64_t max_descs;
+	uint64_t size;		/* file size */
+	/* written by the plugin */
+	_Alignas(64) uint64_t n_descs;
+	uint32_t state;		/* enum tc_qp_state */
+	uint32_t pid;		/* qemu's pid */
+	char target[16];	/* qemu's target name: "x86_64", "aarch64" */
+	char error[256];
+};
+
+#endif

@@ -1,0 +1,797 @@
+/* tracectl-qemu.so: a QEMU TCG plugin (API version 1, QEMU 7.2 qemu-user) that follows a
+ * guest program block by block for tracectl.
+ *
+ * At translation it describes each translation block (TB) once, in the shared memory's
+ * descriptor table (start, size, instruction count, class of the last instruction from
+ * Capstone, its direct target); at execution a callback appends the TB's id to the ring of
+ * the executing guest thread. System call returns go into the ring too, as events with the
+ * call's number, result and arguments, for side-band. The layout and the ordering rules are
+ * in qp_shm.h. When a ring is full, the guest thread waits for the consumer: no trace is
+ * dropped.
+ *
+ *   qemu-x86_64 -plugin tracectl-qemu.so,shm=PATH[,mode=M][,batch=N][,icount=on][,stats=on]
+ *
+ * shm=PATH   the consumer's shared memory file (required for mode=ring)
+ * mode=ring  TB ids into the rings (default);  cb: a callback per TB that only counts;
+ *            count: an inline add per TB (no callback);  none: describe TBs, no execution
+ *            instrumentation
+ * batch=N    publish a ring's head every N entries (default: a sixteenth of the ring)
+ * icount=on  also count instructions with an inline add per TB, a count independent of the
+ *            callbacks (one counter for all threads: exact for single-threaded guests)
+ * stats=on   print the plugin's counts to stderr at exit
+ *
+ * A guest fork() child detaches: it stops writing to the shared memory (its trace is not
+ * followed yet). Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
+ * tracectl. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <capstone.h>
+
+#include "lib/emulate/qemu_plugin/qemu_plugin_api.h"
+#include "lib/emulate/qemu_plugin/qp_shm.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MAX_VCPUS 4096
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+enum mode { MODE_RING, MODE_CB, MODE_COUNT, MODE_NONE };
+enum target { TGT_X86_64, TGT_AARCH64 };
+
+/* A guest thread's producer state, private to the plugin. The hot path touches head, limit,
+ * ents, mask and insns: one cache line. */
+struct vstate {
+	_Alignas(64) uint64_t head;	/* entries written */
+	uint64_t limit;		/* slow path when head reaches it */
+	uint32_t *ents;
+	uint64_t mask;
+	uint64_t insns;		/* instructions of the TBs written */
+	uint64_t tail;		/* the consumer's tail, as last read */
+	struct tc_qp_ring *ring;	/* NULL: private (detached) */
+	uint64_t ev_words;	/* entries that are events, not TB ids */
+	uint64_t sys_args[6];	/* of the system call in progress */
+	uint32_t tid;
+	unsigned vcpu;
+	struct vstate *next;	/* all states, for the exit flush */
+};
+
+static struct {
+	enum mode mode;
+	enum target target;
+	struct tc_qp_hdr *hdr;
+	size_t map_size;
+	struct tc_qp_desc *descs;
+	uint64_t n_descs;
+	uint64_t translations;
+	uint64_t batch;
+	bool icount, stats, detached;
+	csh cs;
+	pthread_mutex_t lock;	/* translation, vCPU init/exit, exit flush */
+	struct vstate *all;
+	uint64_t kinds[TC_QP_NKINDS];
+	uint64_t inline_insns;	/* icount=on and mode=count: inline adds */
+	uint64_t cb_insns[MAX_VCPUS];	/* mode=cb */
+	uint64_t waits;
+	uint64_t split_insns;	/* last instructions across a page: read from haddr */
+	int errfd;		/* stderr as it was at load: guests close theirs */
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
+
+static struct vstate *vstates[MAX_VCPUS];
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void __attribute__((format(printf, 1, 2))) msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdprintf(g.errfd, fmt, ap);
+	va_end(ap);
+}
+
+/* The plugin cannot go on without losing trace: say why (stderr and the shared memory)
+ * and end the guest. */
+static void fail(const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	msg("tracectl-qemu: %s\n", text);
+	if (g.hdr && !g.detached) {
+		memcpy(g.hdr->error, text, sizeof(text));
+		__atomic_store_n(&g.hdr->state, TC_QP_FAILED, __ATOMIC_RELEASE);
+	}
+	_exit(125);
+}
+
+static uint32_t gettid_(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- rings ------------------------------------------------------------------------- */
+
+static void publish(struct vstate *v)
+{
+	if (!v->ring)
+		return;
+	__atomic_store_n(&v->ring->insns, v->insns, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->ring->tbs, v->head - v->ev_words, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->ring->head, v->head, __ATOMIC_RELEASE);
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* head reached limit: publish, wait while the ring is full, set the next limit. */
+static void __attribute__((noinline)) slow_path(struct vstate *v)
+{
+	uint64_t cap = v->mask + 1;
+	unsigned spins = 0;
+
+	if (!v->ring) {		/* detached: a private ring that wraps */
+		v->limit = UINT64_MAX;
+		return;
+	}
+	if (unlikely(!v->tid)) {
+		v->tid = gettid_();
+		__atomic_store_n(&v->ring->tid, v->tid, __ATOMIC_RELAXED);
+	}
+	publish(v);
+	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
+	if (v->head - v->tail >= cap) {
+		v->ring->waits++;
+		__atomic_fetch_add(&g.waits, 1, __ATOMIC_RELAXED);
+		while (v->head - v->tail >= cap) {
+			if (spins++ < 64)
+				sched_yield();
+			else
+				sleep_us(20);
+			v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
+		}
+	}
+	v->limit = v->head + g.batch;
+	if (v->limit > v->tail + cap)
+		v->limit = v->tail + cap;
+}
+
+static inline void put(struct vstate *v, uint32_t w)
+{
+	v->ents[v->head & v->mask] = w;
+	if (++v->head == v->limit)
+		slow_path(v);
+}
+
+/* The hot path: one executed TB. udata: id in the low 32 bits, instruction count above. */
+static void on_tb_ring(unsigned int vcpu, void *udata)
+{
+	struct vstate *v = vstates[vcpu];
+	uintptr_t u = (uintptr_t)udata;
+
+	v->insns += u >> 32;
+	put(v, (uint32_t)u);
+}
+
+static void on_tb_count(unsigned int vcpu, void *udata)
+{
+	g.cb_insns[vcpu & (MAX_VCPUS - 1)] += (uintptr_t)udata >> 32;
+}
+
+/* Where a thread that no longer owns a ring writes (a detached process, a thread after its
+ * exit callback): written, never read. */
+static void to_scratch(struct vstate *v)
+{
+	static uint32_t scratch[4096];
+
+	v->ring = NULL;
+	v->ents = scratch;
+	v->mask = 4095;
+	v->limit = UINT64_MAX;
+}
+
+static struct vstate *private_state(unsigned vcpu)
+{
+	struct vstate *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		fail("out of memory");
+	to_scratch(v);
+	v->vcpu = vcpu;
+	return v;
+}
+
+static struct tc_qp_ring *ring_at(unsigned i)
+{
+	return (struct tc_qp_ring *)((char *)g.hdr + g.hdr->ring_off + i * g.hdr->ring_stride);
+}
+
+static struct tc_qp_ring *claim_ring(void)
+{
+	for (unsigned i = 0; i < g.hdr->max_rings; i++) {
+		struct tc_qp_ring *r = ring_at(i);
+		uint32_t s = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+
+		if (s != TC_QP_RING_FREE && s != TC_QP_RING_RECLAIMED)
+			continue;
+		if (__atomic_compare_exchange_n(&r->state, &s, TC_QP_RING_ACTIVE, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return r;
+	}
+	return NULL;
+}
+
+/* qemu-user calls this in the thread that creates the guest thread, before the new one
+ * runs; the new thread's tid is taken at its first slow path. */
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	struct vstate *v;
+
+	(void)id;
+	if (vcpu >= MAX_VCPUS)
+		fail("vCPU index %u: more than %d guest threads at once", vcpu, MAX_VCPUS);
+	if (g.mode != MODE_RING)
+		return;
+	pthread_mutex_lock(&g.lock);
+	if (g.detached) {
+		vstates[vcpu] = private_state(vcpu);
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	v = aligned_alloc(64, sizeof(*v));
+	if (!v)
+		fail("out of memory");
+	memset(v, 0, sizeof(*v));
+	v->ring = claim_ring();
+	if (!v->ring)
+		fail("all %u rings are in use: more guest threads than the consumer allows",
+		     g.hdr->max_rings);
+	v->ents = (uint32_t *)((char *)v->ring + TC_QP_RING_HDR);
+	v->mask = g.hdr->ring_entries - 1;
+	v->vcpu = vcpu;
+	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
+	v->head = v->tail;	/* 0: a fresh or reclaimed ring */
+	v->limit = v->head + 1;	/* first TB: slow path, takes the tid */
+	v->ring->vcpu = vcpu;
+	v->ring->gen++;
+	v->next = g.all;
+	g.all = v;
+	vstates[vcpu] = v;
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void finish(struct vstate *v)
+{
+	if (!v->ring)
+		return;
+	if (!v->tid) {
+		v->tid = gettid_();
+		__atomic_store_n(&v->ring->tid, v->tid, __ATOMIC_RELAXED);
+	}
+	publish(v);
+	__atomic_store_n(&v->ring->state, TC_QP_RING_EXITED, __ATOMIC_RELEASE);
+	to_scratch(v);
+}
+
+/* Runs in the exiting thread. */
+static void on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	struct vstate *v;
+
+	(void)id;
+	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS)
+		return;
+	pthread_mutex_lock(&g.lock);
+	v = vstates[vcpu];
+	if (v && !g.detached)
+		finish(v);
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- system calls ------------------------------------------------------------------ */
+
+static bool is_fork(int64_t num)
+{
+	if (num == 435)		/* clone3 (7.2 answers ENOSYS) */
+		return true;
+	if (g.target == TGT_X86_64)
+		return num == 56 || num == 57 || num == 58;	/* clone, fork, vfork */
+	return num == 220;	/* clone */
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
+		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+		       uint64_t a7, uint64_t a8)
+{
+	struct vstate *v;
+
+	(void)id, (void)num, (void)a7, (void)a8;
+	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]))
+		return;
+	v->sys_args[0] = a1, v->sys_args[1] = a2, v->sys_args[2] = a3;
+	v->sys_args[3] = a4, v->sys_args[4] = a5, v->sys_args[5] = a6;
+	/* the call may block: let the consumer see everything before it */
+	publish(v);
+}
+
+/* A fork child: stop writing to the consumer's memory, which the parent still uses. */
+static void detach(void)
+{
+	pthread_mutex_lock(&g.lock);
+	g.detached = true;
+	for (unsigned i = 0; i < MAX_VCPUS; i++)
+		if (vstates[i])
+			vstates[i] = private_state(i);
+	munmap(g.hdr, g.map_size);
+	g.hdr = NULL;
+	g.descs = NULL;
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
+{
+	struct vstate *v;
+	uint64_t p[8];
+
+	(void)id;
+	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]) || g.detached)
+		return;
+	/* A thread's clone does not return here in the new thread: ret 0 is a new process. */
+	if (ret == 0 && is_fork(num)) {
+		detach();
+		return;
+	}
+	p[0] = (uint64_t)num;
+	p[1] = (uint64_t)ret;
+	memcpy(&p[2], v->sys_args, sizeof(v->sys_args));
+	put(v, TC_QP_EV_HDR(TC_QP_EV_SYSCALL, TC_QP_EV_SYSCALL_WORDS));
+	for (unsigned i = 0; i < 8; i++) {
+		put(v, (uint32_t)p[i]);
+		put(v, (uint32_t)(p[i] >> 32));
+	}
+	v->ev_words += 1 + TC_QP_EV_SYSCALL_WORDS;
+	publish(v);
+}
+
+/* ---- translation ------------------------------------------------------------------- */
+
+static bool x86_string_op(unsigned id)
+{
+	switch (id) {
+	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
+	case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
+	case X86_INS_LODSB: case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+	case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD: case X86_INS_CMPSQ:
+	case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD: case X86_INS_SCASQ:
+	case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
+	case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
+		return true;
+	}
+	return false;
+}
+
+static bool in_group(const cs_insn *in, unsigned grp)
+{
+	for (unsigned i = 0; i < in->detail->groups_count; i++)
+		if (in->detail->groups[i] == grp)
+			return true;
+	return false;
+}
+
+static void classify_x86(const cs_insn *in, struct tc_qp_desc *d)
+{
+	const cs_x86 *x = &in->detail->x86;
+	bool imm = x->op_count >= 1 && x->operands[0].type == X86_OP_IMM;
+
+	switch (in->id) {
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT: case X86_INS_INT1:
+	case X86_INS_INT3: case X86_INS_INTO:
+		d->kind = TC_QP_SYSCALL;
+		return;
+	case X86_INS_RET: case X86_INS_RETF:
+		d->kind = TC_QP_RET;
+		return;
+	}
+	if ((x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE) &&
+	    x86_string_op(in->id))
+		d->flags |= TC_QP_F_REP;
+	if (in_group(in, CS_GRP_CALL)) {
+		d->kind = imm ? TC_QP_CALL : TC_QP_ICALL;
+	} else if (in_group(in, CS_GRP_JUMP)) {
+		if (in->id == X86_INS_JMP || in->id == X86_INS_LJMP)
+			d->kind = imm ? TC_QP_JUMP : TC_QP_IJUMP;
+		else
+			d->kind = TC_QP_COND;	/* jcc, jrcxz, loop* */
+	} else if (in_group(in, CS_GRP_RET) || in_group(in, CS_GRP_IRET)) {
+		d->kind = TC_QP_RET;
+	} else if (in_group(in, CS_GRP_INT)) {
+		d->kind = TC_QP_SYSCALL;
+	}
+	if (imm && d->kind != TC_QP_OTHER)
+		d->target = (uint64_t)x->operands[0].imm;
+}
+
+static void classify_a64(const cs_insn *in, struct tc_qp_desc *d)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	const cs_arm64_op *last = a->op_count ? &a->operands[a->op_count - 1] : NULL;
+
+	switch (in->id) {
+	case ARM64_INS_B:
+		d->kind = a->cc != ARM64_CC_INVALID && a->cc != ARM64_CC_AL ? TC_QP_COND :
+			TC_QP_JUMP;
+		break;
+	case ARM64_INS_CBZ: case ARM64_INS_CBNZ: case ARM64_INS_TBZ: case ARM64_INS_TBNZ:
+		d->kind = TC_QP_COND;
+		break;
+	case ARM64_INS_BL:
+		d->kind = TC_QP_CALL;
+		break;
+	case ARM64_INS_BR:
+		d->kind = TC_QP_IJUMP;
+		return;
+	case ARM64_INS_BLR:
+		d->kind = TC_QP_ICALL;
+		return;
+	case ARM64_INS_RET: case ARM64_INS_ERET:
+		d->kind = TC_QP_RET;
+		return;
+	case ARM64_INS_SVC:
+		d->kind = TC_QP_SYSCALL;
+		return;
+	default:
+		return;
+	}
+	if (last && last->type == ARM64_OP_IMM)
+		d->target = (uint64_t)last->imm;
+}
+
+/* Decodes one x86 instruction at host address h (guest va) without reading past its page
+ * unless it needs to: then it crosses the page, and the next page is mapped. */
+static size_t decode_at_host(const uint8_t *h, uint64_t va, cs_insn **in)
+{
+	size_t room = 4096 - (va & 4095);
+
+	if (cs_disasm(g.cs, h, room < 15 ? room : 15, va, 1, in) == 1)
+		return 1;
+	return room < 15 ? cs_disasm(g.cs, h, 15, va, 1, in) : 0;
+}
+
+/* Classifies the last instruction and sets d->last_size. QEMU 7.2 gives an x86 instruction
+ * that crosses a page boundary with some of its bytes missing (qemu_plugin_insn_data and
+ * _size): then it is decoded from its host address (qemu-user maps guest memory into its
+ * own, linearly). */
+static void classify(struct tc_qp_desc *d, const struct qemu_plugin_insn *insn)
+{
+	uint64_t va = qemu_plugin_insn_vaddr(insn);
+	size_t n = qemu_plugin_insn_size(insn);
+	const void *bytes = qemu_plugin_insn_data(insn);
+	cs_insn *in = NULL;
+
+	d->last_size = (uint8_t)n;
+	if (cs_disasm(g.cs, bytes, n, va, 1, &in) != 1 || in->size != n) {
+		const uint8_t *h = qemu_plugin_insn_haddr(insn);
+
+		if (in)
+			cs_free(in, 1);
+		in = NULL;
+		if (g.target != TGT_X86_64 || !h || (va & 4095) + 15 <= 4096 ||
+		    decode_at_host(h, va, &in) != 1) {
+			d->kind = TC_QP_UNKNOWN;
+			return;
+		}
+		d->last_size = (uint8_t)in->size;
+		g.split_insns++;
+	}
+	if (g.target == TGT_X86_64)
+		classify_x86(in, d);
+	else
+		classify_a64(in, d);
+	cs_free(in, 1);
+}
+
+/* Descriptors already made, by start address: a TB translated again (after QEMU flushes its
+ * code cache, or for another vCPU state) with the same description keeps its id, so the
+ * descriptor table grows with the code run, not with the translations. Under g.lock. */
+static struct {
+	uint32_t *ids;		/* 0: empty */
+	uint64_t size, used;	/* size: power of two */
+} seen;
+
+static uint64_t hash_va(uint64_t va)
+{
+	return (va * 0x9e3779b97f4a7c15ULL) >> 20;
+}
+
+static void seen_add(uint32_t id)
+{
+	if (2 * (seen.used + 1) > seen.size) {
+		uint64_t n = seen.size ? 2 * seen.size : 1 << 16;
+		uint32_t *ids = calloc(n, sizeof(*ids));
+
+		if (!ids)
+			fail("out of memory");
+		for (uint64_t i = 0; i < seen.size; i++) {
+			uint64_t h;
+
+			if (!seen.ids[i])
+				continue;
+			for (h = hash_va(g.descs[seen.ids[i]].vaddr); ids[h & (n - 1)]; h++)
+				;
+			ids[h & (n - 1)] = seen.ids[i];
+		}
+		free(seen.ids);
+		seen.ids = ids;
+		seen.size = n;
+	}
+	uint64_t h = hash_va(g.descs[id].vaddr);
+
+	while (seen.ids[h & (seen.size - 1)])
+		h++;
+	seen.ids[h & (seen.size - 1)] = id;
+	seen.used++;
+}
+
+/* The id of a descriptor equal to d, 0 if none. */
+static uint32_t seen_find(const struct tc_qp_desc *d)
+{
+	if (!seen.size)
+		return 0;
+	for (uint64_t h = hash_va(d->vaddr);; h++) {
+		uint32_t id = seen.ids[h & (seen.size - 1)];
+
+		if (!id || !memcmp(&g.descs[id], d, sizeof(*d)))
+			return id;
+	}
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct qemu_plugin_insn *last;
+	struct tc_qp_desc d = { 0 };
+	uint64_t tid;
+
+	(void)id;
+	if (!n || g.detached)
+		return;
+	if (g.icount || g.mode == MODE_COUNT)
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+							 &g.inline_insns, n);
+	if (g.mode == MODE_CB)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_count, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)((uintptr_t)n << 32));
+	if (g.mode == MODE_COUNT) {
+		__atomic_fetch_add(&g.translations, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	last = qemu_plugin_tb_get_insn(tb, n - 1);
+	d.vaddr = qemu_plugin_tb_vaddr(tb);
+	d.n_insns = (uint16_t)n;
+	pthread_mutex_lock(&g.lock);
+	classify(&d, last);
+	d.size = (uint32_t)(qemu_plugin_insn_vaddr(last) + d.last_size - d.vaddr);
+	g.kinds[d.kind]++;
+	g.translations++;
+	tid = g.descs ? seen_find(&d) : 0;
+	if (!tid) {
+		tid = g.n_descs;
+		if (g.descs) {
+			if (tid >= g.hdr->max_descs || tid >= TC_QP_EV_BIT)
+				fail("more than %" PRIu64 " different TBs: the descriptor table "
+				     "is full", g.hdr->max_descs);
+			g.descs[tid] = d;
+			__atomic_store_n(&g.hdr->n_descs, tid + 1, __ATOMIC_RELEASE);
+			seen_add((uint32_t)tid);
+		}
+		g.n_descs = tid + 1;
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (g.mode == MODE_RING)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_ring, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)(tid | (uint64_t)n << 32));
+}
+
+/* ---- exit -------------------------------------------------------------------------- */
+
+static const char *const kind_names[TC_QP_NKINDS] = {
+	"other", "cond", "jump", "call", "ijump", "icall", "ret", "syscall", "unknown",
+};
+
+/* qemu-user: exit_group or the last thread's exit, other threads stopped. */
+static void on_exit_(qemu_plugin_id_t id, void *udata)
+{
+	uint64_t cb = 0;
+
+	(void)id, (void)udata;
+	if (g.detached)
+		return;
+	pthread_mutex_lock(&g.lock);
+	for (struct vstate *v = g.all; v; v = v->next)
+		finish(v);
+	if (g.hdr)
+		__atomic_store_n(&g.hdr->state, TC_QP_DONE, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g.lock);
+	if (!g.stats)
+		return;
+	for (unsigned i = 0; i < MAX_VCPUS; i++)
+		cb += g.cb_insns[i];
+	msg("tracectl-qemu: %" PRIu64 " translations, %" PRIu64 " descriptors (%" PRIu64
+	    " ending with an instruction across pages), ring waits %" PRIu64, g.translations,
+	    g.n_descs - !!g.descs, g.split_insns, g.waits);
+	if (g.icount || g.mode == MODE_COUNT)
+		msg(", inline count %" PRIu64 " insns", g.inline_insns);
+	if (g.mode == MODE_CB)
+		msg(", callback count %" PRIu64 " insns", cb);
+	msg("\ntracectl-qemu: last instructions:");
+	for (unsigned k = 0; k < TC_QP_NKINDS; k++)
+		msg(" %s %" PRIu64, kind_names[k], g.kinds[k]);
+	msg("\n");
+}
+
+/* ---- install ----------------------------------------------------------------------- */
+
+static int map_shm(const char *path)
+{
+	struct tc_qp_hdr *h;
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "tracectl-qemu: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || st.st_size < TC_QP_HDR_SIZE) {
+		fprintf(stderr, "tracectl-qemu: %s: too small\n", path);
+		close(fd);
+		return -1;
+	}
+	h = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED) {
+		fprintf(stderr, "tracectl-qemu: mmap %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (h->magic != TC_QP_MAGIC || h->version != TC_QP_VERSION ||
+	    h->size != (uint64_t)st.st_size || !h->ring_entries ||
+	    (h->ring_entries & (h->ring_entries - 1)) ||
+	    h->ring_stride != TC_QP_RING_HDR + 4ULL * h->ring_entries ||
+	    h->ring_off + (uint64_t)h->max_rings * h->ring_stride > h->desc_off ||
+	    h->desc_off + h->max_descs * sizeof(struct tc_qp_desc) > h->size) {
+		fprintf(stderr, "tracectl-qemu: %s: not a tracectl shared memory (version %d)\n",
+			path, TC_QP_VERSION);
+		munmap(h, (size_t)st.st_size);
+		return -1;
+	}
+	g.hdr = h;
+	g.map_size = (size_t)st.st_size;
+	g.descs = (struct tc_qp_desc *)((char *)h + h->desc_off);
+	/* id 0 is never used, so that a ring entry 0 means "not written" (qp_shm.h) */
+	memset(&g.descs[0], 0, sizeof(g.descs[0]));
+	g.n_descs = 1;
+	__atomic_store_n(&h->n_descs, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, const char **shm)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		const char *val = eq ? eq + 1 : "";
+		char name[32];
+
+		if (!eq || (size_t)(eq - a) >= sizeof(name)) {
+			fprintf(stderr, "tracectl-qemu: argument '%s': expected name=value\n", a);
+			return -1;
+		}
+		memcpy(name, a, (size_t)(eq - a));
+		name[eq - a] = 0;
+		if (!strcmp(name, "shm")) {
+			*shm = val;
+		} else if (!strcmp(name, "mode")) {
+			if (!strcmp(val, "ring"))
+				g.mode = MODE_RING;
+			else if (!strcmp(val, "cb"))
+				g.mode = MODE_CB;
+			else if (!strcmp(val, "count"))
+				g.mode = MODE_COUNT;
+			else if (!strcmp(val, "none"))
+				g.mode = MODE_NONE;
+			else
+				goto bad;
+		} else if (!strcmp(name, "batch")) {
+			char *end;
+
+			g.batch = strtoull(val, &end, 0);
+			if (*end || !g.batch)
+				goto bad;
+		} else if (!strcmp(name, "icount")) {
+			if (!qemu_plugin_bool_parse(name, val, &g.icount))
+				goto bad;
+		} else if (!strcmp(name, "stats")) {
+			if (!qemu_plugin_bool_parse(name, val, &g.stats))
+				goto bad;
+		} else {
+			fprintf(stderr, "tracectl-qemu: unknown argument '%s'\n", a);
+			return -1;
+		}
+		continue;
+bad:
+		fprintf(stderr, "tracectl-qemu: bad value in '%s'\n", a);
+		return -1;
+	}
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *shm = NULL;
+	cs_err err;
+
+	if (info->system_emulation) {
+		fprintf(stderr, "tracectl-qemu: user-mode emulation only (qemu-x86_64, "
+			"qemu-aarch64)\n");
+		return -1;
+	}
+	if (!strcmp(info->target_name, "x86_64")) {
+		g.target = TGT_X86_64;
+		err = cs_open(CS_ARCH_X86, CS_MODE_64, &g.cs);
+	} else if (!strcmp(info->target_name, "aarch64")) {
+		g.target = TGT_AARCH64;
+		err = cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &g.cs);
+	} else {
+		fprintf(stderr, "tracectl-qemu: guest %s: only x86_64 and aarch64\n",
+			info->target_name);
+		return -1;
+	}
+	if (err != CS_ERR_OK) {
+		fprintf(stderr, "tracectl-qemu: capstone: %s\n", cs_strerror(err));
+		return -1;
+	}
+	cs_option(g.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	g.errfd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	if (g.errfd < 0)
+		g.errfd = 2;
+	if (parse_args(argc, argv, &shm))
+		return -1;
+	if (shm && map_shm(shm))
+		return -1;
+	if (g.mode == MODE_RING && !shm) {
+		fprintf(stderr, "tracectl-qemu: mode=ring needs shm=PATH\n");
+		return -1;
+	}
+	if (g.hdr) {
+		if (!g.batch)
+			g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
+		g.hdr->pid = (uint32_t)getpid();
+		snprintf(g.hdr->target, sizeof(g.hdr->target), "%s", info->target_name);
+		__atomic_store_n(&g.hdr->state, TC_QP_RUNNING, __ATOMIC_RELEASE);
+	}
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+	qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+	qemu_plugin_register_atexit_cb(id, on_exit_, NULL);
+	return 0;
+}
