@@ -26,11 +26,11 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 all: tracectl $(B)/examples/threads $(B)/qemu_plugin/tracectl-qemu.so
 
 # The TCG plugin qemu-x86_64 / qemu-aarch64 load with -plugin (record --pmu emulated).
-$(B)/qemu_plugin/tracectl-qemu.so: $(wildcard lib/emulate/qemu_plugin/*.[ch])
+$(B)/qemu_plugin/tracectl-qemu.so: $(wildcard lib/emulate/qemu_plugin/*.[ch]) $(B)/config.mk
 	@mkdir -p $(dir $@)
 	@echo '  CC      $@'
 	@$(CC) $(WARN) $(CFLAGS) -shared -fPIC -fvisibility=hidden -pthread -o $@ \
-		$(filter %.c,$^) $$(pkg-config --cflags --libs capstone)
+		$(filter %.c,$^) $(CAPSTONE_CFLAGS) $(CAPSTONE_LIBS)
 
 # The bundled example the README's main job records (record --pmu emulated).
 $(B)/examples/%: examples/%.c
@@ -76,11 +76,11 @@ $(eval $(call flavour,asan,$(SAN)))
 tracectl: $(B)/obj/tracectl
 	cp $< $@
 
-test: tracectl $(obj_UNITS) $(obj_TOOLS)
+test: tracectl $(B)/qemu_plugin/tracectl-qemu.so $(obj_UNITS) $(obj_TOOLS)
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl UNITS="$(obj_UNITS)" TC_TOOLS=$(CURDIR)/$(B)/obj/tools \
 	 ./tests/run.sh
 
-test-asan: $(B)/asan/tracectl $(asan_UNITS) $(asan_TOOLS)
+test-asan: $(B)/asan/tracectl $(B)/qemu_plugin/tracectl-qemu.so $(asan_UNITS) $(asan_TOOLS)
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	 TRACECTL=$(CURDIR)/$(B)/asan/tracectl UNITS="$(asan_UNITS)" \

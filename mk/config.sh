@@ -7,7 +7,7 @@ lp="$top/build/deps/libperf"
 missing=
 
 have_pc() { pkg-config --exists "$1" 2>/dev/null; }
-for pc in libtraceevent libelf libopencsd; do
+for pc in libtraceevent libelf libopencsd capstone; do
 	have_pc "$pc" || missing="$missing $pc"
 done
 [ -f /usr/include/intel-pt.h ] || missing="$missing libipt(intel-pt.h)"
@@ -25,4 +25,7 @@ DEP_CFLAGS := -I$lp/include $(pkg-config --cflags libtraceevent libelf libopencs
  -DLIBTRACEEVENT_VERSION='"$(ver libtraceevent)"' -DLIBELF_VERSION='"$(ver libelf)"'
 DEP_LIBS := $lp/lib/libperf.a $lp/lib/libapi.a $(pkg-config --libs libtraceevent libelf) \
  -lopencsd_c_api -lopencsd -lipt
+# the QEMU plugin only (lib/emulate/qemu_plugin/)
+CAPSTONE_CFLAGS := $(pkg-config --cflags capstone)
+CAPSTONE_LIBS := $(pkg-config --libs capstone)
 EOT

@@ -12,7 +12,7 @@ then
 	skip 'QEMU plugin' 'needs x86-64, qemu-user and gcc'
 	exit 0
 fi
-[ -f "$PLUGIN" ] || { skip 'QEMU plugin' "$PLUGIN not built: run make"; exit 0; }
+[ -f "$PLUGIN" ] || { echo "not ok $T: $PLUGIN is not built (make test builds it)"; exit 0; }
 [ -x "$DRAIN" ] || { echo "not ok $T: $DRAIN is not built (make test builds it)"; exit 0; }
 
 # TB start addresses, one a line, from qemu's exec log / qp_drain's -t file. A TB that qemu
