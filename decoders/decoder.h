@@ -2,6 +2,9 @@
  * session (decoders/session.c) hands it every perf.data record in file order, side-band,
  * AUXTRACE_INFO and AUXTRACE alike, then asks it to finish: decode what it queued and say
  * what it found. Writers and analyses then look symbols, DSOs and images up through it.
+ * Each applies the side-band (MMAP, COMM, FORK) itself, when its trace needs it: a format
+ * without time in its trace can only apply all of it before decoding, one with time
+ * applies it as the trace's time passes it, so that a later mapping is not seen early.
  * One implementation per format (decoders/coresight/cs_decoder.c,
  * decoders/intel_pt/pt_decoder.c), listed once in decoders/decoders.c. */
 #ifndef TC_DECODERS_DECODER_H

@@ -1,7 +1,7 @@
 /* Tracepoint samples of a perf.data (decoders/events.c): kept while the session reads the
  * records, emitted through decoders/tp_event in time order among themselves and each
- * before the first decoded trace record from later in time (trace with perf time: Intel
- * PT) or else from later in the file. */
+ * before the first decoded trace record from later in time (records with perf time) or
+ * else from later in the file. */
 #ifndef TC_DECODERS_EVENTS_H
 #define TC_DECODERS_EVENTS_H
 

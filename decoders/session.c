@@ -2,12 +2,11 @@
  * AUXTRACE_INFO names, plus the account of AUX data every perf.data gets: trace announced
  * but missing, truncated, lost.
  *
- * Side-band (MMAP/MMAP2, COMM, FORK) is read here once, in file order, and every record is
- * handed to the decoder as is: the decoders apply it at different times, which their
- * output depends on. CoreSight applies it whole before decoding (one address space for
- * the recording); Intel PT queues it with its perf time and applies it to each CPU's
- * address space as that queue's trace time passes it (a later MMAP over the same range
- * must not be seen early). What the session itself keeps from it is the thread names. */
+ * Side-band (MMAP/MMAP2, COMM, FORK) is read here once, in file order, and handed to the
+ * decoder record by record, as it came: when it is applied is the decoder's, and its
+ * output depends on that (one address space built before decoding, or one per queue that
+ * follows the trace's time; see decoders/decoder.h). What the session itself keeps from
+ * it is the thread names, for the analyses. */
 #include "decoders/session.h"
 
 #include <inttypes.h>

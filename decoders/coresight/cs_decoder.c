@@ -101,7 +101,8 @@ static int cs_symbolize(void *dec, uint64_t addr, char *buf, size_t len)
 	return tc_cs_perf_symbolize(((struct cs_decoder *)dec)->s, addr, buf, len);
 }
 
-/* One address space for the whole recording: the side-band is applied before decoding. */
+/* One address space for the whole recording: the trace has no perf time to replay the
+ * side-band by, so cs_perf applies all of it before decoding. */
 static struct tc_images *cs_images_at(void *dec, int pid, uint64_t addr)
 {
 	(void)pid;
@@ -129,7 +130,7 @@ static const char *cs_dso(void *dec, int pid, uint64_t addr)
 
 const struct tc_decoder_ops tc_cs_decoder_ops = {
 	.name = "CoreSight ETM",
-	.auxtrace_type = 3,
+	.auxtrace_type = TC_AUXTRACE_CS_ETM,
 	.new = cs_new,
 	.process = cs_process,
 	.finish = cs_finish,

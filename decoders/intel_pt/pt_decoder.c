@@ -1,6 +1,8 @@
 /* Intel PT perf.data decode for the session. Flow (ranges, or branches with --branches)
- * queues the trace in pt_session and decodes it at the end, images following the
- * side-band in time; packets are listed buffer by buffer while the file is read. */
+ * queues the trace in pt_session and decodes it at the end; pt_session applies the
+ * side-band to each queue's address space as that queue's trace time passes it (a later
+ * MMAP over the same range must not be seen early). Packets are listed buffer by buffer
+ * while the file is read. */
 #include "decoders/intel_pt/pt_decoder.h"
 
 #include <inttypes.h>
@@ -192,7 +194,7 @@ static struct tc_images *pt_images_at(void *dec, int pid, uint64_t addr)
 
 const struct tc_decoder_ops tc_pt_decoder_ops = {
 	.name = "Intel PT",
-	.auxtrace_type = 1,
+	.auxtrace_type = TC_AUXTRACE_INTEL_PT,
 	.new = pt_new,
 	.process = pt_process,
 	.finish = pt_finish,
