@@ -299,7 +299,8 @@ static int report_missing(struct tc_session *s, struct tc_msgs *m)
 	if (s->aux_bytes && !s->auxtrace_recs) {
 		struct tc_rec lost = { .type = TC_REC_LOST, .id = -1, .cpu = -1, .pid = -1,
 				       .tid = -1, .offset = s->first_aux_offset,
-				       .text = "AUX records announce trace but the file holds no AUXTRACE data" };
+				       .text = "AUX records announce trace but the file holds "
+					       "no AUXTRACE data" };
 
 		s->emit(s->ctx, &lost);
 		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " AUX records announce %" PRIu64
