@@ -1,16 +1,18 @@
 /* tracectl decode: a perf.data recording (Intel PT or CoreSight) or an OpenCSD snapshot
  * directory, decoded into instruction ranges (or branches, or packets) as text or JSON
  * lines, one stream per thread (--per-thread), or call-stack outputs (--format). The input
- * side lives in cmd/decode_input.c, shared with report and diff. */
+ * side is a decode session (decoders/session.h), run here for report and diff too. */
 #include <stdlib.h>
 
 #include <string.h>
 
+#include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 #include "lib/output/autofdo.h"
 #include "lib/output/listing.h"
 #include "lib/output/streams.h"
-#include "cmd/decode_input.h"
+#include "lib/util/parse.h"
+#include "cmd/progress.h"
 #include "cmd/tracectl.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
@@ -32,7 +34,7 @@ const struct tc_opt decode_opts[] = {
 };
 
 struct decode {
-	struct tc_decode_args a;
+	struct tc_session_opts a;
 	const char *per_thread, *format;
 	struct tc_listing out;
 	struct tc_streams *streams;
@@ -84,11 +86,61 @@ static void emit(void *ctx, const struct tc_rec *r)
 		d->stream_failed = 1;
 }
 
+static void watch_begin(void *ctx)
+{
+	*(struct tc_progress **)ctx = tc_progress_new();
+}
+
+static void watch_buffer(void *ctx, uint64_t offset, uint64_t size)
+{
+	tc_progress_buffer(*(struct tc_progress **)ctx, offset, size);
+}
+
+static void watch_at(void *ctx, uint64_t offset)
+{
+	tc_progress_at(*(struct tc_progress **)ctx, offset);
+}
+
+static void watch_end(void *ctx)
+{
+	tc_progress_end(*(struct tc_progress **)ctx);
+	*(struct tc_progress **)ctx = NULL;
+}
+
+/* A write error on stdout stops the reading; it is reported at exit. */
+static bool watch_stop(void *ctx)
+{
+	(void)ctx;
+	return ferror(stdout);
+}
+
+int tc_decode_run(struct tc_session *s)
+{
+	struct tc_progress *p = NULL;
+	struct tc_session_progress watch = { .begin = watch_begin, .buffer = watch_buffer,
+					     .at = watch_at, .end = watch_end,
+					     .stop = watch_stop, .ctx = &p };
+	struct tc_msgs m = { 0 };
+	struct tc_err e;
+	int problems = tc_session_run(s, &watch, &m, &e);
+
+	for (size_t i = 0; i < m.n; i++) {
+		if (m.v[i].level == TC_MSGS_STATUS)
+			tc_status("%s", m.v[i].text);
+		else
+			tc_warning("%s", m.v[i].text);
+	}
+	tc_msgs_free(&m);
+	if (problems < 0)
+		tc_fatal("%s", e.msg);
+	return problems;
+}
+
 int do_decode(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("decode");
 	struct decode d = { .a.input = "perf.data" };
-	struct tc_dec *dec;
+	struct tc_session *dec;
 	struct tc_err e;
 	int i = tc_opts_parse(cmd, argc, argv, on_opt, &d), problems;
 	unsigned nstreams = 0;
@@ -108,23 +160,29 @@ int do_decode(int argc, char **argv)
 	tc_listing_init(&d.out, stdout, tc_g.json);
 	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, &e)))
 		tc_fatal("%s", e.msg);
-	dec = tc_dec_new(&d.a, emit, &d, d.streams || d.format ? NULL : &d.out);
+	if (!(dec = tc_session_new(&d.a, emit, &d)))
+		tc_fatal("out of memory");
+	if (!d.streams && !d.format) {
+		d.out.sym = tc_session_symbolize;
+		d.out.sym_ctx = dec;
+	}
 	if (d.format && !strcmp(d.format, "autofdo")) {
-		d.afdo = tc_autofdo_new(&(struct tc_autofdo_opts){ .file = tc_dec_file,
-							     .read = tc_dec_read, .ctx = dec });
+		d.afdo = tc_autofdo_new(&(struct tc_autofdo_opts){ .file = tc_session_file,
+							     .read = tc_session_read, .ctx = dec });
 		if (!d.afdo)
 			tc_fatal("out of memory");
 	} else if (d.format) {
-		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1, .sym = tc_dec_sym,
-					.sym_ctx = dec, .dso = tc_dec_dso, .dso_ctx = dec,
-					.comm = tc_dec_comm, .comm_ctx = dec,
+		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1,
+					.sym = tc_session_sym, .sym_ctx = dec,
+					.dso = tc_session_dso, .dso_ctx = dec,
+					.comm = tc_session_comm, .comm_ctx = dec,
 					.title = "tracectl decode (instructions)" };
 
 		tc_analysis_format_parse(d.format, &o.format);
 		if (!(d.an = tc_analysis_new(&o)))
 			tc_fatal("out of memory");
 	}
-	problems = tc_dec_run(dec);
+	problems = tc_decode_run(dec);
 	if (d.an && tc_analysis_finish(d.an))
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
 			 d.format);
@@ -133,7 +191,7 @@ int do_decode(int argc, char **argv)
 		tc_fatal("autofdo output could not be written in full (out of memory or a write "
 			 "error)");
 	tc_autofdo_free(d.afdo);
-	tc_dec_free(dec);
+	tc_session_free(dec);
 	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
 	    d.stream_failed)
 		tc_fatal("%s", d.serr.msg);

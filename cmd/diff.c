@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "lib/analysis/analysis.h"
-#include "cmd/decode_input.h"
+#include "decoders/session.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 
@@ -61,9 +61,9 @@ static int on_opt(int key, const char *arg, void *ctx)
 }
 
 static int profile(const char *input, const char *symfs, struct tc_analysis **an,
-		   struct tc_dec **dec)
+		   struct tc_session **dec)
 {
-	struct tc_decode_args a = { .input = input, .symfs = symfs };
+	struct tc_session_opts a = { .input = input, .symfs = symfs };
 	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };
 
 	return tc_report_run(&a, &o, an, dec);
@@ -74,7 +74,7 @@ int do_diff(int argc, char **argv)
 	const struct tc_cmd *cmd = tc_cmd_find("diff");
 	struct diff d = { .view.sort = TC_PROFILE_BY_SELF };
 	struct tc_analysis *an[2];
-	struct tc_dec *dec[2];
+	struct tc_session *dec[2];
 	struct tc_profile_diff pd;
 	const struct tc_profile_diff_row *grew = NULL;
 	const char *in[3];
@@ -120,7 +120,7 @@ int do_diff(int argc, char **argv)
 	tc_profile_diff_free(&pd);
 	for (int k = 0; k < 2; k++) {
 		tc_analysis_free(an[k]);
-		tc_dec_free(dec[k]);
+		tc_session_free(dec[k]);
 	}
 	if (grew)
 		return TC_EXIT_GREW;

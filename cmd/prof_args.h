@@ -4,7 +4,7 @@
 #define TC_CMD_PROF_ARGS_H
 
 #include "lib/analysis/analysis.h"
-#include "cmd/decode_input.h"
+#include "decoders/session.h"
 
 /* "self", "total", "calls", "name"; -1 for anything else. */
 int tc_report_sort_parse(const char *s, enum tc_profile_sort *out);
@@ -13,9 +13,9 @@ int tc_report_parse_count(const char *s, long *out);
 
 /* Decode a (input, symfs) into the analysis o describes (o->sym, dso, comm are filled in)
  * and finish it; fatal when the analysis cannot be completed. *out keeps the analysis and
- * *dec the decoder (its symbols are the profile's strings) for the caller to free. Returns
+ * *dec the session (its symbols are the profile's strings) for the caller to free. Returns
  * the number of problems the decode warned about. */
-int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o,
-		  struct tc_analysis **out, struct tc_dec **dec);
+int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
+		  struct tc_analysis **out, struct tc_session **dec);
 
 #endif

@@ -1,12 +1,12 @@
 /* tracectl report: the exact instruction profile of a recording or snapshot (per function,
  * optionally per thread), written by lib/analysis/profile.c through one analysis (lib/analysis/analysis.h)
- * fed from the shared input layer (cmd/decode_input.c). */
+ * fed from a decode session (decoders/session.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/analysis/analysis.h"
-#include "cmd/decode_input.h"
+#include "decoders/session.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 
@@ -60,24 +60,25 @@ static void feed(void *ctx, const struct tc_rec *r)
 			 r); /* out of memory shows at tc_analysis_finish */
 }
 
-int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o,
-		  struct tc_analysis **out, struct tc_dec **dec)
+int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
+		  struct tc_analysis **out, struct tc_session **dec)
 {
-	struct tc_dec *d;
+	struct tc_session *d;
 	int problems;
 
-	/* The analysis needs the decoder's symbols and the decoder the analysis to feed: the
-	 * decoder comes first, feeding whatever *out holds once it runs. */
-	d = tc_dec_new(a, feed, out, NULL);
-	o->sym = tc_dec_sym;
+	/* The analysis needs the session's symbols and the session the analysis to feed: the
+	 * session comes first, feeding whatever *out holds once it runs. */
+	if (!(d = tc_session_new(a, feed, out)))
+		tc_fatal("out of memory");
+	o->sym = tc_session_sym;
 	o->sym_ctx = d;
-	o->dso = tc_dec_dso;
+	o->dso = tc_session_dso;
 	o->dso_ctx = d;
-	o->comm = tc_dec_comm;
+	o->comm = tc_session_comm;
 	o->comm_ctx = d;
 	if (!(*out = tc_analysis_new(o)))
 		tc_fatal("out of memory");
-	problems = tc_dec_run(d);
+	problems = tc_decode_run(d);
 	if (tc_analysis_finish(*out))
 		tc_fatal("the profile could not be completed (out of memory or a write error)");
 	*dec = d;
@@ -85,7 +86,7 @@ int tc_report_run(const struct tc_decode_args *a, struct tc_analysis_opts *o,
 }
 
 struct report {
-	struct tc_decode_args a;
+	struct tc_session_opts a;
 	struct tc_analysis_opts o;
 };
 
@@ -128,7 +129,7 @@ int do_report(int argc, char **argv)
 	struct report r = { .a.input = "perf.data",
 			    .o = { .f = stdout, .tid = -1, .cpu = -1 } };
 	struct tc_analysis *an;
-	struct tc_dec *dec;
+	struct tc_session *dec;
 	int i = tc_opts_parse(cmd, argc, argv, on_opt, &r), problems;
 
 	if (i < 0)
@@ -138,6 +139,6 @@ int do_report(int argc, char **argv)
 	r.o.format = tc_g.json ? TC_ANALYSIS_REPORT_JSON : TC_ANALYSIS_REPORT;
 	problems = tc_report_run(&r.a, &r.o, &an, &dec);
 	tc_analysis_free(an);
-	tc_dec_free(dec);
+	tc_session_free(dec);
 	return problems ? TC_EXIT_DATA : TC_EXIT_OK;
 }

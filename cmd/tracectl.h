@@ -89,12 +89,11 @@ int tc_msg_finish_stdout(int rc);
 /* A JSON writer on stdout configured from the global options. */
 void tc_msg_json_stdout(struct tc_json *j);
 
-/* tracectl decode on an OpenCSD snapshot directory (cmd/decode_snapshot.c): records to
- * emit; returns the number of problems warned about. */
-struct tc_decode_args;
-struct tc_rec;
-int tc_decode_snapshot(const struct tc_decode_args *a,
-		       void (*emit)(void *ctx, const struct tc_rec *r), void *ctx);
+/* Run a decode session (decoders/session.h) for decode, report and diff (cmd/decode.c):
+ * progress on stderr, its warnings and status lines printed in order; fatal on unusable
+ * input. Returns the number of problems warned about. */
+struct tc_session;
+int tc_decode_run(struct tc_session *s);
 
 int do_list(int argc, char **argv);
 int do_decode(int argc, char **argv);

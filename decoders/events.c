@@ -1,6 +1,6 @@
 /* Tracepoint samples among the decoded trace. Samples are kept as copies of their raw data
  * (tc_perf_data_next's pointers last one record) and rendered only when emitted. */
-#include "cmd/decode_events.h"
+#include "decoders/events.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -9,18 +9,17 @@
 
 #include "decoders/tp_event.h"
 #include "lib/perfdata/tracing_data_read.h"
-#include "cmd/tracectl.h"
 
 struct ev {
 	uint64_t time, offset, id;
 	size_t attr;			/* its index in the file's attrs (for the name) */
-	size_t raw_at;			/* in decode_ev.raw */
+	size_t raw_at;			/* in tc_events.raw */
 	uint32_t raw_len;
 	int cpu, pid, tid;
 	bool has_time;
 };
 
-struct decode_ev {
+struct tc_events {
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;
 	struct ev *evs;
@@ -34,20 +33,21 @@ struct decode_ev {
 	char *tep_err;			/* why the tracing data could not be read */
 	uint64_t emitted, bad;
 	char *first_bad;
+	bool nomem;			/* the event formats found no memory */
 };
 
-struct decode_ev *decode_ev_new(void (*emit)(void *ctx, const struct tc_rec *r), void *ctx)
+struct tc_events *tc_events_new(void (*emit)(void *ctx, const struct tc_rec *r), void *ctx)
 {
-	struct decode_ev *x = calloc(1, sizeof(*x));
+	struct tc_events *x = calloc(1, sizeof(*x));
 
 	if (!x)
-		tc_fatal("out of memory");
+		return NULL;
 	x->emit = emit;
 	x->ctx = ctx;
 	return x;
 }
 
-void decode_ev_free(struct decode_ev *x)
+void tc_events_free(struct tc_events *x)
 {
 	if (!x)
 		return;
@@ -60,18 +60,18 @@ void decode_ev_free(struct decode_ev *x)
 	free(x);
 }
 
-void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
-		      const struct tc_perf_data_record *r)
+int tc_events_record(struct tc_events *x, const struct tc_perf_data *pd,
+		     const struct tc_perf_data_record *r, struct tc_err *e)
 {
 	const struct tc_perf_data_sample_id *s = &r->sid;
 	struct ev *ev;
 
 	if (r->type != PERF_RECORD_SAMPLE || !r->attr ||
 	    r->attr->attr.type != PERF_TYPE_TRACEPOINT || !r->u.sample.has_raw)
-		return;
+		return 0;
 	if (tc_grow((void **)&x->evs, &x->cap, x->n + 1, sizeof(*x->evs)) ||
 	    tc_grow((void **)&x->raw, &x->raw_cap, x->raw_len + r->u.sample.raw_size + 1, 1))
-		tc_fatal("out of memory for tracepoint samples");
+		return tc_err_set(e, 0, "out of memory for tracepoint samples");
 	ev = &x->evs[x->n++];
 	*ev = (struct ev){ .time = s->time,
 			   .has_time = s->has_time,
@@ -86,6 +86,7 @@ void decode_ev_record(struct decode_ev *x, const struct tc_perf_data *pd,
 	memcpy(x->raw + x->raw_len, r->u.sample.raw, r->u.sample.raw_size);
 	x->raw_len += r->u.sample.raw_size;
 	x->sorted = false;
+	return 0;
 }
 
 static int by_time(const void *a, const void *b)
@@ -97,7 +98,7 @@ static int by_time(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;	/* file order */
 }
 
-static void load_formats(struct decode_ev *x, struct tc_perf_data *pd)
+static void load_formats(struct tc_events *x, const struct tc_perf_data *pd)
 {
 	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
 	struct tc_err e;
@@ -113,10 +114,10 @@ static void load_formats(struct decode_ev *x, struct tc_perf_data *pd)
 		return;
 	}
 	if (!(x->tpe = tc_tp_event_new(x->tep)))
-		tc_fatal("out of memory");
+		x->nomem = true;
 }
 
-static void emit_one(struct decode_ev *x, const struct tc_perf_data *pd, const struct ev *ev)
+static void emit_one(struct tc_events *x, const struct tc_perf_data *pd, const struct ev *ev)
 {
 	const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, ev->attr);
 	struct tc_rec r = { .type = TC_REC_EVENT, .id = -1, .cpu = ev->cpu, .pid = ev->pid,
@@ -143,12 +144,15 @@ static void emit_one(struct decode_ev *x, const struct tc_perf_data *pd, const s
 }
 
 /* Emit the kept events that come before: in the file (offset), or in time (perf time). */
-static void flush(struct decode_ev *x, struct tc_perf_data *pd, bool in_time, uint64_t before)
+static int flush(struct tc_events *x, const struct tc_perf_data *pd, bool in_time,
+		 uint64_t before)
 {
 	if (x->next == x->n)
-		return;
+		return x->nomem ? -1 : 0;
 	if (!x->tep_tried)
 		load_formats(x, pd);
+	if (x->nomem)
+		return -1;
 	if (!x->sorted) {
 		qsort(x->evs + x->next, x->n - x->next, sizeof(*x->evs), by_time);
 		x->sorted = true;
@@ -160,33 +164,36 @@ static void flush(struct decode_ev *x, struct tc_perf_data *pd, bool in_time, ui
 		x->n = x->next = 0;
 		x->raw_len = 0;
 	}
+	return 0;
 }
 
-void decode_ev_flush(struct decode_ev *x, struct tc_perf_data *pd, uint64_t before)
+int tc_events_flush(struct tc_events *x, const struct tc_perf_data *pd, uint64_t before)
 {
-	flush(x, pd, false, before);
+	return flush(x, pd, false, before);
 }
 
-void decode_ev_flush_time(struct decode_ev *x, struct tc_perf_data *pd, uint64_t time)
+int tc_events_flush_time(struct tc_events *x, const struct tc_perf_data *pd, uint64_t time)
 {
-	flush(x, pd, true, time);
+	return flush(x, pd, true, time);
 }
 
-int decode_ev_finish(struct decode_ev *x, const char *input)
+int tc_events_finish(struct tc_events *x, const char *input, struct tc_msgs *m)
 {
 	int problems = 0;
 
 	if (x->tep_err) {
-		tc_warning("%s: tracepoint samples cannot be printed: %s", input, x->tep_err);
+		tc_msgs_add(m, TC_MSGS_WARNING, "%s: tracepoint samples cannot be printed: %s",
+			    input, x->tep_err);
 		problems++;
 	}
 	if (x->bad && x->tpe) {
-		tc_warning("%s: %" PRIu64 " tracepoint samples do not fit their format; the first: %s",
-			   input, x->bad, x->first_bad ? x->first_bad : "?");
+		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " tracepoint samples do not fit "
+			    "their format; the first: %s", input, x->bad,
+			    x->first_bad ? x->first_bad : "?");
 		problems++;
 	}
 	if (x->emitted || x->bad)
-		tc_status("tracectl decode: %" PRIu64 " tracepoint events, %" PRIu64 " not printed",
-			  x->emitted, x->bad);
+		tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: %" PRIu64 " tracepoint events, %"
+			    PRIu64 " not printed", x->emitted, x->bad);
 	return problems;
 }

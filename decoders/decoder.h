@@ -1,0 +1,56 @@
+/* One trace format's decoder behind one interface (as perf's struct auxtrace): the decode
+ * session (decoders/session.c) hands it every perf.data record in file order, side-band,
+ * AUXTRACE_INFO and AUXTRACE alike, then asks it to finish: decode what it queued and say
+ * what it found. Writers and analyses then look symbols, DSOs and images up through it.
+ * Each applies the side-band (MMAP, COMM, FORK) itself, when its trace needs it: a format
+ * without time in its trace can only apply all of it before decoding, one with time
+ * applies it as the trace's time passes it, so that a later mapping is not seen early.
+ * One implementation per format (decoders/coresight/cs_decoder.c,
+ * decoders/intel_pt/pt_decoder.c), listed once in decoders/decoders.c. */
+#ifndef TC_DECODERS_DECODER_H
+#define TC_DECODERS_DECODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/msgs.h"
+#include "decoders/rec.h"
+#include "lib/images/images.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/util/err.h"
+
+struct tc_decoder_opts {
+	const char *symfs;		/* root for recorded paths, or NULL */
+	const char *buildid_dir;	/* perf's build-id cache, or NULL */
+	bool packets;			/* TC_REC_PACKET records instead of instruction flow */
+	bool branches;			/* TC_REC_BRANCH records instead of ranges */
+	const bool *want_id;		/* 128 trace-ID flags, or NULL for all */
+	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
+	void *ctx;
+};
+
+struct tc_decoder_ops {
+	const char *name;
+	uint32_t auxtrace_type;		/* AUXTRACE_INFO type the format records */
+	/* NULL with e filled on failure. */
+	void *(*new)(const struct tc_decoder_opts *o, struct tc_err *e);
+	/* One record, in file order; -1 on unusable input (a fatal problem) or no memory. */
+	int (*process)(void *dec, const struct tc_perf_data *pd,
+		       const struct tc_perf_data_record *r, struct tc_err *e);
+	/* Decode what was queued, then append warnings and the status line to m (input names
+	 * the file in them). Returns the number of problems warned about, -1 when decoding
+	 * cannot be set up. */
+	int (*finish)(void *dec, const struct tc_perf_data *pd, const char *input,
+		      struct tc_msgs *m, struct tc_err *e);
+	void (*free)(void *dec);
+	/* tc_symbolize_fn (lib/output/listing.h) for the record writer; -1 where unknown. */
+	int (*symbolize)(void *dec, uint64_t addr, char *buf, size_t len);
+	/* For analyses after decoding (lib/analysis/analysis.h's sym and dso callbacks). */
+	int (*sym)(void *dec, int pid, uint64_t addr, const char **name, uint64_t *start);
+	const char *(*dso)(void *dec, int pid, uint64_t addr);
+	/* The address spaces that map pid's addr, or NULL. */
+	struct tc_images *(*images_at)(void *dec, int pid, uint64_t addr);
+};
+
+#endif

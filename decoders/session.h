@@ -1,0 +1,68 @@
+/* One decode session: an OpenCSD snapshot directory or a perf.data recording (file or pipe),
+ * decoded into records for one emit callback. For perf.data it reads the records, picks the
+ * decoder by the file's AUXTRACE_INFO type (decoders/decoders.c), hands it every record,
+ * keeps the tracepoint samples (decoders/events.c) and emits them among the trace by time,
+ * keeps thread names, and accounts for AUX data announced but missing, truncated or lost.
+ * It never prints: warnings and status lines come back in order as messages, fatal
+ * problems as -1 with e filled (messages gathered before it still stand). */
+#ifndef TC_DECODERS_SESSION_H
+#define TC_DECODERS_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/msgs.h"
+#include "decoders/rec.h"
+#include "lib/images/images.h"
+#include "lib/util/err.h"
+
+struct tc_session_opts {
+	const char *input;		/* perf.data file, "-" (pipe) or snapshot directory */
+	const char *buffer;		/* snapshot: trace buffer name, NULL the first */
+	const char *symfs;
+	bool packets, branches;
+	bool any_id;			/* want_id was given (--id) */
+	bool want_id[128];
+};
+
+/* What the command watches while a perf.data is read; every member may be NULL. */
+struct tc_session_progress {
+	void (*begin)(void *ctx);	/* the input is open, reading starts */
+	/* A buffer of trace at [offset, offset + size) of the input, in input order. */
+	void (*buffer)(void *ctx, uint64_t offset, uint64_t size);
+	/* Decoding has reached this input offset (records in any buffer, any order). */
+	void (*at)(void *ctx, uint64_t offset);
+	void (*end)(void *ctx);		/* decoding is done (or failed) */
+	/* True: stop reading records (the output failed; the command reports it). */
+	bool (*stop)(void *ctx);
+	void *ctx;
+};
+
+struct tc_session;
+
+/* emit gets every record; r is valid only during the call. NULL on ENOMEM. */
+struct tc_session *tc_session_new(const struct tc_session_opts *o,
+				  void (*emit)(void *ctx, const struct tc_rec *r), void *ctx);
+void tc_session_free(struct tc_session *s);
+
+/* Decode everything. Warnings and status lines are appended to m in the order they are to
+ * be shown. Returns the number of problems warned about (decode errors, missing trace or
+ * images, lost data), or -1 on unusable input with e filled. p may be NULL. */
+int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,
+		   struct tc_msgs *m, struct tc_err *e);
+
+/* The record writer's symboliser (lib/output/listing.h tc_symbolize_fn); ctx is the
+ * session. Valid while records are emitted. */
+int tc_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+
+/* For analyses (lib/analysis/analysis.h): symbols, dso and thread names of what was
+ * decoded; ctx is the session. Valid during tc_session_run and until tc_session_free. */
+int tc_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
+const char *tc_session_dso(void *ctx, int pid, uint64_t addr);
+const char *tc_session_comm(void *ctx, int pid, int tid);
+/* The binary behind addr (lib/output/autofdo.h), and its bytes; -1 / 0 where unknown. */
+int tc_session_file(void *ctx, int pid, uint64_t addr, struct tc_images_file *f);
+size_t tc_session_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len);
+
+#endif
