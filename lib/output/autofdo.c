@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/isa/a64.h"
+
 /* (a, b) -> count, open addressing. */
 struct pair_count {
 	uint64_t a, b, n;	/* n 0: empty slot */
@@ -161,40 +163,20 @@ static int flush(struct tc_autofdo *a, struct pending *p)
 	return rc;
 }
 
-static int64_t sext(uint64_t v, unsigned bits)
-{
-	uint64_t m = 1ULL << (bits - 1);
-
-	v &= (1ULL << bits) - 1;
-	return (int64_t)((v ^ m) - m);
-}
-
-/* A64 direct branches (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ): 1 and *target, else 0. */
-static int a64_direct(uint32_t i, uint64_t pc, uint64_t *target)
-{
-	if ((i & 0x7c000000) == 0x14000000)		/* B, BL */
-		*target = pc + (uint64_t)(sext(i, 26) * 4);
-	else if ((i & 0xff000010) == 0x54000000 || (i & 0x7e000000) == 0x34000000)
-		*target = pc + (uint64_t)(sext(i >> 5, 19) * 4);	/* B.cond, CBZ/CBNZ */
-	else if ((i & 0x7e000000) == 0x36000000)	/* TBZ/TBNZ */
-		*target = pc + (uint64_t)(sext(i >> 5, 14) * 4);
-	else
-		return 0;
-	return 1;
-}
-
 /* Whether the range's last instruction is a direct branch, and its target (0 unknown). */
 static bool direct_branch(struct tc_autofdo *a, const struct tc_rec *r, uint64_t *target)
 {
 	uint64_t pc = r->end - r->last_size;
 	uint8_t b[4] = { 0 };
+	enum tc_a64_class c;
 
 	*target = 0;
 	if (r->isa == TC_ISA_A64) {
 		if (a->o.read(a->o.ctx, r->pid, pc, b, 4) != 4)
 			return r->last_type == TC_INSN_JUMP;
-		return a64_direct((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-				  (uint32_t)b[3] << 24, pc, target);
+		c = tc_a64_classify((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+				    (uint32_t)b[3] << 24, pc, target);
+		return c == TC_A64_BRANCH || c == TC_A64_COND;
 	}
 	if (r->isa == TC_ISA_X86_64 || r->isa == TC_ISA_X86_32) {
 		/* direct: call rel32, jmp rel, jcc rel8/rel32, loop/jrcxz (libipt's classes
