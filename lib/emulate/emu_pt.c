@@ -26,6 +26,7 @@
 
 #include "lib/images/addr_filter.h"
 #include "lib/images/elf.h"
+#include "lib/isa/x86.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 #include "lib/emulate/pt_enc.h"
@@ -161,11 +162,19 @@ static int prepare(struct emu *m, struct thr *t, struct tc_err *e)
 				  (unsigned long long)t->ip, (int)t->tid);
 	if (tc_pt_enc_psb_due(&t->x, t->ip, e) || peek(t->tid, t->ip, b, sizeof(b), e))
 		return -1;
-	t->k = tc_x86_classify(b);
-	if (t->k.kind == TC_X86_FAR)
+	t->k = tc_x86_classify(b, sizeof(b));
+	switch (t->k.kind) {
+	case TC_X86_FAR_JMP: case TC_X86_FAR_CALL: case TC_X86_FAR_RET: case TC_X86_SYSCALL:
+	case TC_X86_INT: case TC_X86_UD2:
 		return tc_err_set(e, ENOTSUP, "far transfer (system call, interrupt) in traced "
 				  "code at 0x%llx: not emulated; filter it out",
 				  (unsigned long long)t->ip);
+	case TC_X86_SYSRET: case TC_X86_INTO:
+		t->k.kind = TC_X86_OTHER;	/* they fault in user space: the step tells */
+		break;
+	default:
+		break;
+	}
 	(void)m;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/isa/a64.h"
+#include "lib/isa/x86.h"
 
 /* (a, b) -> count, open addressing. */
 struct pair_count {
@@ -180,12 +181,15 @@ static bool direct_branch(struct tc_autofdo *a, const struct tc_rec *r, uint64_t
 	}
 	if (r->isa == TC_ISA_X86_64 || r->isa == TC_ISA_X86_32) {
 		/* direct: call rel32, jmp rel, jcc rel8/rel32, loop/jrcxz (libipt's classes
-		 * do not tell direct jumps from indirect ones) */
+		 * do not tell direct jumps from indirect ones); no prefixes, the rest of b
+		 * zero */
+		struct tc_x86_insn k;
+
 		if (!r->last_size || a->o.read(a->o.ctx, r->pid, pc, b, 2) < 1)
 			return false;
-		return b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb ||
-		       (b[0] >= 0x70 && b[0] <= 0x7f) || (b[0] >= 0xe0 && b[0] <= 0xe3) ||
-		       (b[0] == 0x0f && r->last_size >= 2 && b[1] >= 0x80 && b[1] <= 0x8f);
+		k = tc_x86_classify(b, sizeof(b));
+		return !k.opcode && (k.kind == TC_X86_CALL || k.kind == TC_X86_JMP ||
+				     (k.kind == TC_X86_JCC && (b[0] != 0x0f || r->last_size >= 2)));
 	}
 	return r->last_type == TC_INSN_JUMP;
 }
