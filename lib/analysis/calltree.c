@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 /* Open addressing from a pair of numbers to an index (+1; 0 is empty). */
 struct kv {
 	uint64_t *a, *b;
@@ -151,15 +153,8 @@ static ptrdiff_t intern(struct tc_calltree *t, const char *s)
 	slot = kv_find(t, &t->by_str, h, 0, s);
 	if (t->by_str.v[slot])
 		return (ptrdiff_t)t->by_str.v[slot] - 1;
-	if (t->nname == t->cname) {
-		size_t c = t->cname ? t->cname * 2 : 64;
-		char **n = realloc(t->names, c * sizeof(*n));
-
-		if (!n)
-			return -1;
-		t->names = n;
-		t->cname = c;
-	}
+	if (tc_grow((void **)&t->names, &t->cname, t->nname + 1, sizeof(*t->names)))
+		return -1;
 	t->names[t->nname] = strdup(s);
 	if (!t->names[t->nname])
 		return -1;
@@ -224,13 +219,8 @@ static ptrdiff_t child(struct tc_calltree *t, size_t parent, size_t name)
 	slot = kv_find(t, &t->by_child, parent, name, NULL);
 	if (t->by_child.v[slot])
 		return (ptrdiff_t)t->by_child.v[slot] - 1;
-	if (t->nnode == t->cnode) {
-		n = realloc(t->node, 2 * t->cnode * sizeof(*n));
-		if (!n)
-			return -1;
-		t->node = n;
-		t->cnode *= 2;
-	}
+	if (tc_grow((void **)&t->node, &t->cnode, t->nnode + 1, sizeof(*t->node)))
+		return -1;
 	n = &t->node[t->nnode];
 	*n = (struct tc_calltree_node){ .name = t->names[name], .parent = parent,
 				    .next = t->node[parent].child };

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 struct pthr {
 	int key, pid, tid, cpu;
 	char *comm;
@@ -46,19 +48,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
 	return h * 0xff51afd7ed558ccdull;
-}
-
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	size_t c;
-
-	if (n < *cap)
-		return v;
-	c = *cap ? *cap * 2 : 64;
-	v = realloc(v, c * size);
-	if (v)
-		*cap = c;
-	return v;
 }
 
 /* Slot for hash h where eq(ctx, idx) holds, or the empty slot to fill. */
@@ -190,10 +179,8 @@ static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_r
 			return &p->th[i];
 		}
 	}
-	t = grow(p->th, &p->cth, p->nth, sizeof(*p->th));
-	if (!t)
+	if (tc_grow((void **)&p->th, &p->cth, p->nth + 1, sizeof(*p->th)))
 		return NULL;
-	p->th = t;
 	t = &p->th[p->nth];
 	*t = (struct pthr){ .key = key, .pid = r->pid, .tid = r->tid, .cpu = r->cpu };
 	if (p->o.comm)
@@ -217,10 +204,8 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 		*idx = *slot - 1;
 		return &p->fn[*idx];
 	}
-	f = grow(p->fn, &p->cfn, p->nfn, sizeof(*p->fn));
-	if (!f)
+	if (tc_grow((void **)&p->fn, &p->cfn, p->nfn + 1, sizeof(*p->fn)))
 		return NULL;
-	p->fn = f;
 	f = &p->fn[p->nfn];
 	*f = (struct fn){ .thread = thread, .addr = addr, .stamp = UINT64_MAX };
 	f->name =
@@ -239,7 +224,6 @@ static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint
 {
 	struct hot_key k = { fn, r->start, r->end };
 	size_t *slot;
-	struct hot *h;
 
 	if (htab_reserve(&p->hot_h, p, hot_rehash))
 		return -1;
@@ -248,10 +232,8 @@ static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint
 		p->hot[*slot - 1].insns += insns;
 		return 0;
 	}
-	h = grow(p->hot, &p->chot, p->nhot, sizeof(*p->hot));
-	if (!h)
+	if (tc_grow((void **)&p->hot, &p->chot, p->nhot + 1, sizeof(*p->hot)))
 		return -1;
-	p->hot = h;
 	p->hot[p->nhot] = (struct hot){ fn, r->start, r->end, insns };
 	*slot = ++p->nhot;
 	p->hot_h.n++;

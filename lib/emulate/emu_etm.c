@@ -33,6 +33,7 @@
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 #include "lib/emulate/qemu_exec.h"
+#include "lib/util/grow.h"
 
 #define CS_PMU_TYPE 9
 #define CS_ETM_OPT_CTXTID (1ULL << 14)	/* perf's ETM_OPT_CTXTID config bit */
@@ -207,14 +208,8 @@ static void poll_tasks(struct emu *m, bool qemu_own)
 				m->known[m->nknown++] = fresh[i];
 			continue;
 		}
-		if (m->ngtids == m->capgtids) {
-			pid_t *nv = realloc(m->gtids, (m->capgtids = m->capgtids * 2 + 16) *
-					    sizeof(*nv));
-
-			if (!nv)
-				return;
-			m->gtids = nv;
-		}
+		if (tc_grow((void **)&m->gtids, &m->capgtids, m->ngtids + 1, sizeof(*m->gtids)))
+			return;
 		m->gtids[m->ngtids++] = fresh[i];
 	}
 }

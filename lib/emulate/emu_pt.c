@@ -30,6 +30,7 @@
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 #include "lib/emulate/pt_enc.h"
+#include "lib/util/grow.h"
 
 #define PT_PMU_TYPE 8
 #define PT_CFG_TSC (1ULL << 10)
@@ -82,14 +83,9 @@ static struct thr *add(struct emu *m, pid_t tid, struct tc_err *e)
 {
 	struct thr *t;
 
-	if (m->n == m->cap) {
-		struct thr *nv = realloc(m->t, (m->cap = m->cap ? 2 * m->cap : 8) * sizeof(*nv));
-
-		if (!nv) {
-			tc_err_set(e, ENOMEM, "out of memory");
-			return NULL;
-		}
-		m->t = nv;
+	if (tc_grow((void **)&m->t, &m->cap, m->n + 1, sizeof(*m->t))) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		return NULL;
 	}
 	t = &m->t[m->n];
 	memset(t, 0, sizeof(*t));

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 static int new_encoder(struct tc_pt_enc *x, uint64_t off, struct tc_err *e)
 {
 	struct pt_config cfg;
@@ -52,13 +54,11 @@ static int emit(struct tc_pt_enc *x, const struct pt_packet *p, struct tc_err *e
 	 * bigger copy continues at the same offset. */
 	while ((n = pt_enc_next(x->enc, p)) == -pte_eos) {
 		uint64_t off = tc_pt_enc_offset(x);
-		uint8_t *nb = realloc(x->buf, x->cap * 2);
+		size_t old = x->cap;
 
-		if (!nb)
+		if (tc_grow((void **)&x->buf, &x->cap, old + 1, 1))
 			return tc_err_set(e, ENOMEM, "out of memory for Intel PT trace");
-		memset(nb + x->cap, 0, x->cap);
-		x->buf = nb;
-		x->cap *= 2;
+		memset(x->buf + old, 0, x->cap - old);
 		pt_free_encoder(x->enc);
 		x->enc = NULL;
 		if (new_encoder(x, off, e))
