@@ -11,7 +11,7 @@ enum tc_a64_class {
 	TC_A64_COND,		/* B.cond, CBZ/CBNZ, TBZ/TBNZ: *target */
 	TC_A64_INDIRECT,	/* BR, BLR, RET, ERET and their pointer-auth forms */
 	TC_A64_ISB,		/* a waypoint for ETM (E atom) */
-	TC_A64_TB_END,		/* qemu ends the TB after it, but no waypoint: SVC, WFI, ... */
+	TC_A64_TB_END,		/* qemu ends the TB after it, no waypoint: SVC, WFI, ... */
 };
 
 /* Class of the instruction insn at pc; *target set for the direct branches. */
