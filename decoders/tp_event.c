@@ -12,6 +12,8 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "lib/util/grow.h"
+
 struct tc_tp_event {
 	struct tep_handle *tep;
 	struct trace_seq seq;
@@ -87,11 +89,6 @@ static size_t elem_size(const struct tep_format_field *f, size_t n)
 	if (!(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)))
 		es = n;		/* a scalar that is no machine word: its bytes */
 	return es == 1 || es == 2 || es == 4 || es == 8 ? es : 1;
-}
-
-static int grow(void *pv, size_t *cap, size_t need, size_t size)
-{
-	return tc_grow(pv, cap, need, size);
 }
 
 /* Check every field and size the pools; -1 names the field at fault in e. */
@@ -181,14 +178,14 @@ int tc_tp_event_render(struct tc_tp_event *t, uint64_t id, const uint8_t *raw, s
 		return tc_err_set(e, EINVAL, "%s:%s: raw data of %zu bytes", ev->system, ev->name,
 				  len);
 	/* An aligned copy: libtraceevent reads words in place. */
-	if (grow(&t->data, &t->cap_data, len / 8 + 1, 8))
+	if (tc_grow((void **)&t->data, &t->cap_data, len / 8 + 1, 8))
 		return tc_err_set(e, ENOMEM, "out of memory for a tracepoint sample");
 	memcpy(t->data, raw, len);
 	if (check(t, ev, (const uint8_t *)t->data, len, &nf, &nstr, &narr, e))
 		return -1;
-	if (grow(&t->fields, &t->cap_fields, nf + 1, sizeof(*t->fields)) ||
-	    grow(&t->strs, &t->cap_strs, nstr + 1, 1) ||
-	    grow(&t->arrs, &t->cap_arrs, narr + 1, sizeof(*t->arrs)))
+	if (tc_grow((void **)&t->fields, &t->cap_fields, nf + 1, sizeof(*t->fields)) ||
+	    tc_grow((void **)&t->strs, &t->cap_strs, nstr + 1, 1) ||
+	    tc_grow((void **)&t->arrs, &t->cap_arrs, narr + 1, sizeof(*t->arrs)))
 		return tc_err_set(e, ENOMEM, "out of memory for a tracepoint sample");
 	fill(t, ev, (const uint8_t *)t->data, len);
 	memset(&rec, 0, sizeof(rec));

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/diag.h"
+
 #define FSYNC_B3	0x7f	/* FSYNC is ff ff ff 7f in memory (0x7fffffff LE) */
 
 struct tc_cs_frame {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 
 /* Input framing (exactly one of MEM_ALIGN or FSYNCS/HSYNCS). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "decoders/coresight/cs_frame.h"
+#include "lib/util/diag.h"
 
 #define NIDS 128
 

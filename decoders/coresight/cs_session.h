@@ -12,6 +12,7 @@
 
 #include "decoders/coresight/cs_frame.h"
 #include "decoders/coresight/etm_ocsd.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 
 /* How a block of trace is laid out. */

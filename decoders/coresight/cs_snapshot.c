@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/util/diag.h"
+
 /* ---- configuration ---- */
 
 /* Architecture and profile of a core type= as OpenCSD's core name map gives them. */

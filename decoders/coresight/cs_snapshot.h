@@ -12,6 +12,7 @@
 #include "decoders/coresight/cs_session.h"
 #include "decoders/coresight/etm_ocsd.h"
 #include "lib/perfdata/snapshot.h"
+#include "lib/util/diag.h"
 
 /* The decoder configuration of trace source src (by its type= and registers; arch and
  * profile from the type of the core it traces). -1 with a message for a source we cannot

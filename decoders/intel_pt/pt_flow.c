@@ -256,43 +256,16 @@ static void flow_stop(struct tc_pt_flow *d)
  * end of a block cut short), from its bytes. */
 static enum pt_insn_class classify(const uint8_t *b, size_t n)
 {
-	size_t i = 0;
-
-	while (i < n && i < 14 && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
-				   b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 ||
-				   b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0))
-		i++;
-	if (i < n && (b[i] & 0xf0) == 0x40)
-		i++;
-	if (i + 1 >= n)
-		return ptic_other;
-	switch (b[i]) {
-	case 0xff:
-		switch ((b[i + 1] >> 3) & 7) {
-		case 2: return ptic_call;
-		case 3: return ptic_far_call;
-		case 4: return ptic_jump;
-		case 5: return ptic_far_jump;
-		default: return ptic_other;
-		}
-	case 0xe8: return ptic_call;
-	case 0xe9: case 0xeb: return ptic_jump;
-	case 0xc2: case 0xc3: return ptic_return;
-	case 0xca: case 0xcb: case 0xcf: return ptic_far_return;
-	case 0xcc: case 0xcd: case 0xce: case 0x9a: return ptic_far_call;
-	case 0xea: return ptic_far_jump;
-	case 0x0f:
-		if (b[i + 1] == 0x05 || b[i + 1] == 0x34)
-			return ptic_far_call;
-		if (b[i + 1] == 0x07 || b[i + 1] == 0x35)
-			return ptic_far_return;
-		if (b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
-			return ptic_cond_jump;
-		return ptic_other;
-	default:
-		if ((b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3))
-			return ptic_cond_jump;
-		return ptic_other;
+	switch (tc_x86_classify(b, n).kind) {
+	case TC_X86_JCC: return ptic_cond_jump;
+	case TC_X86_JMP: case TC_X86_IJMP: return ptic_jump;
+	case TC_X86_CALL: case TC_X86_ICALL: return ptic_call;
+	case TC_X86_RET: return ptic_return;
+	case TC_X86_FAR_JMP: return ptic_far_jump;
+	case TC_X86_FAR_CALL: case TC_X86_SYSCALL: case TC_X86_INT: case TC_X86_INTO:
+		return ptic_far_call;
+	case TC_X86_FAR_RET: case TC_X86_SYSRET: return ptic_far_return;
+	default: return ptic_other;
 	}
 }
 

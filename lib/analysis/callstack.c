@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 /* What the last range's final instruction left to do once the next range shows where it
  * went. */
 enum pending { P_NONE, P_CALL, P_RET, P_SYSCALL, P_EXC, P_EXC_RET };
@@ -14,7 +16,8 @@ struct thread {
 	int key, pid, tid, cpu;
 	uint64_t *func, *ret;
 	uint8_t *kind;
-	unsigned depth, cap;
+	unsigned depth;
+	size_t cap;
 	unsigned low;		/* frames below this unchanged since the previous range */
 	enum pending pending;
 	uint64_t pending_ret;	/* P_CALL, P_SYSCALL, P_EXC: return address (0 unknown) */
@@ -91,15 +94,8 @@ static struct thread *get_thread(struct tc_callstack *cs, const struct tc_rec *r
 		if (cs->th[i]->key == key)
 			return cs->last = cs->th[i];
 	}
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 16;
-		struct thread **th = realloc(cs->th, cap * sizeof(*th));
-
-		if (!th)
-			return NULL;
-		cs->th = th;
-		cs->cap = cap;
-	}
+	if (tc_grow((void **)&cs->th, &cs->cap, cs->n + 1, sizeof(*cs->th)))
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -131,22 +127,14 @@ static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64
 		cs->st.depth_drops++;
 	}
 	if (t->depth == t->cap) {
-		unsigned cap = t->cap ? t->cap * 2 : 32;
-		uint64_t *f = realloc(t->func, cap * sizeof(*f));
+		/* three arrays of one capacity: each grows the same way from it */
+		size_t cf = t->cap, cr = t->cap, ck = t->cap;
 
-		if (!f)
+		if (tc_grow((void **)&t->func, &cf, t->depth + 1, sizeof(*t->func)) ||
+		    tc_grow((void **)&t->ret, &cr, t->depth + 1, sizeof(*t->ret)) ||
+		    tc_grow((void **)&t->kind, &ck, t->depth + 1, sizeof(*t->kind)))
 			return -1;
-		t->func = f;
-		f = realloc(t->ret, cap * sizeof(*f));
-		if (!f)
-			return -1;
-		t->ret = f;
-		uint8_t *k = realloc(t->kind, cap);
-
-		if (!k)
-			return -1;
-		t->kind = k;
-		t->cap = cap;
+		t->cap = ck;
 	}
 	t->func[t->depth] = func;
 	t->ret[t->depth] = ret;

@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Open addressing from a pair of numbers to an index (+1; 0 is empty). */
-struct kv {
-	uint64_t *a, *b;
-	size_t *v, cap, n;
+#include "lib/util/grow.h"
+#include "lib/util/hash.h"
+
+/* A function address's interned name. */
+struct addr_name {
+	int pid;
+	uint64_t addr;
+	size_t name;
 };
 
 struct tc_calltree {
@@ -17,9 +21,11 @@ struct tc_calltree {
 	size_t nnode, cnode;
 	char **names;		/* interned: node names point here */
 	size_t nname, cname;
-	struct kv by_addr;	/* (pid, addr) -> name + 1 */
-	struct kv by_str;	/* (string hash, 0) -> name + 1, probing compares strings */
-	struct kv by_child;	/* (parent, name) -> node + 1 */
+	struct addr_name *an;
+	size_t nan, can;
+	struct tc_hash by_addr;		/* over an: (pid, addr) */
+	struct tc_hash by_str;		/* over names */
+	struct tc_hash by_child;	/* over node: (parent, name) */
 	bool failed;
 };
 
@@ -40,67 +46,29 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-static int kv_grow(struct kv *k)
+static bool addr_eq(const void *v, size_t i, const void *key)
 {
-	struct kv n;
+	const struct addr_name *a = &((const struct addr_name *)v)[i], *k = key;
 
-	if (2 * (k->n + 1) <= k->cap)
-		return 0;
-	n.cap = k->cap ? k->cap * 2 : 256;
-	n.n = k->n;
-	n.a = calloc(n.cap, sizeof(*n.a));
-	n.b = calloc(n.cap, sizeof(*n.b));
-	n.v = calloc(n.cap, sizeof(*n.v));
-	if (!n.a || !n.b || !n.v) {
-		free(n.a);
-		free(n.b);
-		free(n.v);
-		return -1;
-	}
-	for (size_t i = 0; i < k->cap; i++) {
-		size_t j;
-
-		if (!k->v[i])
-			continue;
-		j = (size_t)mix(k->a[i], k->b[i]) & (n.cap - 1);
-		while (n.v[j])
-			j = (j + 1) & (n.cap - 1);
-		n.a[j] = k->a[i];
-		n.b[j] = k->b[i];
-		n.v[j] = k->v[i];
-	}
-	free(k->a);
-	free(k->b);
-	free(k->v);
-	*k = n;
-	return 0;
+	return a->pid == k->pid && a->addr == k->addr;
 }
 
-/* The slot of (a, b): filled if found, else empty for kv_put. str: compare names too. */
-static size_t kv_find(const struct tc_calltree *t, const struct kv *k, uint64_t a, uint64_t b,
-		      const char *str)
+static bool str_eq(const void *names, size_t i, const void *key)
 {
-	size_t i = (size_t)mix(a, b) & (k->cap - 1);
-
-	while (k->v[i] && !(k->a[i] == a && k->b[i] == b &&
-			    (!str || !strcmp(t->names[k->v[i] - 1], str))))
-		i = (i + 1) & (k->cap - 1);
-	return i;
+	return !strcmp(((char *const *)names)[i], key);
 }
 
-static void kv_put(struct kv *k, size_t slot, uint64_t a, uint64_t b, size_t v)
-{
-	k->a[slot] = a;
-	k->b[slot] = b;
-	k->v[slot] = v + 1;
-	k->n++;
-}
+struct child_key {
+	size_t parent;
+	const char *name;	/* interned: one pointer per name */
+};
 
-static void kv_free(struct kv *k)
+static bool child_eq(const void *nodes, size_t i, const void *key)
 {
-	free(k->a);
-	free(k->b);
-	free(k->v);
+	const struct tc_calltree_node *n = &((const struct tc_calltree_node *)nodes)[i];
+	const struct child_key *k = key;
+
+	return n->parent == k->parent && n->name == k->name;
 }
 
 struct tc_calltree *tc_calltree_new(const struct tc_calltree_opts *o)
@@ -129,9 +97,10 @@ void tc_calltree_free(struct tc_calltree *t)
 		free(t->names[i]);
 	free(t->names);
 	free(t->node);
-	kv_free(&t->by_addr);
-	kv_free(&t->by_str);
-	kv_free(&t->by_child);
+	free(t->an);
+	tc_hash_free(&t->by_addr);
+	tc_hash_free(&t->by_str);
+	tc_hash_free(&t->by_child);
 	free(t);
 }
 
@@ -144,26 +113,19 @@ bool tc_calltree_failed(const struct tc_calltree *t)
 static ptrdiff_t intern(struct tc_calltree *t, const char *s)
 {
 	uint64_t h = str_hash(s);
-	size_t slot;
+	size_t i = tc_hash_find(&t->by_str, h, str_eq, t->names, s);
 
-	if (kv_grow(&t->by_str))
+	if (i != TC_HASH_NONE)
+		return (ptrdiff_t)i;
+	if (tc_grow((void **)&t->names, &t->cname, t->nname + 1, sizeof(*t->names)))
 		return -1;
-	slot = kv_find(t, &t->by_str, h, 0, s);
-	if (t->by_str.v[slot])
-		return (ptrdiff_t)t->by_str.v[slot] - 1;
-	if (t->nname == t->cname) {
-		size_t c = t->cname ? t->cname * 2 : 64;
-		char **n = realloc(t->names, c * sizeof(*n));
-
-		if (!n)
-			return -1;
-		t->names = n;
-		t->cname = c;
-	}
 	t->names[t->nname] = strdup(s);
 	if (!t->names[t->nname])
 		return -1;
-	kv_put(&t->by_str, slot, h, 0, t->nname);
+	if (tc_hash_add(&t->by_str, h, t->nname)) {
+		free(t->names[t->nname]);
+		return -1;
+	}
 	return (ptrdiff_t)t->nname++;
 }
 
@@ -178,21 +140,23 @@ static void clean_name(char *s)
 
 static ptrdiff_t name_of(struct tc_calltree *t, int pid, uint64_t addr)
 {
+	struct addr_name k = { pid, addr, 0 };
+	uint64_t h = mix((uint64_t)(int64_t)pid, addr);
+	size_t i = tc_hash_find(&t->by_addr, h, addr_eq, t->an, &k);
 	char hex[32], buf[512];
-	size_t slot;
 	ptrdiff_t id;
 
-	if (kv_grow(&t->by_addr))
-		return -1;
-	slot = kv_find(t, &t->by_addr, (uint64_t)(int64_t)pid, addr, NULL);
-	if (t->by_addr.v[slot])
-		return (ptrdiff_t)t->by_addr.v[slot] - 1;
+	if (i != TC_HASH_NONE)
+		return (ptrdiff_t)t->an[i].name;
 	snprintf(buf, sizeof(buf), "%s",
 		 tc_callstack_func_name(t->o.sym, t->o.sym_ctx, pid, addr, hex, sizeof(hex)));
 	clean_name(buf);
 	id = intern(t, buf);
-	if (id >= 0)
-		kv_put(&t->by_addr, slot, (uint64_t)(int64_t)pid, addr, (size_t)id);
+	if (id < 0 || tc_grow((void **)&t->an, &t->can, t->nan + 1, sizeof(*t->an)) ||
+	    tc_hash_add(&t->by_addr, h, t->nan))
+		return -1;
+	k.name = (size_t)id;
+	t->an[t->nan++] = k;
 	return id;
 }
 
@@ -216,26 +180,20 @@ static ptrdiff_t thread_name(struct tc_calltree *t, const struct tc_callstack_ra
 
 static ptrdiff_t child(struct tc_calltree *t, size_t parent, size_t name)
 {
-	size_t slot;
+	struct child_key k = { parent, t->names[name] };
+	uint64_t h = mix(parent, name);
+	size_t i = tc_hash_find(&t->by_child, h, child_eq, t->node, &k);
 	struct tc_calltree_node *n;
 
-	if (kv_grow(&t->by_child))
+	if (i != TC_HASH_NONE)
+		return (ptrdiff_t)i;
+	if (tc_grow((void **)&t->node, &t->cnode, t->nnode + 1, sizeof(*t->node)) ||
+	    tc_hash_add(&t->by_child, h, t->nnode))
 		return -1;
-	slot = kv_find(t, &t->by_child, parent, name, NULL);
-	if (t->by_child.v[slot])
-		return (ptrdiff_t)t->by_child.v[slot] - 1;
-	if (t->nnode == t->cnode) {
-		n = realloc(t->node, 2 * t->cnode * sizeof(*n));
-		if (!n)
-			return -1;
-		t->node = n;
-		t->cnode *= 2;
-	}
 	n = &t->node[t->nnode];
 	*n = (struct tc_calltree_node){ .name = t->names[name], .parent = parent,
 				    .next = t->node[parent].child };
 	t->node[parent].child = t->nnode;
-	kv_put(&t->by_child, slot, parent, name, t->nnode);
 	return (ptrdiff_t)t->nnode++;
 }
 

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+#include "lib/util/hash.h"
+
 struct pthr {
 	int key, pid, tid, cpu;
 	char *comm;
@@ -24,11 +27,6 @@ struct hot {
 	uint64_t start, end, insns;
 };
 
-/* Open addressing over indices + 1 into one of the arrays; the caller compares keys. */
-struct htab {
-	size_t *slot, cap, n;
-};
-
 struct tc_profile {
 	struct tc_profile_opts o;
 	struct pthr *th;
@@ -37,7 +35,7 @@ struct tc_profile {
 	size_t nfn, cfn;
 	struct hot *hot;
 	size_t nhot, chot;
-	struct htab fn_h, hot_h;
+	struct tc_hash fn_h, hot_h;	/* over fn and hot */
 	uint64_t ranges, insns;
 	bool failed;
 };
@@ -48,73 +46,11 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h * 0xff51afd7ed558ccdull;
 }
 
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	size_t c;
-
-	if (n < *cap)
-		return v;
-	c = *cap ? *cap * 2 : 64;
-	v = realloc(v, c * size);
-	if (v)
-		*cap = c;
-	return v;
-}
-
-/* Slot for hash h where eq(ctx, idx) holds, or the empty slot to fill. */
-static size_t *probe(struct htab *h, uint64_t hash, bool (*eq)(const void *, size_t, const void *),
-		     const void *arr, const void *key)
-{
-	size_t i = (size_t)hash & (h->cap - 1);
-
-	while (h->slot[i] && !eq(arr, h->slot[i] - 1, key))
-		i = (i + 1) & (h->cap - 1);
-	return &h->slot[i];
-}
-
-/* Keep the table at most half full; rehash(idx) gives an entry's hash. */
-static int htab_reserve(struct htab *h, const struct tc_profile *p,
-			uint64_t (*rehash)(const struct tc_profile *, size_t))
-{
-	size_t cap, *slot;
-
-	if (2 * (h->n + 1) <= h->cap)
-		return 0;
-	cap = h->cap ? h->cap * 2 : 1024;
-	slot = calloc(cap, sizeof(*slot));
-	if (!slot)
-		return -1;
-	for (size_t i = 0; i < h->cap; i++) {
-		size_t j;
-
-		if (!h->slot[i])
-			continue;
-		j = (size_t)rehash(p, h->slot[i] - 1) & (cap - 1);
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = h->slot[i];
-	}
-	free(h->slot);
-	h->slot = slot;
-	h->cap = cap;
-	return 0;
-}
-
 struct fn_key { size_t thread; uint64_t addr; };
 struct hot_key { size_t fn; uint64_t start, end; };
 
 static uint64_t fn_hash(size_t thread, uint64_t addr) { return mix(mix(0, thread), addr); }
 static uint64_t hot_hash(size_t fn, uint64_t s, uint64_t e) { return mix(mix(mix(1, fn), s), e); }
-
-static uint64_t fn_rehash(const struct tc_profile *p, size_t i)
-{
-	return fn_hash(p->fn[i].thread, p->fn[i].addr);
-}
-
-static uint64_t hot_rehash(const struct tc_profile *p, size_t i)
-{
-	return hot_hash(p->hot[i].fn, p->hot[i].start, p->hot[i].end);
-}
 
 static bool fn_eq(const void *arr, size_t i, const void *key)
 {
@@ -154,8 +90,8 @@ void tc_profile_free(struct tc_profile *p)
 	free(p->th);
 	free(p->fn);
 	free(p->hot);
-	free(p->fn_h.slot);
-	free(p->hot_h.slot);
+	tc_hash_free(&p->fn_h);
+	tc_hash_free(&p->hot_h);
 	free(p);
 }
 
@@ -190,10 +126,8 @@ static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_r
 			return &p->th[i];
 		}
 	}
-	t = grow(p->th, &p->cth, p->nth, sizeof(*p->th));
-	if (!t)
+	if (tc_grow((void **)&p->th, &p->cth, p->nth + 1, sizeof(*p->th)))
 		return NULL;
-	p->th = t;
 	t = &p->th[p->nth];
 	*t = (struct pthr){ .key = key, .pid = r->pid, .tid = r->tid, .cpu = r->cpu };
 	if (p->o.comm)
@@ -206,55 +140,41 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 			 size_t *idx)
 {
 	struct fn_key k = { thread, addr };
-	size_t *slot;
+	uint64_t h = fn_hash(thread, addr);
 	struct fn *f;
 	char hex[32];
 
-	if (htab_reserve(&p->fn_h, p, fn_rehash))
-		return NULL;
-	slot = probe(&p->fn_h, fn_hash(thread, addr), fn_eq, p->fn, &k);
-	if (*slot) {
-		*idx = *slot - 1;
+	*idx = tc_hash_find(&p->fn_h, h, fn_eq, p->fn, &k);
+	if (*idx != TC_HASH_NONE)
 		return &p->fn[*idx];
-	}
-	f = grow(p->fn, &p->cfn, p->nfn, sizeof(*p->fn));
-	if (!f)
+	if (tc_grow((void **)&p->fn, &p->cfn, p->nfn + 1, sizeof(*p->fn)))
 		return NULL;
-	p->fn = f;
 	f = &p->fn[p->nfn];
 	*f = (struct fn){ .thread = thread, .addr = addr, .stamp = UINT64_MAX };
 	f->name =
 		strdup(tc_callstack_func_name(p->o.sym, p->o.sym_ctx, pid, addr, hex, sizeof(hex)));
 	if (p->o.dso)
 		f->dso = dup_or_null(p->o.dso(p->o.dso_ctx, pid, addr));
-	if (!f->name)
+	if (!f->name || tc_hash_add(&p->fn_h, h, p->nfn))
 		return NULL;
 	*idx = p->nfn++;
-	*slot = p->nfn;
-	p->fn_h.n++;
 	return f;
 }
 
 static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint32_t insns)
 {
 	struct hot_key k = { fn, r->start, r->end };
-	size_t *slot;
-	struct hot *h;
+	uint64_t h = hot_hash(fn, r->start, r->end);
+	size_t i = tc_hash_find(&p->hot_h, h, hot_eq, p->hot, &k);
 
-	if (htab_reserve(&p->hot_h, p, hot_rehash))
-		return -1;
-	slot = probe(&p->hot_h, hot_hash(fn, r->start, r->end), hot_eq, p->hot, &k);
-	if (*slot) {
-		p->hot[*slot - 1].insns += insns;
+	if (i != TC_HASH_NONE) {
+		p->hot[i].insns += insns;
 		return 0;
 	}
-	h = grow(p->hot, &p->chot, p->nhot, sizeof(*p->hot));
-	if (!h)
+	if (tc_grow((void **)&p->hot, &p->chot, p->nhot + 1, sizeof(*p->hot)) ||
+	    tc_hash_add(&p->hot_h, h, p->nhot))
 		return -1;
-	p->hot = h;
-	p->hot[p->nhot] = (struct hot){ fn, r->start, r->end, insns };
-	*slot = ++p->nhot;
-	p->hot_h.n++;
+	p->hot[p->nhot++] = (struct hot){ fn, r->start, r->end, insns };
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 #define FRAME		16
 #define NO_ID		0xff
 
@@ -48,18 +50,8 @@ static int append(struct tc_cs_formatter *f, const uint8_t *p, size_t len, struc
 			f->n -= f->off;
 			f->off = 0;
 		}
-		if (f->n + len > f->cap) {
-			size_t cap = f->cap ? f->cap * 2 : 4096;
-			uint8_t *nb;
-
-			while (cap < f->n + len)
-				cap *= 2;
-			nb = realloc(f->buf, cap);
-			if (!nb)
-				return tc_err_set(e, ENOMEM, "out of memory for the sink buffer");
-			f->buf = nb;
-			f->cap = cap;
-		}
+		if (tc_grow((void **)&f->buf, &f->cap, f->n + len, 1))
+			return tc_err_set(e, ENOMEM, "out of memory for the sink buffer");
 	}
 	memcpy(f->buf + f->n, p, len);
 	f->n += len;

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/emulate/emu_file.h"
 #include "lib/images/addr_filter.h"
 #include "lib/emulate/cs_formatter.h"
 #include "lib/images/elf.h"
@@ -33,6 +34,7 @@
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 #include "lib/emulate/qemu_exec.h"
+#include "lib/util/grow.h"
 
 #define CS_PMU_TYPE 9
 #define CS_ETM_OPT_CTXTID (1ULL << 14)	/* perf's ETM_OPT_CTXTID config bit */
@@ -207,14 +209,8 @@ static void poll_tasks(struct emu *m, bool qemu_own)
 				m->known[m->nknown++] = fresh[i];
 			continue;
 		}
-		if (m->ngtids == m->capgtids) {
-			pid_t *nv = realloc(m->gtids, (m->capgtids = m->capgtids * 2 + 16) *
-					    sizeof(*nv));
-
-			if (!nv)
-				return;
-			m->gtids = nv;
-		}
+		if (tc_grow((void **)&m->gtids, &m->capgtids, m->ngtids + 1, sizeof(*m->gtids)))
+			return;
 		m->gtids[m->ngtids++] = fresh[i];
 	}
 }
@@ -443,36 +439,16 @@ static int run(struct emu *m, struct tc_err *e)
 	return tc_cs_formatter_flush(m->fmt, e);
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static const struct tc_perf_write_sid *sid_of(struct tc_perf_write_sid *s, uint32_t tid,
-					      uint64_t *time)
-{
-	s->tid = tid;
-	s->time = (*time)++;
-	return s;
-}
-
 static int write_perf(struct emu *m, struct tc_err *e)
 {
-	struct perf_event_attr a = { .type = CS_PMU_TYPE, .size = sizeof(a),
-		.config = CS_ETM_OPT_CTXTID | CS_ETM_OPT_TS, .sample_period = 1,
-		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
-		.exclude_kernel = 1, .exclude_hv = 1, .sample_id_all = 1 };
 	struct tc_perf_write_etmv4 cpus[MAX_ETMS];
 	uint64_t id = 1, time = 1;
 	uint32_t pid = (uint32_t)m->pid;
 	struct tc_perf_write_sid sid = { .pid = pid, .id = 1 };	/* cpu 0: the sink's buffer */
-	const char *comm = strrchr(m->real, '/') + 1, *hex;
+	const char *comm = strrchr(m->real, '/') + 1;
 	const uint8_t *buf;
 	size_t len, nc = 0;
 	struct tc_perf_write *w;
-	uint8_t bid[20];
-	size_t nb = 0;
 
 	for (unsigned i = 0; i < m->nv; i++) {
 		struct tc_etm4_regs r;
@@ -489,11 +465,11 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	}
 	buf = tc_cs_formatter_data(m->fmt, &len);
 	m->st->bytes = len;
-	if (tc_perf_write_open(&w, m->o->output, e))
+#define SID(tid) tc_emu_file_sid(&sid, (tid), &time)
+	if (tc_emu_file_open(&w, m->o, CS_PMU_TYPE, CS_ETM_OPT_CTXTID | CS_ETM_OPT_TS, &id, 1, e))
 		return -1;
-	if (tc_perf_write_add_attr(w, &a, &id, 1, e) ||
-	    tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, 0, cpus, nc, e) ||
-	    tc_perf_write_comm(w, pid, pid, comm, true, sid_of(&sid, pid, &time), e))
+	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, 0, cpus, nc, e) ||
+	    tc_perf_write_comm(w, pid, pid, comm, true, SID(pid), e))
 		goto fail;
 	for (size_t i = 0; i < m->maps.n; i++) {
 		const struct tc_map *x = &m->maps.v[i];
@@ -503,39 +479,30 @@ static int write_perf(struct emu *m, struct tc_err *e)
 			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = m->real };
 
 		if ((x->prot & PROT_EXEC) &&
-		    tc_perf_write_mmap2(w, &mm, sid_of(&sid, pid, &time), e))
+		    tc_perf_write_mmap2(w, &mm, SID(pid), e))
 			goto fail;
 	}
 	for (unsigned i = 1; i < m->nv; i++) {
 		uint32_t t = m->v[i]->tid;
 
-		if ((tc_perf_write_fork(w, false, pid, pid, t, pid, time, sid_of(&sid, t, &time),
-					e) ||
-		     tc_perf_write_comm(w, pid, t, comm, false, sid_of(&sid, t, &time), e)))
+		if (tc_perf_write_fork(w, false, pid, pid, t, pid, time, SID(t), e) ||
+		    tc_perf_write_comm(w, pid, t, comm, false, SID(t), e))
 			goto fail;
 	}
-	if (tc_perf_write_itrace_start(w, pid, pid, sid_of(&sid, pid, &time), e) ||
+	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e) ||
 	    tc_perf_write_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
-	    tc_perf_write_aux(w, 0, len, 0, sid_of(&sid, pid, &time), e))
+	    tc_perf_write_aux(w, 0, len, 0, SID(pid), e))
 		goto fail;
 	for (unsigned i = m->nv; i-- > 0;) {
 		uint32_t t = m->v[i]->tid;
 
-		if (tc_perf_write_fork(w, true, pid, pid, t, pid, time, sid_of(&sid, t, &time), e))
+		if (tc_perf_write_fork(w, true, pid, pid, t, pid, time, SID(t), e))
 			goto fail;
 	}
-	if (tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, "emulated", e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_OSRELEASE, "6.1.0", e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_VERSION, "6.1.0", e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_ARCH, "aarch64", e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUID, "0x00000000410fd034", e) ||
-	    tc_perf_write_feat_nrcpus(w, (uint32_t)m->nv, (uint32_t)m->nv, e) ||
-	    (m->o->rec_argc && tc_perf_write_feat_cmdline(w, m->o->rec_argc, m->o->rec_argv, e)))
-		goto fail;
-	hex = tc_elf_build_id(m->elf);
-	for (; hex && nb < 20 && hexval(hex[2 * nb]) >= 0 && hexval(hex[2 * nb + 1]) >= 0; nb++)
-		bid[nb] = (uint8_t)(hexval(hex[2 * nb]) << 4 | hexval(hex[2 * nb + 1]));
-	if (nb && tc_perf_write_feat_build_id(w, -1, PERF_RECORD_MISC_USER, bid, nb, m->real, e))
+#undef SID
+	if (tc_emu_file_features(w, m->o, &(struct tc_emu_file_host){ "emulated", "6.1.0",
+				 "aarch64", "0x00000000410fd034", (uint32_t)m->nv }, e) ||
+	    tc_emu_file_build_id(w, tc_elf_build_id(m->elf), m->real, e))
 		goto fail;
 	return tc_perf_write_close(w, e);
 fail:

@@ -24,11 +24,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/emulate/emu_file.h"
 #include "lib/images/addr_filter.h"
 #include "lib/images/elf.h"
+#include "lib/isa/x86.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 #include "lib/emulate/pt_enc.h"
+#include "lib/util/grow.h"
 
 #define PT_PMU_TYPE 8
 #define PT_CFG_TSC (1ULL << 10)
@@ -81,14 +84,9 @@ static struct thr *add(struct emu *m, pid_t tid, struct tc_err *e)
 {
 	struct thr *t;
 
-	if (m->n == m->cap) {
-		struct thr *nv = realloc(m->t, (m->cap = m->cap ? 2 * m->cap : 8) * sizeof(*nv));
-
-		if (!nv) {
-			tc_err_set(e, ENOMEM, "out of memory");
-			return NULL;
-		}
-		m->t = nv;
+	if (tc_grow((void **)&m->t, &m->cap, m->n + 1, sizeof(*m->t))) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		return NULL;
 	}
 	t = &m->t[m->n];
 	memset(t, 0, sizeof(*t));
@@ -161,11 +159,19 @@ static int prepare(struct emu *m, struct thr *t, struct tc_err *e)
 				  (unsigned long long)t->ip, (int)t->tid);
 	if (tc_pt_enc_psb_due(&t->x, t->ip, e) || peek(t->tid, t->ip, b, sizeof(b), e))
 		return -1;
-	t->k = tc_x86_classify(b);
-	if (t->k.kind == TC_X86_FAR)
+	t->k = tc_x86_classify(b, sizeof(b));
+	switch (t->k.kind) {
+	case TC_X86_FAR_JMP: case TC_X86_FAR_CALL: case TC_X86_FAR_RET: case TC_X86_SYSCALL:
+	case TC_X86_INT: case TC_X86_UD2:
 		return tc_err_set(e, ENOTSUP, "far transfer (system call, interrupt) in traced "
 				  "code at 0x%llx: not emulated; filter it out",
 				  (unsigned long long)t->ip);
+	case TC_X86_SYSRET: case TC_X86_INTO:
+		t->k.kind = TC_X86_OTHER;	/* they fault in user space: the step tells */
+		break;
+	default:
+		break;
+	}
 	(void)m;
 	return 0;
 }
@@ -480,48 +486,22 @@ static int follow(struct emu *m, struct tc_err *e)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
 {
 	struct tc_err ignore;
 	struct tc_elf *elf = tc_elf_open(path, &ignore);
-	const char *hex;
-	uint8_t id[20];
-	size_t n = 0;
-	int rc = 0;
+	int rc;
 
 	if (!elf)
 		return 0;
 	/* The real build id, so perf uses the file itself rather than rejecting it. */
-	hex = tc_elf_build_id(elf);
-	for (; hex && n < 20 && hexval(hex[2 * n]) >= 0 && hexval(hex[2 * n + 1]) >= 0; n++)
-		id[n] = (uint8_t)(hexval(hex[2 * n]) << 4 | hexval(hex[2 * n + 1]));
-	if (n)
-		rc = tc_perf_write_feat_build_id(w, -1, PERF_RECORD_MISC_USER, id, n, path, e);
+	rc = tc_emu_file_build_id(w, tc_elf_build_id(elf), path, e);
 	tc_elf_close(elf);
 	return rc;
 }
 
-static const struct tc_perf_write_sid *sid_of(struct tc_perf_write_sid *s, pid_t tid, size_t i,
-					      uint64_t *time)
-{
-	s->tid = (uint32_t)tid;
-	s->id = i + 1;
-	s->time = (*time)++;
-	return s;
-}
-
 static int write_perf(struct emu *m, struct tc_err *e)
 {
-	struct perf_event_attr a = { .type = PT_PMU_TYPE, .size = sizeof(a),
-		.config = m->o->no_retcomp ? PT_CFG_NORETCOMP : 0, .sample_period = 1,
-		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
-		.exclude_kernel = 1, .exclude_hv = 1, .sample_id_all = 1 };
 	uint64_t priv[TC_IPT_PRIV_MAX] = { 0 }, *ids, time = 1;
 	uint32_t pid = (uint32_t)m->pid;
 	struct tc_perf_write_sid sid = { .pid = pid };
@@ -542,13 +522,14 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	gethostname(host, sizeof(host) - 1);
 	if (uname(&u))
 		strcpy(u.release, "6.1.0");
-	if (tc_perf_write_open(&w, m->o->output, e)) {
+	if (tc_emu_file_open(&w, m->o, PT_PMU_TYPE, m->o->no_retcomp ? PT_CFG_NORETCOMP : 0, ids,
+			     m->n, e)) {
 		free(ids);
 		return -1;
 	}
-#define SID(i) sid_of(&sid, m->t[i].tid, i, &time)
-	if (tc_perf_write_add_attr(w, &a, ids, m->n, e) ||
-	    tc_perf_write_auxtrace_info_intel_pt(w, priv, m->f.perf, e) ||
+	/* one id per thread: its AUX stream */
+#define SID(i) (sid.id = (i) + 1, tc_emu_file_sid(&sid, (uint32_t)m->t[i].tid, &time))
+	if (tc_perf_write_auxtrace_info_intel_pt(w, priv, m->f.perf, e) ||
 	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e))
 		goto out;
 	for (i = 0; i < m->maps.n; i++) {
@@ -588,13 +569,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 				       (uint32_t)m->t[i].ptid, time + 1, SID(i), e))
 			goto out;
 #undef SID
-	if (tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_HOSTNAME, host, e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_OSRELEASE, u.release, e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_VERSION, "6.1.0", e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_ARCH, "x86_64", e) ||
-	    tc_perf_write_feat_string(w, TC_PERF_DATA_FEAT_CPUID, "GenuineIntel,6,78,3", e) ||
-	    tc_perf_write_feat_nrcpus(w, 1, 1, e) ||
-	    (m->o->rec_argc && tc_perf_write_feat_cmdline(w, m->o->rec_argc, m->o->rec_argv, e)))
+	if (tc_emu_file_features(w, m->o, &(struct tc_emu_file_host){ host, u.release, "x86_64",
+				 "GenuineIntel,6,78,3", 1 }, e))
 		goto out;
 	for (i = 0; i < m->maps.n; i++) {
 		const struct tc_map *x = &m->maps.v[i];

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 #define ATOMS_MAX	24	/* the most one F6 packet carries */
 #define SYNC_DEFAULT	4096
 
@@ -89,19 +91,9 @@ static void put(struct tc_etm4_enc *enc, const uint8_t *p, size_t len)
 			enc->n -= enc->off;
 			enc->off = 0;
 		}
-		if (enc->n + len > enc->cap) {
-			size_t cap = enc->cap ? enc->cap * 2 : 4096;
-			uint8_t *nb;
-
-			while (cap < enc->n + len)
-				cap *= 2;
-			nb = realloc(enc->buf, cap);
-			if (!nb) {
-				enc->oom = true;
-				return;
-			}
-			enc->buf = nb;
-			enc->cap = cap;
+		if (tc_grow((void **)&enc->buf, &enc->cap, enc->n + len, 1)) {
+			enc->oom = true;
+			return;
 		}
 	}
 	memcpy(enc->buf + enc->n, p, len);

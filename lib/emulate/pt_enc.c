@@ -5,42 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enough of x86-64 to tell gcc's branches apart. */
-struct tc_x86_insn tc_x86_classify(const uint8_t *b)
-{
-	struct tc_x86_insn r = { TC_X86_OTHER, 0 };
-	unsigned i = 0;
-
-	while (i < 14 && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
-			  b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
-			  b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0))
-		i++;
-	if ((b[i] & 0xf0) == 0x40)
-		i++;
-	if ((b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3)) {
-		r.kind = TC_X86_JCC;
-		r.len = i + 2;
-	} else if (b[i] == 0x0f && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f) {
-		r.kind = TC_X86_JCC;
-		r.len = i + 6;
-	} else if (b[i] == 0xeb || b[i] == 0xe9) {
-		r.kind = TC_X86_JMP;
-	} else if (b[i] == 0xe8) {
-		r.kind = TC_X86_CALL;
-	} else if (b[i] == 0xc3 || b[i] == 0xc2) {
-		r.kind = TC_X86_RET;
-	} else if (b[i] == 0xff) {
-		unsigned reg = (b[i + 1] >> 3) & 7;
-
-		r.kind = reg == 2 ? TC_X86_ICALL : reg == 4 ? TC_X86_IJMP :
-			reg == 3 || reg == 5 ? TC_X86_FAR : TC_X86_OTHER;
-	} else if ((b[i] == 0x0f && (b[i + 1] == 0x05 || b[i + 1] == 0x34 || b[i + 1] == 0x0b)) ||
-		   b[i] == 0xcd || b[i] == 0xcc || b[i] == 0xcf || b[i] == 0xca || b[i] == 0xcb ||
-		   b[i] == 0xea || b[i] == 0x9a) {
-		r.kind = TC_X86_FAR;
-	}
-	return r;
-}
+#include "lib/util/grow.h"
 
 static int new_encoder(struct tc_pt_enc *x, uint64_t off, struct tc_err *e)
 {
@@ -89,13 +54,11 @@ static int emit(struct tc_pt_enc *x, const struct pt_packet *p, struct tc_err *e
 	 * bigger copy continues at the same offset. */
 	while ((n = pt_enc_next(x->enc, p)) == -pte_eos) {
 		uint64_t off = tc_pt_enc_offset(x);
-		uint8_t *nb = realloc(x->buf, x->cap * 2);
+		size_t old = x->cap;
 
-		if (!nb)
+		if (tc_grow((void **)&x->buf, &x->cap, old + 1, 1))
 			return tc_err_set(e, ENOMEM, "out of memory for Intel PT trace");
-		memset(nb + x->cap, 0, x->cap);
-		x->buf = nb;
-		x->cap *= 2;
+		memset(x->buf + old, 0, x->cap - old);
 		pt_free_encoder(x->enc);
 		x->enc = NULL;
 		if (new_encoder(x, off, e))

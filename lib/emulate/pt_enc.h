@@ -1,7 +1,6 @@
 /* Intel PT packet stream of one traced thread, written with libipt's encoder the way the
  * hardware would: TNT bits gathered, IP packets compressed against the last IP, PSB+
- * periodically, and the return-compression stack the decoder keeps in step with. Also a
- * small x86-64 branch classifier (enough for compiler output) for the recorder. */
+ * periodically, and the return-compression stack the decoder keeps in step with. */
 #ifndef TC_LIB_EMULATE_PT_ENC_H
 #define TC_LIB_EMULATE_PT_ENC_H
 
@@ -10,19 +9,6 @@
 #include <stdint.h>
 
 #include "lib/util/err.h"
-
-enum tc_x86_kind {
-	TC_X86_OTHER, TC_X86_JCC, TC_X86_JMP, TC_X86_CALL, TC_X86_RET, TC_X86_IJMP,
-	TC_X86_ICALL, TC_X86_FAR
-};
-
-struct tc_x86_insn {
-	enum tc_x86_kind kind;
-	unsigned len;		/* known for TC_X86_JCC only */
-};
-
-/* Classify the instruction at b (at least 16 readable bytes). */
-struct tc_x86_insn tc_x86_classify(const uint8_t *b);
 
 #define TC_PT_RET_STACK 64
 

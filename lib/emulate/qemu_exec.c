@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/isa/a64.h"
+
 #define PAGE		4096u
 #define TB_MAX_INSNS	512
 #define WP_SCAN_MAX	(1u << 16)	/* instructions looked at past a TB end for a waypoint */
@@ -34,46 +36,6 @@ int tc_qemu_exec_parse_line(const char *line, unsigned *cpu, uint64_t *pc)
 	if (cpu)
 		*cpu = n;
 	return 1;
-}
-
-static int64_t sext(uint64_t v, unsigned bits)
-{
-	return (int64_t)(v << (64 - bits)) >> (64 - bits);
-}
-
-enum tc_a64_class tc_a64_classify(uint32_t i, uint64_t pc, uint64_t *target)
-{
-	if ((i & 0x7c000000) == 0x14000000) {	/* B, BL */
-		*target = pc + (sext(i & 0x3ffffff, 26) * 4);
-		return TC_A64_BRANCH;
-	}
-	if ((i & 0xff000010) == 0x54000000) {	/* B.cond */
-		*target = pc + (sext((i >> 5) & 0x7ffff, 19) * 4);
-		return TC_A64_COND;
-	}
-	if ((i & 0x7e000000) == 0x34000000) {	/* CBZ, CBNZ */
-		*target = pc + (sext((i >> 5) & 0x7ffff, 19) * 4);
-		return TC_A64_COND;
-	}
-	if ((i & 0x7e000000) == 0x36000000) {	/* TBZ, TBNZ */
-		*target = pc + (sext((i >> 5) & 0x3fff, 14) * 4);
-		return TC_A64_COND;
-	}
-	if ((i & 0xffdffc1f) == 0xd61f0000 ||	/* BR, BLR */
-	    (i & 0xfffffc1f) == 0xd65f0000 ||	/* RET */
-	    i == 0xd69f03e0 ||			/* ERET */
-	    (i & 0xfedff800) == 0xd61f0800 ||	/* BRAA(Z), BRAB(Z), BLRAA(Z), BLRAB(Z) */
-	    (i & 0xfffffbff) == 0xd65f0bff ||	/* RETAA, RETAB */
-	    (i & 0xfffffbff) == 0xd69f0bff)	/* ERETAA, ERETAB */
-		return TC_A64_INDIRECT;
-	if ((i & 0xfffff0ff) == 0xd50330df)
-		return TC_A64_ISB;
-	if ((i & 0xff000000) == 0xd4000000 ||	/* SVC, HVC, SMC, BRK, HLT, DCPS */
-	    i == 0xd503203f || i == 0xd503205f || i == 0xd503207f ||	/* YIELD, WFE, WFI */
-	    (i & 0xfff00000) == 0xd5100000 ||	/* MSR (register), e.g. TPIDR_EL0 */
-	    (i & 0xfff8f01f) == 0xd500401f)	/* MSR (immediate) */
-		return TC_A64_TB_END;
-	return TC_A64_OTHER;
 }
 
 /* Where a scan from some address stopped. */

@@ -17,18 +17,6 @@
  * creation order, and the threads' lines interleave in one log. */
 int tc_qemu_exec_parse_line(const char *line, unsigned *cpu, uint64_t *pc);
 
-/* A64 instruction classes that matter for trace. */
-enum tc_a64_class {
-	TC_A64_OTHER,
-	TC_A64_BRANCH,		/* B, BL: *target */
-	TC_A64_COND,		/* B.cond, CBZ/CBNZ, TBZ/TBNZ: *target */
-	TC_A64_INDIRECT,	/* BR, BLR, RET, ERET and their pointer-auth forms */
-	TC_A64_ISB,		/* a waypoint for ETM (E atom) */
-	TC_A64_TB_END,		/* qemu ends the TB after it, but no waypoint: SVC, WFI, ... */
-};
-
-enum tc_a64_class tc_a64_classify(uint32_t insn, uint64_t pc, uint64_t *target);
-
 /* Reads program bytes at a virtual address; returns how many it could. */
 typedef size_t (*tc_qexec_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 /* Receives each block. Return nonzero (with e set) to stop. */

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "lib/images/elf.h"
+#include "lib/util/grow.h"
 
 void tc_addr_filter_maps_free(struct tc_maps *m)
 {
@@ -42,14 +43,8 @@ int tc_addr_filter_maps_read(pid_t pid, struct tc_maps *out, struct tc_err *e)
 			   &min, &ino, name);
 		if (n < 7)
 			continue;
-		if (out->n == cap) {
-			struct tc_map *nv =
-				realloc(out->v, (cap = cap ? 2 * cap : 32) * sizeof(*nv));
-
-			if (!nv)
-				goto nomem;
-			out->v = nv;
-		}
+		if (tc_grow((void **)&out->v, &cap, out->n + 1, sizeof(*out->v)))
+			goto nomem;
 		m = &out->v[out->n];
 		*m = (struct tc_map){ s, en, off, ino, maj, min, 0, strdup(name) };
 		if (!m->path)

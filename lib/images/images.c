@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "lib/images/elf.h"
+#include "lib/util/grow.h"
 
 /* One file a mapping refers to: the recorded path plus the build id it must have. Opened
  * on the first read, once; found or not, the answer is kept. */

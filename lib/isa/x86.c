@@ -2,6 +2,12 @@
 
 #include <stdint.h>
 
+static bool legacy_prefix(unsigned c)
+{
+	return c == 0x66 || c == 0x67 || c == 0xf0 || c == 0xf2 || c == 0xf3 || c == 0x2e ||
+	       c == 0x36 || c == 0x3e || c == 0x26 || c == 0x64 || c == 0x65;
+}
+
 /* One-byte opcode map: bit 0 ModRM follows; the rest the immediate. */
 enum { M = 1, I8 = 2, I16 = 4, IZ = 8, IV = 16, MOFFS = 32, I16_8 = 64, BAD = 128 };
 
@@ -144,8 +150,7 @@ unsigned tc_x86_len(const unsigned char *b, size_t n, bool long_mode)
 			opsize = true;
 		else if (c == 0x67)
 			addrsize = true;
-		else if (c != 0xf0 && c != 0xf2 && c != 0xf3 && c != 0x2e && c != 0x36 &&
-			 c != 0x3e && c != 0x26 && c != 0x64 && c != 0x65)
+		else if (!legacy_prefix(c))
 			break;
 	}
 	if (long_mode && i < n && (b[i] & 0xf0) == 0x40) {
@@ -220,4 +225,55 @@ unsigned tc_x86_len(const unsigned char *b, size_t n, bool long_mode)
 	if (f & MOFFS)
 		i += long_mode ? (addrsize ? 4 : 8) : (addrsize ? 2 : 4);
 	return i <= n && i <= 15 ? i : 0;
+}
+
+struct tc_x86_insn tc_x86_classify(const uint8_t *b, size_t n)
+{
+	struct tc_x86_insn r = { TC_X86_OTHER, 0, 0 };
+	size_t i = 0;
+
+	while (i < n && i < 14 && legacy_prefix(b[i]))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	r.opcode = (unsigned)i;
+	if (i + 1 >= n)
+		return r;
+	switch (b[i]) {
+	case 0xff:
+		switch ((b[i + 1] >> 3) & 7) {
+		case 2: r.kind = TC_X86_ICALL; break;
+		case 3: r.kind = TC_X86_FAR_CALL; break;
+		case 4: r.kind = TC_X86_IJMP; break;
+		case 5: r.kind = TC_X86_FAR_JMP; break;
+		}
+		break;
+	case 0xe8: r.kind = TC_X86_CALL; break;
+	case 0xe9: case 0xeb: r.kind = TC_X86_JMP; break;
+	case 0xc2: case 0xc3: r.kind = TC_X86_RET; break;
+	case 0xca: case 0xcb: case 0xcf: r.kind = TC_X86_FAR_RET; break;
+	case 0xcc: case 0xcd: r.kind = TC_X86_INT; break;
+	case 0xce: r.kind = TC_X86_INTO; break;
+	case 0x9a: r.kind = TC_X86_FAR_CALL; break;
+	case 0xea: r.kind = TC_X86_FAR_JMP; break;
+	case 0x0f:
+		if (b[i + 1] == 0x05 || b[i + 1] == 0x34) {
+			r.kind = TC_X86_SYSCALL;
+		} else if (b[i + 1] == 0x07 || b[i + 1] == 0x35) {
+			r.kind = TC_X86_SYSRET;
+		} else if (b[i + 1] == 0x0b) {
+			r.kind = TC_X86_UD2;
+		} else if (b[i + 1] >= 0x80 && b[i + 1] <= 0x8f) {
+			r.kind = TC_X86_JCC;
+			r.len = (unsigned)i + 6;
+		}
+		break;
+	default:
+		if ((b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3)) {
+			r.kind = TC_X86_JCC;
+			r.len = (unsigned)i + 2;
+		}
+		break;
+	}
+	return r;
 }

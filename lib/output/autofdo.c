@@ -5,14 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* (a, b) -> count, open addressing. */
+#include "lib/isa/a64.h"
+#include "lib/isa/x86.h"
+#include "lib/util/grow.h"
+#include "lib/util/hash.h"
+
+/* (a, b) -> count. */
 struct pair_count {
-	uint64_t a, b, n;	/* n 0: empty slot */
+	uint64_t a, b, n;
 };
 
+/* The pairs go to the sort in the hash's slot order, as they always did: pairs equal after
+ * rebasing (targets below the base become 0) come out as before. */
 struct pair_map {
-	struct pair_count *slot;
-	size_t cap, used;
+	struct pair_count *v;
+	size_t n, cap;
+	struct tc_hash h;
 };
 
 struct binary {
@@ -32,9 +40,9 @@ struct pending {
 struct tc_autofdo {
 	struct tc_autofdo_opts o;
 	struct binary *bins;
-	size_t nbins;
+	size_t nbins, cbins;
 	struct pending *st;
-	size_t nst;
+	size_t nst, cst;
 	bool failed;
 };
 
@@ -46,41 +54,38 @@ static uint64_t hash2(uint64_t a, uint64_t b)
 	return h ^ (h >> 29);
 }
 
+static bool pair_eq(const void *v, size_t i, const void *key)
+{
+	const struct pair_count *p = &((const struct pair_count *)v)[i], *k = key;
+
+	return p->a == k->a && p->b == k->b;
+}
+
 static int map_add(struct pair_map *m, uint64_t a, uint64_t b)
 {
-	if (2 * (m->used + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct pair_count *s = calloc(cap, sizeof(*s));
+	struct pair_count key = { a, b, 1 };
+	uint64_t h = hash2(a, b);
+	size_t i;
 
-		if (!s)
-			return -1;
-		for (size_t i = 0; i < m->cap; i++) {
-			struct pair_count *p = &m->slot[i];
-			size_t k;
-
-			if (!p->n)
-				continue;
-			for (k = hash2(p->a, p->b) & (cap - 1); s[k].n; k = (k + 1) & (cap - 1))
-				;
-			s[k] = *p;
-		}
-		free(m->slot);
-		m->slot = s;
-		m->cap = cap;
+	/* room first, found or not: the slot order stays the one profiles were written in */
+	if (tc_hash_reserve(&m->h))
+		return -1;
+	i = tc_hash_find(&m->h, h, pair_eq, m->v, &key);
+	if (i != TC_HASH_NONE) {
+		m->v[i].n++;
+		return 0;
 	}
-	for (size_t k = hash2(a, b) & (m->cap - 1);; k = (k + 1) & (m->cap - 1)) {
-		struct pair_count *p = &m->slot[k];
+	if (tc_grow((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)) ||
+	    tc_hash_add(&m->h, h, m->n))
+		return -1;
+	m->v[m->n++] = key;
+	return 0;
+}
 
-		if (!p->n) {
-			*p = (struct pair_count){ a, b, 1 };
-			m->used++;
-			return 0;
-		}
-		if (p->a == a && p->b == b) {
-			p->n++;
-			return 0;
-		}
-	}
+static void map_free(struct pair_map *m)
+{
+	free(m->v);
+	tc_hash_free(&m->h);
 }
 
 struct tc_autofdo *tc_autofdo_new(const struct tc_autofdo_opts *o)
@@ -97,8 +102,8 @@ void tc_autofdo_free(struct tc_autofdo *a)
 	if (!a)
 		return;
 	for (size_t i = 0; i < a->nbins; i++) {
-		free(a->bins[i].ranges.slot);
-		free(a->bins[i].branches.slot);
+		map_free(&a->bins[i].ranges);
+		map_free(&a->bins[i].branches);
 	}
 	free(a->bins);
 	free(a->st);
@@ -118,10 +123,8 @@ static struct pending *stream(struct tc_autofdo *a, const struct tc_rec *r)
 	for (size_t i = 0; i < a->nst; i++)
 		if (a->st[i].key == key)
 			return &a->st[i];
-	p = realloc(a->st, (a->nst + 1) * sizeof(*p));
-	if (!p)
+	if (tc_grow((void **)&a->st, &a->cst, a->nst + 1, sizeof(*a->st)))
 		return NULL;
-	a->st = p;
 	p = &a->st[a->nst++];
 	*p = (struct pending){ .key = key };
 	return p;
@@ -129,19 +132,15 @@ static struct pending *stream(struct tc_autofdo *a, const struct tc_rec *r)
 
 static int binary_of(struct tc_autofdo *a, const struct tc_images_file *f, size_t *idx)
 {
-	struct binary *b;
-
 	for (size_t i = 0; i < a->nbins; i++)
 		if (!strcmp(a->bins[i].dso, f->dso) && !strcmp(a->bins[i].build_id, f->build_id)) {
 			*idx = i;
 			return 0;
 		}
-	b = realloc(a->bins, (a->nbins + 1) * sizeof(*b));
-	if (!b)
+	if (tc_grow((void **)&a->bins, &a->cbins, a->nbins + 1, sizeof(*a->bins)))
 		return -1;
-	a->bins = b;
-	b[a->nbins] = (struct binary){ .dso = f->dso, .build_id = f->build_id,
-				       .base = f->first_load };
+	a->bins[a->nbins] = (struct binary){ .dso = f->dso, .build_id = f->build_id,
+					     .base = f->first_load };
 	*idx = a->nbins++;
 	return 0;
 }
@@ -161,49 +160,32 @@ static int flush(struct tc_autofdo *a, struct pending *p)
 	return rc;
 }
 
-static int64_t sext(uint64_t v, unsigned bits)
-{
-	uint64_t m = 1ULL << (bits - 1);
-
-	v &= (1ULL << bits) - 1;
-	return (int64_t)((v ^ m) - m);
-}
-
-/* A64 direct branches (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ): 1 and *target, else 0. */
-static int a64_direct(uint32_t i, uint64_t pc, uint64_t *target)
-{
-	if ((i & 0x7c000000) == 0x14000000)		/* B, BL */
-		*target = pc + (uint64_t)(sext(i, 26) * 4);
-	else if ((i & 0xff000010) == 0x54000000 || (i & 0x7e000000) == 0x34000000)
-		*target = pc + (uint64_t)(sext(i >> 5, 19) * 4);	/* B.cond, CBZ/CBNZ */
-	else if ((i & 0x7e000000) == 0x36000000)	/* TBZ/TBNZ */
-		*target = pc + (uint64_t)(sext(i >> 5, 14) * 4);
-	else
-		return 0;
-	return 1;
-}
-
 /* Whether the range's last instruction is a direct branch, and its target (0 unknown). */
 static bool direct_branch(struct tc_autofdo *a, const struct tc_rec *r, uint64_t *target)
 {
 	uint64_t pc = r->end - r->last_size;
 	uint8_t b[4] = { 0 };
+	enum tc_a64_class c;
 
 	*target = 0;
 	if (r->isa == TC_ISA_A64) {
 		if (a->o.read(a->o.ctx, r->pid, pc, b, 4) != 4)
 			return r->last_type == TC_INSN_JUMP;
-		return a64_direct((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-				  (uint32_t)b[3] << 24, pc, target);
+		c = tc_a64_classify((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+				    (uint32_t)b[3] << 24, pc, target);
+		return c == TC_A64_BRANCH || c == TC_A64_COND;
 	}
 	if (r->isa == TC_ISA_X86_64 || r->isa == TC_ISA_X86_32) {
 		/* direct: call rel32, jmp rel, jcc rel8/rel32, loop/jrcxz (libipt's classes
-		 * do not tell direct jumps from indirect ones) */
+		 * do not tell direct jumps from indirect ones); no prefixes, the rest of b
+		 * zero */
+		struct tc_x86_insn k;
+
 		if (!r->last_size || a->o.read(a->o.ctx, r->pid, pc, b, 2) < 1)
 			return false;
-		return b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb ||
-		       (b[0] >= 0x70 && b[0] <= 0x7f) || (b[0] >= 0xe0 && b[0] <= 0xe3) ||
-		       (b[0] == 0x0f && r->last_size >= 2 && b[1] >= 0x80 && b[1] <= 0x8f);
+		k = tc_x86_classify(b, sizeof(b));
+		return !k.opcode && (k.kind == TC_X86_CALL || k.kind == TC_X86_JMP ||
+				     (k.kind == TC_X86_JCC && (b[0] != 0x0f || r->last_size >= 2)));
 	}
 	return r->last_type == TC_INSN_JUMP;
 }
@@ -282,15 +264,15 @@ static int cmp_bin(const void *x, const void *y)
  * branches need only from there (a target below it becomes 0). */
 static int write_pairs(const struct pair_map *m, uint64_t base, bool branches, FILE *f)
 {
-	struct pair_count *v = malloc((m->used ? m->used : 1) * sizeof(*v));
-	size_t n = 0;
+	struct pair_count *v = malloc((m->n ? m->n : 1) * sizeof(*v));
+	size_t n = 0, pos = 0, i;
 
 	if (!v)
 		return -1;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct pair_count p = m->slot[i];
+	while ((i = tc_hash_next(&m->h, &pos)) != TC_HASH_NONE) {
+		struct pair_count p = m->v[i];
 
-		if (!p.n || p.a < base || (!branches && p.b < base))
+		if (p.a < base || (!branches && p.b < base))
 			continue;
 		p.a -= base;
 		p.b = p.b >= base ? p.b - base : 0;
@@ -298,7 +280,7 @@ static int write_pairs(const struct pair_map *m, uint64_t base, bool branches, F
 	}
 	qsort(v, n, sizeof(*v), cmp_pair);
 	fprintf(f, "%zu\n", n);
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		fprintf(f, "%" PRIx64 "%s%" PRIx64 ":%" PRIu64 "\n", v[i].a, branches ? "->" : "-",
 			v[i].b, v[i].n);
 	free(v);

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
 #include "lib/util/json.h"
 
 struct cthread {
 	int key, pid, tid;	/* tid as written */
 	char **open;		/* names of the open slices, outermost first */
-	unsigned n, cap;
+	unsigned n;
+	size_t cap;
 	uint64_t last_ts;	/* slices never close before they open */
 };
 
@@ -54,15 +56,8 @@ static struct cthread *thread(struct tc_chrome *c, int pid, int tid, int cpu, bo
 	}
 	if (!create)
 		return NULL;
-	if (c->nth == c->cth) {
-		size_t cap = c->cth ? c->cth * 2 : 16;
-
-		t = realloc(c->th, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		c->th = t;
-		c->cth = cap;
-	}
+	if (tc_grow((void **)&c->th, &c->cth, c->nth + 1, sizeof(*c->th)))
+		return NULL;
 	t = &c->th[c->nth++];
 	*t = (struct cthread){ .key = key, .pid = pid >= 0 ? pid : 0,
 			       .tid = tid >= 0 ? tid : cpu >= 0 ? 1000000 + cpu : 999999 };
@@ -113,15 +108,8 @@ void tc_chrome_range(void *chrome, const struct tc_callstack_range *r)
 		const char *name = tc_callstack_func_name(c->sym, c->sym_ctx, r->pid, r->func[t->n],
 							  hex, sizeof(hex));
 
-		if (t->n == t->cap) {
-			unsigned cap = t->cap ? t->cap * 2 : 16;
-			char **o = realloc(t->open, cap * sizeof(*o));
-
-			if (!o)
-				goto nomem;
-			t->open = o;
-			t->cap = cap;
-		}
+		if (tc_grow((void **)&t->open, &t->cap, t->n + 1, sizeof(*t->open)))
+			goto nomem;
 		t->open[t->n] = strdup(name);
 		if (!t->open[t->n])
 			goto nomem;

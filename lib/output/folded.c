@@ -3,6 +3,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "lib/util/grow.h"
+
 struct walk {
 	const struct tc_calltree *t;
 	const struct tc_calltree_node *node;
@@ -17,15 +19,8 @@ static int visit(struct walk *w, size_t i)
 	ptrdiff_t n;
 	int rc = 0;
 
-	if (w->depth == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		size_t *p = realloc(w->path, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		w->path = p;
-		w->cap = cap;
-	}
+	if (tc_grow((void **)&w->path, &w->cap, w->depth + 1, sizeof(*w->path)))
+		return -1;
 	w->path[w->depth++] = i;
 	if (w->node[i].self) {
 		for (size_t k = 0; k < w->depth; k++)

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/util/grow.h"
+
 /* Threads can outnumber the file descriptors we may hold: keep at most this many open
  * and reopen the others for appending when they get a record again. */
 #define MAX_OPEN 128
@@ -76,16 +78,9 @@ static struct stream *get(struct tc_streams *s, const char *key, struct tc_err *
 		if (!strcmp(s->v[i].key, key))
 			st = &s->v[i];
 	if (!st) {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 16;
-			struct stream *v = realloc(s->v, cap * sizeof(*v));
-
-			if (!v) {
-				tc_err_sys(e, ENOMEM, "per-thread streams");
-				return NULL;
-			}
-			s->v = v;
-			s->cap = cap;
+		if (tc_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v))) {
+			tc_err_sys(e, ENOMEM, "per-thread streams");
+			return NULL;
 		}
 		st = &s->v[s->n++];
 		memset(st, 0, sizeof(*st));

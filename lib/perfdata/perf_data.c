@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/util/grow.h"
+
 #define PD_MAGIC 0x32454c4946524550ULL		/* "PERFILE2" read little-endian */
 #define PD_MAGIC_SWAPPED 0x50455246494c4532ULL	/* written on a big-endian host */
 
@@ -329,15 +331,8 @@ int pd_add_attr(struct tc_perf_data *pd, const uint8_t *p, size_t len, uint64_t 
 	if (len < PERF_ATTR_SIZE_VER0)
 		return tc_err_set(e, EINVAL, "%s: attr at offset 0x%llx has only %zu bytes",
 				  pd->name, (unsigned long long)off, len);
-	if (pd->nr_attrs == pd->cap_attrs) {
-		size_t cap = pd->cap_attrs ? pd->cap_attrs * 2 : 4;
-		struct tc_perf_data_attr *n = realloc(pd->attrs, cap * sizeof(*n));
-
-		if (!n)
-			return tc_err_set(e, ENOMEM, "out of memory for attrs");
-		pd->attrs = n;
-		pd->cap_attrs = cap;
-	}
+	if (tc_grow((void **)&pd->attrs, &pd->cap_attrs, pd->nr_attrs + 1, sizeof(*pd->attrs)))
+		return tc_err_set(e, ENOMEM, "out of memory for attrs");
 	a = &pd->attrs[pd->nr_attrs++];
 	memset(a, 0, sizeof(*a));
 	/* A newer perf's bigger attr keeps our fields at the same offsets. */
@@ -359,15 +354,8 @@ int pd_add_ids(struct tc_perf_data *pd, size_t attr, const uint8_t *p, size_t nr
 	if (!ids)
 		return tc_err_set(e, ENOMEM, "out of memory for event ids");
 	a->ids = ids;
-	if (pd->nr_ids + nr > pd->cap_ids) {
-		size_t cap = (pd->nr_ids + nr) * 2;
-		struct pd_id *m = realloc(pd->ids, cap * sizeof(*m));
-
-		if (!m)
-			return tc_err_set(e, ENOMEM, "out of memory for event ids");
-		pd->ids = m;
-		pd->cap_ids = cap;
-	}
+	if (tc_grow((void **)&pd->ids, &pd->cap_ids, pd->nr_ids + nr, sizeof(*pd->ids)))
+		return tc_err_set(e, ENOMEM, "out of memory for event ids");
 	for (size_t i = 0; i < nr; i++) {
 		a->ids[a->nr_ids++] = pd_u64(p + 8 * i);
 		pd->ids[pd->nr_ids++] = (struct pd_id){ pd_u64(p + 8 * i), attr };

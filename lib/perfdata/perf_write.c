@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/perfdata/perf_data.h"
+#include "lib/util/grow.h"
 
 #define PW_MAGIC 0x32454c4946524550ULL	/* "PERFILE2" */
 #define PW_HDR_SIZE 104
@@ -47,17 +48,8 @@ struct tc_perf_write {
 
 static int buf_put(struct pw_buf *b, const void *p, size_t n, struct tc_err *e)
 {
-	if (b->cap - b->n < n) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *q;
-
-		while (cap - b->n < n)
-			cap *= 2;
-		if (!(q = realloc(b->p, cap)))
-			return tc_err_set(e, ENOMEM, "out of memory for a perf.data section");
-		b->p = q;
-		b->cap = cap;
-	}
+	if (tc_grow((void **)&b->p, &b->cap, b->n + n, 1))
+		return tc_err_set(e, ENOMEM, "out of memory for a perf.data section");
 	if (n)
 		memcpy(b->p + b->n, p, n);
 	b->n += n;

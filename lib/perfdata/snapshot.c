@@ -121,7 +121,7 @@ static char *join(const char *dir, const char *file)
 }
 
 /* Grow *v (n elements of size sz) by one zeroed element; returns it or NULL. */
-static void *grow(void *pv, size_t *n, size_t sz)
+static void *append_zeroed(void *pv, size_t *n, size_t sz)
 {
 	void **v = pv;
 	char *nv = realloc(*v, (*n + 1) * sz);
@@ -220,7 +220,7 @@ static int on_dev(void *ctx, const struct ini_line *l, struct tc_err *e)
 		return 0;
 	}
 	if (!strcasecmp(l->section, "regs")) {
-		struct tc_snapshot_reg *r = grow(&dev->regs, &dev->nregs, sizeof(*r));
+		struct tc_snapshot_reg *r = append_zeroed(&dev->regs, &dev->nregs, sizeof(*r));
 		size_t len = strcspn(l->key, "(");
 
 		if (!r || !(r->name = strndup(l->key, len)))
@@ -246,7 +246,8 @@ static int on_dev_wrap(void *ctx, const struct ini_line *l, struct tc_err *e)
 		if (finish_dump(&w->c, e))
 			return -1;
 		if (!strncasecmp(l->section, "dump", 4)) {
-			w->c.dump = grow(&w->c.dev->dumps, &w->c.dev->ndumps, sizeof(*w->c.dump));
+			w->c.dump = append_zeroed(&w->c.dev->dumps, &w->c.dev->ndumps,
+						  sizeof(*w->c.dump));
 			if (!w->c.dump)
 				return tc_err_sys(e, ENOMEM, "snapshot");
 			w->c.dump_line = l->section_line;
@@ -258,7 +259,7 @@ static int on_dev_wrap(void *ctx, const struct ini_line *l, struct tc_err *e)
 
 static int read_device(struct tc_snapshot *ss, const char *file, struct tc_err *e)
 {
-	struct tc_snapshot_device *dev = grow(&ss->devs, &ss->ndevs, sizeof(*dev));
+	struct tc_snapshot_device *dev = append_zeroed(&ss->devs, &ss->ndevs, sizeof(*dev));
 	struct devwrap w = { .c = { .dir = ss->dir } };
 
 	if (!dev || !(dev->ini = join(ss->dir, file)))
@@ -304,7 +305,7 @@ static int on_trace(void *ctx, const struct ini_line *l, struct tc_err *e)
 			if (!*tok)
 				continue;
 			if (tc_strv_push(&t->buf_sections, tok) ||
-			    !grow(&ss->bufs, &ss->nbufs, sizeof(*ss->bufs))) {
+			    !append_zeroed(&ss->bufs, &ss->nbufs, sizeof(*ss->bufs))) {
 				free(list);
 				return tc_err_sys(e, ENOMEM, "snapshot");
 			}
@@ -319,7 +320,7 @@ static int on_trace(void *ctx, const struct ini_line *l, struct tc_err *e)
 	}
 	if (!strcasecmp(l->section, "core_trace_sources")) {
 		struct tc_snapshot_core_src *cs =
-			grow(&ss->core_srcs, &ss->ncore_srcs, sizeof(*cs));
+			append_zeroed(&ss->core_srcs, &ss->ncore_srcs, sizeof(*cs));
 
 		if (!cs || !(cs->core = strdup(l->key)) || !(cs->source = strdup(l->value)))
 			return tc_err_sys(e, ENOMEM, "snapshot");
@@ -365,7 +366,7 @@ static int read_trace(struct tc_snapshot *ss, const char *file, struct tc_err *e
 
 		if (!b)
 			continue;	/* a source mapped to a buffer not listed: ignore it */
-		if (!grow(&b->sources, &b->nsources, sizeof(char *)) ||
+		if (!append_zeroed(&b->sources, &b->nsources, sizeof(char *)) ||
 		    !(b->sources[b->nsources - 1] = strdup(t.src.v[i]))) {
 			tc_err_sys(e, ENOMEM, "snapshot");
 			goto out;

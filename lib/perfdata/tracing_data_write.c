@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/util/grow.h"
 #include "lib/util/sysfs.h"
 
 struct tbuf {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/diag.h"
+#include "lib/util/grow.h"
 #include "lib/util/sysfs.h"
 
 /* TRCDEVARCH fields (ETE: ARCHVER 5, ARCHPART 0xA13), ETMIDR PTM marker: as perf reads them. */
@@ -26,15 +28,8 @@ struct graph {
 
 static int graph_add(struct graph *g, const char *from, const char *to)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 32;
-		struct edge *e = realloc(g->e, cap * sizeof(*e));
-
-		if (!e)
-			return -1;
-		g->e = e;
-		g->cap = cap;
-	}
+	if (tc_grow((void **)&g->e, &g->cap, g->n + 1, sizeof(*g->e)))
+		return -1;
 	g->e[g->n].from = strdup(from);
 	g->e[g->n].to = strdup(to);
 	g->n++;

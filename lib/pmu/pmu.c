@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/diag.h"
 #include "lib/util/sysfs.h"
 
 const char *const tc_pmu_supported[] = { "cs_etm", "intel_pt", NULL };

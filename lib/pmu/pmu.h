@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 #include "lib/pmu/pmu_format.h"
 #include "lib/util/strv.h"

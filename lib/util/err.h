@@ -17,18 +17,8 @@ int tc_err_set(struct tc_err *e, int errnum, const char *fmt, ...)
 int tc_err_sys(struct tc_err *e, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* A list of non-fatal problems found while reading input ("the rest still prints"). */
-struct tc_diag {
-	char **msgs;
-	size_t n, cap;
-};
-
-void tc_diag_add(struct tc_diag *d, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void tc_diag_free(struct tc_diag *d);
-
-/* Make room for need elements of size bytes in the array *v of capacity *cap (doubling);
- * -1 on ENOMEM with *v and *cap unchanged. */
-int tc_grow(void **v, size_t *cap, size_t need, size_t size);
+/* Until every caller includes them itself (branches in flight use both through err.h). */
+#include "lib/util/diag.h"
+#include "lib/util/grow.h"
 
 #endif

@@ -3,19 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/grow.h"
+
 int tc_strv_push(struct tc_strv *s, const char *str)
 {
 	char *copy;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		char **v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (tc_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -1;
 	copy = strdup(str);
 	if (!copy)
 		return -1;

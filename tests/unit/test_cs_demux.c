@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "decoders/coresight/cs_frame.h"
+#include "lib/util/diag.h"
 #include "tests/unit/tc_test.h"
 
 /* ---- collecting what the deformatter delivers, per ID ---- */

@@ -6,6 +6,7 @@
 #include "decoders/coresight/cs_session.h"
 #include "decoders/coresight/cs_snapshot.h"
 #include "lib/perfdata/snapshot.h"
+#include "lib/util/diag.h"
 #include "tests/unit/tc_test.h"
 
 struct got {

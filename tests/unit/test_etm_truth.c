@@ -8,6 +8,7 @@
 #include "decoders/coresight/cs_frame.h"
 #include "lib/emulate/cs_formatter.h"
 #include "lib/images/elf.h"
+#include "lib/isa/a64.h"
 #include "lib/emulate/etm4_enc.h"
 #include "lib/emulate/qemu_exec.h"
 #include "tests/unit/etm_snap.h"

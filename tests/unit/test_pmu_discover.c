@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "lib/pmu/pmu.h"
+#include "lib/util/diag.h"
 #include "tests/unit/tc_test.h"
 
 static const char *fixture(const char *name)
