@@ -11,6 +11,7 @@
 #include "lib/output/autofdo.h"
 #include "lib/output/listing.h"
 #include "lib/output/streams.h"
+#include "lib/util/diag.h"
 #include "lib/util/parse.h"
 #include "cmd/progress.h"
 #include "cmd/tracectl.h"
@@ -120,17 +121,17 @@ int tc_decode_run(struct tc_session *s)
 	struct tc_session_progress watch = { .begin = watch_begin, .buffer = watch_buffer,
 					     .at = watch_at, .end = watch_end,
 					     .stop = watch_stop, .ctx = &p };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct tc_err e;
 	int problems = tc_session_run(s, &watch, &m, &e);
 
 	for (size_t i = 0; i < m.n; i++) {
-		if (m.v[i].level == TC_MSGS_STATUS)
-			tc_status("%s", m.v[i].text);
+		if (m.msgs[i].level == TC_DIAG_STATUS)
+			tc_status("%s", m.msgs[i].text);
 		else
-			tc_warning("%s", m.v[i].text);
+			tc_warning("%s", m.msgs[i].text);
 	}
-	tc_msgs_free(&m);
+	tc_diag_free(&m);
 	if (problems < 0)
 		tc_fatal("%s", e.msg);
 	return problems;

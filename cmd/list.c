@@ -178,7 +178,7 @@ static void print_listing(const struct tc_pmu_list *l)
 	tc_json_key(&j, "warnings");
 	tc_json_arr_open(&j);
 	for (size_t i = 0; i < l->diag.n; i++)
-		tc_json_str(&j, l->diag.msgs[i]);
+		tc_json_str(&j, l->diag.msgs[i].text);
 	tc_json_arr_close(&j);
 	tc_json_obj_close(&j);
 }
@@ -200,7 +200,7 @@ int do_list(int argc, char **argv)
 		tc_fatal("%s", e.msg);
 	}
 	for (size_t k = 0; k < l.diag.n; k++)
-		tc_warning("%s", l.diag.msgs[k]);
+		tc_warning("%s", l.diag.msgs[k].text);
 	if (a.sinks_only)
 		print_sinks(&l);
 	else

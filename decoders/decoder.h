@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decoders/msgs.h"
+#include "lib/util/diag.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
@@ -42,7 +42,7 @@ struct tc_decoder_ops {
 	 * the file in them). Returns the number of problems warned about, -1 when decoding
 	 * cannot be set up. */
 	int (*finish)(void *dec, const struct tc_perf_data *pd, const char *input,
-		      struct tc_msgs *m, struct tc_err *e);
+		      struct tc_diag *m, struct tc_err *e);
 	void (*free)(void *dec);
 	/* tc_symbolize_fn (lib/output/listing.h) for the record writer; -1 where unknown. */
 	int (*symbolize)(void *dec, uint64_t addr, char *buf, size_t len);

@@ -9,6 +9,8 @@
 
 #include "decoders/tp_event.h"
 #include "lib/perfdata/tracing_data_read.h"
+#include "lib/util/diag.h"
+#include "lib/util/grow.h"
 
 struct ev {
 	uint64_t time, offset, id;
@@ -177,23 +179,23 @@ int tc_events_flush_time(struct tc_events *x, const struct tc_perf_data *pd, uin
 	return flush(x, pd, true, time);
 }
 
-int tc_events_finish(struct tc_events *x, const char *input, struct tc_msgs *m)
+int tc_events_finish(struct tc_events *x, const char *input, struct tc_diag *m)
 {
 	int problems = 0;
 
 	if (x->tep_err) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: tracepoint samples cannot be printed: %s",
+		tc_diag_add(m, "%s: tracepoint samples cannot be printed: %s",
 			    input, x->tep_err);
 		problems++;
 	}
 	if (x->bad && x->tpe) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " tracepoint samples do not fit "
+		tc_diag_add(m, "%s: %" PRIu64 " tracepoint samples do not fit "
 			    "their format; the first: %s", input, x->bad,
 			    x->first_bad ? x->first_bad : "?");
 		problems++;
 	}
 	if (x->emitted || x->bad)
-		tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: %" PRIu64 " tracepoint events, %"
+		tc_diag_status(m, "tracectl decode: %" PRIu64 " tracepoint events, %"
 			    PRIu64 " not printed", x->emitted, x->bad);
 	return problems;
 }

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "decoders/msgs.h"
+#include "lib/util/diag.h"
 #include "decoders/rec.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/util/err.h"
@@ -27,6 +27,6 @@ int tc_events_flush(struct tc_events *x, const struct tc_perf_data *pd, uint64_t
 int tc_events_flush_time(struct tc_events *x, const struct tc_perf_data *pd, uint64_t time);
 /* Warnings (no or bad tracing data, samples that do not fit their format) and a status
  * line into m; returns the number of problems warned about. */
-int tc_events_finish(struct tc_events *x, const char *input, struct tc_msgs *m);
+int tc_events_finish(struct tc_events *x, const char *input, struct tc_diag *m);
 
 #endif

@@ -19,6 +19,8 @@
 #include "lib/images/buildid_cache.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/snapshot.h"
+#include "lib/util/diag.h"
+#include "lib/util/grow.h"
 
 struct comm {
 	int tid;
@@ -291,7 +293,7 @@ static int read_all(struct tc_session *s, struct tc_err *e)
 
 /* Trace the kernel announced (AUX records) but that the file does not hold, and data lost
  * on the way. */
-static int report_missing(struct tc_session *s, struct tc_msgs *m)
+static int report_missing(struct tc_session *s, struct tc_diag *m)
 {
 	const char *in = s->o.input;
 	int problems = 0;
@@ -303,31 +305,31 @@ static int report_missing(struct tc_session *s, struct tc_msgs *m)
 					       "no AUXTRACE data" };
 
 		s->emit(s->ctx, &lost);
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " AUX records announce %" PRIu64
+		tc_diag_add(m, "%s: %" PRIu64 " AUX records announce %" PRIu64
 			    " bytes of trace, but the file holds no AUXTRACE data: the trace is "
 			    "missing", in, s->aux_recs, s->aux_bytes);
 		problems++;
 	}
 	if (s->aux_truncated || s->aux_partial || s->aux_collision) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: AUX records flagged truncated %" PRIu64 " (%"
+		tc_diag_add(m, "%s: AUX records flagged truncated %" PRIu64 " (%"
 			    PRIu64 " of them empty), partial %" PRIu64 ", collision %" PRIu64, in,
 			    s->aux_truncated, s->aux_empty, s->aux_partial, s->aux_collision);
 		problems++;
 	}
 	if (s->lost_recs) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " LOST records (%" PRIu64
+		tc_diag_add(m, "%s: %" PRIu64 " LOST records (%" PRIu64
 			    " events lost)", in, s->lost_recs, s->lost_events);
 		problems++;
 	}
 	if (s->compressed_recs) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " COMPRESSED records from offset 0x%"
+		tc_diag_add(m, "%s: %" PRIu64 " COMPRESSED records from offset 0x%"
 			    PRIx64 " (perf record -z): tracectl does not decompress zstd, so the "
 			    "records inside them are not decoded; record without -z", in,
 			    s->compressed_recs, s->first_compressed);
 		problems++;
 	}
 	if (s->lost_samples) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " records lost by the kernel's count"
+		tc_diag_add(m, "%s: %" PRIu64 " records lost by the kernel's count"
 			    " (%" PRIu64 " LOST_SAMPLES records)", in, s->lost_samples,
 			    s->lost_samples_recs);
 		problems++;
@@ -343,7 +345,7 @@ static void progress_end(struct tc_session *s)
 
 /* Read, then let the decoder decode what it queued and report; the tracepoint samples
  * left and the account of AUX data follow. */
-static int decode(struct tc_session *s, struct tc_msgs *m, struct tc_err *e)
+static int decode(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 {
 	int rc, problems = 0;
 
@@ -370,7 +372,7 @@ static int decode(struct tc_session *s, struct tc_msgs *m, struct tc_err *e)
 	return problems;
 }
 
-static int run_perf_data(struct tc_session *s, struct tc_msgs *m, struct tc_err *e)
+static int run_perf_data(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 {
 	int rc;
 
@@ -388,7 +390,7 @@ static int run_perf_data(struct tc_session *s, struct tc_msgs *m, struct tc_err 
 
 /* An OpenCSD / DS-5 snapshot directory: one trace buffer decoded (the first by default,
  * as trc_pkt_lister does), as instruction ranges and other elements, or as packets. */
-static int run_snapshot(struct tc_session *s, struct tc_msgs *m, struct tc_err *e)
+static int run_snapshot(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 {
 	const struct tc_session_opts *a = &s->o;
 	struct tc_snapshot *ss;
@@ -405,16 +407,16 @@ static int run_snapshot(struct tc_session *s, struct tc_msgs *m, struct tc_err *
 		return -1;
 	rc = tc_cs_snapshot_decode(ss, &run, e);
 	for (size_t i = 0; i < run.notes.n; i++)
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s", run.notes.msgs[i]);
+		tc_diag_add(m, "%s", run.notes.msgs[i].text);
 	tc_diag_free(&run.notes);
 	if (rc) {
 		tc_snapshot_free(ss);
 		return -1;
 	}
 	if (run.errors)
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " decode errors (decoding "
+		tc_diag_add(m, "%s: %" PRIu64 " decode errors (decoding "
 			    "resynchronised after each)", a->input, run.errors);
-	tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: buffer %s (%s), %u sources, %" PRIu64
+	tc_diag_status(m, "tracectl decode: buffer %s (%s), %u sources, %" PRIu64
 		    " packets, %" PRIu64 " ranges, %" PRIu64 " instructions, %" PRIu64 " errors",
 		    run.buf->name, run.buf->format, run.sources, run.packets, run.ranges,
 		    run.insns, run.errors);
@@ -423,7 +425,7 @@ static int run_snapshot(struct tc_session *s, struct tc_msgs *m, struct tc_err *
 }
 
 int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,
-		   struct tc_msgs *m, struct tc_err *e)
+		   struct tc_diag *m, struct tc_err *e)
 {
 	int rc;
 

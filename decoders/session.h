@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decoders/msgs.h"
+#include "lib/util/diag.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/util/err.h"
@@ -50,7 +50,7 @@ void tc_session_free(struct tc_session *s);
  * be shown. Returns the number of problems warned about (decode errors, missing trace or
  * images, lost data), or -1 on unusable input with e filled. p may be NULL. */
 int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,
-		   struct tc_msgs *m, struct tc_err *e);
+		   struct tc_diag *m, struct tc_err *e);
 
 /* The record writer's symboliser (lib/output/listing.h tc_symbolize_fn); ctx is the
  * session. Valid while records are emitted. */

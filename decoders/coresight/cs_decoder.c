@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "decoders/coresight/cs_perf.h"
+#include "lib/util/diag.h"
 
 struct cs_decoder {
 	struct tc_cs_perf *s;
@@ -47,7 +48,7 @@ static int cs_process(void *dec, const struct tc_perf_data *pd,
 }
 
 static int cs_finish(void *dec, const struct tc_perf_data *pd, const char *input,
-		     struct tc_msgs *m, struct tc_err *e)
+		     struct tc_diag *m, struct tc_err *e)
 {
 	struct cs_decoder *c = dec;
 	const struct tc_cs_perf_stats *st;
@@ -59,26 +60,26 @@ static int cs_finish(void *dec, const struct tc_perf_data *pd, const char *input
 	st = tc_cs_perf_stats(c->s);
 	tc_cs_perf_diag(c->s, &notes);
 	for (size_t i = 0; i < notes.n; i++)
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %s", input, notes.msgs[i]);
+		tc_diag_add(m, "%s: %s", input, notes.msgs[i].text);
 	problems += notes.n > 0;
 	tc_diag_free(&notes);
 	if (st->errors) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " decode errors (decoding "
+		tc_diag_add(m, "%s: %" PRIu64 " decode errors (decoding "
 			    "resynchronised after each)", input, st->errors);
 		problems++;
 	}
 	if (st->nomap && !c->packets) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " times no code at a traced address"
+		tc_diag_add(m, "%s: %" PRIu64 " times no code at a traced address"
 			    " (images missing?)", input, st->nomap);
 		problems++;
 	}
 	if (c->packets)
-		tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%"
+		tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%"
 			    PRIu64 " bytes, %" PRIu64 " blocks), %" PRIu64 " packets, %" PRIu64
 			    " errors", st->buffers, st->bytes, st->blocks, st->packets,
 			    st->errors);
 	else
-		tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%"
+		tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%"
 			    PRIu64 " bytes, %" PRIu64 " blocks), %" PRIu64 " instructions, %"
 			    PRIu64 " ranges, %" PRIu64 " branches, %" PRIu64 " errors, %" PRIu64
 			    " without code", st->buffers, st->bytes, st->blocks, st->insns,

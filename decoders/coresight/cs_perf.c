@@ -10,6 +10,8 @@
 #include "decoders/coresight/cs_meta.h"
 #include "decoders/coresight/cs_session.h"
 #include "lib/images/images.h"
+#include "lib/util/diag.h"
+#include "lib/util/grow.h"
 
 struct buf {
 	uint8_t *data;
@@ -455,7 +457,7 @@ void tc_cs_perf_diag(const struct tc_cs_perf *s, struct tc_diag *diag)
 	size_t n = tc_images_missing(s->im, &miss);
 
 	for (size_t i = 0; i < s->notes.n; i++)
-		tc_diag_add(diag, "%s", s->notes.msgs[i]);
+		tc_diag_add(diag, "%s", s->notes.msgs[i].text);
 	if (s->o.packets)
 		return;	/* packets need no code: a missing image only stops element decode */
 	for (size_t i = 0; i < n; i++)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "decoders/rec.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"

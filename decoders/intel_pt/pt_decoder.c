@@ -11,6 +11,7 @@
 #include "decoders/intel_pt/pt_config.h"
 #include "decoders/intel_pt/pt_packets.h"
 #include "decoders/intel_pt/pt_session.h"
+#include "lib/util/diag.h"
 
 struct pt_decoder {
 	struct tc_pt_session *s;	/* flow; NULL with packets */
@@ -89,16 +90,16 @@ static int pt_process(void *dec, const struct tc_perf_data *pd,
 	return tc_pt_session_record(p->s, pd, r, e);
 }
 
-static int packets_finish(struct pt_decoder *p, const char *input, struct tc_msgs *m)
+static int packets_finish(struct pt_decoder *p, const char *input, struct tc_diag *m)
 {
 	int problems = 0;
 
 	if (p->st.errors) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " decode errors (decoding "
+		tc_diag_add(m, "%s: %" PRIu64 " decode errors (decoding "
 			    "resynchronised after each)", input, p->st.errors);
 		problems++;
 	}
-	tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64
+	tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64
 		    " bytes), %" PRIu64 " AUX records, %" PRIu64 " packets, %" PRIu64 " errors",
 		    p->auxtrace_recs, p->auxtrace_bytes, p->aux_recs, p->st.packets,
 		    p->st.errors);
@@ -106,7 +107,7 @@ static int packets_finish(struct pt_decoder *p, const char *input, struct tc_msg
 }
 
 static int pt_finish(void *dec, const struct tc_perf_data *pd, const char *input,
-		     struct tc_msgs *m, struct tc_err *e)
+		     struct tc_diag *m, struct tc_err *e)
 {
 	struct pt_decoder *p = dec;
 	const struct tc_pt_session_missing *miss;
@@ -121,32 +122,32 @@ static int pt_finish(void *dec, const struct tc_perf_data *pd, const char *input
 	st = tc_pt_session_stats(p->s);
 	nmiss = tc_pt_session_missing(p->s, &miss);
 	if (nmiss) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %zu images needed but not found (give their "
+		tc_diag_add(m, "%s: %zu images needed but not found (give their "
 			    "root with --symfs DIR); decoding stopped %" PRIu64 " times for lack "
 			    "of code", input, nmiss, st->nomap);
 		for (size_t i = 0; i < nmiss; i++)
-			tc_msgs_add(m, TC_MSGS_WARNING, "%s: image not found: %s: decoding stopped"
+			tc_diag_add(m, "%s: image not found: %s: decoding stopped"
 				    " there %" PRIu64 " times", input, miss[i].line,
 				    miss[i].stops);
 		problems++;
 	}
 	if (st->nomap_unmapped) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: decoding stopped %" PRIu64 " times at "
+		tc_diag_add(m, "%s: decoding stopped %" PRIu64 " times at "
 			    "addresses no MMAP record covers", input, st->nomap_unmapped);
 		problems++;
 	}
 	if (st->errors || st->overflows) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: %" PRIu64 " decode errors, %" PRIu64
+		tc_diag_add(m, "%s: %" PRIu64 " decode errors, %" PRIu64
 			    " overflows (decoding resynchronised at the next PSB after each)",
 			    input, st->errors, st->overflows);
 		problems++;
 	}
 	if (st->buffers && !st->syncs) {
-		tc_msgs_add(m, TC_MSGS_WARNING, "%s: no PSB found in %" PRIu64 " bytes of trace: "
+		tc_diag_add(m, "%s: no PSB found in %" PRIu64 " bytes of trace: "
 			    "nothing decoded", input, st->bytes);
 		problems++;
 	}
-	tc_msgs_add(m, TC_MSGS_STATUS, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64
+	tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64
 		    " bytes) in %" PRIu64 " queues, %" PRIu64 " instructions, %" PRIu64
 		    " ranges, %" PRIu64 " branches, %" PRIu64 " errors, %" PRIu64
 		    " stops without code", st->buffers, st->bytes, st->queues, st->insns,

@@ -10,6 +10,7 @@
 #include "decoders/intel_pt/pt_flow.h"
 #include "decoders/time_heap.h"
 #include "lib/images/images.h"
+#include "lib/util/grow.h"
 
 /* Side-band that changes address spaces, in perf time order. */
 struct sb {

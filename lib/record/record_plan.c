@@ -10,6 +10,7 @@
 
 #include "lib/images/elf.h"
 #include "lib/record/record_ops.h"
+#include "lib/util/grow.h"
 #include "lib/util/sysfs.h"
 
 /* What perf samples with every record of a recording: who, when, where. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/util/grow.h"
 #include "lib/util/sysfs.h"
 
 /* One command line into uprobe_events, appended (O_TRUNC would clear every probe). */

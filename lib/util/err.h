@@ -17,8 +17,4 @@ int tc_err_set(struct tc_err *e, int errnum, const char *fmt, ...)
 int tc_err_sys(struct tc_err *e, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Until every caller includes them itself (branches in flight use both through err.h). */
-#include "lib/util/diag.h"
-#include "lib/util/grow.h"
-
 #endif

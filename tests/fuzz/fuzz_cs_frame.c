@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "decoders/coresight/cs_frame.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -265,7 +265,7 @@ TEST(reserved_and_null_ids_reported_with_offset)
 	CHECK_INT(all.s[0].n, 4);
 	tc_cs_frame_errors_to_diag(d, &diag);
 	CHECK_INT(diag.n, 1);
-	CHECK_STR(diag.n ? diag.msgs[0] : "", "reserved trace ID 0x7f at offset 22");
+	CHECK_STR(diag.n ? diag.msgs[0].text : "", "reserved trace ID 0x7f at offset 22");
 	tc_diag_free(&diag);
 	tc_cs_frame_free(d);
 	tc_cs_frame_free(da);

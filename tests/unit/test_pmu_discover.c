@@ -58,10 +58,10 @@ static int strv_is(const struct tc_strv *s, int n, ...)
 static int diag_has(const struct tc_diag *d, const char *a, const char *b)
 {
 	for (size_t i = 0; i < d->n; i++)
-		if (strstr(d->msgs[i], a) && (!b || strstr(d->msgs[i], b)))
+		if (strstr(d->msgs[i].text, a) && (!b || strstr(d->msgs[i].text, b)))
 			return 1;
 	for (size_t i = 0; i < d->n; i++)
-		printf("#   diag: %s\n", d->msgs[i]);
+		printf("#   diag: %s\n", d->msgs[i].text);
 	return 0;
 }
 

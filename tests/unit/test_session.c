@@ -13,6 +13,7 @@
 #include "decoders/session.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
+#include "lib/util/diag.h"
 #include "tests/unit/tc_test.h"
 
 #define PT_TYPE 8
@@ -80,7 +81,7 @@ static bool w_stop(void *ctx)
 
 /* Run a session over path; messages into m. */
 static int run(const char *path, bool packets, struct got *g, struct watch *w,
-	       struct tc_msgs *m, struct tc_err *e, struct tc_session **keep)
+	       struct tc_diag *m, struct tc_err *e, struct tc_session **keep)
 {
 	struct tc_session_opts o = { .input = path, .packets = packets };
 	struct tc_session_progress p = { .begin = w_begin, .buffer = w_buffer, .end = w_end,
@@ -152,7 +153,7 @@ fail:
 TEST(lost_and_missing_aux_data_are_warned_about_in_order)
 {
 	struct tc_err e = { 0 };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct got g = { 0 };
 	struct watch w = { 0 };
 	struct tc_session *s = NULL;
@@ -168,20 +169,20 @@ TEST(lost_and_missing_aux_data_are_warned_about_in_order)
 	CHECK_INT(m.n, 4);
 	if (m.n == 4) {
 		for (size_t i = 0; i < 4; i++)
-			CHECK_INT(m.v[i].level, TC_MSGS_WARNING);
+			CHECK_INT(m.msgs[i].level, TC_DIAG_WARNING);
 		snprintf(want, sizeof(want), "%s: 2 AUX records announce 64 bytes of trace, but "
 			 "the file holds no AUXTRACE data: the trace is missing", path);
-		CHECK_STR(m.v[0].text, want);
+		CHECK_STR(m.msgs[0].text, want);
 		snprintf(want, sizeof(want), "%s: AUX records flagged truncated 2 (1 of them "
 			 "empty), partial 1, collision 0", path);
-		CHECK_STR(m.v[1].text, want);
+		CHECK_STR(m.msgs[1].text, want);
 		snprintf(want, sizeof(want), "%s: 1 COMPRESSED records from offset 0x%llx (perf "
 			 "record -z): tracectl does not decompress zstd, so the records inside "
 			 "them are not decoded; record without -z", path, (unsigned long long)z_at);
-		CHECK_STR(m.v[2].text, want);
+		CHECK_STR(m.msgs[2].text, want);
 		snprintf(want, sizeof(want), "%s: 5 records lost by the kernel's count (1 "
 			 "LOST_SAMPLES records)", path);
-		CHECK_STR(m.v[3].text, want);
+		CHECK_STR(m.msgs[3].text, want);
 	}
 	/* The missing trace is a record too, where the first AUX record is. */
 	CHECK_INT(g.n, 1);
@@ -197,14 +198,14 @@ TEST(lost_and_missing_aux_data_are_warned_about_in_order)
 	CHECK_INT(w.end, 1);
 	CHECK_INT(w.stops, 5);	/* once a record */
 	tc_session_free(s);
-	tc_msgs_free(&m);
+	tc_diag_free(&m);
 	unlink(path);
 }
 
 TEST(the_stop_hook_ends_reading)
 {
 	struct tc_err e = { 0 };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct got g = { 0 };
 	struct watch w = { .stop = true };
 	const char *path = tmpname();
@@ -220,7 +221,7 @@ TEST(the_stop_hook_ends_reading)
 	CHECK_INT(m.n, 0);
 	CHECK_INT(g.n, 0);
 	CHECK_INT(w.end, 1);
-	tc_msgs_free(&m);
+	tc_diag_free(&m);
 	unlink(path);
 }
 
@@ -247,7 +248,7 @@ TEST(a_trace_type_no_decoder_takes_is_an_error)
 {
 	static const uint8_t junk[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	struct tc_err e = { 0 };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct got g = { 0 };
 	struct watch w = { 0 };
 	const char *path = tmpname();
@@ -269,7 +270,7 @@ TEST(a_trace_type_no_decoder_takes_is_an_error)
 	CHECK_INT(run(path, true, &g, &w, &m, &e, NULL), 0);
 	CHECK_INT(m.n, 0);
 	CHECK_INT(g.n, 0);
-	tc_msgs_free(&m);
+	tc_diag_free(&m);
 	unlink(path);
 }
 
@@ -389,7 +390,7 @@ static int write_ticks(const char *path, struct tc_err *e)
 TEST(tracepoint_samples_come_in_time_order_before_the_trace_after_them)
 {
 	struct tc_err e = { 0 };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct got g = { 0 };
 	struct watch w = { 0 };
 	const char *path = tmpname();
@@ -421,13 +422,13 @@ TEST(tracepoint_samples_come_in_time_order_before_the_trace_after_them)
 	/* Intel PT's packets were listed: its status line, then the tracepoints'. */
 	CHECK_INT(m.n, 2);
 	if (m.n == 2) {
-		CHECK_INT(m.v[0].level, TC_MSGS_STATUS);
-		CHECK(strstr(m.v[0].text, "tracectl decode: 1 AUXTRACE buffers (24 bytes), "
-			     "0 AUX records, ") == m.v[0].text);
-		CHECK_INT(m.v[1].level, TC_MSGS_STATUS);
-		CHECK_STR(m.v[1].text, "tracectl decode: 3 tracepoint events, 0 not printed");
+		CHECK_INT(m.msgs[0].level, TC_DIAG_STATUS);
+		CHECK(strstr(m.msgs[0].text, "tracectl decode: 1 AUXTRACE buffers (24 bytes), "
+			     "0 AUX records, ") == m.msgs[0].text);
+		CHECK_INT(m.msgs[1].level, TC_DIAG_STATUS);
+		CHECK_STR(m.msgs[1].text, "tracectl decode: 3 tracepoint events, 0 not printed");
 	}
-	tc_msgs_free(&m);
+	tc_diag_free(&m);
 	unlink(path);
 }
 
@@ -441,7 +442,7 @@ TEST(each_trace_type_gets_its_own_decoder)
 	struct tc_perf_write_etmv4 etm = { .cpu = 0, .trctraceidr = 0x10,
 					   .trcidr0 = 0x28000ea1 };
 	struct tc_err e = { 0 };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct got g = { 0 };
 	struct watch w = { 0 };
 	struct tc_perf_write *pw;
@@ -460,9 +461,9 @@ TEST(each_trace_type_gets_its_own_decoder)
 		CHECK_INT(tc_perf_write_close(pw, &e), 0);
 		CHECK(run(path, false, &g, &w, &m, &e, NULL) >= 0);
 		if (m.n) {
-			const char *status = m.v[m.n - 1].text;
+			const char *status = m.msgs[m.n - 1].text;
 
-			CHECK_INT(m.v[m.n - 1].level, TC_MSGS_STATUS);
+			CHECK_INT(m.msgs[m.n - 1].level, TC_DIAG_STATUS);
 			CHECK(strstr(status, "tracectl decode: 1 AUXTRACE buffers (16 bytes") ==
 			      status);
 			CHECK((strstr(status, " in 1 queues,") != NULL) == pt);
@@ -470,7 +471,7 @@ TEST(each_trace_type_gets_its_own_decoder)
 		} else {
 			CHECK(m.n > 0);
 		}
-		tc_msgs_free(&m);
+		tc_diag_free(&m);
 		g.n = 0;
 	}
 	unlink(path);
@@ -482,7 +483,7 @@ TEST(a_snapshot_directory_is_no_perf_data)
 	char dir[] = "/tmp/tc_sess_snap_XXXXXX", ini[64];
 	struct tc_session_opts o = { .branches = true };
 	struct tc_err e = { 0 };
-	struct tc_msgs m = { 0 };
+	struct tc_diag m = { 0 };
 	struct got g = { 0 };
 	struct watch w = { 0 };
 	struct tc_session_progress p = { .begin = w_begin, .end = w_end, .ctx = &w };
@@ -504,7 +505,7 @@ TEST(a_snapshot_directory_is_no_perf_data)
 		CHECK_INT(w.begin, 0);	/* no perf.data progress */
 		tc_session_free(s);
 	}
-	tc_msgs_free(&m);
+	tc_diag_free(&m);
 	unlink(ini);
 	rmdir(dir);
 }
