@@ -23,8 +23,7 @@ const struct tc_opt diff_opts[] = {
 
 struct diff {
 	const char *symfs;
-	struct tc_profile_view view;
-	size_t limit;
+	struct tc_profile_view view;	/* its limit only cuts the output (see do_diff) */
 	double fail_above;
 	bool gate;
 };
@@ -34,20 +33,12 @@ static int on_opt(int key, const char *arg, void *ctx)
 	const struct tc_cmd *cmd = tc_cmd_find("diff");
 	struct diff *d = ctx;
 	char *end;
-	long v;
 
 	switch (key) {
 	case OPT_SYMFS: d->symfs = arg; break;
 	case OPT_SORT:
-		if (tc_report_sort_parse(arg, &d->view.sort))
-			return tc_msg_usage_error(
-				cmd, "bad sort key '%s' (self, total, calls or name)", arg);
-		break;
 	case OPT_LIMIT:
-		if (tc_report_parse_count(arg, &v))
-			return tc_msg_usage_error(cmd, "bad --limit '%s'", arg);
-		d->limit = (size_t)v;
-		break;
+		return tc_report_view_opt(cmd, key == OPT_SORT, arg, &d->view);
 	case OPT_FAIL_ABOVE:
 		errno = 0;
 		d->fail_above = strtod(arg, &end);
@@ -78,6 +69,7 @@ int do_diff(int argc, char **argv)
 	struct tc_profile_diff pd;
 	const struct tc_profile_diff_row *grew = NULL;
 	const char *in[3];
+	size_t limit;
 	int i = tc_opts_parse(cmd, argc, argv, on_opt, &d), n = 0, problems = 0;
 
 	/* Options may follow the operands too (diff A B --fail-above 5): parse again after
@@ -98,12 +90,14 @@ int do_diff(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		problems += profile(in[k], d.symfs, &an[k], &dec[k]);
 	/* The whole difference is checked against the threshold; --limit only cuts the output. */
+	limit = d.view.limit;
+	d.view.limit = 0;
 	if (tc_profile_diff(tc_analysis_profile(an[0]), tc_analysis_profile(an[1]), &d.view, &pd))
 		tc_fatal("out of memory");
 	if (d.gate)
 		grew = tc_profile_diff_grew(&pd, d.fail_above, false);
-	if (d.limit && pd.n > d.limit)
-		pd.n = d.limit;
+	if (limit && pd.n > limit)
+		pd.n = limit;
 	if (tc_g.json) {
 		struct tc_json j;
 

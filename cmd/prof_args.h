@@ -5,11 +5,16 @@
 
 #include "lib/analysis/analysis.h"
 #include "decoders/session.h"
+#include "cmd/tracectl.h"
 
 /* "self", "total", "calls", "name"; -1 for anything else. */
 int tc_report_sort_parse(const char *s, enum tc_profile_sort *out);
 /* A count >= 0 (limit, tid, cpu); -1 when not a number. */
 int tc_report_parse_count(const char *s, long *out);
+
+/* --sort (sort true) or --limit into view; the usage error's code for a bad word. */
+int tc_report_view_opt(const struct tc_cmd *cmd, bool sort, const char *arg,
+		       struct tc_profile_view *view);
 
 /* Decode a (input, symfs) into the analysis o describes (o->sym, dso, comm are filled in)
  * and finish it; fatal when the analysis cannot be completed. *out keeps the analysis and

@@ -54,6 +54,23 @@ int tc_report_parse_count(const char *s, long *out)
 	return 0;
 }
 
+int tc_report_view_opt(const struct tc_cmd *cmd, bool sort, const char *arg,
+		       struct tc_profile_view *view)
+{
+	long v;
+
+	if (sort) {
+		if (tc_report_sort_parse(arg, &view->sort))
+			return tc_msg_usage_error(
+				cmd, "bad sort key '%s' (self, total, calls or name)", arg);
+	} else {
+		if (tc_report_parse_count(arg, &v))
+			return tc_msg_usage_error(cmd, "bad --limit '%s'", arg);
+		view->limit = (size_t)v;
+	}
+	return 0;
+}
+
 static void feed(void *ctx, const struct tc_rec *r)
 {
 	tc_analysis_feed(*(struct tc_analysis **)ctx,
@@ -100,15 +117,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case 'i': r->a.input = arg; break;
 	case OPT_SYMFS: r->a.symfs = arg; break;
 	case OPT_SORT:
-		if (tc_report_sort_parse(arg, &r->o.view.sort))
-			return tc_msg_usage_error(
-				cmd, "bad sort key '%s' (self, total, calls or name)", arg);
-		break;
 	case OPT_LIMIT:
-		if (tc_report_parse_count(arg, &v))
-			return tc_msg_usage_error(cmd, "bad --limit '%s'", arg);
-		r->o.view.limit = (size_t)v;
-		break;
+		return tc_report_view_opt(cmd, key == OPT_SORT, arg, &r->o.view);
 	case OPT_TID:
 	case OPT_CPU:
 		if (tc_report_parse_count(arg, &v) || v > 0x7fffffff)

@@ -152,12 +152,28 @@ static void lost_bottom(struct tc_callstack *cs, struct thread *t)
 	cs->st.unmatched++;
 }
 
+/* A return pops to the innermost frame it returns from: a call's whose return address is
+ * target, or (exc) an exception's; with none, the stack's bottom was not traced. */
+static void pop_to(struct tc_callstack *cs, struct thread *t, bool exc, uint64_t target)
+{
+	unsigned i;
+
+	for (i = t->depth; i-- > 0;) {
+		if (exc ? t->kind[i] == TC_FRAME_EXC
+			: t->kind[i] != TC_FRAME_ROOT && t->ret[i] == target)
+			break;
+	}
+	if (i < t->depth)
+		t->depth = i;
+	else
+		lost_bottom(cs, t);
+}
+
 /* Apply the pending action now that execution continues at target. */
 static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
 {
 	enum pending p = t->pending;
 	bool known;
-	unsigned i;
 
 	t->pending = P_NONE;
 	switch (p) {
@@ -176,24 +192,8 @@ static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
 			return -1;
 		break;
 	case P_RET:
-		for (i = t->depth; i-- > 0;) {
-			if (t->kind[i] != TC_FRAME_ROOT && t->ret[i] == target)
-				break;
-		}
-		if (i < t->depth)
-			t->depth = i;
-		else
-			lost_bottom(cs, t);
-		break;
 	case P_EXC_RET:
-		for (i = t->depth; i-- > 0;) {
-			if (t->kind[i] == TC_FRAME_EXC)
-				break;
-		}
-		if (i < t->depth)
-			t->depth = i;
-		else
-			lost_bottom(cs, t);
+		pop_to(cs, t, p == P_EXC_RET, target);
 		break;
 	}
 	if (t->low > t->depth)
