@@ -363,6 +363,9 @@ int main(int argc, char **argv)
 	}
 	if (trace)
 		fclose(trace);
+	free(av);
+	free(parg);
+	free(slots);
 	if (mismatch)
 		return 1;
 	if (WIFEXITED(status))
