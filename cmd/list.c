@@ -44,7 +44,7 @@ static void text_pmu(const struct tc_pmu *p)
 	printf("  formats:\n");
 	for (size_t i = 0; i < p->nformats; i++)
 		printf("    %-20s %s\n", p->formats[i].name, p->formats[i].spec);
-	if (p->kind == TC_PMU_INTEL_PT) {
+	if (tc_pmu_has_caps(p)) {
 		printf("  caps:\n");
 		for (size_t i = 0; i < p->ncaps; i++)
 			printf("    %-28s %s\n", p->caps[i].name, p->caps[i].value);
@@ -92,7 +92,7 @@ static void json_pmu(struct tc_json *j, const struct tc_pmu *p)
 	for (size_t i = 0; i < p->nformats; i++)
 		tc_json_kstr(j, p->formats[i].name, p->formats[i].spec);
 	tc_json_obj_close(j);
-	if (p->kind == TC_PMU_INTEL_PT) {
+	if (tc_pmu_has_caps(p)) {
 		tc_json_key(j, "caps");
 		tc_json_obj_open(j);
 		for (size_t i = 0; i < p->ncaps; i++)

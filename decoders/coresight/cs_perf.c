@@ -181,7 +181,7 @@ int tc_cs_perf_record(struct tc_cs_perf *s, const struct tc_perf_data_record *r,
 
 	switch (r->type) {
 	case TC_PERF_DATA_AUXTRACE_INFO:
-		if (r->u.auxtrace_info.type != 3)
+		if (r->u.auxtrace_info.type != TC_AUXTRACE_CS_ETM)
 			return 0;
 		if (!r->u.auxtrace_info.cs_etm)
 			return tc_err_set(e, 0, "CS_ETM AUXTRACE_INFO at offset 0x%" PRIx64

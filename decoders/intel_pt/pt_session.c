@@ -255,7 +255,7 @@ int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd,
 
 	switch (r->type) {
 	case TC_PERF_DATA_AUXTRACE_INFO:
-		if (r->u.auxtrace_info.type != 1)
+		if (r->u.auxtrace_info.type != TC_AUXTRACE_INTEL_PT)
 			return 0;
 		if (!r->u.auxtrace_info.intel_pt)
 			return tc_err_set(e, EINVAL, "%s: Intel PT AUXTRACE_INFO at offset 0x%llx "

@@ -11,6 +11,11 @@
 
 const char *const tc_pmu_supported[] = { "cs_etm", "intel_pt", NULL };
 
+bool tc_pmu_has_caps(const struct tc_pmu *p)
+{
+	return p->kind == TC_PMU_INTEL_PT;
+}
+
 /* Hardware trace PMUs that exist in Linux but that tracectl does not (yet) handle. */
 static const char *const unsupported_globs[] = {
 	"arm_spe_*", "intel_bts", "hisi_ptt*", "arm_cmn_*_tracer", NULL

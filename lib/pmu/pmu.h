@@ -4,6 +4,7 @@
 #define TC_LIB_PMU_PMU_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/util/diag.h"
@@ -55,6 +56,10 @@ struct tc_pmu_list {
 	struct tc_strv unsupported;	/* trace PMUs we know of but do not handle */
 	struct tc_diag diag;		/* problems with individual files; listing goes on */
 };
+
+/* Does the PMU report capabilities (caps/, Intel PT's way) rather than sinks and per-CPU
+ * tracers (CoreSight's)? What `list` shows of it follows. */
+bool tc_pmu_has_caps(const struct tc_pmu *p);
 
 /* The PMU names tracectl handles, for messages. */
 extern const char *const tc_pmu_supported[];
