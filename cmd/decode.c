@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "cmd/progress.h"
+#include "cmd/tracectl.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 #include "lib/output/autofdo.h"
@@ -13,8 +15,6 @@
 #include "lib/output/streams.h"
 #include "lib/util/diag.h"
 #include "lib/util/parse.h"
-#include "cmd/progress.h"
-#include "cmd/tracectl.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
        OPT_BRANCHES };

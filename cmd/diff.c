@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "lib/analysis/analysis.h"
-#include "decoders/session.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
+#include "decoders/session.h"
+#include "lib/analysis/analysis.h"
 
 enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS };
 

@@ -1,8 +1,8 @@
 /* tracectl list: trace PMUs, format terms, sinks, per-CPU tracers and reachable sinks. */
 #include <string.h>
 
-#include "lib/pmu/pmu.h"
 #include "cmd/tracectl.h"
+#include "lib/pmu/pmu.h"
 
 const struct tc_opt list_opts[] = {
 	{ "sinks", 's', 0, NULL, "print only the CoreSight sink names, one per line" },

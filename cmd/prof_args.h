@@ -3,9 +3,9 @@
 #ifndef TC_CMD_PROF_ARGS_H
 #define TC_CMD_PROF_ARGS_H
 
-#include "lib/analysis/analysis.h"
-#include "decoders/session.h"
 #include "cmd/tracectl.h"
+#include "decoders/session.h"
+#include "lib/analysis/analysis.h"
 
 /* "self", "total", "calls", "name"; -1 for anything else. */
 int tc_report_sort_parse(const char *s, enum tc_profile_sort *out);

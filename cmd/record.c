@@ -7,13 +7,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "lib/pmu/perf_kernel.h"
-#include "lib/pmu/pmu.h"
-#include "lib/record/record_plan.h"
-#include "lib/record/record_loop.h"
-#include "lib/record/record_ops.h"
 #include "cmd/record_emulated.h"
 #include "cmd/tracectl.h"
+#include "lib/pmu/perf_kernel.h"
+#include "lib/pmu/pmu.h"
+#include "lib/record/record_loop.h"
+#include "lib/record/record_ops.h"
+#include "lib/record/record_plan.h"
 
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,

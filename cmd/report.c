@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/analysis/analysis.h"
-#include "decoders/session.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
+#include "decoders/session.h"
+#include "lib/analysis/analysis.h"
 
 enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
        OPT_PER_THREAD, OPT_SYMFS };

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/util/diag.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 
 struct tc_decoder_opts {

@@ -7,9 +7,9 @@
 
 #include <stdint.h>
 
-#include "lib/util/diag.h"
 #include "decoders/rec.h"
 #include "lib/perfdata/perf_data.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 
 struct tc_events;

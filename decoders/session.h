@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/util/diag.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 
 struct tc_session_opts {

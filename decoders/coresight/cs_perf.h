@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 #include "decoders/rec.h"
-#include "lib/util/diag.h"
-#include "lib/util/err.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
+#include "lib/util/diag.h"
+#include "lib/util/err.h"
 
 struct tc_cs_perf_opts {
 	const char *symfs;		/* root for recorded paths, or NULL */

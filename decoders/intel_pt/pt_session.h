@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "decoders/rec.h"
-#include "lib/util/err.h"
 #include "lib/perfdata/perf_data.h"
+#include "lib/util/err.h"
 
 struct tc_pt_session_opts {
 	const char *symfs;		/* root for recorded paths, or NULL */

@@ -9,9 +9,9 @@
 #include <stdio.h>
 
 #include "decoders/rec.h"
-#include "lib/images/images.h"
 #include "lib/analysis/callstack.h"
 #include "lib/analysis/profile.h"
+#include "lib/images/images.h"
 
 enum tc_analysis_format {
 	TC_ANALYSIS_FOLDED,		/* folded stacks */

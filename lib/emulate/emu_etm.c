@@ -26,14 +26,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/emulate/emu_file.h"
-#include "lib/images/addr_filter.h"
 #include "lib/emulate/cs_formatter.h"
-#include "lib/images/elf.h"
+#include "lib/emulate/emu_file.h"
 #include "lib/emulate/etm4_enc.h"
+#include "lib/emulate/qemu_exec.h"
+#include "lib/images/addr_filter.h"
+#include "lib/images/elf.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
-#include "lib/emulate/qemu_exec.h"
 #include "lib/util/grow.h"
 
 #define CS_PMU_TYPE 9

@@ -25,12 +25,12 @@
 #include <unistd.h>
 
 #include "lib/emulate/emu_file.h"
+#include "lib/emulate/pt_enc.h"
 #include "lib/images/addr_filter.h"
 #include "lib/images/elf.h"
 #include "lib/isa/x86.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
-#include "lib/emulate/pt_enc.h"
 #include "lib/util/grow.h"
 
 #define PT_PMU_TYPE 8

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/util/err.h"
 #include "lib/emulate/etm4_enc.h"
+#include "lib/util/err.h"
 
 /* One exec log line: 1 and *pc for a TB execution line, 0 for anything else. *cpu (may be
  * NULL) gets N of "Trace N:", the vCPU index: qemu-user gives every thread its own, in

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/util/err.h"
 #include "lib/perfdata/perf_data.h"
+#include "lib/util/err.h"
 
 #define TC_IMG_PID_KERNEL (-1)		/* mappings of the kernel (pid -1 in perf) */
 

@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 
-#include "lib/util/err.h"
 #include "lib/output/listing.h"
+#include "lib/util/err.h"
 
 struct tc_streams;
 

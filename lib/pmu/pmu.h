@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lib/pmu/pmu_format.h"
 #include "lib/util/diag.h"
 #include "lib/util/err.h"
-#include "lib/pmu/pmu_format.h"
 #include "lib/util/strv.h"
 
 enum tc_pmu_kind { TC_PMU_CS_ETM, TC_PMU_INTEL_PT };

@@ -19,10 +19,10 @@
 
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
+#include "lib/perfdata/tracing_data_write.h"
 #include "lib/record/record_open.h"
 #include "lib/record/record_ops.h"
 #include "lib/record/record_uprobe.h"
-#include "lib/perfdata/tracing_data_write.h"
 
 /* One opened event; AUX events own the rings the others on their CPU write into. */
 struct ev {

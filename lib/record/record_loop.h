@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lib/util/err.h"
 #include "lib/record/record_plan.h"
+#include "lib/util/err.h"
 
 struct tc_record_run {
 	const struct tc_record_plan *plan;

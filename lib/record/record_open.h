@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lib/util/err.h"
 #include "lib/record/record_plan.h"
+#include "lib/util/err.h"
 
 struct perf_evsel;
 

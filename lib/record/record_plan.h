@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "lib/util/err.h"
 #include "lib/pmu/perf_attr_ext.h"
 #include "lib/pmu/pmu.h"
+#include "lib/util/err.h"
 #include "lib/util/strv.h"
 
 #define TC_REC_MAX_TRIGGERS 8
