@@ -431,6 +431,7 @@ int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_ru
 		run->insns += st->insns;
 	}
 	tc_cs_session_demux_diag(css, &run->notes);
+	tc_cs_session_guard_diag(css, &run->notes);
 	rc = 0;
 out:
 	tc_cs_session_free(css);
