@@ -387,10 +387,9 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 {
 	struct tc_etm_ocsd *d;
 	ocsd_err_t err;
-	/* The full decoder also when only packets are wanted, given memory: its resyncs shape
-	 * the packet stream (how bytes before sync are cut into NOT_SYNC packets), and
-	 * trc_pkt_lister -decode lists packets so. STM's full decoder gives SWTRACE elements. */
-	int full = (what & TC_ETM_ELEMENTS) || mem;
+	/* Packets alone come from the packet processor alone: a packet listing must not depend
+	 * on (or crash in) the instruction decoder, nor need the traced code. */
+	int full = (what & TC_ETM_ELEMENTS) != 0;
 
 	if (!emit || (!mem && (what & TC_ETM_ELEMENTS) && cfg->proto != TC_ETM_PROTO_STM)) {
 		tc_err_set(e, 0, "trace ID 0x%02x: element decoding needs a memory callback",

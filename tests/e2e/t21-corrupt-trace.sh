@@ -35,8 +35,9 @@ for off in 10227 10274; do
 		grep -q ' range ' out &&
 		run_3 $off decode -i c$off.data
 	"
-	expect "byte $off: decode --packets warns, exit 3" "
-		run_3 $off decode --packets -i c$off.data
+	expect "byte $off: decode --packets (packet processor only) lists it, warns, exit 3" "
+		run_3 $off decode --packets -i c$off.data &&
+		grep -q 'packet    I_MISPREDICT' out
 	"
 	expect "byte $off: report, with and without the binary: exit 3, the warning" "
 		run_3 $off report -i c$off.data --symfs symfs && run_3 $off report -i c$off.data
