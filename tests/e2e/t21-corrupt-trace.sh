@@ -56,3 +56,19 @@ expect 'every AUX byte set to 0x30 in turn: no decode crashes (exit 0 or 3)' '
 		i=$((i + 1))
 	done
 '
+
+# The same corruption in one ID of a multi-ID sink buffer: that ID is reported and
+# resynchronised, the other IDs decode exactly as before.
+if have_testdata opencsd; then
+	expect 'snapshot juno_r1_1, byte 2049 of ID 0x10 set to 0x30: ID 0x10 warned, others unchanged' '
+		cp -r "$TC_TESTDATA/opencsd/juno_r1_1" j && chmod -R u+w j &&
+		tracectl -j decode -i j >good.jsonl 2>/dev/null &&
+		printf "\060" | dd of=j/cstrace.bin bs=1 seek=2049 conv=notrunc status=none &&
+		{ tracectl -j decode -i j >bad.jsonl 2>err; rc=$?; [ $rc = 3 ]; } &&
+		grep -q "^warning: trace ID 0x10: 1 mispredict packet .*offset 2049 " err &&
+		for id in 0x11 0x13 0x15; do
+			jq -c "select(.id == \"$id\")" good.jsonl >g && jq -c "select(.id == \"$id\")" bad.jsonl >b &&
+			[ -s g ] && cmp g b || exit 1
+		done
+	'
+fi
