@@ -17,7 +17,7 @@
 #include "lib/util/parse.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
-       OPT_BRANCHES };
+       OPT_BRANCHES, OPT_FORCE };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -26,6 +26,8 @@ const struct tc_opt decode_opts[] = {
 	{ "branches", OPT_BRANCHES, 0, NULL, "list taken branches (perf's convention) instead of "
 	  "ranges" },
 	{ "per-thread", OPT_PER_THREAD, 1, "DIR", "write one stream per thread into DIR" },
+	{ "force", OPT_FORCE, 0, NULL, "--per-thread: write into a DIR that is not empty, "
+	  "overwriting its files of the same names" },
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
 	  "(flame graph); or autofdo (simpleperf inject's text)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
@@ -37,6 +39,7 @@ const struct tc_opt decode_opts[] = {
 struct decode {
 	struct tc_session_opts a;
 	const char *per_thread, *format;
+	bool force;
 	struct tc_listing out;
 	struct tc_streams *streams;
 	struct tc_err serr;
@@ -54,6 +57,7 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_PACKETS: d->a.packets = true; break;
 	case OPT_BRANCHES: d->a.branches = true; break;
 	case OPT_PER_THREAD: d->per_thread = arg; break;
+	case OPT_FORCE: d->force = true; break;
 	case OPT_SYMFS: d->a.symfs = arg; break;
 	case OPT_BUFFER: d->a.buffer = arg; break;
 	case OPT_ID:
@@ -155,11 +159,13 @@ int do_decode(int argc, char **argv)
 					  "--format takes instruction ranges: not with --packets, "
 					  "--branches or --per-thread"),
 		       TC_EXIT_USAGE;
+	if (d.force && !d.per_thread)
+		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
 	if (d.a.packets && d.a.branches)
 		return tc_msg_usage_error(cmd, "--packets and --branches exclude each other"),
 		       TC_EXIT_USAGE;
 	tc_listing_init(&d.out, stdout, tc_g.json);
-	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, &e)))
+	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, d.force, &e)))
 		tc_fatal("%s", e.msg);
 	if (!(dec = tc_session_new(&d.a, emit, &d)))
 		tc_fatal("out of memory");

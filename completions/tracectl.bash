@@ -7,7 +7,7 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks" ;;
-	decode) echo "--input --packets --per-thread --buffer --id --format --symfs --branches" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --symfs --branches" ;;
 	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
 	diff) echo "--fail-above --sort --limit --symfs" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --event --dry-run --format --filter --ground-truth" ;;

@@ -360,7 +360,12 @@ static int decode(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 		if (rc < 0 || nomem(s, e))
 			return -1;
 		problems += rc;
-	} else if (!s->o.packets && s->auxtrace_recs) {
+	} else if (s->auxtrace_recs && !s->aux_type) {
+		/* packets too: listing none and saying nothing would look like an empty trace */
+		return tc_err_set(e, 0, "%s: AUX trace (%" PRIu64 " AUXTRACE records) but no "
+				  "AUXTRACE_INFO record saying what kind: cannot decode",
+				  s->o.input, s->auxtrace_recs);
+	} else if (s->auxtrace_recs) {
 		return tc_err_set(e, 0, "%s: AUX trace of unknown kind (AUXTRACE_INFO type %u): "
 				  "cannot decode", s->o.input, s->aux_type);
 	}
@@ -398,7 +403,7 @@ static int run_snapshot(struct tc_session *s, struct tc_diag *m, struct tc_err *
 									 : TC_ETM_ELEMENTS,
 				 .want_id = a->any_id ? a->want_id : NULL, .emit = s->emit,
 				 .emit_ctx = s->ctx };
-	int rc;
+	int rc, warned;
 
 	if (a->branches)
 		return tc_err_set(e, 0, "--branches is for perf.data recordings, not snapshot "
@@ -406,6 +411,9 @@ static int run_snapshot(struct tc_session *s, struct tc_diag *m, struct tc_err *
 	if (tc_snapshot_open(&ss, a->input, e))
 		return -1;
 	rc = tc_cs_snapshot_decode(ss, &run, e);
+	/* each note is a problem with the input (a memory dump left out, a truncated frame,
+	 * a source that cannot be decoded): exit 3, as for perf.data */
+	warned = run.notes.n > 0;
 	for (size_t i = 0; i < run.notes.n; i++)
 		tc_diag_add(m, "%s", run.notes.msgs[i].text);
 	tc_diag_free(&run.notes);
@@ -421,7 +429,7 @@ static int run_snapshot(struct tc_session *s, struct tc_diag *m, struct tc_err *
 		    run.buf->name, run.buf->format, run.sources, run.packets, run.ranges,
 		    run.insns, run.errors);
 	tc_snapshot_free(ss);
-	return run.errors ? 1 : 0;
+	return run.errors || warned ? 1 : 0;
 }
 
 int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,

@@ -448,6 +448,10 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 		s->st.demux_errors = tc_cs_session_demux_stats(s->framed)->errors;
 		tc_cs_session_demux_diag(s->framed, &s->notes);
 	}
+	tc_cs_session_guard_diag(s->framed, &s->notes);
+	for (size_t i = 0; i < s->nraw; i++)
+		if (s->raw[i])
+			tc_cs_session_guard_diag(s->raw[i], &s->notes);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "decoders/coresight/cs_session.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "decoders/coresight/cs_frame.h"
@@ -157,4 +158,19 @@ void tc_cs_session_demux_diag(const struct tc_cs_session *s, struct tc_diag *dia
 {
 	if (s->csf)
 		tc_cs_frame_errors_to_diag(s->csf, diag);
+}
+
+void tc_cs_session_guard_diag(const struct tc_cs_session *s, struct tc_diag *diag)
+{
+	for (int i = 0; i < NIDS; i++) {
+		const struct tc_etm_ocsd_stats *st = s->dec[i] ? tc_etm_ocsd_stats(s->dec[i]) : NULL;
+
+		if (st && st->guarded)
+			tc_diag_add(diag, "trace ID 0x%02x: %" PRIu64 " mispredict packet%s with no "
+				    "speculative atom (corrupt trace; OpenCSD 1.3.3 crashes on "
+				    "them), first at offset %" PRIu64 " (0x%" PRIx64 "): %s", i,
+				    st->guarded, st->guarded > 1 ? "s" : "", st->guarded_first, st->guarded_first,
+				    s->what & TC_ETM_ELEMENTS ? "skipped, the ID resynchronised"
+							      : "listed");
+	}
 }

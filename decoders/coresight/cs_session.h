@@ -54,5 +54,8 @@ uint64_t tc_cs_session_errors(const struct tc_cs_session *s);
 /* The demultiplexer's counters and problems (NULL before the first framed block). */
 const struct tc_cs_frame_stats *tc_cs_session_demux_stats(const struct tc_cs_session *s);
 void tc_cs_session_demux_diag(const struct tc_cs_session *s, struct tc_diag *diag);
+/* A warning per trace ID whose decoder was kept from packets that crash OpenCSD
+ * (decoders/coresight/etm4_guard.h). */
+void tc_cs_session_guard_diag(const struct tc_cs_session *s, struct tc_diag *diag);
 
 #endif

@@ -188,17 +188,27 @@ struct tc_cs_snapshot_mem {
 	size_t n;
 };
 
-static int map_dump(struct tc_cs_snapshot_mem *m, const struct tc_snapshot_dump *d,
-		    struct tc_diag *notes)
+/* Memory dumps are mapped, not read: the cap only keeps the address space sane. */
+#define DUMP_MAX	(1ull << 36)
+#define BUFFER_MAX	(1ull << 32)	/* trace buffers are read into memory */
+
+static int map_dump(struct tc_cs_snapshot_mem *m, const struct tc_snapshot *ss,
+		    const struct tc_snapshot_dump *d, struct tc_diag *notes)
 {
 	struct stat st;
-	int fd = open(d->path, O_RDONLY);
+	struct tc_err e;
+	int fd = tc_snapshot_open_file(ss->dir, d->path, DUMP_MAX, &e);
 	void *p;
 	struct region *r;
 	uint64_t len = d->length;
 
+	if (fd < 0 && !e.errnum) {	/* refused, not missing: the message says why */
+		tc_diag_add(notes, "memory dump left out: %s", e.msg);
+		return 0;
+	}
 	if (fd < 0 || fstat(fd, &st)) {
-		tc_diag_add(notes, "%s: memory dump left out: %s", d->path, strerror(errno));
+		tc_diag_add(notes, "%s: memory dump left out: %s", d->path,
+			    strerror(fd < 0 ? e.errnum : errno));
 		if (fd >= 0)
 			close(fd);
 		return 0;
@@ -238,7 +248,7 @@ struct tc_cs_snapshot_mem *tc_cs_snapshot_mem_open(const struct tc_snapshot *ss,
 		goto nomem;
 	for (size_t i = 0; i < ss->ndevs; i++)
 		for (size_t k = 0; k < ss->devs[i].ndumps; k++)
-			if (map_dump(m, &ss->devs[i].dumps[k], notes))
+			if (map_dump(m, ss, &ss->devs[i].dumps[k], notes))
 				goto nomem;
 	return m;
 nomem:
@@ -290,14 +300,19 @@ size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint6
 #define DSTREAM_BLOCK	512	/* DSTREAM files: 504 trace bytes then an 8-byte footer */
 #define DSTREAM_FOOTER	8
 
-static uint8_t *load(const char *path, size_t *len, int dstream, struct tc_err *e)
+static uint8_t *load(const char *dir, const char *path, size_t *len, int dstream,
+		     struct tc_err *e)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = tc_snapshot_open_file(dir, path, BUFFER_MAX, e);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 	uint8_t *b = NULL;
 	struct stat st;
 
 	if (!f) {
-		tc_err_sys(e, errno, "%s: cannot open the trace buffer", path);
+		if (fd >= 0) {
+			tc_err_sys(e, errno, "%s: cannot open the trace buffer", path);
+			close(fd);
+		}
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) || !(b = malloc(st.st_size ? (size_t)st.st_size : 1)) ||
@@ -414,7 +429,7 @@ int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_ru
 		return -1;
 	if (!(j.mem = tc_cs_snapshot_mem_open(ss, &run->notes, e)))
 		return -1;
-	if (!(data = load(buf->path, &len, fmt == TC_CS_SESSION_TPIU, e)) ||
+	if (!(data = load(ss->dir, buf->path, &len, fmt == TC_CS_SESSION_TPIU, e)) ||
 	    !(css = tc_cs_session_new(run->what, joint_emit, joint_mem, &j, e)) ||
 	    add_sources(ss, run, buf, css, e))
 		goto out;
@@ -431,6 +446,7 @@ int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_ru
 		run->insns += st->insns;
 	}
 	tc_cs_session_demux_diag(css, &run->notes);
+	tc_cs_session_guard_diag(css, &run->notes);
 	rc = 0;
 out:
 	tc_cs_session_free(css);

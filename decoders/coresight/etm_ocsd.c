@@ -10,6 +10,8 @@
 
 #include <opencsd/c_api/opencsd_c_api.h>
 
+#include "decoders/coresight/etm4_guard.h"
+
 struct tc_etm_ocsd {
 	struct tc_etm_cfg cfg;
 	unsigned what;
@@ -22,6 +24,8 @@ struct tc_etm_ocsd {
 	struct tc_etm_mem_ctx mctx;
 	struct tc_etm_ocsd_stats st;
 	uint64_t end_index;		/* index just past the last byte fed */
+	int full;			/* a full decoder, not the packet processor alone */
+	struct tc_etm4_guard *guard;	/* ETMv4/ETE: packets the full decoder must not see */
 	char pkt_str[512];		/* packet name storage for the record being emitted */
 };
 
@@ -294,7 +298,8 @@ static ocsd_core_profile_t profile_of(enum tc_etm_profile p)
  * it (OCSD_ERR_NO_PROTOCOL). Its ETMv4 decoder handles ETE packets when TRCIDR1 gives
  * architecture 5, which is what the ETE decoder is: the ETMv4 one with TRCIDR1's version
  * field taken from TRCDEVARCH (ARCHVER, REVISION). */
-static ocsd_err_t create_ete_as_etmv4(struct tc_etm_ocsd *d, int flags, ocsd_arch_version_t arch,
+static ocsd_err_t create_ete_as_etmv4(struct tc_etm_ocsd *d, dcd_tree_handle_t tree, int flags,
+				      uint8_t *csid, ocsd_arch_version_t arch,
 				      ocsd_core_profile_t prof)
 {
 	const struct tc_etm_cfg *c = &d->cfg;
@@ -305,10 +310,11 @@ static ocsd_err_t create_ete_as_etmv4(struct tc_etm_ocsd *d, int flags, ocsd_arc
 			     .arch_ver = arch, .core_prof = prof };
 
 	d->proto = OCSD_PROTOCOL_ETMV4I;
-	return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV4I, flags, &v, &d->csid);
+	return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV4I, flags, &v, csid);
 }
 
-static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, int flags)
+static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, dcd_tree_handle_t tree, int flags,
+				 uint8_t *csid)
 {
 	const struct tc_etm_cfg *c = &d->cfg;
 	ocsd_arch_version_t arch = arch_of(c->arch);
@@ -321,7 +327,7 @@ static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, int flags)
 				     .arch_ver = arch, .core_prof = prof };
 
 		d->proto = OCSD_PROTOCOL_ETMV3;
-		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV3, flags, &v, &d->csid);
+		return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV3, flags, &v, csid);
 	}
 	case TC_ETM_PROTO_PTM: {
 		ocsd_ptm_cfg v = { .reg_idr = c->etmidr, .reg_ctrl = c->etmcr,
@@ -329,7 +335,7 @@ static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, int flags)
 				   .arch_ver = arch, .core_prof = prof };
 
 		d->proto = OCSD_PROTOCOL_PTM;
-		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_PTM, flags, &v, &d->csid);
+		return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_PTM, flags, &v, csid);
 	}
 	case TC_ETM_PROTO_ETMV4: {
 		ocsd_etmv4_cfg v = { .reg_idr0 = c->trcidr0, .reg_idr1 = c->trcidr1,
@@ -341,20 +347,38 @@ static ocsd_err_t create_decoder(struct tc_etm_ocsd *d, int flags)
 				     .core_prof = prof };
 
 		d->proto = OCSD_PROTOCOL_ETMV4I;
-		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_ETMV4I, flags, &v,
-					      &d->csid);
+		return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_ETMV4I, flags, &v, csid);
 	}
 	case TC_ETM_PROTO_ETE:
-		return create_ete_as_etmv4(d, flags, arch, prof);
+		return create_ete_as_etmv4(d, tree, flags, csid, arch, prof);
 	case TC_ETM_PROTO_STM: {
 		ocsd_stm_cfg v = { .reg_tcsr = c->stmtcsr, .reg_feat1r = c->stmfeat1r,
 				   .reg_feat3r = c->stmfeat3r, .reg_devid = c->stmdevid };
 
 		d->proto = OCSD_PROTOCOL_STM;
-		return ocsd_dt_create_decoder(d->tree, OCSD_BUILTIN_DCD_STM, flags, &v, &d->csid);
+		return ocsd_dt_create_decoder(tree, OCSD_BUILTIN_DCD_STM, flags, &v, csid);
 	}
 	}
 	return OCSD_ERR_INVALID_PARAM_VAL;
+}
+
+/* The ETMv4 decoder's look-ahead (etm4_guard.h): the same configuration, packets only. */
+static ocsd_err_t new_guard(struct tc_etm_ocsd *d)
+{
+	dcd_tree_handle_t tree = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+	uint8_t csid = 0;
+	ocsd_err_t err;
+
+	if (!tree)
+		return OCSD_ERR_MEM;
+	err = create_decoder(d, tree, OCSD_CREATE_FLG_PACKET_PROC, &csid);
+	if (err) {
+		ocsd_destroy_dcd_tree(tree);
+		return err;
+	}
+	/* TRCIDR8 is MAXSPEC, the speculation depth beyond which P0 elements commit */
+	d->guard = tc_etm4_guard_new(tree, csid, d->cfg.trcidr8);
+	return d->guard ? OCSD_OK : OCSD_ERR_MEM;
 }
 
 struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
@@ -363,10 +387,9 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 {
 	struct tc_etm_ocsd *d;
 	ocsd_err_t err;
-	/* The full decoder also when only packets are wanted, given memory: its resyncs shape
-	 * the packet stream (how bytes before sync are cut into NOT_SYNC packets), and
-	 * trc_pkt_lister -decode lists packets so. STM's full decoder gives SWTRACE elements. */
-	int full = (what & TC_ETM_ELEMENTS) || mem;
+	/* Packets alone come from the packet processor alone: a packet listing must not depend
+	 * on (or crash in) the instruction decoder, nor need the traced code. */
+	int full = (what & TC_ETM_ELEMENTS) != 0;
 
 	if (!emit || (!mem && (what & TC_ETM_ELEMENTS) && cfg->proto != TC_ETM_PROTO_STM)) {
 		tc_err_set(e, 0, "trace ID 0x%02x: element decoding needs a memory callback",
@@ -379,6 +402,7 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		return NULL;
 	}
 	d->cfg = *cfg;
+	d->full = full;
 	d->what = what;
 	d->emit = emit;
 	d->mem = mem;
@@ -392,7 +416,9 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		free(d);
 		return NULL;
 	}
-	err = create_decoder(d, full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC);
+	err = create_decoder(d, d->tree,
+			     full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC,
+			     &d->csid);
 	if (!err && full)
 		err = ocsd_dt_set_gen_elem_outfn(d->tree, on_elem, d);
 	if (!err)
@@ -404,6 +430,8 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 	if (!err && full && mem)
 		err = ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
 						   OCSD_MEM_SPACE_ANY, mem_acc, d);
+	if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
+		err = new_guard(d);
 	if (err) {
 		tc_err_set(e, 0, "trace ID 0x%02x: OpenCSD cannot set up a %s decoder (error %d)",
 			   cfg->trace_id, tc_etm_ocsd_proto_name(cfg->proto), (int)err);
@@ -419,6 +447,7 @@ void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
 		return;
 	if (d->tree)
 		ocsd_destroy_dcd_tree(d->tree);
+	tc_etm4_guard_free(d->guard);
 	free(d);
 }
 
@@ -438,12 +467,10 @@ static void fatal(struct tc_etm_ocsd *d, uint64_t index, ocsd_datapath_resp_t re
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
 }
 
-void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
+static void feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
 {
 	size_t done = 0;
 
-	d->st.bytes += len;
-	d->end_index = index + len;
 	while (done < len) {
 		uint32_t n = 0,
 			 want = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
@@ -463,10 +490,59 @@ void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data
 	}
 }
 
+/* A packet the decoder must not see: report it, and resync the decoder there. A packet
+ * listing shows it too (nothing in it can crash) and goes on. */
+static void guarded(struct tc_etm_ocsd *d, uint64_t index, const char *why)
+{
+	struct tc_rec r = rec(d, TC_REC_ERROR, index);
+	char text[160];
+
+	snprintf(text, sizeof(text), "%s%s", why,
+		 d->full ? ": packet skipped, decoder resynchronised" : "");
+	if (!d->st.guarded++)
+		d->st.guarded_first = index;
+	d->st.errors++;
+	r.text = text;
+	d->emit(d->ctx, &r);
+	if (d->full)
+		ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
+}
+
+void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
+{
+	size_t pos = 0;
+	int64_t start;
+	const char *why;
+
+	d->st.bytes += len;
+	d->end_index = index + len;
+	if (!d->guard) {
+		feed(d, index, data, len);
+		return;
+	}
+	/* The look-ahead reads first; the decoder gets the bytes before a hazard, is reset
+	 * there and reads on from it unsynchronised (it skips to the next ASYNC), as does the
+	 * look-ahead. A reset look-ahead needs a new ASYNC before its next hazard, so each
+	 * round after the first cuts further on. */
+	while (pos < len && tc_etm4_guard_scan(d->guard, data + pos, len - pos, &start, &why)) {
+		size_t cut = start > 0 ? (size_t)start : 0;
+
+		feed(d, index + pos, data + pos, cut);
+		guarded(d, index + pos + cut, why);
+		tc_etm4_guard_rewind(d->guard, cut);
+		if (!cut && pos)
+			break;	/* cannot happen (see above); never loop on it */
+		pos += cut;
+	}
+	feed(d, index + pos, data + pos, len - pos);
+}
+
 void tc_etm_ocsd_reset(struct tc_etm_ocsd *d, uint64_t index)
 {
 	ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, index, 0, NULL, NULL);
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
+	if (d->guard)
+		tc_etm4_guard_reset(d->guard);
 }
 
 void tc_etm_ocsd_finish(struct tc_etm_ocsd *d)

@@ -58,6 +58,8 @@ struct tc_etm_ocsd_stats {
 	uint64_t bytes, packets, elements, ranges, insns;
 	uint64_t errors;		/* bad packets / decode errors (each also emitted) */
 	uint64_t no_sync, addr_nacc;
+	uint64_t guarded;		/* packets kept from OpenCSD (etm4_guard.h), in errors */
+	uint64_t guarded_first;		/* offset of the first */
 };
 
 struct tc_etm_ocsd;

@@ -1,10 +1,17 @@
+/* Files are opened relative to the directory's descriptor, never through a symbolic link:
+ * the directory is opened with O_NOFOLLOW, each file with O_NOFOLLOW and, the first time,
+ * O_EXCL (or O_TRUNC when the caller said an existing directory may be overwritten), so a
+ * link planted in DIR (or DIR itself a link) is refused, not written through. */
 #include "lib/output/streams.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/util/grow.h"
 
@@ -21,28 +28,81 @@ struct stream {
 
 struct tc_streams {
 	char *dir;
-	bool json;
+	int dfd;		/* DIR, opened without following a link */
+	bool json, overwrite;
 	struct stream *v;
 	size_t n, cap, nopen;
 	unsigned long clock;
 	int werr;		/* first write error */
 };
 
-struct tc_streams *tc_streams_open(const char *dir, bool json, struct tc_err *e)
+/* 1 if the directory behind dfd holds anything, 0 if not, -1 (errno) if unreadable. */
+static int has_entries(int dfd)
+{
+	int fd = dup(dfd), any = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (!any && (de = readdir(d)))
+		any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return any;
+}
+
+static int open_dir(const char *dir, bool overwrite, struct tc_err *e)
+{
+	bool made = !mkdir(dir, 0777);
+	int dfd, full;
+
+	if (!made && errno != EEXIST)
+		return tc_err_sys(e, errno, "cannot create directory %s", dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		struct stat st;
+
+		if (!lstat(dir, &st) && S_ISLNK(st.st_mode))
+			return tc_err_set(e, 0, "%s is a symbolic link: not writing through it "
+					  "(give the directory itself)", dir);
+		return tc_err_sys(e, errno, "cannot open directory %s", dir);
+	}
+	if (made || overwrite)
+		return dfd;
+	full = has_entries(dfd);
+	if (full) {
+		int err = errno;
+
+		close(dfd);
+		return full < 0 ? tc_err_sys(e, err, "cannot read directory %s", dir)
+				: tc_err_set(e, 0, "%s exists and is not empty: not mixing streams "
+					     "into it (--force overwrites the files of the same "
+					     "names)", dir);
+	}
+	return dfd;
+}
+
+struct tc_streams *tc_streams_open(const char *dir, bool json, bool overwrite,
+				   struct tc_err *e)
 {
 	struct tc_streams *s;
+	int dfd = open_dir(dir, overwrite, e);
 
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		tc_err_sys(e, errno, "cannot create directory %s", dir);
+	if (dfd < 0)
 		return NULL;
-	}
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->dir = strdup(dir))) {
 		free(s);
+		close(dfd);
 		tc_err_sys(e, ENOMEM, "per-thread streams");
 		return NULL;
 	}
+	s->dfd = dfd;
 	s->json = json;
+	s->overwrite = overwrite;
 	return s;
 }
 
@@ -69,10 +129,40 @@ static int close_one(struct tc_streams *s, struct stream *st)
 	return 0;
 }
 
+/* The first open creates the file (O_EXCL: nobody else's, not even a link to it; with
+ * overwrite, an existing regular file is truncated); later ones append to what we made. */
+static FILE *open_file(struct tc_streams *s, const char *name, bool again, struct tc_err *e)
+{
+	int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC, fd;
+	FILE *f;
+
+	flags |= again ? O_APPEND : s->overwrite ? O_CREAT | O_TRUNC : O_CREAT | O_EXCL;
+	fd = openat(s->dfd, name, flags, 0666);
+	if (fd < 0) {
+		struct stat st;
+		int err = errno;
+
+		if (!fstatat(s->dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+			tc_err_set(e, 0, "%s/%s is a symbolic link: not writing through it", s->dir,
+				   name);
+		else if (err == EEXIST)
+			tc_err_set(e, 0, "%s/%s appeared while writing (another writer in %s?)",
+				   s->dir, name, s->dir);
+		else
+			tc_err_sys(e, err, "cannot open %s/%s", s->dir, name);
+		return NULL;
+	}
+	if (!(f = fdopen(fd, again ? "a" : "w"))) {
+		tc_err_sys(e, errno, "cannot open %s/%s", s->dir, name);
+		close(fd);
+	}
+	return f;
+}
+
 static struct stream *get(struct tc_streams *s, const char *key, struct tc_err *e)
 {
 	struct stream *st = NULL;
-	char path[4096];
+	char name[64];
 
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->v[i].key, key))
@@ -97,12 +187,10 @@ static struct stream *get(struct tc_streams *s, const char *key, struct tc_err *
 				old = &s->v[i];
 		close_one(s, old);
 	}
-	snprintf(path, sizeof(path), "%s/%s.%s", s->dir, st->key, s->json ? "jsonl" : "txt");
-	st->f = fopen(path, st->created ? "a" : "w");
-	if (!st->f) {
-		tc_err_sys(e, errno, "cannot open %s", path);
+	snprintf(name, sizeof(name), "%s.%s", st->key, s->json ? "jsonl" : "txt");
+	st->f = open_file(s, name, st->created, e);
+	if (!st->f)
 		return NULL;
-	}
 	st->created = true;
 	s->nopen++;
 	return st;
@@ -136,6 +224,7 @@ int tc_streams_close(struct tc_streams *s, unsigned *n, struct tc_err *e)
 		*n = (unsigned)s->n;
 	if (s->werr)
 		ret = tc_err_sys(e, s->werr, "writing per-thread streams in %s", s->dir);
+	close(s->dfd);
 	free(s->v);
 	free(s->dir);
 	free(s);

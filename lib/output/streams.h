@@ -10,8 +10,10 @@
 
 struct tc_streams;
 
-/* Creates DIR if needed. json picks .jsonl files, else .txt. */
-struct tc_streams *tc_streams_open(const char *dir, bool json, struct tc_err *e);
+/* Creates DIR if needed. json picks .jsonl files, else .txt. Refuses DIR if it is a symbolic
+ * link, or exists with anything in it unless overwrite; never writes through a link in it. */
+struct tc_streams *tc_streams_open(const char *dir, bool json, bool overwrite,
+				   struct tc_err *e);
 /* Write r to its stream: tid >= 0 -> "tid-<tid>", else "cpu-<cpu>" or "id-0x<id>". */
 int tc_streams_write(struct tc_streams *s, const struct tc_rec *r, struct tc_err *e);
 /* Closes every file; fails if any write failed. Returns the number of streams in *n. */

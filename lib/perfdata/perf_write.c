@@ -2,9 +2,11 @@
 #include "lib/perfdata/perf_write.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/perfdata/perf_data.h"
 #include "lib/util/grow.h"
@@ -79,6 +81,20 @@ static int put_zero(struct tc_perf_write *w, size_t n, struct tc_err *e)
 	return 0;
 }
 
+/* O_NOFOLLOW: a link at path, even a dangling one, is refused (ELOOP), never written
+ * through or made to create its target. */
+static FILE *open_out(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (!(f = fdopen(fd, "wb")))
+		close(fd);
+	return f;
+}
+
 int tc_perf_write_open(struct tc_perf_write **out, const char *path, struct tc_err *e)
 {
 	struct tc_perf_write *w = calloc(1, sizeof(*w));
@@ -88,11 +104,14 @@ int tc_perf_write_open(struct tc_perf_write **out, const char *path, struct tc_e
 		free(w);
 		return tc_err_set(e, ENOMEM, "out of memory opening %s", path);
 	}
-	if (!(w->f = fopen(path, "wb"))) {
+	if (!(w->f = open_out(path))) {
 		int err = errno;
 
 		free(w->path);
 		free(w);
+		if (err == ELOOP)
+			return tc_err_set(e, 0, "%s is a symbolic link: not writing through it "
+					  "(remove it or give another file)", path);
 		return tc_err_sys(e, err, "%s: cannot create", path);
 	}
 	/* The header is rewritten at close, once the sections are known. */

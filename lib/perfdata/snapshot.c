@@ -4,15 +4,23 @@
  * Section and key names are matched case-insensitively, as DS-5 writes them inconsistently. */
 #include "lib/perfdata/snapshot.h"
 
+#include "lib/util/excerpt.h"
 #include "lib/util/strv.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <sys/stat.h>
+
+/* Bounds: a snapshot's ini files are a few KB with short lines; bigger is not one. */
+#define INI_FILE_MAX	(1u << 20)
+#define INI_LINE_MAX	4096
 
 /* One key=value line of an ini file, handed to the section handler. */
 struct ini_line {
@@ -37,20 +45,33 @@ static char *trim(char *s)
 	return s;
 }
 
-static int ini_read(const char *path, ini_fn fn, void *ctx, struct tc_err *e)
+static int ini_read(const char *dir, const char *path, ini_fn fn, void *ctx, struct tc_err *e)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL, section[128] = "";
-	size_t cap = 0;
+	char line[INI_LINE_MAX + 2], section[128] = "", x[TC_EXCERPT_SIZE];
 	unsigned lineno = 0, section_no = 0, section_line = 0;
-	int rc = 0;
+	int rc = 0, fd = tc_snapshot_open_file(dir, path, INI_FILE_MAX, e);
+	size_t total = 0;
+	FILE *f;
 
-	if (!f)
+	if (fd < 0)
+		return -1;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
 		return tc_err_sys(e, errno, "%s: cannot open", path);
-	while (!rc && getline(&line, &cap, f) >= 0) {
-		char *s = trim(line), *eq;
+	}
+	while (!rc && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		char *s, *eq;
 
 		lineno++;
+		total += n;
+		if (n > INI_LINE_MAX || total > INI_FILE_MAX) {
+			rc = tc_err_set(e, 0, "%s:%u: %s longer than %u bytes: not a snapshot ini",
+					path, lineno, n > INI_LINE_MAX ? "line" : "file",
+					n > INI_LINE_MAX ? INI_LINE_MAX : INI_FILE_MAX);
+			break;
+		}
+		s = trim(line);
 		if (!*s || *s == ';' || *s == '#')
 			continue;
 		if (*s == '[') {
@@ -58,7 +79,7 @@ static int ini_read(const char *path, ini_fn fn, void *ctx, struct tc_err *e)
 
 			if (!close || close - s - 1 >= (long)sizeof(section)) {
 				rc = tc_err_set(e, 0, "%s:%u: bad section header '%s'", path,
-						lineno, s);
+						lineno, tc_excerpt(x, s));
 				break;
 			}
 			*close = 0;
@@ -70,7 +91,7 @@ static int ini_read(const char *path, ini_fn fn, void *ctx, struct tc_err *e)
 		eq = strchr(s, '=');
 		if (!eq) {
 			rc = tc_err_set(e, 0, "%s:%u: expected key=value, got '%s'", path, lineno,
-					s);
+					tc_excerpt(x, s));
 			break;
 		}
 		*eq = 0;
@@ -81,11 +102,10 @@ static int ini_read(const char *path, ini_fn fn, void *ctx, struct tc_err *e)
 			rc = tc_err_set(e, 0, "%s:%u: empty key", path, lineno);
 		else if (!*section)
 			rc = tc_err_set(e, 0, "%s:%u: key '%s' outside any section", path, lineno,
-					l.key);
+					tc_excerpt(x, l.key));
 		else
 			rc = fn(ctx, &l, e);
 	}
-	free(line);
 	fclose(f);
 	return rc;
 }
@@ -96,9 +116,12 @@ static int num(const struct ini_line *l, uint64_t *v, struct tc_err *e)
 
 	errno = 0;
 	*v = strtoull(l->value, &end, 0);
-	if (errno || end == l->value || *trim(end))
+	if (errno || end == l->value || *trim(end)) {
+		char k[TC_EXCERPT_SIZE], x[TC_EXCERPT_SIZE];
+
 		return tc_err_set(e, 0, "%s:%u: %s: '%s' is not a number", l->file, l->lineno,
-				  l->key, l->value);
+				  tc_excerpt(k, l->key), tc_excerpt(x, l->value));
+	}
 	return 0;
 }
 
@@ -113,11 +136,80 @@ static char *join(const char *dir, const char *file)
 {
 	char *p;
 
-	if (file[0] == '/')
-		return strdup(file);
 	if (asprintf(&p, "%s/%s", dir, file) < 0)
 		return NULL;
 	return p;
+}
+
+/* A file a snapshot names, in its directory: an absolute path or a ".." component would
+ * have a decode read any file on the system (and quote it in messages), so neither is. */
+static char *inside(const char *dir, const char *file, const char *ini, unsigned lineno,
+		    struct tc_err *e)
+{
+	char x[TC_EXCERPT_SIZE];
+	const char *c = file;
+	char *p;
+
+	for (; *c; c += strcspn(c, "/"), c += *c == '/')
+		if (!strncmp(c, "..", 2) && (c[2] == '/' || !c[2]))
+			break;
+	if (file[0] == '/' || *c) {
+		char at[32] = "";
+
+		if (lineno)
+			snprintf(at, sizeof(at), ":%u", lineno);
+		tc_err_set(e, 0, "%s%s: '%s' is outside the snapshot directory: only files under "
+			   "%s are read", ini, at, tc_excerpt(x, file), dir);
+		return NULL;
+	}
+	if (!(p = join(dir, file)))
+		tc_err_sys(e, ENOMEM, "snapshot");
+	return p;
+}
+
+int tc_snapshot_open_file(const char *dir, const char *path, uint64_t max, struct tc_err *e)
+{
+	char *rd = NULL, *rp = NULL;
+	struct stat st;
+	size_t n;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), bad;
+
+	if (fd < 0)
+		return tc_err_sys(e, errno, "%s: cannot open", path);
+	if (fstat(fd, &st)) {
+		tc_err_sys(e, errno, "%s: cannot open", path);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		tc_err_set(e, 0, "%s: not a regular file (%s): not read", path,
+			   S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+			   : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "special");
+		goto fail;
+	}
+	if ((uint64_t)st.st_size > max) {
+		tc_err_set(e, 0, "%s: %llu bytes, more than the %llu read from a snapshot file",
+			   path, (unsigned long long)st.st_size, (unsigned long long)max);
+		goto fail;
+	}
+	/* a link in the directory must not lead out of it either */
+	rd = realpath(dir, NULL);
+	rp = realpath(path, NULL);
+	n = rd ? strlen(rd) : 0;
+	bad = !rd || !rp || strncmp(rp, rd, n) || (rp[n] != '/' && strcmp(rd, "/"));
+	if (bad) {
+		tc_err_set(e, 0, "%s: leads outside the snapshot directory %s: not read", path,
+			   dir);
+		goto fail;
+	}
+	free(rd);
+	free(rp);
+	return fd;
+fail:
+	free(rd);
+	free(rp);
+	close(fd);
+	return -1;
 }
 
 /* Grow *v (n elements of size sz) by one zeroed element; returns it or NULL. */
@@ -190,10 +282,10 @@ static int on_dev(void *ctx, const struct ini_line *l, struct tc_err *e)
 	if (!strncasecmp(l->section, "dump", 4)) {
 		struct tc_snapshot_dump *d = c->dump;	/* opened by on_dev_wrap */
 		if (!strcasecmp(l->key, "file")) {
-			char *p = join(c->dir, l->value);
+			char *p = inside(c->dir, l->value, l->file, l->lineno, e);
 
 			if (!p)
-				return tc_err_sys(e, ENOMEM, "snapshot");
+				return -1;
 			free(d->path);
 			d->path = p;
 			return 0;
@@ -257,15 +349,18 @@ static int on_dev_wrap(void *ctx, const struct ini_line *l, struct tc_err *e)
 	return on_dev(&w->c, l, e);
 }
 
-static int read_device(struct tc_snapshot *ss, const char *file, struct tc_err *e)
+static int read_device(struct tc_snapshot *ss, const char *top, const char *file,
+		       struct tc_err *e)
 {
 	struct tc_snapshot_device *dev = append_zeroed(&ss->devs, &ss->ndevs, sizeof(*dev));
 	struct devwrap w = { .c = { .dir = ss->dir } };
 
-	if (!dev || !(dev->ini = join(ss->dir, file)))
+	if (!dev)
 		return tc_err_sys(e, ENOMEM, "snapshot");
+	if (!(dev->ini = inside(ss->dir, file, top, 0, e)))
+		return -1;
 	w.c.dev = dev;
-	if (ini_read(dev->ini, on_dev_wrap, &w, e) || finish_dump(&w.c, e))
+	if (ini_read(ss->dir, dev->ini, on_dev_wrap, &w, e) || finish_dump(&w.c, e))
 		return -1;
 	if (!dev->name || !dev->class_ || !dev->type)
 		return tc_err_set(e, 0, "%s: [device] needs name=, class= and type=", dev->ini);
@@ -335,21 +430,22 @@ static int on_trace(void *ctx, const struct ini_line *l, struct tc_err *e)
 		return dup_to(&b->format, l->value, e);
 	if (!strcasecmp(l->key, "file")) {
 		free(b->path);
-		b->path = join(ss->dir, l->value);
-		return b->path ? 0 : tc_err_sys(e, ENOMEM, "snapshot");
+		b->path = inside(ss->dir, l->value, l->file, l->lineno, e);
+		return b->path ? 0 : -1;
 	}
 	return 0;
 }
 
-static int read_trace(struct tc_snapshot *ss, const char *file, struct tc_err *e)
+static int read_trace(struct tc_snapshot *ss, const char *top, const char *file,
+		      struct tc_err *e)
 {
 	struct trc t = { .ss = ss };
-	char *path = join(ss->dir, file);
+	char *path = inside(ss->dir, file, top, 0, e);
 	int rc = -1;
 
 	if (!path)
-		return tc_err_sys(e, ENOMEM, "snapshot");
-	if (ini_read(path, on_trace, &t, e))
+		return -1;
+	if (ini_read(ss->dir, path, on_trace, &t, e))
 		goto out;
 	for (size_t i = 0; i < ss->nbufs; i++) {
 		struct tc_snapshot_buffer *b = &ss->bufs[i];
@@ -406,16 +502,16 @@ int tc_snapshot_open(struct tc_snapshot **out, const char *dir, struct tc_err *e
 		tc_err_sys(e, ENOMEM, "snapshot");
 		goto out;
 	}
-	if (ini_read(top, on_top, &t, e))
+	if (ini_read(dir, top, on_top, &t, e))
 		goto out;
 	for (size_t i = 0; i < t.devfiles.n; i++)
-		if (read_device(ss, t.devfiles.v[i], e))
+		if (read_device(ss, top, t.devfiles.v[i], e))
 			goto out;
 	if (!t.metadata) {
 		tc_err_set(e, 0, "%s: no [trace] metadata= (the trace buffer description)", top);
 		goto out;
 	}
-	if (read_trace(ss, t.metadata, e))
+	if (read_trace(ss, top, t.metadata, e))
 		goto out;
 	rc = 0;
 out:

@@ -62,6 +62,10 @@ bool tc_snapshot_is(const char *path);
 /* -1 with a message naming the file and line on error. */
 int tc_snapshot_open(struct tc_snapshot **out, const char *dir, struct tc_err *e);
 void tc_snapshot_free(struct tc_snapshot *ss);
+/* Open a file of the snapshot in dir for reading: only a regular file of at most max
+ * bytes whose real path is under dir (no device, FIFO, or link out). fd, or -1 with a
+ * message naming path. */
+int tc_snapshot_open_file(const char *dir, const char *path, uint64_t max, struct tc_err *e);
 
 const struct tc_snapshot_device *tc_snapshot_device(const struct tc_snapshot *ss, const char *name);
 const struct tc_snapshot_buffer *tc_snapshot_buffer(const struct tc_snapshot *ss, const char *name);

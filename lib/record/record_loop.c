@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
@@ -726,8 +727,14 @@ static int rename_old(const char *path, struct tc_record_stats *st, struct tc_er
 {
 	char old[4200];
 
-	if (access(path, F_OK))
+	struct stat sb;
+
+	if (lstat(path, &sb))
 		return 0;
+	/* Someone else's link (dangling or not): neither renamed nor written through. */
+	if (S_ISLNK(sb.st_mode))
+		return tc_err_set(e, 0, "%s is a symbolic link: not writing through it or renaming "
+				  "it (remove it or give another -o)", path);
 	snprintf(old, sizeof(old), "%s.old", path);
 	if (rename(path, old))
 		return tc_err_sys(e, errno, "renaming the existing %s to %s", path, old);

@@ -225,8 +225,8 @@ TEST(the_stop_hook_ends_reading)
 	unlink(path);
 }
 
-/* An AUXTRACE_INFO of type `type` (perf's layout: type, reserved, private words) and one
- * buffer of trace. */
+/* An AUXTRACE_INFO of type `type` (perf's layout: type, reserved, private words; none for
+ * type 0) and one buffer of trace. */
 static int write_typed(const char *path, uint32_t type, const void *trace, size_t len,
 		       struct tc_err *e)
 {
@@ -236,7 +236,7 @@ static int write_typed(const char *path, uint32_t type, const void *trace, size_
 
 	if (!w)
 		return -1;
-	if (tc_perf_write_record(w, &info, sizeof(info), e) ||
+	if ((type && tc_perf_write_record(w, &info, sizeof(info), e)) ||
 	    tc_perf_write_auxtrace(w, trace, len, 0, 1, 0, 101, 0, e)) {
 		tc_perf_write_abort(w);
 		return -1;
@@ -266,10 +266,34 @@ TEST(a_trace_type_no_decoder_takes_is_an_error)
 	CHECK_INT(m.n, 0);
 	CHECK_INT(w.buffers, 1);
 	CHECK_INT(w.buffer_size, 8);
-	/* Listing packets of a trace nobody knows lists nothing, and is no error. */
-	CHECK_INT(run(path, true, &g, &w, &m, &e, NULL), 0);
-	CHECK_INT(m.n, 0);
+	/* Packets too: listing none without a word would look like an empty trace. */
+	CHECK_INT(run(path, true, &g, &w, &m, &e, NULL), -1);
+	CHECK_STR(e.msg, want);
 	CHECK_INT(g.n, 0);
+	tc_diag_free(&m);
+	unlink(path);
+}
+
+TEST(trace_without_an_auxtrace_info_is_an_error_also_for_packets)
+{
+	static const uint8_t junk[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct tc_err e = { 0 };
+	struct tc_diag m = { 0 };
+	struct got g = { 0 };
+	struct watch w = { 0 };
+	const char *path = tmpname();
+	char want[256];
+
+	CHECK(path != NULL);
+	if (!path)
+		return;
+	CHECK_INT(write_typed(path, 0, junk, sizeof(junk), &e), 0);
+	snprintf(want, sizeof(want), "%s: AUX trace (1 AUXTRACE records) but no AUXTRACE_INFO "
+		 "record saying what kind: cannot decode", path);
+	for (int packets = 0; packets < 2; packets++) {
+		CHECK_INT(run(path, packets, &g, &w, &m, &e, NULL), -1);
+		CHECK_STR(e.msg, want);
+	}
 	tc_diag_free(&m);
 	unlink(path);
 }

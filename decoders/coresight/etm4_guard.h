@@ -1,0 +1,44 @@
+/* A look-ahead over one ETMv4/ETE trace ID's bytes that finds the packets which would crash
+ * OpenCSD 1.3.3's ETMv4 instruction decoder, before that decoder sees them.
+ *
+ * The fact behind it: TrcPktDecodeEtmV4I::mispredictAtom() walks the P0 element stack from
+ * the newest element, erasing address elements until it meets an atom. The erase
+ * (EtmV4P0Stack::erase_curr_from_front) drops the iterator std::deque::erase returns and
+ * keeps walking with the old one. When no atom is left to mispredict and the oldest element
+ * is an address, that iterator ends up past end(), and the next step reads a pointer beyond
+ * the deque: SIGSEGV. Real trace never mispredicts when nothing is speculative; one corrupt
+ * byte does (a Mispredict or Cancel header in place of another packet).
+ *
+ * So a packet-processor-only OpenCSD tree (which holds no element stack and cannot take this
+ * path) reads the same bytes first, and a small model of the speculation depth (atoms in,
+ * commits, cancels, auto-commit beyond TRCIDR8.MAXSPEC) names the mispredict that would find
+ * no atom. The caller stops the full decoder before that packet and resets it. */
+#ifndef TC_DECODERS_CORESIGHT_ETM4_GUARD_H
+#define TC_DECODERS_CORESIGHT_ETM4_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+struct tc_etm4_guard;
+
+/* tree: a single-source tree holding an ETMv4I packet processor (no full decoder) with
+ * trace ID csid; the guard owns it from here on, also on failure (NULL: no memory). */
+struct tc_etm4_guard *tc_etm4_guard_new(dcd_tree_handle_t tree, uint8_t csid,
+					uint32_t max_spec);
+void tc_etm4_guard_free(struct tc_etm4_guard *g);
+
+/* Read len bytes that follow the bytes read so far. 0 if none of their packets is a hazard;
+ * 1 for the first hazard: *start is where its packet begins, relative to data (negative if
+ * it began in earlier bytes), *why says what it is. After a hazard the caller feeds the
+ * decoder up to a cut (at most *start), resets it, rewinds the guard to the cut and scans
+ * again from there. */
+int tc_etm4_guard_scan(struct tc_etm4_guard *g, const uint8_t *data, size_t len,
+		       int64_t *start, const char **why);
+/* Back to cut bytes after the start of the last scan, reset as below. */
+void tc_etm4_guard_rewind(struct tc_etm4_guard *g, size_t cut);
+/* The decoder was reset: so is the look-ahead (waits for the next ASYNC). */
+void tc_etm4_guard_reset(struct tc_etm4_guard *g);
+
+#endif
