@@ -1,5 +1,5 @@
-/* pt_truth: the Intel PT emulation of lib/emulate/emu_pt.c (what `tracectl record --pmu emulated`
- * runs for x86-64) as a test tool: single-step PROG, keep the exact path its executable
+/* pt_truth: the Intel PT emulation of lib/emulate/emu_pt.c (what `tracectl record --pmu emulated
+ * --emulator ptrace` runs) as a test tool: single-step PROG, keep the exact path its executable
  * takes, write it as Intel PT in perf.data plus the list of taken branches.
  *
  *   pt_truth [-n] [-p PSB_BYTES] [-r BYTES] -o OUT.data [-t TRUTH.txt] -- PROG [ARGS]

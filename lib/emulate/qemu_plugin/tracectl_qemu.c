@@ -564,6 +564,26 @@ static uint32_t seen_find(const struct tc_qp_desc *d)
 	}
 }
 
+/* QEMU 7.2's x86 translator stops a TB before an instruction that would cross into another
+ * page (unless it is the TB's first) and takes it out of the TB's code, yet the plugin's list
+ * of the TB's instructions keeps it, with only the bytes of the first page: that instruction
+ * is not executed by this TB but starts the next. */
+static bool x86_ghost(const struct qemu_plugin_insn *insn)
+{
+	uint64_t va = qemu_plugin_insn_vaddr(insn);
+	size_t room = 4096 - (va & 4095);
+	const uint8_t *h = qemu_plugin_insn_haddr(insn);
+	cs_insn *in = NULL;
+	bool ghost;
+
+	if (room >= 15 || !h)
+		return false;
+	ghost = cs_disasm(g.cs, h, room, va, 1, &in) != 1;
+	if (in)
+		cs_free(in, 1);
+	return ghost;
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -574,6 +594,12 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	if (!n || g.detached)
 		return;
+	if (g.target == TGT_X86_64 && n > 1) {
+		pthread_mutex_lock(&g.lock);	/* g.cs */
+		if (x86_ghost(qemu_plugin_tb_get_insn(tb, n - 1)))
+			n--;
+		pthread_mutex_unlock(&g.lock);
+	}
 	if (g.icount || g.mode == MODE_COUNT)
 		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 							 &g.inline_insns, n);
