@@ -27,7 +27,11 @@
 #include "lib/isa/x86.h"
 #include "lib/util/grow.h"
 
+#define MAPS_TRIES 50	/* reads of /proc/PID/maps before code is taken as unmapped */
+
 /* x86-64 system call numbers the side-band needs. */
+#define SYS_MMAP 9
+#define SYS_MPROTECT 10
 #define SYS_CLONE 56
 
 struct qthr {
@@ -47,7 +51,10 @@ struct emu {
 	uint64_t known_lo, known_hi;	/* the last mapping found, a quick hit */
 	struct parent *parents;	/* clone results: who made each thread */
 	size_t nparents, capparents;
+	struct qthr *last;	/* the thread of the last block: rings are drained in bursts */
 	bool resolved;		/* o->filter has been resolved against the mappings */
+	bool maps_gone;		/* qemu died: its maps are empty */
+	struct tc_maps snap;	/* qemu's maps after the last executable mapping */
 	struct tc_err filter_err;
 };
 
@@ -81,17 +88,43 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 	struct tc_maps *mine = &m->s.maps;
 	int rc = -1;
 
+	if (m->maps_gone)
+		return 0;
 	for (size_t i = 0; i < mine->n; i++)
 		if (va >= mine->v[i].start && va < mine->v[i].end) {
 			m->known_lo = mine->v[i].start;
 			m->known_hi = mine->v[i].end;
 			return 0;
 		}
-	if (tc_addr_filter_maps_read(m->qpid, &now, e))
-		return -1;
-	for (size_t i = 0; i < now.n && !hit; i++)
-		if (va >= now.v[i].start && va < now.v[i].end)
-			hit = &now.v[i];
+	/* /proc/PID/maps is read in pieces, not at once: while the guest maps and protects
+	 * (ld.so at work) a line can be missed, or seen between an unmap and its new map. */
+	for (int tries = 0; tries < MAPS_TRIES && (!hit || !hit->path[0]) && (!tries || now.n);
+	     tries++) {
+		if (tries)
+			usleep(1000);
+		tc_addr_filter_maps_free(&now);
+		if (tc_addr_filter_maps_read(m->qpid, &now, e)) {
+			if (e && e->errnum != ENOENT && e->errnum != ESRCH)
+				return -1;
+			break;	/* reaped after a fatal signal: as empty maps */
+		}
+		hit = NULL;
+		for (size_t i = 0; i < now.n && !hit; i++)
+			if (va >= now.v[i].start && va < now.v[i].end)
+				hit = &now.v[i];
+	}
+	if (!hit && !now.n) {
+		/* qemu is gone (a fatal signal: no exit to wait in): the maps as they were at
+		 * the last executable mapping */
+		for (size_t i = 0; i < m->snap.n && !hit; i++)
+			if (va >= m->snap.v[i].start && va < m->snap.v[i].end)
+				hit = &m->snap.v[i];
+		if (!hit) {
+			m->maps_gone = true;
+			rc = 0;
+			goto out;
+		}
+	}
 	if (!hit) {
 		tc_err_set(e, ENOENT, "guest code at 0x%llx is not in qemu's mappings (guest "
 			   "addresses are not host addresses?)", (unsigned long long)va);
@@ -223,9 +256,10 @@ static int transition(struct emu *m, struct qthr *t, uint64_t next, struct tc_er
 static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e)
 {
 	struct emu *m = arg;
-	struct qthr *t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid);
+	struct qthr *t = m->last;
 
-	if (!t)
+	if ((!t || t->pt.tid != (pid_t)tid) &&
+	    !(t = m->last = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)))
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
 	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, d->vaddr, e))
 		return -1;
@@ -278,6 +312,20 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 {
 	struct emu *m = arg;
 
+	/* New code: qemu's maps now, for when qemu dies (a fatal signal) before the blocks
+	 * reach learn_map (the guest is ahead). */
+	if ((sys->num == SYS_MMAP || sys->num == SYS_MPROTECT) && sys->ret >= 0 &&
+	    (sys->args[2] & PROT_EXEC)) {
+		struct tc_maps now = { 0 };
+		struct tc_err ignore;
+
+		if (!tc_addr_filter_maps_read(m->qpid, &now, &ignore) && now.n) {
+			tc_addr_filter_maps_free(&m->snap);
+			m->snap = now;
+		} else {
+			tc_addr_filter_maps_free(&now);
+		}
+	}
 	/* a new thread's parent, for its FORK record (a new process is not followed) */
 	if (sys->num == SYS_CLONE && sys->ret > 0) {
 		if (tc_grow((void **)&m->parents, &m->capparents, m->nparents + 1,
@@ -329,6 +377,7 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 out:
 	tc_qemu_run_free(m.run);
 	free(m.parents);
+	tc_addr_filter_maps_free(&m.snap);
 	tc_pt_stream_fini(&m.s);
 	return rc;
 }

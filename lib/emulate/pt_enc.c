@@ -153,6 +153,10 @@ int tc_pt_enc_psb(struct tc_pt_enc *x, bool enabled, uint64_t ip, struct tc_err 
 
 int tc_pt_enc_psb_due(struct tc_pt_enc *x, uint64_t ip, struct tc_err *e)
 {
+	/* the offset moves only with a packet: asked once per block, it need not be read */
+	if (x->packets == x->psb_checked)
+		return 0;
+	x->psb_checked = x->packets;
 	return tc_pt_enc_offset(x) >= x->next_psb ? tc_pt_enc_psb(x, true, ip, e) : 0;
 }
 

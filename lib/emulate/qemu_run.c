@@ -30,7 +30,7 @@ struct tc_qemu_run {
 	struct slot *slots;
 	char shm[64];
 	pid_t pid;
-	bool reaped;
+	bool reaped, acked;
 	int status;
 	char qemu[PATH_MAX];
 };
@@ -106,6 +106,7 @@ static int make_shm(struct tc_qemu_run *r, const struct tc_qemu_run_opts *o, str
 				  (unsigned long long)entries);
 	h.magic = TC_QP_MAGIC;
 	h.version = TC_QP_VERSION;
+	h.flags = TC_QP_H_WAIT_DRAIN;	/* the caller reads the guest's maps behind it */
 	h.max_rings = o->max_rings ? o->max_rings : 64;
 	h.ring_entries = (uint32_t)entries;
 	h.ring_off = TC_QP_HDR_SIZE;
@@ -349,13 +350,23 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 		}
 		if (r->reaped)
 			break;
+		/* done, and a pass after seeing it found nothing: qemu may exit */
+		if (!r->acked && __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE) == TC_QP_DONE) {
+			if (pass(r, ops, arg, &n, e))
+				return -1;
+			if (!n) {
+				r->acked = true;
+				__atomic_store_n(&r->hdr->drained, 1, __ATOMIC_RELEASE);
+			}
+			continue;
+		}
 		if (waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
 			r->reaped = true;
 			continue;	/* one more pass for what it wrote last */
 		}
 		/* Nothing to read: spin a little (the guest is fast), then sleep. */
 		if (++idle > 64)
-			nap(idle > 1024 ? 200 : 20);
+			nap(idle > 100000 ? 200 : 20);
 	}
 	*status = r->status;
 	switch (__atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE)) {

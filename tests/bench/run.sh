@@ -133,9 +133,9 @@ qemu_bench() {
 	done
 	awk -v a="$w_nat" -v b="$w_qemu" -v c="$w_rec" -v cc="$c_rec" -v by="$bytes" \
 		-v n="$insns" 'BEGIN {
-		printf "C/B (recording against plain qemu, wall): %.2fx slower; C CPU %.2f s " \
-			"(tracectl + qemu); B/A %.2fx; trace %.4f bytes/insn\n",
-			c / b, cc, b / a, by / n }'
+		printf "wall C/B %.2fx (recording against plain qemu), B/A %.2fx (plain qemu " \
+			"against native); C CPU %.2f s (tracectl and qemu); trace %.4f bytes/insn\n",
+			c / b, b / a, cc, by / n }'
 	rm -f "$work/qp.data" "$work/qp.data.old"
 }
 echo "emulated record (tracectl record --pmu emulated):"

@@ -87,6 +87,7 @@ static struct {
 	uint64_t waits;
 	uint64_t split_insns;	/* last instructions across a page: read from haddr */
 	int errfd;		/* stderr as it was at load: guests close theirs */
+	pid_t parent;		/* the consumer, which started qemu */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -657,6 +658,11 @@ static void on_exit_(qemu_plugin_id_t id, void *udata)
 	if (g.hdr)
 		__atomic_store_n(&g.hdr->state, TC_QP_DONE, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g.lock);
+	/* while the consumer (our parent) is there to set it */
+	if (g.hdr && (g.hdr->flags & TC_QP_H_WAIT_DRAIN))
+		while (!__atomic_load_n(&g.hdr->drained, __ATOMIC_ACQUIRE) &&
+		       getppid() == g.parent)
+			sleep_us(100);
 	if (!g.stats)
 		return;
 	for (unsigned i = 0; i < MAX_VCPUS; i++)
@@ -810,6 +816,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		if (!g.batch)
 			g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
 		g.hdr->pid = (uint32_t)getpid();
+		g.parent = getppid();
 		snprintf(g.hdr->target, sizeof(g.hdr->target), "%s", info->target_name);
 		__atomic_store_n(&g.hdr->state, TC_QP_RUNNING, __ATOMIC_RELEASE);
 	}
