@@ -76,6 +76,28 @@ expect 'sort of a generated file: exact, and the output is sort'"'"'s' '
 expect 'gzip -c of a generated file: exact' '
 	seq 1 3000 >g.txt && exact gzip gzip -c g.txt && gzip -c g.txt | cmp - gzip.out
 '
+if [ -x /usr/bin/python3 ]; then
+	# a non-PIE executable low in memory and libraries high: the PSB+ FUP must be whole
+	expect 'python3 with a thread: two threads, exact' '
+		exact py /usr/bin/python3 -S -I -c "import _thread, time
+def f(n):
+    s = 0
+    for i in range(n): s += i
+_thread.start_new_thread(f, (2000,)); f(2000); time.sleep(0.05)" &&
+		[ "$(cut -d" " -f1 py.want | sort -u | wc -l)" = 2 ]
+	'
+fi
+expect 'four recordings at once (the consumer behind the guest): all exact' '
+	for i in 1 2 3 4; do
+		tracectl record --pmu emulated -o par$i.data --ground-truth par$i.truth \
+			-- ./callbacks-pie >/dev/null 2>par$i.err &
+	done
+	wait &&
+	for i in 1 2 3 4; do
+		cat par$i.err && by_tid par$i.truth >want && tc_branches par$i.data >got &&
+		diff want got || exit 1
+	done
+'
 expect_code 1 'a plugin that is not there is named (TRACECTL_QEMU_PLUGIN)' '
 	TRACECTL_QEMU_PLUGIN=/nonexistent/tracectl-qemu.so \
 		tracectl record --pmu emulated --emulator qemu -o x.data -- ./branchy-pie 2>err
