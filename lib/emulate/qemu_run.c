@@ -47,6 +47,7 @@ int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e)
 		"/" PLUGIN_NAME,			/* installed beside tracectl */
 		"/build/qemu_plugin/" PLUGIN_NAME,	/* ./tracectl at the top of the tree */
 		"/../qemu_plugin/" PLUGIN_NAME,		/* build/obj/tracectl, build/asan/ */
+		"/../../qemu_plugin/" PLUGIN_NAME,	/* build/obj/unit/, build/obj/tools/ */
 	};
 	char self[PATH_MAX], *slash;
 	ssize_t n;

@@ -44,7 +44,7 @@ struct tc_qemu_run;
 
 /* Where tracectl-qemu.so is: $TRACECTL_QEMU_PLUGIN if set; else beside the running
  * tracectl (installed), or in the build tree's build/qemu_plugin/ (tracectl at the top,
- * or build/obj/tracectl). */
+ * build/obj/tracectl, or the test programs in build/obj/unit/ and tools/). */
 int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e);
 
 /* Finds qemu (name or path) in PATH into out; -1 with an error naming Debian's qemu-user. */
