@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #define PLUGIN_NAME "tracectl-qemu.so"
+/* Entries taken from one ring before the next ring's turn: threads that run together
+ * are handed over interleaved (the ETM sink shows them taking turns), none waits long. */
+#define BURST 256
 
 /* A ring slot's reader state: the thread on it now. */
 struct slot {
@@ -218,7 +221,7 @@ static int event(struct tc_qemu_run *r, struct slot *s, const struct tc_qemu_run
 	return ops->syscall ? ops->syscall(arg, s->tid, &sys, e) : 0;
 }
 
-/* Hands over ring i's entries up to its head; *n counts them. */
+/* Hands over ring i's entries up to its head, BURST at most; *n counts them. */
 static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops *ops,
 		 void *arg, uint64_t *n, struct tc_err *e)
 {
@@ -238,6 +241,8 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 		if (ops->thread && ops->thread(arg, s->tid, true, e))
 			return -1;
 	}
+	if (head - tail > BURST)
+		head = tail + BURST;
 	for (; tail != head && !rc; tail++) {
 		uint32_t w = ents[tail & mask];
 		const struct tc_qp_desc *d;
@@ -322,7 +327,12 @@ static int recover(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, voi
 			       !(ents[h & mask] & TC_QP_EV_BIT))
 				h++;
 		ring->head = h;
-		if (drain(r, i, ops, arg, &n, e) || thread_end(r, i, ops, arg, e))
+		do {
+			n = 0;
+			if (drain(r, i, ops, arg, &n, e))
+				return -1;
+		} while (n);
+		if (thread_end(r, i, ops, arg, e))
 			return -1;
 	}
 	return 0;
