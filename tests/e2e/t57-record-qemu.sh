@@ -87,6 +87,38 @@ _thread.start_new_thread(f, (2000,)); f(2000); time.sleep(0.05)" &&
 		[ "$(cut -d" " -f1 py.want | sort -u | wc -l)" = 2 ]
 	'
 fi
+cat >sig.c <<'EOF2'
+#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+static volatile int hits;
+static void on(int s) { (void)s; hits++; }
+int main(int argc, char **argv)
+{
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+	unsigned long x = 1;
+
+	signal(SIGUSR1, on);
+	signal(SIGALRM, on);
+	for (int i = 0; i < 3; i++)
+		raise(SIGUSR1);
+	if (argc > 1 && setitimer(ITIMER_REAL, &it, 0) == 0)
+		while (hits < 5)
+			x = x * 6364136223846793005UL + 1;
+	printf("%d %lu\n", hits, x & 1);
+	return 0;
+}
+EOF2
+gcc -O1 -o sig sig.c || echo "not ok $T: cannot build sig.c"
+expect 'a handler entered from a system call (raise): exact' '
+	tracectl record --pmu emulated -o sig.data --ground-truth sig.truth -- ./sig >out &&
+	grep -q "^3 " out && by_tid sig.truth >want && tc_branches sig.data >got &&
+	diff want got && perf_branches sig.data >got2 && diff want got2
+'
+expect_code 1 'a signal while the program computes (a timer): refused, naming the address' '
+	tracectl record --pmu emulated -o al.data -- ./sig timer >/dev/null 2>err; rc=$?
+	cat err; grep -q "asynchronous transfers are not emulated yet" err; exit $rc
+'
 expect 'four recordings at once (the consumer behind the guest): all exact' '
 	for i in 1 2 3 4; do
 		tracectl record --pmu emulated -o par$i.data --ground-truth par$i.truth \
