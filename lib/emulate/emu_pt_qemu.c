@@ -295,8 +295,8 @@ static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
 	if (t->pt.in) {
 		m->s.st->insns++;
 		if (t->prev.kind == TC_QP_SYSCALL) {
-			struct tc_pt_stream_step p = { .ip = last_ip(&t->prev), .len = t->prev.last_size,
-				.kind = TC_X86_SYSCALL, .in = true };
+			struct tc_pt_stream_step p = { .ip = last_ip(&t->prev),
+				.len = t->prev.last_size, .kind = TC_X86_SYSCALL, .in = true };
 
 			m->s.st->steps--, m->s.st->insns--;	/* counted by the step */
 			if (tc_pt_stream_encode(&m->s, &t->pt, &p, e))

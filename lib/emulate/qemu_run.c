@@ -38,7 +38,7 @@ struct tc_qemu_run {
 	char qemu[PATH_MAX];
 };
 
-static bool executable(const char *p)
+static bool readable(const char *p)
 {
 	return !access(p, R_OK);
 }
@@ -56,8 +56,9 @@ int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e)
 	ssize_t n;
 
 	if (env && *env) {
-		if (snprintf(out, size, "%s", env) >= (int)size || !executable(out))
-			return tc_err_set(e, ENOENT, "TRACECTL_QEMU_PLUGIN=%s: no such plugin", env);
+		if (snprintf(out, size, "%s", env) >= (int)size || !readable(out))
+			return tc_err_set(e, ENOENT, "TRACECTL_QEMU_PLUGIN=%s: no such plugin",
+					  env);
 		return 0;
 	}
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
@@ -66,10 +67,11 @@ int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e)
 	if ((slash = strrchr(self, '/')))
 		*slash = 0;
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
-		if (snprintf(out, size, "%s%s", self, rel[i]) < (int)size && executable(out))
+		if (snprintf(out, size, "%s%s", self, rel[i]) < (int)size && readable(out))
 			return 0;
 	return tc_err_set(e, ENOENT, "%s is neither beside %s/tracectl nor in the build tree "
-			  "(make builds it; TRACECTL_QEMU_PLUGIN names another)", PLUGIN_NAME, self);
+			  "(make builds it; TRACECTL_QEMU_PLUGIN names another)", PLUGIN_NAME,
+			  self);
 }
 
 int tc_qemu_run_which(const char *qemu, char *out, size_t size, struct tc_err *e)
