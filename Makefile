@@ -108,8 +108,9 @@ clean:
 -include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
 
 PREFIX ?= /usr/local
-install: tracectl
+install: tracectl $(B)/qemu_plugin/tracectl-qemu.so
 	install -D -m 755 tracectl $(DESTDIR)$(PREFIX)/bin/tracectl
+	install -m 644 $(B)/qemu_plugin/tracectl-qemu.so $(DESTDIR)$(PREFIX)/bin/tracectl-qemu.so
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -D -m 644 completions/tracectl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracectl

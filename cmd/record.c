@@ -18,6 +18,7 @@
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
 	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN, OPT_FORMAT, OPT_FILTER, OPT_TRUTH,
+	OPT_EMULATOR,
 };
 
 const struct tc_opt record_opts[] = {
@@ -30,6 +31,7 @@ const struct tc_opt record_opts[] = {
 	{ "pmu", OPT_PMU, 1, "PMU", "cs_etm, intel_pt or emulated (default: the one present)" },
 	{ "format", OPT_FORMAT, 1, "FMT", "emulated: pt or etm (default: from the program's ELF)" },
 	{ "filter", OPT_FILTER, 1, "FILTER", "emulated: address filter, 'filter SYM@FILE,...'" },
+	{ "emulator", OPT_EMULATOR, 1, "HOW", "emulated x86-64: qemu (default) or ptrace" },
 	{ "ground-truth", OPT_TRUTH, 1, "FILE", "emulated: write the executed branches (tests)" },
 	{ "config", OPT_CONFIG, 1, "TERMS", "PMU format terms, term=value,... (see tracectl list)" },
 	{ "sink", OPT_SINK, 1, "NAME", "CoreSight sink to collect trace in (see tracectl list)" },
@@ -47,6 +49,7 @@ struct record {
 	struct tc_record_opts o;
 	bool emulated;		/* --pmu emulated: cmd/record_emulated.c */
 	enum tc_emu_format emu_format;
+	enum tc_emu_engine engine;
 	const char *filter, *truth;
 	const char *output;
 	bool all_cpus, dry_run;
@@ -124,6 +127,11 @@ static int on_opt(int key, const char *arg, void *ctx)
 		if (strcmp(arg, "pt") && strcmp(arg, "etm"))
 			return usage("bad --format '%s' (pt or etm)", arg);
 		r->emu_format = arg[0] == 'p' ? TC_EMU_PT : TC_EMU_ETM;
+		break;
+	case OPT_EMULATOR:
+		if (strcmp(arg, "qemu") && strcmp(arg, "ptrace"))
+			return usage("bad --emulator '%s' (qemu or ptrace)", arg);
+		r->engine = arg[0] == 'q' ? TC_EMU_ENGINE_QEMU : TC_EMU_ENGINE_PTRACE;
 		break;
 	case OPT_FILTER: r->filter = arg; break;
 	case OPT_TRUTH: r->truth = arg; break;
@@ -369,14 +377,15 @@ int do_record(int argc, char **argv)
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	r.o.workload = i < argc;
-	if (r.emulated || r.emu_format || r.filter || r.truth) {
+	if (r.emulated || r.emu_format || r.filter || r.truth || r.engine) {
 		struct tc_emu_opts eo = { .argv = argv + i, .output = r.output, .filter = r.filter,
-					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv };
+					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv,
+					  .engine = r.engine };
 
 		if (!r.emulated)
 			return tc_msg_usage_error(cmd,
-						  "--format, --filter and --ground-truth go with "
-						  "--pmu emulated"),
+						  "--format, --filter, --emulator and "
+						  "--ground-truth go with --pmu emulated"),
 			       TC_EXIT_USAGE;
 		if (!r.o.workload)
 			return tc_msg_usage_error(cmd,

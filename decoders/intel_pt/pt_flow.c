@@ -12,6 +12,7 @@
  * neither once its block cache answers). Direct-mapped; emptied when the address space
  * changes. */
 #define LEN_CACHE 4096
+#define ISCACHE_LIMIT (256ULL << 20)	/* bytes of mapped sections and their block caches */
 
 struct len_entry {
 	uint64_t ip;
@@ -24,6 +25,10 @@ struct tc_pt_flow {
 	struct tc_pt_flow_ops ops;
 	int cpu;
 	struct pt_image *image;
+	/* Keeps sections mapped, with their decoded-block caches, while the flow moves between
+	 * files: without it libipt unmaps a section (and frees its block cache, as large as the
+	 * code) at every switch, and a trace that goes in and out of libc rebuilds libc's. */
+	struct pt_image_section_cache *iscache;
 	struct tc_pt_flow_stats st;
 
 	/* Files mapped into image as libipt sections (it caches decoded blocks per section):
@@ -143,7 +148,9 @@ static void add_pending(struct tc_pt_flow *d)
 	if (!d->have_pending)
 		return;
 	d->have_pending = false;
-	if (pt_image_add_file(d->image, p->path, p->offset, p->len, NULL, p->start) < 0)
+	int isid = pt_iscache_add_file(d->iscache, p->path, p->offset, p->len, p->start);
+
+	if (isid < 0 || pt_image_add_cached(d->image, d->iscache, isid, NULL) < 0)
 		d->failed_start = p->start;
 }
 
@@ -473,8 +480,11 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->cr3 = TC_PT_FLOW_NO_CR3;
 	d->failed_start = UINT64_MAX;
 	d->image = pt_image_alloc("tracectl");
+	d->iscache = pt_iscache_alloc("tracectl");
 	d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
-	if (!d->image || !d->lens || pt_image_set_callback(d->image, read_mem, d) < 0) {
+	if (!d->image || !d->iscache || !d->lens ||
+	    pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0 ||
+	    pt_image_set_callback(d->image, read_mem, d) < 0) {
 		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
 		tc_pt_flow_free(d);
 		return NULL;
@@ -490,6 +500,8 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 		pt_blk_free_decoder(d->dec);
 	if (d->image)
 		pt_image_free(d->image);
+	if (d->iscache)
+		pt_iscache_free(d->iscache);
 	free(d->lens);
 	free(d);
 }

@@ -1,6 +1,7 @@
 /* Trace without trace hardware: run a program, follow its exact executed path per thread
- * and write it as a genuine Intel PT (lib/emulate/emu_pt.c, x86-64 under ptrace single-step) or
- * CoreSight ETMv4 (lib/emulate/emu_etm.c, aarch64 under qemu-user) perf.data recording. */
+ * and write it as a genuine Intel PT (x86-64: lib/emulate/emu_pt_qemu.c under qemu-x86_64
+ * with tracectl's plugin, or lib/emulate/emu_pt.c under ptrace single-step) or CoreSight
+ * ETMv4 (lib/emulate/emu_etm.c, aarch64 under qemu-user) perf.data recording. */
 #ifndef TC_LIB_EMULATE_EMU_H
 #define TC_LIB_EMULATE_EMU_H
 
@@ -12,10 +13,16 @@
 
 enum tc_emu_format { TC_EMU_AUTO, TC_EMU_PT, TC_EMU_ETM };
 
+/* How an x86-64 program is followed: QEMU with tracectl's plugin when qemu-x86_64 and the
+ * plugin are there (AUTO), or ptrace single-step (slow; the program's own code by default). */
+enum tc_emu_engine { TC_EMU_ENGINE_AUTO, TC_EMU_ENGINE_QEMU, TC_EMU_ENGINE_PTRACE };
+
 struct tc_emu_opts {
 	char *const *argv;	/* the program (a path) and its arguments */
 	const char *output;	/* perf.data to write */
-	const char *filter;	/* perf address filter; NULL: the program's own code */
+	const char *filter;	/* perf address filter; NULL: all of user space (QEMU), the
+				 * program's own code (ptrace) */
+	enum tc_emu_engine engine;	/* x86-64 */
 	const char *truth;	/* ground truth file, or NULL */
 	bool truth_no_tid;	/* truth lines without the thread id (single-threaded tools) */
 	bool no_retcomp;	/* PT: no return compression (DisRETC) */
@@ -25,6 +32,7 @@ struct tc_emu_opts {
 	int rec_argc;		/* the recording command line, for the header */
 	char *const *rec_argv;
 	const char *qemu;	/* ETM: the qemu-aarch64 to run (NULL: from PATH) */
+	const char *qemu_x86;	/* PT: the qemu-x86_64 to run (NULL: from PATH) */
 };
 
 struct tc_emu_stats {
@@ -47,6 +55,9 @@ int tc_emu_format_of(const char *path, enum tc_emu_format *out, struct tc_err *e
 int tc_emu_truth_close(FILE **f, const char *path, struct tc_err *e);
 
 int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e);
+/* x86-64 under qemu-x86_64 with tracectl's plugin (emu_pt_qemu.c): the same Intel PT. */
+int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
+			  struct tc_err *e);
 int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e);
 
 #endif

@@ -1,29 +1,27 @@
-/* CoreSight ETMv4 without the hardware: an aarch64 program runs under qemu-user, whose exec
- * log (`-d exec,nochain`: one line per executed translation block, tagged with the vCPU index
- * qemu gives each guest thread) becomes per-thread blocks (lib/emulate/qemu_exec). Every thread gets
- * its own emulated ETM (lib/emulate/etm4_enc) with its own trace ID and CONTEXTIDR = its thread id,
- * and all of them write into one formatted sink buffer (lib/emulate/cs_formatter), as several ETMs
- * share an ETR. The result is perf.data as perf writes a CPU-wide cs_etm session: CS_ETM
+/* CoreSight ETMv4 without the hardware: an aarch64 program runs under qemu-aarch64 with
+ * tracectl's plugin (lib/emulate/qemu_run), which hands over each guest thread's executed
+ * translation blocks, in order, with its real thread id; they become per-thread blocks that
+ * end in ETM waypoints (lib/emulate/qemu_exec). Every thread gets its own emulated ETM
+ * (lib/emulate/etm4_enc) with its own trace ID and CONTEXTIDR = its thread id, and all of
+ * them write into one formatted sink buffer (lib/emulate/cs_formatter), as several ETMs share
+ * an ETR. The result is perf.data as perf writes a CPU-wide cs_etm session: CS_ETM
  * AUXTRACE_INFO v1 with one ETMv4 block per emulated ETM ("cpu"), the sink's buffer as one
  * AUXTRACE of cpu 0, and timestamps in the trace (ETM_OPT_TS), without which perf decodes
  * one shared thread state for all trace IDs and cannot separate interleaved threads. The
- * timestamps count the instructions of all threads, so perf orders them as they ran.
+ * timestamps count the instructions of all threads as tracectl reads them, so they rise.
  * Static programs only: a dynamic one runs the host's aarch64 ld.so and libc, whose images
  * the decoder would need too. */
 #include "lib/emulate/emu.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/emulate/cs_formatter.h"
@@ -34,6 +32,7 @@
 #include "lib/images/elf.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
+#include "lib/emulate/qemu_run.h"
 #include "lib/util/grow.h"
 
 #define CS_PMU_TYPE 9
@@ -42,7 +41,6 @@
 #define ETM4_CFG_TS (1U << 11)		/* TRCCONFIGR.TS */
 #define FIRST_TRACE_ID 0x10
 #define MAX_ETMS (0x70 - FIRST_TRACE_ID)
-#define MAX_VCPUS 256
 #define TS_EVERY 256			/* blocks between timestamps of a running thread */
 #define TS_BASE (1ULL << 32)		/* timestamps start here (perf subtracts counts) */
 
@@ -51,10 +49,9 @@ struct emu;
 /* One guest thread: its emulated ETM and the perf-convention branch state. */
 struct vcpu {
 	struct emu *m;
-	unsigned idx;		/* the qemu vCPU it ran on */
 	unsigned etm;		/* its ETM: trace ID FIRST_TRACE_ID + etm */
 	unsigned since_ts;	/* blocks since its last timestamp */
-	bool real_tid;		/* tid found in /proc (else made up) */
+	bool retired;		/* its thread has exited: its trace is complete */
 	uint32_t tid;
 	struct tc_qemu_exec *q;
 	struct tc_etm4_enc *enc;
@@ -74,14 +71,8 @@ struct emu {
 	struct tc_cs_formatter *fmt;
 	struct vcpu *v[MAX_ETMS];	/* every thread's ETM, in order of appearance */
 	unsigned nv;
-	struct vcpu *cur[MAX_VCPUS];	/* the thread on each vCPU now */
-	struct vcpu *last;		/* the thread of the previous log line */
+	struct vcpu *last;		/* the thread of the previous block */
 	uint64_t clock;			/* instructions executed by all threads */
-	pid_t known[64];	/* qemu's own threads, never a guest thread */
-	size_t nknown;
-	pid_t *gtids;		/* guest threads seen in /proc, in order of creation */
-	size_t ngtids, capgtids;
-	unsigned lines;
 	FILE *truth;
 	char real[PATH_MAX];
 };
@@ -164,65 +155,6 @@ static int drain(struct vcpu *c, struct tc_err *e)
 	return 0;
 }
 
-static bool is_known(const struct emu *m, pid_t t)
-{
-	for (size_t i = 0; i < m->nknown; i++)
-		if (m->known[i] == t)
-			return true;
-	for (size_t i = 0; i < m->ngtids; i++)
-		if (m->gtids[i] == t)
-			return true;
-	return false;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	return (*(const pid_t *)a > *(const pid_t *)b) - (*(const pid_t *)a < *(const pid_t *)b);
-}
-
-/* qemu-user runs each guest thread on a host thread with the same id; the exec log names
- * only the vCPU. The threads in /proc are collected as they appear, in order of creation
- * (ids ascend); those there before the guest ran are qemu's own. The k-th guest thread to
- * show up in the log is taken to be the k-th created. */
-static void poll_tasks(struct emu *m, bool qemu_own)
-{
-	char path[64];
-	struct dirent *d;
-	pid_t fresh[64];
-	size_t n = 0;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)m->pid);
-	if (!(dir = opendir(path)))
-		return;
-	while ((d = readdir(dir)) && n < 64) {
-		pid_t t = (pid_t)atoi(d->d_name);
-
-		if (t > 0 && t != m->pid && !is_known(m, t))
-			fresh[n++] = t;
-	}
-	closedir(dir);
-	qsort(fresh, n, sizeof(fresh[0]), cmp_pid);
-	for (size_t i = 0; i < n; i++) {
-		if (qemu_own) {
-			if (m->nknown < sizeof(m->known) / sizeof(m->known[0]))
-				m->known[m->nknown++] = fresh[i];
-			continue;
-		}
-		if (tc_grow((void **)&m->gtids, &m->capgtids, m->ngtids + 1, sizeof(*m->gtids)))
-			return;
-		m->gtids[m->ngtids++] = fresh[i];
-	}
-}
-
-static bool alive(const struct emu *m, uint32_t tid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)m->pid, tid);
-	return access(path, F_OK) == 0;
-}
-
 /* The thread's trace ends: its last block, atoms and a timestamp go to the sink. Two:
  * perf 6.1 leaves out the last range before a thread's final timestamp (t55 checks the
  * last branch is there); the repeated value changes nothing else. */
@@ -234,41 +166,12 @@ static int retire(struct vcpu *c, struct tc_err *e)
 		       : 0;
 }
 
-/* qemu reuses a vCPU index once its thread has exited. A new thread starts after the
- * system call that created it: a TB after an SVC that the vCPU's previous TB did not hold
- * (its thread ended in another system call), and the thread known to run there is gone. */
-static bool new_thread_on(struct emu *m, struct vcpu *c, uint64_t pc)
+/* A guest thread's first block: its ETM. */
+static struct vcpu *etm_new(struct emu *m, uint32_t tid, struct tc_err *e)
 {
-	uint32_t insn;
-
-	if (pc < 4 || tc_elf_read_vaddr(m->elf, pc - 4, &insn, 4) != 4 ||
-	    insn != 0xd4000001 /* svc #0 */)
-		return false;
-	if (tc_qemu_exec_last_tb_ends_at(c->q, pc - 4))
-		return false;	/* the SVC ended its own previous TB */
-	/* qemu frees the index before the old host thread has left /proc; on a loaded
-	 * machine that can take a while (test_emu_etm's rare "3 threads of 4": 2 runs in 60
-	 * with three CPU hogs on 2 cores when this waited 200 ms), so give it up to 1 s. */
-	for (int i = 0; i < 1000 && c->real_tid && alive(m, c->tid); i++)
-		usleep(1000);
-	return !c->real_tid || !alive(m, c->tid);
-}
-
-static struct vcpu *vcpu(struct emu *m, unsigned idx, uint64_t pc, struct tc_err *e)
-{
-	struct tc_etm4_cfg cfg = { .sync_period = m->o->sync_period };
+	struct tc_etm4_cfg cfg = { .sync_period = m->o->sync_period, .ctxid = tid };
 	struct vcpu *c;
 
-	if (idx >= MAX_VCPUS) {
-		tc_err_set(e, E2BIG, "vCPU index %u: more than %d at once", idx, MAX_VCPUS);
-		return NULL;
-	}
-	if ((c = m->cur[idx])) {
-		if (!new_thread_on(m, c, pc))
-			return c;
-		if (retire(c, e))
-			return NULL;
-	}
 	if (m->nv == MAX_ETMS) {
 		tc_err_set(e, E2BIG, "more than %d threads (trace IDs 0x10-0x6f)", MAX_ETMS);
 		return NULL;
@@ -278,28 +181,56 @@ static struct vcpu *vcpu(struct emu *m, unsigned idx, uint64_t pc, struct tc_err
 		return NULL;
 	}
 	c->m = m;
-	c->idx = idx;
 	c->etm = m->nv;
-	c->real_tid = true;
+	c->tid = tid;
 	m->v[m->nv++] = c;
-	m->cur[idx] = c;
-	if (c->etm == 0) {
-		c->tid = (uint32_t)m->pid;
-		poll_tasks(m, true);
-	} else {
-		if (m->ngtids < c->etm)
-			poll_tasks(m, false);
-		/* Not found (gone before it was seen): an id of its own, used consistently. */
-		c->real_tid = m->ngtids >= c->etm;
-		c->tid = c->real_tid ? (uint32_t)m->gtids[c->etm - 1] :
-			(uint32_t)(m->pid + 100000 + c->etm);
-	}
-	cfg.ctxid = c->tid;
 	m->st->threads++;
 	if (!(c->enc = tc_etm4_enc_new(&cfg, e)) ||
 	    !(c->q = tc_qemu_exec_new(read_code, on_block, c, e)))
 		return NULL;
 	return c;
+}
+
+static struct vcpu *etm_of(struct emu *m, uint32_t tid)
+{
+	if (m->last && m->last->tid == tid && !m->last->retired)
+		return m->last;
+	for (unsigned i = m->nv; i-- > 0;)
+		if (m->v[i]->tid == tid && !m->v[i]->retired)
+			return m->v[i];
+	return NULL;
+}
+
+static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct vcpu *c;
+
+	if (start) {
+		if (!m->nv)
+			m->pid = (pid_t)tid;	/* the first thread: the process */
+		return etm_new(m, tid, e) ? 0 : -1;
+	}
+	if (!(c = etm_of(m, tid)))
+		return 0;
+	if (m->last == c)
+		m->last = NULL;
+	c->retired = true;
+	return retire(c, e);
+}
+
+static int on_tb(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct vcpu *c = etm_of(m, tid);
+
+	if (!c)
+		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
+	/* The previous thread stops here for now: time stamps its trace so far. */
+	if (m->last && m->last != c && (stamp(m->last, e) || drain(m->last, e)))
+		return -1;
+	m->last = c;
+	return tc_qemu_exec_tb(c->q, d->vaddr, e) || drain(c, e) ? -1 : 0;
 }
 
 /* The executable's PT_LOAD segments as the mappings a process would have. */
@@ -352,89 +283,25 @@ static int check_static(const char *path, struct tc_err *e)
 	return rc;
 }
 
-/* Run qemu-aarch64 with its exec log on a pipe (fd 3 of qemu) and feed every line. */
+/* Run qemu-aarch64 with tracectl's plugin and feed every thread's blocks. */
 static int run(struct emu *m, struct tc_err *e)
 {
-	const char *qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64";
-	size_t argc = 0, cap = 0;
-	char *line = NULL;
-	int pfd[2], st, rc = 0;
-	char **args;
-	FILE *log;
+	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL };
+	struct tc_qemu_run_opts ro = { .qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64",
+		.argv = m->o->argv };
+	struct tc_qemu_run *r;
+	int rc;
 
-	while (m->o->argv[argc])
-		argc++;
-	if (!(args = calloc(argc + 6, sizeof(*args))))
-		return tc_err_set(e, ENOMEM, "out of memory");
-	args[0] = (char *)qemu;
-	args[1] = "-d";
-	args[2] = "exec,nochain";
-	args[3] = "-D";
-	args[4] = "/proc/self/fd/3";
-	args[5] = m->real;
-	for (size_t i = 1; i < argc; i++)
-		args[5 + i] = m->o->argv[i];
-	if (pipe(pfd)) {
-		free(args);
-		return tc_err_sys(e, errno, "pipe");
-	}
-	if ((m->pid = fork()) < 0) {
-		free(args);
-		return tc_err_sys(e, errno, "fork");
-	}
-	if (!m->pid) {
-		close(pfd[0]);
-		if (dup2(pfd[1], 3) < 0)
-			_exit(126);
-		if (pfd[1] != 3)
-			close(pfd[1]);
-		execvp(qemu, args);
-		_exit(127);
-	}
-	free(args);
-	close(pfd[1]);
-	/* A small pipe keeps qemu close behind the reader: a new thread's id is then still in
-	 * /proc when its first line arrives. */
-	fcntl(pfd[0], F_SETPIPE_SZ, 4096);
-	if (!(log = fdopen(pfd[0], "r"))) {
-		close(pfd[0]);
-		rc = tc_err_sys(e, errno, "reading qemu's log");
-	}
-	while (!rc && getline(&line, &cap, log) > 0) {
-		const char *p = strstr(line, "Trace ");
-		unsigned idx;
-		uint64_t pc;
-		struct vcpu *c;
-
-		if (!p || !tc_qemu_exec_parse_line(p, &idx, &pc))
-			continue;
-		if (m->nv && !(++m->lines & 15))
-			poll_tasks(m, false);
-		if (!(c = vcpu(m, idx, pc, e)))
-			rc = -1;
-		/* The previous thread stops here for now: time stamps its trace so far. */
-		else if (m->last && m->last != c && (stamp(m->last, e) || drain(m->last, e)))
-			rc = -1;
-		else if (tc_qemu_exec_tb(c->q, pc, e) || drain(c, e))
-			rc = -1;
-		m->last = c;
-	}
-	free(line);
-	if (log)
-		fclose(log);
+	if (tc_qemu_run_start(&r, &ro, e))
+		return -1;
+	rc = tc_qemu_run_loop(r, &ops, m, &m->st->status, e);
+	tc_qemu_run_free(r);
 	if (rc)
-		kill(m->pid, SIGKILL);
-	if (waitpid(m->pid, &st, 0) < 0)
-		return rc ? rc : tc_err_sys(e, errno, "waitpid");
-	m->st->status = st;
-	if (rc)
-		return rc;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !m->nv)
-		return tc_err_set(e, ENOENT, "cannot run %s (Debian: apt install qemu-user)", qemu);
+		return -1;
 	if (!m->nv)
-		return tc_err_set(e, EINVAL, "%s wrote no exec log for %s", qemu, m->real);
-	for (unsigned i = 0; i < MAX_VCPUS; i++)
-		if (m->cur[i] && retire(m->cur[i], e))
+		return tc_err_set(e, EINVAL, "%s ran no code under %s", m->real, ro.qemu);
+	for (unsigned i = 0; i < m->nv; i++)
+		if (!m->v[i]->retired && (m->v[i]->retired = true, retire(m->v[i], e)))
 			return -1;
 	return tc_cs_formatter_flush(m->fmt, e);
 }
@@ -542,7 +409,6 @@ out:
 		tc_etm4_enc_free(m.v[i]->enc);
 		free(m.v[i]);
 	}
-	free(m.gtids);
 	tc_cs_formatter_free(m.fmt);
 	tc_addr_filter_free(&m.f);
 	tc_addr_filter_maps_free(&m.maps);

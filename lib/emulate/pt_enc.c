@@ -94,14 +94,18 @@ int tc_pt_enc_tnt_bit(struct tc_pt_enc *x, bool taken, struct tc_err *e)
 	return 0;
 }
 
-int tc_pt_enc_ip(struct tc_pt_enc *x, int type, uint64_t ip, struct tc_err *e)
+/* whole: the IP in full (sext48), not compressed against the last one */
+static int ip_packet(struct tc_pt_enc *x, int type, uint64_t ip, bool whole, struct tc_err *e)
 {
 	struct pt_packet p = { 0 };
 
 	if (tc_pt_enc_flush_tnt(x, e))
 		return -1;
 	p.type = (enum pt_packet_type)type;
-	if ((ip >> 16) == (x->last_ip >> 16)) {
+	if (whole) {
+		p.payload.ip.ipc = pt_ipc_sext_48;
+		p.payload.ip.ip = ip & ((1ULL << 48) - 1);
+	} else if ((ip >> 16) == (x->last_ip >> 16)) {
 		p.payload.ip.ipc = pt_ipc_update_16;
 		p.payload.ip.ip = ip & 0xffff;
 	} else if ((ip >> 32) == (x->last_ip >> 32)) {
@@ -113,6 +117,11 @@ int tc_pt_enc_ip(struct tc_pt_enc *x, int type, uint64_t ip, struct tc_err *e)
 	}
 	x->last_ip = ip;
 	return emit(x, &p, e);
+}
+
+int tc_pt_enc_ip(struct tc_pt_enc *x, int type, uint64_t ip, struct tc_err *e)
+{
+	return ip_packet(x, type, ip, false, e);
 }
 
 int tc_pt_enc_pgd_noip(struct tc_pt_enc *x, struct tc_err *e)
@@ -141,7 +150,10 @@ int tc_pt_enc_psb(struct tc_pt_enc *x, bool enabled, uint64_t ip, struct tc_err 
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	if (emit(x, &p, e) || (enabled && tc_pt_enc_ip(x, ppt_fup, ip, e)))
+	/* The FUP whole, as the hardware writes it: perf takes it in before it forgets the
+	 * last IP at the PSB (so a compressed one would keep the old upper bytes), libipt
+	 * after. */
+	if (emit(x, &p, e) || (enabled && ip_packet(x, ppt_fup, ip, true, e)))
 		return -1;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psbend;
@@ -153,6 +165,10 @@ int tc_pt_enc_psb(struct tc_pt_enc *x, bool enabled, uint64_t ip, struct tc_err 
 
 int tc_pt_enc_psb_due(struct tc_pt_enc *x, uint64_t ip, struct tc_err *e)
 {
+	/* the offset moves only with a packet: asked once per block, it need not be read */
+	if (x->packets == x->psb_checked)
+		return 0;
+	x->psb_checked = x->packets;
 	return tc_pt_enc_offset(x) >= x->next_psb ? tc_pt_enc_psb(x, true, ip, e) : 0;
 }
 

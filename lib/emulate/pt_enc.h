@@ -24,6 +24,7 @@ struct tc_pt_enc {
 	unsigned depth;
 	uint64_t psb_every, next_psb;
 	unsigned long packets;
+	unsigned long psb_checked;	/* packets when tc_pt_enc_psb_due last looked */
 };
 
 /* psb_every: bytes between PSB+ (0: 4096). */

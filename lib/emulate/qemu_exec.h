@@ -1,7 +1,9 @@
-/* The executed path of an aarch64 program from qemu-user's exec log (`qemu-aarch64 -d
- * exec,nochain`: one "Trace N: HOST [FLAGS/PC/...] SYM" line per executed translation
- * block). TB starts become blocks that end in ETM waypoints (branch or ISB), the input of
- * lib/emulate/etm4_enc: the program image tells where each TB ends and what its last instruction is. */
+/* The executed path of an aarch64 program from the starts of the translation blocks qemu
+ * executed, in order (emu_etm.c takes them from tracectl's plugin; tests also from qemu's
+ * exec log, `qemu-aarch64 -d exec,nochain`: one "Trace N: HOST [FLAGS/PC/...] SYM" line per
+ * executed TB). TB starts become blocks that end in ETM waypoints (branch or ISB), the input
+ * of lib/emulate/etm4_enc: the program image tells where each TB ends and what its last
+ * instruction is. */
 #ifndef TC_LIB_EMULATE_QEMU_EXEC_H
 #define TC_LIB_EMULATE_QEMU_EXEC_H
 

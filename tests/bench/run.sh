@@ -92,8 +92,9 @@ else
 fi
 
 # Emulated recording (tracectl record --pmu emulated): instructions per second of the
-# program being followed, as the status line reports them (x86-64 with Intel PT under ptrace,
-# aarch64 with ETM under qemu-user). Skipped where the compilers or qemu are missing.
+# program being followed, as the status line reports them (x86-64 with Intel PT under QEMU
+# with tracectl's plugin, and under ptrace; aarch64 with ETM under qemu-user). Skipped where
+# the compilers or qemu are missing.
 emu_rate() {	# label, tracectl record args...
 	label=$1
 	shift
@@ -102,12 +103,61 @@ emu_rate() {	# label, tracectl record args...
 	echo "$line" | sed -E 's/.* ([0-9]+) instructions \(([0-9]+) traced\).*; ([0-9.]+) s, ([0-9]+) instructions\/s.*/\1 \2 \3 \4/' |
 		awk -v l="$label" '{ printf "%-40s %9d insns %9d traced %7.2f s %9d insns/s\n", l, $1, $2, $3, $4 }'
 }
+# Under QEMU: a CPU-bound program of ~10^9 instructions (tests/bench/qp_loop.c, BENCH_QP_N=36)
+# natively (x86-64), under plain qemu and recorded, wall seconds of each in the same run;
+# instructions from the plugin's own count; ratios against plain qemu.
+qemu_bench() {	# x86 | a64
+	n=${BENCH_QP_N:-36}
+	plugin=$TOP/build/qemu_plugin/tracectl-qemu.so
+	q=qemu-x86_64 cc=gcc ccflags=
+	[ "$1" = a64 ] && q=qemu-aarch64 cc=aarch64-linux-gnu-gcc ccflags=-static
+	prog=$work/qp_loop-$1
+	$cc -O1 $ccflags -o "$prog" "$TOP/tests/bench/qp_loop.c" || return
+	insns=$($q -plugin "$plugin,mode=count,stats=on" "$prog" "$n" 2>&1 \
+		>/dev/null | sed -n 's/.*inline count \([0-9]*\) insns.*/\1/p')
+	[ -n "$insns" ] || { echo "(the plugin did not load: $plugin)"; return; }
+	RUNS=${BENCH_QP_RUNS:-3}
+	w_nat=0
+	if [ "$1" = x86 ]; then
+		set -- $(best "$prog" "$n")
+		w_nat=$2
+	fi
+	set -- $(best $q "$prog" "$n")
+	w_qemu=$2
+	set -- $(best "$TRACECTL" record --pmu emulated -o "$work/qp.data" -- "$prog" "$n")
+	c_rec=$1 w_rec=$2
+	bytes=$("$TRACECTL" record --pmu emulated -o "$work/qp.data" -- "$prog" "$n" \
+		2>&1 >/dev/null | sed -n 's/.* \([0-9]*\) bytes of trace.*/\1/p')
+	echo "$q CPU-bound: qp_loop $n, $insns instructions (best wall of $RUNS runs each)"
+	[ "$w_nat" = 0 ] || echo "A: $prog $n"
+	echo "B: $q $prog $n"
+	echo "C: $TRACECTL record --pmu emulated -o qp.data -- $prog $n"
+	for row in "A native $w_nat" "B plain-qemu $w_qemu" "C tracectl-record $w_rec"; do
+		set -- $row
+		[ "$3" = 0 ] && continue
+		echo "$3 $insns" | awk -v l="$1 $2" '{ printf "%-28s %8.3f s wall %9.1f M insns/s\n",
+			l, $1, $2 / $1 / 1e6 }'
+	done
+	awk -v a="$w_nat" -v b="$w_qemu" -v c="$w_rec" -v cc="$c_rec" -v by="$bytes" \
+		-v n="$insns" 'BEGIN {
+		printf "wall C/B %.2fx (recording against plain qemu)", c / b
+		if (a > 0) printf ", B/A %.2fx (plain qemu against native)", b / a
+		printf "; C CPU %.2f s (tracectl and qemu); trace %.4f bytes/insn\n", cc, by / n }'
+	rm -f "$work/qp.data" "$work/qp.data.old"
+}
 echo "emulated record (tracectl record --pmu emulated):"
 if command -v gcc >/dev/null && [ "$(uname -m)" = x86_64 ]; then
+	if command -v qemu-x86_64 >/dev/null; then
+		qemu_bench x86
+	else
+		echo "(x86-64 under QEMU skipped: no qemu-x86_64)"
+	fi
 	gcc -O1 -pthread -o "$work/threads" "$TOP/examples/threads.c" &&
-		emu_rate "Intel PT, 4 threads (libc stepped too)" -- "$work/threads"
+		emu_rate "Intel PT, 4 threads, qemu" -- "$work/threads" &&
+		emu_rate "Intel PT, 4 threads, ptrace" --emulator ptrace -- "$work/threads"
 fi
 if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
+	qemu_bench a64
 	aarch64-linux-gnu-gcc -O2 -static -o "$work/paths" "$TOP/tests/fixtures/etm/paths.c" &&
 		emu_rate "ETMv4 via qemu-aarch64, 1 thread" -- "$work/paths" 200000
 	aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/a64-threads" "$TOP/examples/threads.c" &&

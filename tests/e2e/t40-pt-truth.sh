@@ -21,10 +21,11 @@ perf_branches() {
 	perf script -i "$1" --itrace=b -F ip,addr 2>"$1.perf-err" | awk '{ print $1, $3 }'
 }
 
-# Count packets by name in perf -D (PSB, TNT, TIP, TIP.PGE, ...).
+# Count packets by name in perf -D (PSB, TNT, TIP, TIP.PGE, ...): the first name on a line
+# (the bits of "TNT TNT (3)" are not a second packet).
 perf_packets() {
 	perf report -D -i "$1" 2>/dev/null |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^(PSB|PSBEND|TNT|TIP|TIP\.PGE|TIP\.PGD|FUP|MODE\.Exec)$/) print $i }' |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^(PSB|PSBEND|TNT|TIP|TIP\.PGE|TIP\.PGD|FUP|MODE\.Exec)$/) { print $i; break } }' |
 		sort | uniq -c | awk '{ print tolower($2), $1 }'
 }
 
@@ -71,6 +72,38 @@ for src in "$PROGS"/*.c; do
 		done
 	done
 done
+
+# The same fixtures followed under qemu-x86_64 with tracectl's plugin (pt_truth -Q, the
+# default of record --pmu emulated): all of user space, system calls as TIP.PGD/TIP.PGE.
+if command -v qemu-x86_64 >/dev/null; then
+	for src in "$PROGS"/*.c; do
+		name=$(basename "$src" .c)
+		for pie in -no-pie -pie -cet; do
+			exe="$TMP/$name$pie"
+			[ -x "$exe" ] || continue
+			for mode in retcomp noretcomp; do
+				flags="-Q -p 256"
+				[ $mode = noretcomp ] && flags="-Q -n"
+				out="$TMP/q-$name$pie-$mode"
+				expect "qemu: $name $pie $mode: perf, tracectl --branches and --packets agree with the truth and perf -D" '
+					"$PT_TRUTH" $flags -o "$out.data" -t "$out.truth" -- "$exe" 2>"$out.log" &&
+					[ "$(wc -l <"$out.truth")" -gt 1000 ] &&
+					perf_branches "$out.data" >"$out.perf" &&
+					[ ! -s "$out.data.perf-err" ] && diff "$out.truth" "$out.perf" &&
+					tracectl -j decode --branches -i "$out.data" 2>/dev/null |
+					jq -r "select(.type == \"branch\") | \"\(.from | ltrimstr(\"0x\")) \(.to | ltrimstr(\"0x\"))\"" \
+						>"$out.tcbr" && diff "$out.truth" "$out.tcbr" &&
+					tracectl decode -j --packets -i "$out.data" 2>/dev/null |
+					jq -r ".packet | sub(\"tnt\\\\..*\"; \"tnt\")" |
+					grep -v "^pad$" | sort | uniq -c | awk "{ print \$2, \$1 }" >"$out.tc" &&
+					perf_packets "$out.data" >"$out.pd" && diff "$out.pd" "$out.tc"
+				'
+			done
+		done
+	done
+else
+	skip 'Intel PT ground truth under QEMU' 'no qemu-x86_64 (Debian: qemu-user)'
+fi
 
 for src in "$PROGS"/*.c; do
 	name=$(basename "$src" .c)

@@ -82,10 +82,20 @@ else
 		tracectl record --pmu emulated -o q.data --ground-truth q.truth \
 			--filter "filter main@./callbacks,filter cmp@./callbacks,filter qsort@$libc" \
 			-- ./callbacks 2>/dev/null &&
-		grep -q " 7f" q.truth &&
+		tracectl -j decode -i q.data 2>/dev/null | jq -r .sym | grep -q "^qsort+" &&
 		by_tid q.truth >want && tc_branches q.data >got && diff want got &&
 		perf_branches q.data >got2 && diff want got2 &&
 		perf report -D -i q.data 2>/dev/null | grep -q "Filter string len"
+	'
+	expect '--emulator ptrace: single-stepped, own code only; decode and perf agree' '
+		tracectl record --pmu emulated --emulator ptrace -o p.data --ground-truth p.truth \
+			-- ./threads 2>err && grep -q "(ptrace)" err &&
+		[ "$(cut -d" " -f1 p.truth | sort -u | wc -l)" = 4 ] &&
+		by_tid p.truth >want && tc_branches p.data >got && diff want got &&
+		perf_branches p.data >got2 && diff want got2
+	'
+	expect_code 2 '--emulator takes qemu or ptrace' '
+		tracectl record --pmu emulated --emulator valgrind -o x.data -- ./threads
 	'
 	expect_code 1 'an unknown filter symbol is named' '
 		tracectl record --pmu emulated -o h.data --filter "filter nosuch@./threads" -- ./threads 2>err; rc=$?

@@ -1,9 +1,11 @@
-/* pt_truth: the Intel PT emulation of lib/emulate/emu_pt.c (what `tracectl record --pmu emulated`
- * runs for x86-64) as a test tool: single-step PROG, keep the exact path its executable
+/* pt_truth: the Intel PT emulation of lib/emulate/emu_pt.c (what `tracectl record --pmu emulated
+ * --emulator ptrace` runs) as a test tool: single-step PROG, keep the exact path its executable
  * takes, write it as Intel PT in perf.data plus the list of taken branches.
  *
- *   pt_truth [-n] [-p PSB_BYTES] [-r BYTES] -o OUT.data [-t TRUTH.txt] -- PROG [ARGS]
+ *   pt_truth [-n] [-Q] [-p PSB_BYTES] [-r BYTES] -o OUT.data [-t TRUTH.txt] -- PROG [ARGS]
  *
+ * -Q: follow PROG under qemu-x86_64 with tracectl's plugin instead (lib/emulate/emu_pt_qemu.c,
+ * the default of record --pmu emulated): all of its user space, system calls as TIP.PGD/PGE.
  * -n: no return compression (every ret is a TIP; config has DisRETC). -r: repeat one cycle
  * of the path (the same IP and stack pointer again, a loop's turns) until the trace has
  * BYTES, for large traces of a single-threaded PROG; stderr then names the truth lines
@@ -22,10 +24,11 @@ int main(int argc, char **argv)
 	struct tc_emu_opts o = { .rec_argc = argc, .rec_argv = argv, .truth_no_tid = true };
 	struct tc_emu_stats st;
 	struct tc_err e = { 0 };
-	int opt;
+	int opt, qemu = 0;
 
-	while ((opt = getopt(argc, argv, "np:r:o:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "nQp:r:o:t:")) != -1) {
 		switch (opt) {
+		case 'Q': qemu = 1; break;
 		case 'n': o.no_retcomp = true; break;
 		case 'p': o.sync_period = strtoull(optarg, NULL, 0); break;
 		case 'r': o.repeat_bytes = strtoull(optarg, NULL, 0); break;
@@ -35,12 +38,16 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!o.output || optind >= argc) {
-		fprintf(stderr, "usage: pt_truth [-n] [-p PSB_BYTES] [-r BYTES] -o OUT.data "
+		fprintf(stderr, "usage: pt_truth [-n] [-Q] [-p PSB_BYTES] [-r BYTES] -o OUT.data "
 			"[-t TRUTH.txt] -- PROG [ARGS]\n");
 		return 2;
 	}
 	o.argv = argv + optind;
-	if (tc_emu_pt_record(&o, &st, &e)) {
+	if (qemu && o.repeat_bytes) {
+		fprintf(stderr, "pt_truth: -r repeats single-stepped paths only\n");
+		return 2;
+	}
+	if ((qemu ? tc_emu_pt_qemu_record : tc_emu_pt_record)(&o, &st, &e)) {
 		fprintf(stderr, "pt_truth: %s\n", e.msg);
 		return 2;
 	}

@@ -363,9 +363,17 @@ int main(int argc, char **argv)
 	}
 	if (trace)
 		fclose(trace);
+	/* all freed, so that test-asan's leak check has nothing to say */
+	while (threads) {
+		struct thread *t = threads;
+
+		threads = t->next;
+		free(t);
+	}
+	free(slots);
 	free(av);
 	free(parg);
-	free(slots);
+	munmap(hdr, h.size);
 	if (mismatch)
 		return 1;
 	if (WIFEXITED(status))

@@ -106,7 +106,7 @@ struct tc_qp_hdr {
 	uint32_t version;
 	uint32_t max_rings;
 	uint32_t ring_entries;	/* power of two */
-	uint32_t reserved0;
+	uint32_t flags;		/* TC_QP_H_* */
 	uint64_t ring_off;	/* offset of ring 0 */
 	uint64_t ring_stride;	/* TC_QP_RING_HDR + 4 * ring_entries */
 	uint64_t desc_off;
@@ -118,6 +118,13 @@ struct tc_qp_hdr {
 	uint32_t pid;		/* qemu's pid */
 	char target[16];	/* qemu's target name: "x86_64", "aarch64" */
 	char error[256];
+	/* written by the consumer */
+	_Alignas(64) uint32_t drained;	/* TC_QP_H_WAIT_DRAIN: all read after DONE */
 };
+
+/* Header flags. */
+#define TC_QP_H_WAIT_DRAIN 0x1	/* at exit the plugin waits, the guest's mappings still there,
+				 * until the consumer sets drained (or is gone): the consumer,
+				 * behind the guest, reads /proc/PID/maps for the code it sees */
 
 #endif

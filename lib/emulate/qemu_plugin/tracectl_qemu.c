@@ -87,6 +87,7 @@ static struct {
 	uint64_t waits;
 	uint64_t split_insns;	/* last instructions across a page: read from haddr */
 	int errfd;		/* stderr as it was at load: guests close theirs */
+	pid_t parent;		/* the consumer, which started qemu */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -564,6 +565,26 @@ static uint32_t seen_find(const struct tc_qp_desc *d)
 	}
 }
 
+/* QEMU 7.2's x86 translator stops a TB before an instruction that would cross into another
+ * page (unless it is the TB's first) and takes it out of the TB's code, yet the plugin's list
+ * of the TB's instructions keeps it, with only the bytes of the first page: that instruction
+ * is not executed by this TB but starts the next. */
+static bool x86_ghost(const struct qemu_plugin_insn *insn)
+{
+	uint64_t va = qemu_plugin_insn_vaddr(insn);
+	size_t room = 4096 - (va & 4095);
+	const uint8_t *h = qemu_plugin_insn_haddr(insn);
+	cs_insn *in = NULL;
+	bool ghost;
+
+	if (room >= 15 || !h)
+		return false;
+	ghost = cs_disasm(g.cs, h, room, va, 1, &in) != 1;
+	if (in)
+		cs_free(in, 1);
+	return ghost;
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -574,6 +595,12 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	if (!n || g.detached)
 		return;
+	if (g.target == TGT_X86_64 && n > 1) {
+		pthread_mutex_lock(&g.lock);	/* g.cs */
+		if (x86_ghost(qemu_plugin_tb_get_insn(tb, n - 1)))
+			n--;
+		pthread_mutex_unlock(&g.lock);
+	}
 	if (g.icount || g.mode == MODE_COUNT)
 		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 							 &g.inline_insns, n);
@@ -631,6 +658,11 @@ static void on_exit_(qemu_plugin_id_t id, void *udata)
 	if (g.hdr)
 		__atomic_store_n(&g.hdr->state, TC_QP_DONE, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g.lock);
+	/* while the consumer (our parent) is there to set it */
+	if (g.hdr && (g.hdr->flags & TC_QP_H_WAIT_DRAIN))
+		while (!__atomic_load_n(&g.hdr->drained, __ATOMIC_ACQUIRE) &&
+		       getppid() == g.parent)
+			sleep_us(100);
 	if (!g.stats)
 		return;
 	for (unsigned i = 0; i < MAX_VCPUS; i++)
@@ -784,6 +816,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		if (!g.batch)
 			g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
 		g.hdr->pid = (uint32_t)getpid();
+		g.parent = getppid();
 		snprintf(g.hdr->target, sizeof(g.hdr->target), "%s", info->target_name);
 		__atomic_store_n(&g.hdr->state, TC_QP_RUNNING, __ATOMIC_RELEASE);
 	}

@@ -1,0 +1,383 @@
+/* Intel PT without the hardware, at QEMU's speed: an x86-64 program runs under qemu-x86_64
+ * with tracectl's plugin (lib/emulate/qemu_run.c), which hands over each guest thread's
+ * executed blocks in order. Where one block's last instruction went is the next block's
+ * start, so each transition is one step of lib/emulate/pt_stream.c, the encoder emu_pt.c's
+ * ptrace stepping feeds too: a conditional branch gives a TNT bit, an indirect jump or call
+ * a TIP, a return a TIP or a compressed TNT bit, a system call TIP.PGD and TIP.PGE where user
+ * space resumes. QEMU runs a `rep` string instruction one iteration per block execution:
+ * those repeats are one instruction.
+ *
+ * qemu-user on an x86-64 host keeps guest addresses as host addresses (guest_base 0), so the
+ * guest's mappings are in /proc/QEMU_PID/maps beside qemu's own; the ones that hold executed
+ * code are taken, with their real paths, when a block from an unknown one first runs. */
+#include "lib/emulate/emu.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lib/emulate/pt_stream.h"
+#include "lib/emulate/qemu_run.h"
+#include "lib/images/addr_filter.h"
+#include "lib/isa/x86.h"
+#include "lib/util/grow.h"
+
+#define MAPS_TRIES 50	/* reads of /proc/PID/maps before code is taken as unmapped */
+
+/* x86-64 system call numbers the side-band needs. */
+#define SYS_MMAP 9
+#define SYS_MPROTECT 10
+#define SYS_CLONE 56
+
+struct qthr {
+	struct tc_pt_stream_thr pt;	/* first: the stream's thread (tc_pt_stream_add) */
+	struct tc_qp_desc prev;	/* the block executed last */
+	bool has_prev;
+};
+
+struct parent {
+	pid_t tid, ptid;
+};
+
+struct emu {
+	struct tc_pt_stream s;
+	struct tc_qemu_run *run;
+	pid_t qpid;
+	uint64_t known_lo, known_hi;	/* the last mapping found, a quick hit */
+	struct parent *parents;	/* clone results: who made each thread */
+	size_t nparents, capparents;
+	struct qthr *last;	/* the thread of the last block: rings are drained in bursts */
+	bool resolved;		/* o->filter has been resolved against the mappings */
+	bool maps_gone;		/* qemu died: its maps are empty */
+	struct tc_maps snap;	/* qemu's maps after the last executable mapping */
+	struct tc_err filter_err;
+};
+
+static uint64_t last_ip(const struct tc_qp_desc *d)
+{
+	return d->vaddr + d->size - d->last_size;
+}
+
+static int add_map(struct tc_maps *mine, const struct tc_map *x, struct tc_err *e)
+{
+	struct tc_map *v = realloc(mine->v, (mine->n + 1) * sizeof(*v));
+
+	if (!v)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	mine->v = v;
+	v[mine->n] = *x;
+	/* qemu maps guest code without PROT_EXEC (it runs translations): the guest's is */
+	v[mine->n].prot |= PROT_EXEC;
+	if (!(v[mine->n].path = strdup(x->path)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	mine->n++;
+	return 0;
+}
+
+/* The mapping of qemu's that holds guest address va joins the stream's maps (the MMAP2
+ * records); then the filter is resolved again while it cannot be. */
+static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
+{
+	struct tc_maps now = { 0 };
+	const struct tc_map *hit = NULL;
+	struct tc_maps *mine = &m->s.maps;
+	int rc = -1;
+
+	if (m->maps_gone)
+		return 0;
+	for (size_t i = 0; i < mine->n; i++)
+		if (va >= mine->v[i].start && va < mine->v[i].end) {
+			m->known_lo = mine->v[i].start;
+			m->known_hi = mine->v[i].end;
+			return 0;
+		}
+	/* /proc/PID/maps is read in pieces, not at once: while the guest maps and protects
+	 * (ld.so at work) a line can be missed, or seen between an unmap and its new map. */
+	for (int tries = 0; tries < MAPS_TRIES && (!hit || !hit->path[0]) && (!tries || now.n);
+	     tries++) {
+		if (tries)
+			usleep(1000);
+		tc_addr_filter_maps_free(&now);
+		if (tc_addr_filter_maps_read(m->qpid, &now, e)) {
+			if (e && e->errnum != ENOENT && e->errnum != ESRCH)
+				return -1;
+			break;	/* reaped after a fatal signal: as empty maps */
+		}
+		hit = NULL;
+		for (size_t i = 0; i < now.n && !hit; i++)
+			if (va >= now.v[i].start && va < now.v[i].end)
+				hit = &now.v[i];
+	}
+	if (!hit && !now.n) {
+		/* qemu is gone (a fatal signal: no exit to wait in): the maps as they were at
+		 * the last executable mapping */
+		for (size_t i = 0; i < m->snap.n && !hit; i++)
+			if (va >= m->snap.v[i].start && va < m->snap.v[i].end)
+				hit = &m->snap.v[i];
+		if (!hit) {
+			m->maps_gone = true;
+			rc = 0;
+			goto out;
+		}
+	}
+	if (!hit) {
+		tc_err_set(e, ENOENT, "guest code at 0x%llx is not in qemu's mappings (guest "
+			   "addresses are not host addresses?)", (unsigned long long)va);
+		goto out;
+	}
+	if (add_map(mine, hit, e))
+		goto out;
+	m->known_lo = hit->start;
+	m->known_hi = hit->end;
+	if (m->s.o->filter && !m->resolved) {
+		struct tc_addr_filter f = { 0 };
+
+		/* until every FILE of the filter has run code, it cannot be resolved */
+		if (!tc_addr_filter_resolve(m->s.o->filter, mine, &f, &m->filter_err)) {
+			tc_addr_filter_free(&m->s.f);
+			m->s.f = f;
+			m->resolved = true;
+		} else {
+			tc_addr_filter_free(&f);
+		}
+	}
+	rc = 0;
+out:
+	tc_addr_filter_maps_free(&now);
+	return rc;
+}
+
+static enum tc_x86_kind kind_of(const struct tc_qp_desc *d)
+{
+	switch (d->kind) {
+	case TC_QP_COND: return TC_X86_JCC;
+	case TC_QP_JUMP: return TC_X86_JMP;
+	case TC_QP_CALL: return TC_X86_CALL;
+	case TC_QP_IJUMP: return TC_X86_IJMP;
+	case TC_QP_ICALL: return TC_X86_ICALL;
+	case TC_QP_RET: return TC_X86_RET;
+	case TC_QP_SYSCALL: return TC_X86_SYSCALL;
+	default: return TC_X86_OTHER;
+	}
+}
+
+/* Whether going from block d's last instruction to next is what that instruction does;
+ * anything else is an asynchronous transfer (a signal handler), not emulated yet. */
+static bool follows(const struct tc_qp_desc *d, uint64_t next)
+{
+	uint64_t ft = d->vaddr + d->size;
+
+	switch (d->kind) {
+	case TC_QP_OTHER: return next == ft;
+	case TC_QP_COND: return next == ft || next == d->target;
+	case TC_QP_JUMP: case TC_QP_CALL: return next == d->target;
+	default: return true;
+	}
+}
+
+/* A filter boundary inside [a, b]: the block must be followed instruction by instruction. */
+static bool cut(const struct tc_addr_filter *f, uint64_t a, uint64_t b)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if ((f->v[i].start > a && f->v[i].start <= b) ||
+		    (f->v[i].end > a && f->v[i].end <= b))
+			return true;
+	return false;
+}
+
+/* The instructions of block d before its last, one step each (a filter cuts it). */
+static int walk(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struct tc_err *e)
+{
+	uint8_t code[8192];
+	uint64_t ip = d->vaddr, end = last_ip(d);
+	size_t n = d->size < sizeof(code) ? d->size : sizeof(code);
+
+	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)d->vaddr, n };
+
+	if (process_vm_readv(m->qpid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+		return tc_err_sys(e, errno, "reading guest code at 0x%llx",
+				  (unsigned long long)d->vaddr);
+	while (ip < end) {
+		unsigned len = tc_x86_len(code + (ip - d->vaddr), d->vaddr + n - ip, true);
+		struct tc_pt_stream_step p = { .ip = ip, .next = ip + len, .kind = TC_X86_OTHER,
+			.len = len, .in = t->pt.in, .next_in = tc_pt_stream_in(&m->s, ip + len) };
+
+		if (!len || ip + len > end)
+			return tc_err_set(e, EINVAL, "guest code at 0x%llx: no instruction ends at "
+					  "the block's last one", (unsigned long long)ip);
+		if (tc_pt_stream_encode(&m->s, &t->pt, &p, e))
+			return -1;
+		ip += len;
+	}
+	return 0;
+}
+
+/* t is at the start of block d: follow it to its last instruction. */
+static int enter(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struct tc_err *e)
+{
+	uint64_t last = last_ip(d);
+
+	if (!m->s.all && cut(&m->s.f, d->vaddr, last))
+		return walk(m, t, d, e);
+	m->s.st->steps += d->n_insns - 1u;
+	if (t->pt.in)
+		m->s.st->insns += d->n_insns - 1u;
+	t->pt.ip = last;
+	return 0;
+}
+
+/* t's previous block handed control to next. */
+static int transition(struct emu *m, struct qthr *t, uint64_t next, struct tc_err *e)
+{
+	const struct tc_qp_desc *d = &t->prev;
+	struct tc_pt_stream_step p = { .ip = last_ip(d), .next = next, .len = d->last_size,
+		.kind = kind_of(d), .in = t->pt.in, .next_in = tc_pt_stream_in(&m->s, next) };
+
+	if (d->kind == TC_QP_UNKNOWN)
+		return tc_err_set(e, EINVAL, "thread %d: the instruction at 0x%llx is not one "
+				  "Capstone decodes", (int)t->pt.tid, (unsigned long long)p.ip);
+	if (!follows(d, next))
+		return tc_err_set(e, ENOTSUP, "thread %d: 0x%llx -> 0x%llx is no path of the "
+				  "instruction (a signal handler?): asynchronous transfers are not "
+				  "emulated yet", (int)t->pt.tid, (unsigned long long)p.ip,
+				  (unsigned long long)next);
+	if (p.kind == TC_X86_CALL || p.kind == TC_X86_ICALL)
+		p.ret = p.ip + p.len;
+	if (p.in && tc_pt_enc_psb_due(&t->pt.x, p.ip, e))
+		return -1;
+	return tc_pt_stream_encode(&m->s, &t->pt, &p, e);
+}
+
+static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct qthr *t = m->last;
+
+	if ((!t || t->pt.tid != (pid_t)tid) &&
+	    !(t = m->last = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)))
+		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
+	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, d->vaddr, e))
+		return -1;
+	if (!t->has_prev) {
+		if (tc_pt_stream_start(&m->s, &t->pt, d->vaddr, e))
+			return -1;
+	} else if ((t->prev.flags & TC_QP_F_REP) && d->vaddr == last_ip(&t->prev)) {
+		/* one more iteration of the same rep instruction */
+		t->prev = *d;
+		return 0;
+	} else if (transition(m, t, d->vaddr, e)) {
+		return -1;
+	}
+	t->prev = *d;
+	t->has_prev = true;
+	return enter(m, t, d, e);
+}
+
+static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct qthr *t;
+
+	if (start) {
+		if (!m->s.n)
+			m->s.pid = (pid_t)tid;
+		return tc_pt_stream_add(&m->s, (pid_t)tid, sizeof(*t), e) ? 0 : -1;
+	}
+	if (!(t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)) || !t->has_prev)
+		return 0;
+	/* its last instruction: exit or exit_group, a system call that does not return */
+	m->s.st->steps++;
+	if (t->pt.in) {
+		m->s.st->insns++;
+		if (t->prev.kind == TC_QP_SYSCALL) {
+			struct tc_pt_stream_step p = { .ip = last_ip(&t->prev),
+				.len = t->prev.last_size, .kind = TC_X86_SYSCALL, .in = true };
+
+			m->s.st->steps--, m->s.st->insns--;	/* counted by the step */
+			if (tc_pt_stream_encode(&m->s, &t->pt, &p, e))
+				return -1;
+		}
+	}
+	t->has_prev = false;
+	return tc_pt_enc_flush_tnt(&t->pt.x, e);
+}
+
+static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys,
+		      struct tc_err *e)
+{
+	struct emu *m = arg;
+
+	/* New code: qemu's maps now, for when qemu dies (a fatal signal) before the blocks
+	 * reach learn_map (the guest is ahead). */
+	if ((sys->num == SYS_MMAP || sys->num == SYS_MPROTECT) && sys->ret >= 0 &&
+	    (sys->args[2] & PROT_EXEC)) {
+		struct tc_maps now = { 0 };
+		struct tc_err ignore;
+
+		if (!tc_addr_filter_maps_read(m->qpid, &now, &ignore) && now.n) {
+			tc_addr_filter_maps_free(&m->snap);
+			m->snap = now;
+		} else {
+			tc_addr_filter_maps_free(&now);
+		}
+	}
+	/* a new thread's parent, for its FORK record (a new process is not followed) */
+	if (sys->num == SYS_CLONE && sys->ret > 0) {
+		if (tc_grow((void **)&m->parents, &m->capparents, m->nparents + 1,
+			    sizeof(*m->parents)))
+			return tc_err_set(e, ENOMEM, "out of memory");
+		m->parents[m->nparents++] = (struct parent){ (pid_t)sys->ret, (pid_t)tid };
+	}
+	return 0;
+}
+
+int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
+			  struct tc_err *e)
+{
+	static const struct tc_qemu_run_ops ops = { on_thread, on_block, on_syscall };
+	struct tc_qemu_run_opts ro = { .qemu = o->qemu_x86 ? o->qemu_x86 : "qemu-x86_64",
+		.argv = o->argv };
+	struct emu m = { 0 };
+	char real[PATH_MAX];
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	tc_pt_stream_init(&m.s, o, st, e);
+	m.s.all = !o->filter;
+	if (!realpath(o->argv[0], real))
+		return tc_err_sys(e, errno, "%s", o->argv[0]);
+	snprintf(m.s.comm, sizeof(m.s.comm), "%s", strrchr(real, '/') + 1);
+	if (o->truth && !(m.s.truth = fopen(o->truth, "w")))
+		return tc_err_sys(e, errno, "%s", o->truth);
+	if (tc_qemu_run_start(&m.run, &ro, e))
+		goto out;
+	m.qpid = tc_qemu_run_pid(m.run);
+	if (tc_qemu_run_loop(m.run, &ops, &m, &st->status, e))
+		goto out;
+	if (o->filter && !m.resolved) {
+		*e = m.filter_err;
+		goto out;
+	}
+	for (size_t i = 0; i < m.s.n; i++)
+		for (size_t j = 0; j < m.nparents; j++)
+			if (m.parents[j].tid == m.s.t[i]->tid)
+				m.s.t[i]->ptid = m.parents[j].ptid;
+	if (tc_emu_truth_close(&m.s.truth, o->truth, e))
+		goto out;
+	if (!m.s.n) {
+		tc_err_set(e, ENOEXEC, "%s ran no code under qemu", real);
+		goto out;
+	}
+	rc = tc_pt_stream_write(&m.s, e);
+out:
+	tc_qemu_run_free(m.run);
+	free(m.parents);
+	tc_addr_filter_maps_free(&m.snap);
+	tc_pt_stream_fini(&m.s);
+	return rc;
+}

@@ -1,0 +1,275 @@
+#include "lib/emulate/pt_stream.h"
+
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "lib/emulate/emu_file.h"
+#include "lib/images/elf.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/perfdata/perf_write.h"
+#include "lib/util/grow.h"
+
+#define PT_PMU_TYPE 8
+#define PT_CFG_TSC (1ULL << 10)
+#define PT_CFG_NORETCOMP (1ULL << 11)
+
+int tc_pt_stream_init(struct tc_pt_stream *s, const struct tc_emu_opts *o,
+		      struct tc_emu_stats *st, struct tc_err *e)
+{
+	(void)e;
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	s->st = st;
+	return 0;
+}
+
+void tc_pt_stream_fini(struct tc_pt_stream *s)
+{
+	if (s->truth)
+		fclose(s->truth);
+	for (size_t i = 0; i < s->n; i++) {
+		tc_pt_enc_fini(&s->t[i]->x);
+		free(s->t[i]);
+	}
+	free(s->t);
+	tc_addr_filter_free(&s->f);
+	tc_addr_filter_maps_free(&s->maps);
+	memset(s, 0, sizeof(*s));
+}
+
+struct tc_pt_stream_thr *tc_pt_stream_find(const struct tc_pt_stream *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i]->tid == tid)
+			return s->t[i];
+	return NULL;
+}
+
+struct tc_pt_stream_thr *tc_pt_stream_add(struct tc_pt_stream *s, pid_t tid, size_t size,
+					  struct tc_err *e)
+{
+	struct tc_pt_stream_thr *t;
+
+	if (tc_grow((void **)&s->t, &s->cap, s->n + 1, sizeof(*s->t)) ||
+	    !(t = calloc(1, size))) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	t->tid = tid;
+	t->ptid = s->pid;
+	if (tc_pt_enc_init(&t->x, !s->o->no_retcomp, s->o->sync_period, e)) {
+		free(t);
+		return NULL;
+	}
+	s->t[s->n++] = t;
+	s->st->threads++;
+	return t;
+}
+
+static void truth(struct tc_pt_stream *s, const struct tc_pt_stream_thr *t, uint64_t from,
+		  uint64_t to)
+{
+	s->st->branches++;
+	if (!s->truth)
+		return;
+	if (!s->o->truth_no_tid)
+		fprintf(s->truth, "%d ", (int)t->tid);
+	fprintf(s->truth, "%llx %llx\n", (unsigned long long)from, (unsigned long long)to);
+}
+
+int tc_pt_stream_enable(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint64_t ip,
+			struct tc_err *e)
+{
+	t->x.depth = 0;
+	if (tc_pt_enc_ip(&t->x, ppt_tip_pge, ip, e))
+		return -1;
+	truth(s, t, 0, ip);
+	return 0;
+}
+
+int tc_pt_stream_start(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint64_t ip,
+		       struct tc_err *e)
+{
+	t->ip = ip;
+	t->in = tc_pt_stream_in(s, ip);
+	if (tc_pt_enc_psb(&t->x, false, 0, e) || (t->in && tc_pt_stream_enable(s, t, ip, e)))
+		return -1;
+	return 0;
+}
+
+/* A system call in traced code: user-only tracing stops at the instruction (TIP.PGD, the
+ * kernel's IP suppressed) and starts again where user space resumes (TIP.PGE). */
+static int syscall_step(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
+			const struct tc_pt_stream_step *p, struct tc_err *e)
+{
+	if (tc_pt_enc_pgd_noip(&t->x, e))
+		return -1;
+	t->x.depth = 0;
+	truth(s, t, p->ip, 0);
+	if (p->next_in && tc_pt_stream_enable(s, t, p->next, e))
+		return -1;
+	return 0;
+}
+
+int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
+			const struct tc_pt_stream_step *p, struct tc_err *e)
+{
+	struct tc_pt_enc *x = &t->x;
+	uint64_t ip = p->ip, next = p->next;
+	enum tc_x86_kind k = p->kind;
+
+	s->st->steps++;
+	if (!p->in) {
+		if (p->next_in && tc_pt_stream_enable(s, t, next, e))
+			return -1;
+		goto out;
+	}
+	s->st->insns++;
+	if (k == TC_X86_SYSCALL) {
+		if (syscall_step(s, t, p, e))
+			return -1;
+		goto out;
+	}
+	if (k == TC_X86_OTHER) {
+		if (next <= ip || next - ip > 15)
+			return tc_err_set(e, EINVAL, "0x%llx -> 0x%llx in thread %d: not a branch "
+					  "to the classifier", (unsigned long long)ip,
+					  (unsigned long long)next, (int)t->tid);
+	} else if (k == TC_X86_JCC && p->next_in) {
+		if (tc_pt_enc_tnt_bit(x, next != ip + p->len, e))
+			return -1;
+	} else if (!p->next_in) {
+		/* Out of the filter region: TIP.PGD with the target, the stack forgotten. */
+		if (k == TC_X86_JCC)
+			return tc_err_set(e, ENOTSUP, "conditional branch out of the filter at "
+					  "0x%llx", (unsigned long long)ip);
+		if (tc_pt_enc_ip(x, ppt_tip_pgd, next, e))
+			return -1;
+		x->depth = 0;
+	} else if (k == TC_X86_CALL || k == TC_X86_ICALL) {
+		tc_pt_enc_push_ret(x, p->ret);
+		if (k == TC_X86_ICALL && tc_pt_enc_ip(x, ppt_tip, next, e))
+			return -1;
+	} else if (k == TC_X86_RET && tc_pt_enc_pop_ret(x, next)) {
+		if (tc_pt_enc_tnt_bit(x, true, e))
+			return -1;
+	} else if ((k == TC_X86_RET || k == TC_X86_IJMP) && tc_pt_enc_ip(x, ppt_tip, next, e)) {
+		return -1;
+	}
+	if (k != TC_X86_OTHER && (k != TC_X86_JCC || next != ip + p->len))
+		truth(s, t, ip, next);
+out:
+	t->ip = next;
+	t->in = p->next_in;
+	return 0;
+}
+
+static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
+{
+	struct tc_err ignore;
+	struct tc_elf *elf = tc_elf_open(path, &ignore);
+	int rc;
+
+	if (!elf)
+		return 0;
+	/* The real build id, so perf uses the file itself rather than rejecting it. */
+	rc = tc_emu_file_build_id(w, tc_elf_build_id(elf), path, e);
+	tc_elf_close(elf);
+	return rc;
+}
+
+int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
+{
+	uint64_t priv[TC_IPT_PRIV_MAX] = { 0 }, *ids, time = 1;
+	uint32_t pid = (uint32_t)m->pid;
+	struct tc_perf_write_sid sid = { .pid = pid };
+	struct utsname u;
+	char host[256] = "localhost";
+	struct tc_perf_write *w;
+	size_t i;
+	int rc = -1;
+
+	if (!(ids = calloc(m->n, sizeof(*ids))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (i = 0; i < m->n; i++)
+		ids[i] = i + 1;
+	priv[TC_IPT_PMU_TYPE] = PT_PMU_TYPE;
+	priv[TC_IPT_TSC_BIT] = PT_CFG_TSC;	/* not set in config: timeless decoding */
+	priv[TC_IPT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
+	priv[TC_IPT_TSC_CTC_D] = 1;
+	gethostname(host, sizeof(host) - 1);
+	if (uname(&u))
+		strcpy(u.release, "6.1.0");
+	if (tc_emu_file_open(&w, m->o, PT_PMU_TYPE, m->o->no_retcomp ? PT_CFG_NORETCOMP : 0, ids,
+			     m->n, e)) {
+		free(ids);
+		return -1;
+	}
+	/* one id per thread: its AUX stream */
+#define SID(i) (sid.id = (i) + 1, tc_emu_file_sid(&sid, (uint32_t)m->t[i]->tid, &time))
+	if (tc_perf_write_auxtrace_info_intel_pt(w, priv, m->all ? NULL : m->f.perf, e) ||
+	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e))
+		goto out;
+	for (i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = x->start,
+			.len = x->end - x->start, .pgoff = x->pgoff, .maj = x->maj, .min = x->min,
+			.ino = x->ino, .prot = (uint32_t)x->prot, .flags = MAP_PRIVATE,
+			.filename = x->path };
+
+		if ((x->prot & PROT_EXEC) && x->path[0] == '/' &&
+		    tc_perf_write_mmap2(w, &mm, SID(0), e))
+			goto out;
+	}
+	for (i = 1; i < m->n; i++) {
+		const struct tc_pt_stream_thr *t = m->t[i];
+
+		if (tc_perf_write_fork(w, false, pid, pid, (uint32_t)t->tid, (uint32_t)t->ptid,
+				       time + 1, SID(i), e) ||
+		    tc_perf_write_comm(w, pid, (uint32_t)t->tid, m->comm, false, SID(i), e))
+			goto out;
+	}
+	for (i = 0; i < m->n; i++)
+		if (tc_perf_write_itrace_start(w, pid, (uint32_t)m->t[i]->tid, SID(i), e))
+			goto out;
+	for (i = 0; i < m->n; i++) {
+		const struct tc_pt_stream_thr *t = m->t[i];
+		uint64_t len = tc_pt_enc_offset(&t->x);
+
+		m->st->bytes += len;
+		if (tc_perf_write_auxtrace(w, t->x.buf, len, 0, i, (uint32_t)i, (uint32_t)t->tid,
+				   (uint32_t)-1, e) ||
+		    tc_perf_write_aux(w, 0, len, 0, SID(i), e))
+			goto out;
+	}
+	for (i = m->n; i-- > 0;)
+		if (tc_perf_write_fork(w, true, pid, pid, (uint32_t)m->t[i]->tid,
+				       (uint32_t)m->t[i]->ptid, time + 1, SID(i), e))
+			goto out;
+#undef SID
+	if (tc_emu_file_features(w, m->o, &(struct tc_emu_file_host){ host, u.release, "x86_64",
+				 "GenuineIntel,6,78,3", 1 }, e))
+		goto out;
+	for (i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(m->maps.v[j].path, x->path) &&
+			       (m->maps.v[j].prot & PROT_EXEC);
+		if ((x->prot & PROT_EXEC) && x->path[0] == '/' && !seen && build_id(w, x->path, e))
+			goto out;
+	}
+	rc = tc_perf_write_close(w, e);
+	w = NULL;
+out:
+	if (w)
+		tc_perf_write_abort(w);
+	free(ids);
+	return rc;
+}

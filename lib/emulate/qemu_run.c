@@ -1,0 +1,417 @@
+#include "lib/emulate/qemu_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PLUGIN_NAME "tracectl-qemu.so"
+/* Entries taken from one ring before the next ring's turn: threads that run together
+ * are handed over interleaved (the ETM sink shows them taking turns), none waits long. */
+#define BURST 256
+
+/* A ring slot's reader state: the thread on it now. */
+struct slot {
+	bool live;		/* a thread owns it and was announced */
+	uint32_t tid;
+	unsigned ev_left, ev_n;	/* payload words still to come, words read */
+	uint32_t ev[TC_QP_EV_SYSCALL_WORDS];
+};
+
+struct tc_qemu_run {
+	struct tc_qp_hdr *hdr;
+	struct tc_qp_desc *descs;
+	uint64_t n_descs;	/* as last read (acquire) */
+	size_t size;
+	struct slot *slots;
+	char shm[64];
+	pid_t pid;
+	bool reaped, acked;
+	int status;
+	char qemu[PATH_MAX];
+};
+
+static bool readable(const char *p)
+{
+	return !access(p, R_OK);
+}
+
+int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e)
+{
+	const char *env = getenv("TRACECTL_QEMU_PLUGIN");
+	static const char *const rel[] = {
+		"/" PLUGIN_NAME,			/* installed beside tracectl */
+		"/build/qemu_plugin/" PLUGIN_NAME,	/* ./tracectl at the top of the tree */
+		"/../qemu_plugin/" PLUGIN_NAME,		/* build/obj/tracectl, build/asan/ */
+		"/../../qemu_plugin/" PLUGIN_NAME,	/* build/obj/unit/, build/obj/tools/ */
+	};
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		if (snprintf(out, size, "%s", env) >= (int)size || !readable(out))
+			return tc_err_set(e, ENOENT, "TRACECTL_QEMU_PLUGIN=%s: no such plugin",
+					  env);
+		return 0;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
+		return tc_err_sys(e, errno, "/proc/self/exe");
+	self[n] = 0;
+	if ((slash = strrchr(self, '/')))
+		*slash = 0;
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+		if (snprintf(out, size, "%s%s", self, rel[i]) < (int)size && readable(out))
+			return 0;
+	return tc_err_set(e, ENOENT, "%s is neither beside %s/tracectl nor in the build tree "
+			  "(make builds it; TRACECTL_QEMU_PLUGIN names another)", PLUGIN_NAME,
+			  self);
+}
+
+int tc_qemu_run_which(const char *qemu, char *out, size_t size, struct tc_err *e)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(qemu, '/')) {
+		if (snprintf(out, size, "%s", qemu) < (int)size && !access(out, X_OK))
+			return 0;
+		return tc_err_sys(e, errno, "%s", qemu);
+	}
+	for (p = path ? path : "/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		if (snprintf(out, size, "%.*s/%s", (int)(end - p), p, qemu) < (int)size &&
+		    !access(out, X_OK))
+			return 0;
+	}
+	return tc_err_set(e, ENOENT, "%s not found: emulated tracing runs the program under "
+			  "QEMU's user-mode emulator with a plugin (Debian: apt install qemu-user; "
+			  "qemu-user-static cannot load plugins)", qemu);
+}
+
+static struct tc_qp_ring *ring_at(const struct tc_qemu_run *r, unsigned i)
+{
+	return (struct tc_qp_ring *)((char *)r->hdr + r->hdr->ring_off +
+				     i * r->hdr->ring_stride);
+}
+
+static int make_shm(struct tc_qemu_run *r, const struct tc_qemu_run_opts *o, struct tc_err *e)
+{
+	static unsigned seq;
+	struct tc_qp_hdr h = { 0 };
+	uint64_t entries = o->ring_entries ? o->ring_entries : 1 << 18;
+	int fd;
+
+	if (entries & (entries - 1))
+		return tc_err_set(e, EINVAL, "ring entries %llu: not a power of two",
+				  (unsigned long long)entries);
+	h.magic = TC_QP_MAGIC;
+	h.version = TC_QP_VERSION;
+	h.flags = TC_QP_H_WAIT_DRAIN;	/* the caller reads the guest's maps behind it */
+	h.max_rings = o->max_rings ? o->max_rings : 64;
+	h.ring_entries = (uint32_t)entries;
+	h.ring_off = TC_QP_HDR_SIZE;
+	h.ring_stride = TC_QP_RING_HDR + 4 * entries;
+	h.desc_off = (h.ring_off + h.max_rings * h.ring_stride + 4095) & ~4095ULL;
+	h.max_descs = o->max_descs ? o->max_descs : 1 << 22;
+	h.size = h.desc_off + h.max_descs * sizeof(struct tc_qp_desc);
+	/* /dev/shm: memory, not disk; the file is sparse, so only what is used costs. */
+	snprintf(r->shm, sizeof(r->shm), "/dev/shm/tracectl-qp-%d-%u", (int)getpid(), seq++);
+	if ((fd = open(r->shm, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+		r->shm[0] = 0;
+		return tc_err_sys(e, errno, "shared memory for the QEMU plugin");
+	}
+	if (ftruncate(fd, (off_t)h.size)) {
+		close(fd);
+		return tc_err_sys(e, errno, "%s", r->shm);
+	}
+	r->hdr = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (r->hdr == MAP_FAILED) {
+		r->hdr = NULL;
+		return tc_err_sys(e, errno, "mmap %s", r->shm);
+	}
+	r->size = h.size;
+	*r->hdr = h;
+	r->descs = (struct tc_qp_desc *)((char *)r->hdr + h.desc_off);
+	if (!(r->slots = calloc(h.max_rings, sizeof(*r->slots))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	return 0;
+}
+
+int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o,
+		      struct tc_err *e)
+{
+	struct tc_qemu_run *r = calloc(1, sizeof(*r));
+	char plugin[PATH_MAX], *parg = NULL, **av = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	if (!r)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	r->pid = -1;
+	if (tc_qemu_run_which(o->qemu, r->qemu, sizeof(r->qemu), e))
+		goto fail;
+	if (o->plugin)
+		snprintf(plugin, sizeof(plugin), "%s", o->plugin);
+	else if (tc_qemu_run_plugin(plugin, sizeof(plugin), e))
+		goto fail;
+	if (make_shm(r, o, e))
+		goto fail;
+	while (o->argv[n])
+		n++;
+	if (asprintf(&parg, "%s,shm=%s", plugin, r->shm) < 0 ||
+	    !(av = calloc(n + 4, sizeof(*av)))) {
+		tc_err_set(e, ENOMEM, "out of memory");
+		goto fail;
+	}
+	av[0] = r->qemu;
+	av[1] = "-plugin";
+	av[2] = parg;
+	memcpy(av + 3, o->argv, n * sizeof(*av));
+	if ((r->pid = fork()) < 0) {
+		tc_err_sys(e, errno, "fork");
+		goto fail;
+	}
+	if (!r->pid) {
+		execv(r->qemu, av);
+		_exit(127);
+	}
+	free(parg);
+	free(av);
+	*out = r;
+	return 0;
+fail:
+	free(parg);
+	free(av);
+	tc_qemu_run_free(r);
+	return -1;
+}
+
+pid_t tc_qemu_run_pid(const struct tc_qemu_run *r)
+{
+	return r->pid;
+}
+
+static const struct tc_qp_desc *desc(struct tc_qemu_run *r, uint32_t id)
+{
+	if (id >= r->n_descs) {
+		r->n_descs = __atomic_load_n(&r->hdr->n_descs, __ATOMIC_ACQUIRE);
+		if (id >= r->n_descs || id >= r->hdr->max_descs)
+			return NULL;
+	}
+	return &r->descs[id];
+}
+
+static int event(struct tc_qemu_run *r, struct slot *s, const struct tc_qemu_run_ops *ops,
+		 void *arg, struct tc_err *e)
+{
+	struct tc_qemu_run_sys sys;
+	uint64_t w[8];
+
+	(void)r;
+	for (unsigned i = 0; i < 8; i++)
+		w[i] = s->ev[2 * i] | (uint64_t)s->ev[2 * i + 1] << 32;
+	sys.num = (int64_t)w[0];
+	sys.ret = (int64_t)w[1];
+	memcpy(sys.args, &w[2], sizeof(sys.args));
+	return ops->syscall ? ops->syscall(arg, s->tid, &sys, e) : 0;
+}
+
+/* Hands over ring i's entries up to its head, BURST at most; *n counts them. */
+static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops *ops,
+		 void *arg, uint64_t *n, struct tc_err *e)
+{
+	struct tc_qp_ring *ring = ring_at(r, i);
+	struct slot *s = &r->slots[i];
+	uint32_t *ents = (uint32_t *)((char *)ring + TC_QP_RING_HDR);
+	uint64_t mask = r->hdr->ring_entries - 1, tail = ring->tail;
+	uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+	int rc = 0;
+
+	if (tail == head)
+		return 0;
+	if (!s->live) {
+		/* the plugin stores the tid before its first publication */
+		s->live = true;
+		s->tid = __atomic_load_n(&ring->tid, __ATOMIC_RELAXED);
+		if (ops->thread && ops->thread(arg, s->tid, true, e))
+			return -1;
+	}
+	if (head - tail > BURST)
+		head = tail + BURST;
+	for (; tail != head && !rc; tail++) {
+		uint32_t w = ents[tail & mask];
+		const struct tc_qp_desc *d;
+
+		ents[tail & mask] = 0;	/* qp_shm.h: how unpublished entries are found */
+		if (s->ev_left) {
+			s->ev[s->ev_n++] = w;
+			if (!--s->ev_left)
+				rc = event(r, s, ops, arg, e);
+		} else if (w & TC_QP_EV_BIT) {
+			if (TC_QP_EV_TYPE(w) != TC_QP_EV_SYSCALL ||
+			    TC_QP_EV_LEN(w) != TC_QP_EV_SYSCALL_WORDS)
+				rc = tc_err_set(e, EPROTO, "QEMU plugin: unknown event 0x%x in the "
+						"ring of thread %u", w, s->tid);
+			s->ev_left = TC_QP_EV_SYSCALL_WORDS;
+			s->ev_n = 0;
+		} else if (!(d = desc(r, w))) {
+			rc = tc_err_set(e, EPROTO, "QEMU plugin: block id %u without a descriptor "
+					"(thread %u)", w, s->tid);
+		} else if (ops->block) {
+			rc = ops->block(arg, s->tid, d, e);
+		}
+		(*n)++;
+	}
+	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static int thread_end(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops *ops,
+		      void *arg, struct tc_err *e)
+{
+	struct slot *s = &r->slots[i];
+	int rc = 0;
+
+	if (s->live && ops->thread)
+		rc = ops->thread(arg, s->tid, false, e);
+	memset(s, 0, sizeof(*s));
+	return rc;
+}
+
+/* One pass over the rings: *n counts the entries handed over. */
+static int pass(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		uint64_t *n, struct tc_err *e)
+{
+	for (unsigned i = 0; i < r->hdr->max_rings; i++) {
+		struct tc_qp_ring *ring = ring_at(r, i);
+		uint32_t st = __atomic_load_n(&ring->state, __ATOMIC_ACQUIRE);
+
+		if (st != TC_QP_RING_ACTIVE && st != TC_QP_RING_EXITED)
+			continue;
+		if (drain(r, i, ops, arg, n, e))
+			return -1;
+		if (st != TC_QP_RING_EXITED ||
+		    ring->tail != __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE))
+			continue;
+		/* drained after its exit: the slot goes back to the plugin */
+		if (thread_end(r, i, ops, arg, e))
+			return -1;
+		ring->head = 0;
+		ring->tail = 0;
+		__atomic_store_n(&ring->state, TC_QP_RING_RECLAIMED, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* qemu died without the plugin's exit callback (a fatal guest signal): the entries each
+ * live ring got after its last publication are the non-zero ids from head on (qp_shm.h). */
+static int recover(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		   struct tc_err *e)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < r->hdr->max_rings; i++) {
+		struct tc_qp_ring *ring = ring_at(r, i);
+		uint32_t *ents = (uint32_t *)((char *)ring + TC_QP_RING_HDR);
+		uint64_t mask = r->hdr->ring_entries - 1, h = ring->head;
+
+		if (ring->state != TC_QP_RING_ACTIVE)
+			continue;
+		if (!r->slots[i].ev_left)
+			while (h - ring->tail < r->hdr->ring_entries && ents[h & mask] &&
+			       !(ents[h & mask] & TC_QP_EV_BIT))
+				h++;
+		ring->head = h;
+		do {
+			n = 0;
+			if (drain(r, i, ops, arg, &n, e))
+				return -1;
+		} while (n);
+		if (thread_end(r, i, ops, arg, e))
+			return -1;
+	}
+	return 0;
+}
+
+static void nap(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		     int *status, struct tc_err *e)
+{
+	unsigned idle = 0;
+
+	for (;;) {
+		uint64_t n = 0;
+
+		if (pass(r, ops, arg, &n, e))
+			return -1;
+		if (n) {
+			idle = 0;
+			continue;
+		}
+		if (r->reaped)
+			break;
+		/* done, and a pass after seeing it found nothing: qemu may exit */
+		if (!r->acked && __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE) == TC_QP_DONE) {
+			if (pass(r, ops, arg, &n, e))
+				return -1;
+			if (!n) {
+				r->acked = true;
+				__atomic_store_n(&r->hdr->drained, 1, __ATOMIC_RELEASE);
+			}
+			continue;
+		}
+		if (waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
+			r->reaped = true;
+			continue;	/* one more pass for what it wrote last */
+		}
+		/* Nothing to read: spin a little (the guest is fast), then sleep. */
+		if (++idle > 64)
+			nap(idle > 100000 ? 200 : 20);
+	}
+	*status = r->status;
+	switch (__atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE)) {
+	case TC_QP_WAITING:
+		return tc_err_set(e, ENOEXEC, "%s did not load the tracectl plugin (exit status "
+				  "0x%x): a QEMU that loads plugins is needed (Debian: apt install "
+				  "qemu-user; qemu-user-static cannot)", r->qemu, r->status);
+	case TC_QP_FAILED:
+		return tc_err_set(e, EPROTO, "QEMU plugin: %.*s", (int)sizeof(r->hdr->error),
+				  r->hdr->error);
+	case TC_QP_RUNNING:
+		return recover(r, ops, arg, e);
+	default:
+		return 0;
+	}
+}
+
+void tc_qemu_run_free(struct tc_qemu_run *r)
+{
+	int st;
+
+	if (!r)
+		return;
+	if (r->pid > 0 && !r->reaped) {
+		kill(r->pid, SIGKILL);
+		while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (r->hdr)
+		munmap(r->hdr, r->size);
+	if (r->shm[0])
+		unlink(r->shm);
+	free(r->slots);
+	free(r);
+}

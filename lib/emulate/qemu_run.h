@@ -1,0 +1,67 @@
+/* The consumer side of tracectl's QEMU plugin (lib/emulate/qemu_plugin/, the shared memory
+ * in qp_shm.h): run a program under qemu-x86_64 / qemu-aarch64 with tracectl-qemu.so, drain
+ * every guest thread's ring while it runs and hand the caller, per thread and in the order
+ * that thread executed them, its translation blocks and system call returns, plus where each
+ * thread starts and ends. Threads are told apart by their real TIDs. */
+#ifndef TC_LIB_EMULATE_QEMU_RUN_H
+#define TC_LIB_EMULATE_QEMU_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/emulate/qemu_plugin/qp_shm.h"
+#include "lib/util/err.h"
+
+/* A system call that returned in the guest. */
+struct tc_qemu_run_sys {
+	int64_t num, ret;
+	uint64_t args[6];
+};
+
+/* What the caller is handed; each returns 0, or -1 with e set to stop the run (qemu is
+ * killed). Any may be NULL. */
+struct tc_qemu_run_ops {
+	/* Thread tid ran its first block (start) or has exited and every block of it was
+	 * handed over (!start). */
+	int (*thread)(void *arg, uint32_t tid, bool start, struct tc_err *e);
+	int (*block)(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e);
+	int (*syscall)(void *arg, uint32_t tid, const struct tc_qemu_run_sys *s,
+		       struct tc_err *e);
+};
+
+struct tc_qemu_run_opts {
+	const char *qemu;	/* qemu-x86_64 or qemu-aarch64, a path or looked up in PATH */
+	const char *plugin;	/* tracectl-qemu.so (NULL: tc_qemu_run_plugin's) */
+	char *const *argv;	/* the guest program and its arguments */
+	uint32_t ring_entries;	/* per thread, a power of two (0: 256 Ki) */
+	uint32_t max_rings;	/* guest threads alive at once (0: 64) */
+	uint64_t max_descs;	/* different blocks (0: 4 Mi) */
+};
+
+struct tc_qemu_run;
+
+/* Where tracectl-qemu.so is: $TRACECTL_QEMU_PLUGIN if set; else beside the running
+ * tracectl (installed), or in the build tree's build/qemu_plugin/ (tracectl at the top,
+ * build/obj/tracectl, or the test programs in build/obj/unit/ and tools/). */
+int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e);
+
+/* Finds qemu (name or path) in PATH into out; -1 with an error naming Debian's qemu-user. */
+int tc_qemu_run_which(const char *qemu, char *out, size_t size, struct tc_err *e);
+
+/* Makes the shared memory and starts qemu with the plugin on it. */
+int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o,
+		      struct tc_err *e);
+/* qemu's pid: the guest's address space is qemu's (/proc/PID/maps). */
+pid_t tc_qemu_run_pid(const struct tc_qemu_run *r);
+
+/* Drains the rings into ops until qemu has exited and everything it wrote is handed over;
+ * *status is qemu's wait status (the guest's exit status or its fatal signal). */
+int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		     int *status, struct tc_err *e);
+
+/* Kills qemu if it still runs, reaps it, removes the shared memory. */
+void tc_qemu_run_free(struct tc_qemu_run *r);
+
+#endif

@@ -1,0 +1,142 @@
+# tracectl record --pmu emulated on x86-64 through qemu-x86_64 and tracectl's plugin
+# (lib/emulate/emu_pt_qemu.c): all of user space (ld.so, libc) traced by default, system
+# calls as TIP.PGD/TIP.PGE. The ground truth comes from the plugin's block stream (every
+# executed block, per thread, in order); tracectl decode --branches and Debian's perf script
+# must give it exactly, on the fixtures and on programs this project did not write.
+. "$TOP/tests/e2e/lib.sh"
+
+FIXT="$TOP/tests/fixtures"
+if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null; then
+	skip 'emulated Intel PT under QEMU' 'needs x86-64 and gcc'
+	exit 0
+fi
+if ! command -v qemu-x86_64 >/dev/null; then
+	skip 'emulated Intel PT under QEMU' 'needs qemu-x86_64 (Debian: qemu-user)'
+	expect_code 1 'without qemu-x86_64, --emulator qemu names the package' '
+		printf "int main(void) { return 0; }\n" >z.c && gcc -o z z.c &&
+		tracectl record --pmu emulated --emulator qemu -o z.data -- ./z 2>err; rc=$?
+		grep -q "apt install qemu-user" err; exit $rc
+	'
+	exit 0
+fi
+
+by_tid() { sort -s -k1,1n "$1"; }
+tc_branches() {
+	tracectl -j decode --branches -i "$1" 2>"$1.tc-err" |
+		jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' |
+		sort -s -k1,1n
+}
+perf_branches() {
+	perf script -i "$1" --itrace=b -F tid,ip,addr 2>"$1.perf-err" |
+		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
+}
+# record NAME CMD...: NAME.data and NAME.truth; both decoders give the truth exactly
+exact() {
+	n=$1
+	shift
+	tracectl record --pmu emulated -o $n.data --ground-truth $n.truth -- "$@" \
+		>$n.out 2>$n.err && cat $n.err && grep -q "(qemu)" $n.err &&
+	by_tid $n.truth >$n.want && [ "$(wc -l <$n.want)" -gt 1000 ] &&
+	tc_branches $n.data >$n.got && diff $n.want $n.got &&
+	perf_branches $n.data >$n.pgot && diff $n.want $n.pgot && [ ! -s $n.data.perf-err ]
+}
+
+for src in "$FIXT"/progs/*.c "$TOP/examples/threads.c"; do
+	name=$(basename "$src" .c)
+	for pie in -no-pie -pie; do
+		gcc -O1 -g -pthread $pie -o $name$pie "$src" ||
+			{ echo "not ok $T: cannot build $src"; continue; }
+		expect "$name $pie: ld.so, libc and system calls traced; tracectl and perf give the truth" '
+			exact $name$pie ./$name$pie &&
+			grep -q " 0$" $name$pie.want && grep -q " 0 " $name$pie.want
+		'
+	done
+done
+expect 'system calls: TIP.PGD without IP at each, TIP.PGE where user space resumes' '
+	perf report -D -i branchy-pie.data 2>/dev/null >d &&
+	pgd=$(grep -c "TIP.PGD no ip" d) && pge=$(grep -c "TIP.PGE" d) &&
+	[ "$pgd" -gt 10 ] && [ "$pge" = "$pgd" ] &&
+	grep -q "PERF_RECORD_MMAP2 .*/ld-linux-x86-64.so.2$" d &&
+	grep -q "PERF_RECORD_MMAP2 .*/libc.so.6$" d
+'
+expect 'threads: real TIDs, FORK from the creating thread, one AUXTRACE queue each' '
+	[ "$(cut -d" " -f1 threads-pie.want | sort -u | wc -l)" = 4 ] &&
+	perf report -D -i threads-pie.data 2>/dev/null >d &&
+	[ "$(grep -c "PERF_RECORD_AUXTRACE size" d)" = 4 ] &&
+	[ "$(grep -c "PERF_RECORD_FORK" d)" = 3 ] && [ "$(grep -c "PERF_RECORD_EXIT" d)" = 4 ]
+'
+expect '/bin/ls -la /usr/share/doc (rep string instructions, libraries): exact' '
+	exact ls /bin/ls -la /usr/share/doc && /bin/ls -la /usr/share/doc >ls.native &&
+	cmp ls.out ls.native
+'
+expect 'sort of a generated file: exact, and the output is sort'"'"'s' '
+	seq 1 3000 | awk "{ print (\$1 * 7919) % 3001 }" >in.txt &&
+	exact sort sort in.txt && sort in.txt >sort.native && cmp sort.out sort.native
+'
+expect 'gzip -c of a generated file: exact' '
+	seq 1 3000 >g.txt && exact gzip gzip -c g.txt && gzip -c g.txt | cmp - gzip.out
+'
+if [ -x /usr/bin/python3 ]; then
+	# a non-PIE executable low in memory and libraries high: the PSB+ FUP must be whole
+	expect 'python3 with a thread: two threads, exact' '
+		exact py /usr/bin/python3 -S -I -c "import _thread, time
+def f(n):
+    s = 0
+    for i in range(n): s += i
+_thread.start_new_thread(f, (2000,)); f(2000); time.sleep(0.05)" &&
+		[ "$(cut -d" " -f1 py.want | sort -u | wc -l)" = 2 ]
+	'
+fi
+cat >sig.c <<'EOF2'
+#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+static volatile int hits;
+static void on(int s) { (void)s; hits++; }
+int main(int argc, char **argv)
+{
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+	unsigned long x = 1;
+
+	signal(SIGUSR1, on);
+	signal(SIGALRM, on);
+	for (int i = 0; i < 3; i++)
+		raise(SIGUSR1);
+	if (argc > 1 && setitimer(ITIMER_REAL, &it, 0) == 0)
+		while (hits < 5)
+			x = x * 6364136223846793005UL + 1;
+	printf("%d %lu\n", hits, x & 1);
+	return 0;
+}
+EOF2
+gcc -O1 -o sig sig.c || echo "not ok $T: cannot build sig.c"
+expect 'a handler entered from a system call (raise): exact' '
+	tracectl record --pmu emulated -o sig.data --ground-truth sig.truth -- ./sig >out &&
+	grep -q "^3 " out && by_tid sig.truth >want && tc_branches sig.data >got &&
+	diff want got && perf_branches sig.data >got2 && diff want got2
+'
+expect_code 1 'a signal while the program computes (a timer): refused, naming the address' '
+	tracectl record --pmu emulated -o al.data -- ./sig timer >/dev/null 2>err; rc=$?
+	cat err; grep -q "asynchronous transfers are not emulated yet" err; exit $rc
+'
+expect 'four recordings at once (the consumer behind the guest): all exact' '
+	for i in 1 2 3 4; do
+		tracectl record --pmu emulated -o par$i.data --ground-truth par$i.truth \
+			-- ./callbacks-pie >/dev/null 2>par$i.err &
+	done
+	wait &&
+	for i in 1 2 3 4; do
+		cat par$i.err && by_tid par$i.truth >want && tc_branches par$i.data >got &&
+		diff want got || exit 1
+	done
+'
+expect_code 1 'a plugin that is not there is named (TRACECTL_QEMU_PLUGIN)' '
+	TRACECTL_QEMU_PLUGIN=/nonexistent/tracectl-qemu.so \
+		tracectl record --pmu emulated --emulator qemu -o x.data -- ./branchy-pie 2>err
+	rc=$?; cat err; grep -q "TRACECTL_QEMU_PLUGIN=/nonexistent" err; exit $rc
+'
+expect_code 1 'a qemu that cannot load the plugin: the error names qemu-user' '
+	printf "#!/bin/sh\nexit 1\n" >qemu-x86_64 && chmod +x qemu-x86_64 &&
+	PATH=$PWD:$PATH tracectl record --pmu emulated -o x.data -- ./branchy-pie 2>err
+	rc=$?; cat err; grep -q "apt install qemu-user" err; exit $rc
+'
