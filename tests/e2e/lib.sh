@@ -50,3 +50,16 @@ have_testdata() {
 	fi
 	return 1
 }
+
+# Branches as "TID FROM TO" lines, grouped by thread in a stable order: a ground-truth file
+# (by_tid), tracectl decode's and Debian perf script's of a recording.
+by_tid() { sort -s -k1,1n "$1"; }
+tc_branches() {
+	tracectl -j decode --branches -i "$1" 2>"$1.tc-err" |
+		jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' |
+		sort -s -k1,1n
+}
+perf_branches() {
+	perf script -i "$1" --itrace=b -F tid,ip,addr 2>"$1.perf-err" |
+		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
+}

@@ -88,7 +88,7 @@ fi
 [ -x "$PT_TRUTH" ] || { echo "not ok $T: $PT_TRUTH is not built (make test builds it)"; exit 0; }
 
 # tracectl's branch records as the truth file's "FROM TO" lines.
-tc_branches() {
+json_pairs() {
 	jq -r "select(.type == \"branch\") | \"\(.from | ltrimstr(\"0x\")) \(.to | ltrimstr(\"0x\"))\"" "$1"
 }
 
@@ -104,7 +104,7 @@ for src in "$TOP"/tests/fixtures/progs/*.c; do
 				"$PT_TRUTH" $flags -o "$out.data" -t "$out.truth" -- "$exe" 2>"$out.log" &&
 				[ "$(wc -l <"$out.truth")" -gt 50 ] &&
 				tracectl -j decode --branches -i "$out.data" >"$out.jsonl" 2>"$out.err" &&
-				tc_branches "$out.jsonl" >"$out.tc" && diff "$out.truth" "$out.tc" &&
+				json_pairs "$out.jsonl" >"$out.tc" && diff "$out.truth" "$out.tc" &&
 				[ "$(jq -s "map(select(.type != \"branch\")) | length" "$out.jsonl")" = 0 ]
 			'
 		done
@@ -123,7 +123,7 @@ expect 'ranges: contiguous, symbolised, and as many instructions as the status s
 expect 'found through --symfs when the recorded path is gone' '
 	mkdir -p "sym$(dirname "$exe")" && mv "$exe" "sym$exe" &&
 	tracectl -j decode --branches --symfs sym -i "$out.data" >s.jsonl 2>err &&
-	tc_branches s.jsonl | diff "$out.truth" - &&
+	json_pairs s.jsonl | diff "$out.truth" - &&
 	tracectl -j decode --branches -i "$out.data" >/dev/null 2>err2; rc=$?
 	mv "sym$exe" "$exe"; [ $rc = 3 ] && grep -q "image not found: $exe" err2
 '

@@ -5,17 +5,6 @@
 
 FIXT="$TOP/tests/fixtures"
 
-# "TID FROM TO" lines of each source, grouped by thread in a stable order.
-by_tid() { sort -s -k1,1n "$1"; }
-tc_branches() {
-	tracectl -j decode --branches -i "$1" 2>"$1.tc-err" |
-		jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' |
-		sort -s -k1,1n
-}
-perf_branches() {
-	perf script -i "$1" --itrace=b -F tid,ip,addr 2>"$1.perf-err" |
-		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
-}
 
 expect_code 2 '--ground-truth without --pmu emulated is a usage error' '
 	tracectl record --ground-truth t.txt -- true

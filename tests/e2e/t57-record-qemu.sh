@@ -20,16 +20,6 @@ if ! command -v qemu-x86_64 >/dev/null; then
 	exit 0
 fi
 
-by_tid() { sort -s -k1,1n "$1"; }
-tc_branches() {
-	tracectl -j decode --branches -i "$1" 2>"$1.tc-err" |
-		jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' |
-		sort -s -k1,1n
-}
-perf_branches() {
-	perf script -i "$1" --itrace=b -F tid,ip,addr 2>"$1.perf-err" |
-		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
-}
 # record NAME CMD...: NAME.data and NAME.truth; both decoders give the truth exactly
 exact() {
 	n=$1
