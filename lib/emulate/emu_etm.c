@@ -351,8 +351,10 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	}
 	for (unsigned i = 1; i < m->nv; i++) {
 		uint32_t t = m->v[i]->tid;
+		const struct tc_perf_write_sid *fs = SID(t);
 
-		if (tc_perf_write_fork(w, false, pid, pid, t, pid, time, SID(t), e) ||
+		/* the fork's time is its sample id's (see pt_stream.c) */
+		if (tc_perf_write_fork(w, false, pid, pid, t, pid, fs->time, fs, e) ||
 		    tc_perf_write_comm(w, pid, t, comm, false, SID(t), e))
 			goto fail;
 	}
@@ -362,8 +364,9 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		goto fail;
 	for (unsigned i = m->nv; i-- > 0;) {
 		uint32_t t = m->v[i]->tid;
+		const struct tc_perf_write_sid *fs = SID(t);
 
-		if (tc_perf_write_fork(w, true, pid, pid, t, pid, time, SID(t), e))
+		if (tc_perf_write_fork(w, true, pid, pid, t, pid, fs->time, fs, e))
 			goto fail;
 	}
 #undef SID

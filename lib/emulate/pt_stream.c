@@ -229,8 +229,12 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 	for (i = 1; i < m->n; i++) {
 		const struct tc_pt_stream_thr *t = m->t[i];
 
+		const struct tc_perf_write_sid *fs = SID(i);
+
+		/* the fork's time is its sample id's, as perf writes it (computed first: an
+		 * argument list does not order SID()'s increment against a read of time) */
 		if (tc_perf_write_fork(w, false, pid, pid, (uint32_t)t->tid, (uint32_t)t->ptid,
-				       time + 1, SID(i), e) ||
+				       fs->time, fs, e) ||
 		    tc_perf_write_comm(w, pid, (uint32_t)t->tid, m->comm, false, SID(i), e))
 			goto out;
 	}
@@ -247,10 +251,13 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 		    tc_perf_write_aux(w, 0, len, 0, SID(i), e))
 			goto out;
 	}
-	for (i = m->n; i-- > 0;)
+	for (i = m->n; i-- > 0;) {
+		const struct tc_perf_write_sid *fs = SID(i);
+
 		if (tc_perf_write_fork(w, true, pid, pid, (uint32_t)m->t[i]->tid,
-				       (uint32_t)m->t[i]->ptid, time + 1, SID(i), e))
+				       (uint32_t)m->t[i]->ptid, fs->time, fs, e))
 			goto out;
+	}
 #undef SID
 	if (tc_emu_file_features(w, m->o, &(struct tc_emu_file_host){ host, u.release, "x86_64",
 				 "GenuineIntel,6,78,3", 1 }, e))
