@@ -15,6 +15,7 @@
 #include "lib/perfdata/perf_write.h"
 #include "lib/util/diag.h"
 #include "tests/unit/tc_test.h"
+#include "tests/unit/tdata_blob.h"
 
 #define PT_TYPE 8
 #define ID 42
@@ -315,12 +316,6 @@ TEST(the_decoder_is_the_one_for_the_files_trace_type)
 }
 
 /* perf's tracing data with one event, test:tick (ID TP_EVENT): "value=%d". */
-static const char header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
-
 static const char format[] =
 	"name: tick\nID: 7\nformat:\n"
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
@@ -330,43 +325,7 @@ static const char format[] =
 	"\tfield:int value;\toffset:8;\tsize:4;\tsigned:1;\n\n"
 	"print fmt: \"value=%d\", REC->value\n";
 
-static uint8_t blob[2048];
-static size_t blob_len;
-
-static void put(const void *p, size_t n)
-{
-	memcpy(blob + blob_len, p, n);
-	blob_len += n;
-}
-
-static void put32(uint32_t v) { put(&v, 4); }
-static void put64(uint64_t v) { put(&v, 8); }
-
-static void build_tracing_data(void)
-{
-	static const uint8_t magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	const uint8_t endian_long[] = { 0, 8 };
-
-	blob_len = 0;
-	put(magic, sizeof(magic));
-	put("0.6", 4);
-	put(endian_long, 2);
-	put32(4096);
-	put("header_page", 12);
-	put64(sizeof(header_page) - 1);
-	put(header_page, sizeof(header_page) - 1);
-	put("header_event", 13);
-	put64(0);
-	put32(0);		/* ftrace formats */
-	put32(1);		/* systems */
-	put("test", 5);
-	put32(1);
-	put64(strlen(format));
-	put(format, strlen(format));
-	put32(0);		/* kallsyms */
-	put32(0);		/* printk formats */
-	put64(0);		/* saved cmdlines */
-}
+static struct tdata_blob tb;
 
 /* A sample of test:tick at time with value. */
 static int put_tick(struct tc_perf_write *w, uint64_t time, int32_t value, struct tc_err *e)
@@ -399,12 +358,12 @@ static int write_ticks(const char *path, struct tc_err *e)
 
 	if (!w)
 		return -1;
-	build_tracing_data();
+	tdata_blob_build(&tb, "test", format, "");
 	if (tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, e) ||
 	    put_tick(w, 30, 1, e) || put_tick(w, 20, 2, e) ||
 	    tc_perf_write_auxtrace(w, psb, sizeof(psb), 0, 1, 0, 101, 0, e) ||
 	    put_tick(w, 10, 3, e) ||
-	    tc_perf_write_feat_raw(w, TC_PERF_DATA_FEAT_TRACING_DATA, blob, blob_len, e)) {
+	    tc_perf_write_feat_raw(w, TC_PERF_DATA_FEAT_TRACING_DATA, tb.b, tb.len, e)) {
 		tc_perf_write_abort(w);
 		return -1;
 	}

@@ -9,14 +9,9 @@
 #include "lib/perfdata/tracing_data_read.h"
 #include "lib/output/listing.h"
 #include "tests/unit/tc_test.h"
+#include "tests/unit/tdata_blob.h"
 
 #define BASE 0x1000	/* the blob's pretend file offset */
-
-static const char header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
 
 static const char format[] =
 	"name: demo\nID: 7\nformat:\n"
@@ -30,46 +25,13 @@ static const char format[] =
 	"\tfield:u64 arr[2];\toffset:32;\tsize:16;\tsigned:0;\n\n"
 	"print fmt: \"comm=%s value=%d msg=%s\", REC->comm, REC->value, __get_str(msg)\n";
 
-static uint8_t blob[4096];
-static size_t blob_len, fmt_size_at;	/* where the event format's u64 size is */
-
-static void put(const void *p, size_t n)
-{
-	memcpy(blob + blob_len, p, n);
-	blob_len += n;
-}
-
-static void put32(uint32_t v) { put(&v, 4); }
-static void put64(uint64_t v) { put(&v, 8); }
+static struct tdata_blob tb;
 
 static const char *printk_text = "";	/* the printk formats build_with writes */
 
 static void build_with(const char *fmt)
 {
-	static const uint8_t magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	const uint8_t endian_long[] = { 0, 8 };
-
-	blob_len = 0;
-	put(magic, sizeof(magic));
-	put("0.6", 4);
-	put(endian_long, 2);
-	put32(4096);
-	put("header_page", 12);
-	put64(sizeof(header_page) - 1);
-	put(header_page, sizeof(header_page) - 1);
-	put("header_event", 13);
-	put64(0);
-	put32(0);		/* ftrace formats */
-	put32(1);		/* systems */
-	put("sched", 6);
-	put32(1);
-	fmt_size_at = blob_len;
-	put64(strlen(fmt));
-	put(fmt, strlen(fmt));
-	put32(0);		/* kallsyms */
-	put32((uint32_t)strlen(printk_text));	/* printk formats */
-	put(printk_text, strlen(printk_text));
-	put64(0);		/* saved cmdlines */
+	tdata_blob_build(&tb, "sched", fmt, printk_text);
 }
 
 static void build(void)
@@ -106,7 +68,7 @@ TEST(reads_and_renders_an_event)
 	size_t n = sample(d);
 
 	build();
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), 0);
 	CHECK((t = tc_tp_event_new(tep)) != NULL);
 	CHECK_INT(tc_tp_event_render(t, 7, d, n, &r, &e), 0);
 	CHECK_INT(r.type, TC_REC_EVENT);
@@ -159,7 +121,7 @@ TEST(samples_that_do_not_fit_are_refused)
 	uint32_t loc = (60u << 16) | 48;	/* msg runs past the end */
 
 	build();
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), 0);
 	CHECK((t = tc_tp_event_new(tep)) != NULL);
 	CHECK_INT(tc_tp_event_render(t, 8, d, n, &r, &e), -1);
 	CHECK(strstr(e.msg, "tracepoint id 8") != NULL);
@@ -179,9 +141,9 @@ TEST(every_truncation_is_an_error_with_its_offset)
 	struct tc_err e;
 
 	build();
-	for (size_t len = 0; len < blob_len; len++) {
+	for (size_t len = 0; len < tb.len; len++) {
 		memset(&e, 0, sizeof(e));
-		CHECK_INT(tc_tracing_data_read(&tep, blob, len, BASE, "f", &e), -1);
+		CHECK_INT(tc_tracing_data_read(&tep, tb.b, len, BASE, "f", &e), -1);
 		CHECK(tep == NULL);
 		CHECK(strstr(e.msg, "f: tracing data at offset 0x") != NULL);
 		if (tc_failed)
@@ -196,15 +158,15 @@ TEST(sizes_that_lie_are_errors_at_their_offset)
 	char want[80];
 
 	build();
-	memset(blob + fmt_size_at, 0xff, 8);
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	memset(tb.b + tb.fmt_size_at, 0xff, 8);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), -1);
 	CHECK_INT(e.errnum, EINVAL);
 	snprintf(want, sizeof(want), "offset 0x%zx: event format needs 0xffffffffffffffff bytes",
-		 BASE + fmt_size_at + 8);
+		 BASE + tb.fmt_size_at + 8);
 	CHECK(strstr(e.msg, want) != NULL);
 	build();
-	blob[0] = 0;
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	tb.b[0] = 0;
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), -1);
 	CHECK(strstr(e.msg, "offset 0x1000: no magic") != NULL);
 }
 
@@ -219,24 +181,24 @@ TEST(formats_libtraceevent_cannot_take_are_refused)
 	p = strstr(bad, "value;");
 	memcpy(p, "vaxue;", 6);	/* REC->value now names no field */
 	build_with(bad);
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), -1);
 	CHECK(strstr(e.msg, "print fmt names field \"value\" that it does not define") != NULL);
-	CHECK_INT(tc_tracing_data_read_check(blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read_check(tb.b, tb.len, BASE, "f", &e), -1);
 
 	strcpy(bad, format);
 	p = strstr(bad, "comm[16]");
 	p[5] = (char)0xd9;
 	build_with(bad);
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), -1);
 	{
 		char want[80];
 
 		snprintf(want, sizeof(want), "offset 0x%zx: event format holds a byte that is not "
-			 "printable ASCII", BASE + fmt_size_at + 8 + (size_t)(p + 5 - bad));
+			 "printable ASCII", BASE + tb.fmt_size_at + 8 + (size_t)(p + 5 - bad));
 		CHECK(strstr(e.msg, want) != NULL);
 	}
 	build();
-	CHECK_INT(tc_tracing_data_read_check(blob, blob_len, BASE, "f", &e), 0);
+	CHECK_INT(tc_tracing_data_read_check(tb.b, tb.len, BASE, "f", &e), 0);
 }
 
 /* The kernel writes tid -1 for a thread already gone (pid too if its process went): text
@@ -274,14 +236,14 @@ TEST(printk_formats_are_checked_line_by_line)
 
 	printk_text = "0xffffffff82819e34 : \"thaw_processes\"\n0xffffffff8281ac6e : \"rcu\"\n";
 	build();
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), 0);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), 0);
 	tc_tracing_data_read_free(tep);
 	printk_text = "0xffffffff82819e34 : \"thaw_processes\"\n0xffffffff82853e4c : \n\"x\"\n";
 	build();
-	CHECK_INT(tc_tracing_data_read(&tep, blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read(&tep, tb.b, tb.len, BASE, "f", &e), -1);
 	snprintf(want, sizeof(want), "offset 0x%zx: printk format line is not",
-		 BASE + blob_len - 8 - strlen(printk_text) + 38);
+		 BASE + tb.len - 8 - strlen(printk_text) + 38);
 	CHECK(strstr(e.msg, want) != NULL);
-	CHECK_INT(tc_tracing_data_read_check(blob, blob_len, BASE, "f", &e), -1);
+	CHECK_INT(tc_tracing_data_read_check(tb.b, tb.len, BASE, "f", &e), -1);
 	printk_text = "";
 }
