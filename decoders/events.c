@@ -196,6 +196,6 @@ int tc_events_finish(struct tc_events *x, const char *input, struct tc_diag *m)
 	}
 	if (x->emitted || x->bad)
 		tc_diag_status(m, "tracectl decode: %" PRIu64 " tracepoint events, %"
-			    PRIu64 " not printed", x->emitted, x->bad);
+			       PRIu64 " not printed", x->emitted, x->bad);
 	return problems;
 }

@@ -425,9 +425,9 @@ static int run_snapshot(struct tc_session *s, struct tc_diag *m, struct tc_err *
 		tc_diag_add(m, "%s: %" PRIu64 " decode errors (decoding "
 			    "resynchronised after each)", a->input, run.errors);
 	tc_diag_status(m, "tracectl decode: buffer %s (%s), %u sources, %" PRIu64
-		    " packets, %" PRIu64 " ranges, %" PRIu64 " instructions, %" PRIu64 " errors",
-		    run.buf->name, run.buf->format, run.sources, run.packets, run.ranges,
-		    run.insns, run.errors);
+		       " packets, %" PRIu64 " ranges, %" PRIu64 " instructions, %" PRIu64 " errors",
+		       run.buf->name, run.buf->format, run.sources, run.packets, run.ranges,
+		       run.insns, run.errors);
 	tc_snapshot_free(ss);
 	return run.errors || warned ? 1 : 0;
 }

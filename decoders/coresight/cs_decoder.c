@@ -75,15 +75,15 @@ static int cs_finish(void *dec, const struct tc_perf_data *pd, const char *input
 	}
 	if (c->packets)
 		tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%"
-			    PRIu64 " bytes, %" PRIu64 " blocks), %" PRIu64 " packets, %" PRIu64
-			    " errors", st->buffers, st->bytes, st->blocks, st->packets,
-			    st->errors);
+			       PRIu64 " bytes, %" PRIu64 " blocks), %" PRIu64 " packets, %" PRIu64
+			       " errors", st->buffers, st->bytes, st->blocks, st->packets,
+			       st->errors);
 	else
 		tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%"
-			    PRIu64 " bytes, %" PRIu64 " blocks), %" PRIu64 " instructions, %"
-			    PRIu64 " ranges, %" PRIu64 " branches, %" PRIu64 " errors, %" PRIu64
-			    " without code", st->buffers, st->bytes, st->blocks, st->insns,
-			    st->ranges, st->branches, st->errors, st->nomap);
+			       PRIu64 " bytes, %" PRIu64 " blocks), %" PRIu64 " instructions, %"
+			       PRIu64 " ranges, %" PRIu64 " branches, %" PRIu64 " errors, %" PRIu64
+			       " without code", st->buffers, st->bytes, st->blocks, st->insns,
+			       st->ranges, st->branches, st->errors, st->nomap);
 	return problems;
 }
 

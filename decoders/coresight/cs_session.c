@@ -169,7 +169,8 @@ void tc_cs_session_guard_diag(const struct tc_cs_session *s, struct tc_diag *dia
 			tc_diag_add(diag, "trace ID 0x%02x: %" PRIu64 " mispredict packet%s with no "
 				    "speculative atom (corrupt trace; OpenCSD 1.3.3 crashes on "
 				    "them), first at offset %" PRIu64 " (0x%" PRIx64 "): %s", i,
-				    st->guarded, st->guarded > 1 ? "s" : "", st->guarded_first, st->guarded_first,
+				    st->guarded, st->guarded > 1 ? "s" : "", st->guarded_first,
+				    st->guarded_first,
 				    s->what & TC_ETM_ELEMENTS ? "skipped, the ID resynchronised"
 							      : "listed");
 	}

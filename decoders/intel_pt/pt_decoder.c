@@ -100,9 +100,9 @@ static int packets_finish(struct pt_decoder *p, const char *input, struct tc_dia
 		problems++;
 	}
 	tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64
-		    " bytes), %" PRIu64 " AUX records, %" PRIu64 " packets, %" PRIu64 " errors",
-		    p->auxtrace_recs, p->auxtrace_bytes, p->aux_recs, p->st.packets,
-		    p->st.errors);
+		       " bytes), %" PRIu64 " AUX records, %" PRIu64 " packets, %" PRIu64 " errors",
+		       p->auxtrace_recs, p->auxtrace_bytes, p->aux_recs, p->st.packets,
+		       p->st.errors);
 	return problems;
 }
 
@@ -148,10 +148,10 @@ static int pt_finish(void *dec, const struct tc_perf_data *pd, const char *input
 		problems++;
 	}
 	tc_diag_status(m, "tracectl decode: %" PRIu64 " AUXTRACE buffers (%" PRIu64
-		    " bytes) in %" PRIu64 " queues, %" PRIu64 " instructions, %" PRIu64
-		    " ranges, %" PRIu64 " branches, %" PRIu64 " errors, %" PRIu64
-		    " stops without code", st->buffers, st->bytes, st->queues, st->insns,
-		    st->ranges, st->branches, st->errors, st->nomap);
+		       " bytes) in %" PRIu64 " queues, %" PRIu64 " instructions, %" PRIu64
+		       " ranges, %" PRIu64 " branches, %" PRIu64 " errors, %" PRIu64
+		       " stops without code", st->buffers, st->bytes, st->queues, st->insns,
+		       st->ranges, st->branches, st->errors, st->nomap);
 	return problems;
 }
 
