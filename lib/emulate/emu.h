@@ -5,6 +5,7 @@
 #ifndef TC_LIB_EMULATE_EMU_H
 #define TC_LIB_EMULATE_EMU_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,19 @@ struct tc_emu_opts {
 	char *const *rec_argv;
 	const char *qemu;	/* ETM: the qemu-aarch64 to run (NULL: from PATH) */
 	const char *qemu_x86;	/* PT: the qemu-x86_64 to run (NULL: from PATH) */
+	/* Trace control as the hardware's (record's --start-paused, --pause-on, --resume-on,
+	 * -S). Triggers are code locations in uprobe syntax, FILE:SYMBOL or FILE:0xOFFSET
+	 * (FILE a path or a name in the program's mappings): the trace pauses or resumes
+	 * when a guest thread reaches that instruction. */
+	bool start_paused;
+	const char *const *pause_on, *const *resume_on;
+	size_t npause, nresume;
+	uint64_t snapshot_size;	/* -S: trace bytes kept per thread, the latest (an AUX
+				 * ring in overwrite mode); 0: every byte is kept */
+	/* Set asynchronously by cmd/'s signal handlers, polled by the tracer: */
+	volatile sig_atomic_t *snap_req;	/* -S: take a snapshot now (SIGUSR2) */
+	volatile sig_atomic_t *stop_req;	/* stop the program and write what was traced
+						 * (SIGINT, SIGTERM, SIGHUP) */
 };
 
 struct tc_emu_stats {
@@ -42,6 +56,8 @@ struct tc_emu_stats {
 	uint64_t bytes;		/* trace bytes written */
 	unsigned threads;
 	int status;		/* the program's wait status */
+	bool interrupted;	/* *stop_req ended the run: the trace stops there */
+	unsigned snapshots;	/* -S: snapshots written */
 	/* repeat_bytes: ground-truth lines (from, to] are the cycle, repeated `repeats`
 	 * more times after line `to`. */
 	uint64_t cycle_from, cycle_to, repeats;
