@@ -2,6 +2,7 @@
  * triggers and sampled events (-e), run the workload and write perf.data (lib/record/record_loop);
  * --dry-run prints the events. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
 	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN, OPT_FORMAT, OPT_FILTER, OPT_TRUTH,
-	OPT_EMULATOR,
+	OPT_EMULATOR, OPT_USER, OPT_KERNEL,
 };
 
 const struct tc_opt record_opts[] = {
@@ -35,6 +36,8 @@ const struct tc_opt record_opts[] = {
 	{ "ground-truth", OPT_TRUTH, 1, "FILE", "emulated: write the executed branches (tests)" },
 	{ "config", OPT_CONFIG, 1, "TERMS", "PMU format terms, term=value,... (see tracectl list)" },
 	{ "sink", OPT_SINK, 1, "NAME", "CoreSight sink to collect trace in (see tracectl list)" },
+	{ "user", OPT_USER, 0, NULL, "trace user space (alone: not the kernel; perf's /u)" },
+	{ "kernel", OPT_KERNEL, 0, NULL, "trace the kernel (alone: not user space; perf's /k)" },
 	{ "mmap-pages", 'm', 1, "DATA,AUX", "pages of the data and AUX rings (powers of two)" },
 	{ "snapshot", 'S', 0, NULL, "AUX overwrite mode; a snapshot on SIGUSR2" },
 	{ "start-paused", OPT_START_PAUSED, 0, NULL, "start with tracing paused (Linux 6.13+)" },
@@ -53,6 +56,8 @@ struct record {
 	const char *filter, *truth;
 	const char *output;
 	bool all_cpus, dry_run;
+	bool user, kernel;	/* --user, --kernel */
+	const char *space_why;	/* the default left the kernel out: why */
 	unsigned data_pages, aux_pages;
 };
 
@@ -162,6 +167,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 		r->o.events[r->o.nevents++] = arg;
 		break;
 	case OPT_DRY_RUN: r->dry_run = true; break;
+	case OPT_USER: r->user = true; break;
+	case OPT_KERNEL: r->kernel = true; break;
 	}
 	return 0;
 }
@@ -190,6 +197,7 @@ static void json_event(struct tc_json *j, const struct tc_record_event *ev)
 	tc_json_kint(j, "disabled", a->disabled);
 	tc_json_kint(j, "enable_on_exec", a->enable_on_exec);
 	tc_json_kint(j, "exclude_kernel", a->exclude_kernel);
+	tc_json_kint(j, "exclude_user", a->exclude_user);
 	tc_json_kint(j, "comm", a->comm);
 	tc_json_kint(j, "comm_exec", a->comm_exec);
 	tc_json_kint(j, "mmap", a->mmap);
@@ -225,9 +233,10 @@ static void text_event(size_t i, const struct tc_record_event *ev)
 	       (unsigned long long)a->config, (unsigned long long)a->config1,
 	       (unsigned long long)a->config2, (unsigned long long)tc_attr_config3(&ev->a));
 	printf("  sample_type 0x%llx sample_period %llu sample_id_all %u disabled %u "
-	       "enable_on_exec %u exclude_kernel %u\n", (unsigned long long)a->sample_type,
-	       (unsigned long long)a->sample_period, a->sample_id_all, a->disabled,
-	       a->enable_on_exec, a->exclude_kernel);
+	       "enable_on_exec %u exclude_kernel %u exclude_user %u\n",
+	       (unsigned long long)a->sample_type, (unsigned long long)a->sample_period,
+	       a->sample_id_all, a->disabled, a->enable_on_exec, a->exclude_kernel,
+	       a->exclude_user);
 	if (ev->role == TC_ROLE_SIDEBAND)
 		printf("  comm %u comm_exec %u mmap %u mmap2 %u task %u context_switch %u\n", a->comm,
 		       a->comm_exec, a->mmap, a->mmap2, a->task, a->context_switch);
@@ -238,6 +247,37 @@ static void text_event(size_t i, const struct tc_record_event *ev)
 	       !!(act & TC_AUX_PAUSE), !!(act & TC_AUX_RESUME));
 }
 
+static const char *const space_names[] = {
+	[TC_SPACE_BOTH] = "user and kernel", [TC_SPACE_USER] = "user space only",
+	[TC_SPACE_KERNEL] = "kernel only",
+};
+
+/* --user/--kernel; by default what the caller may trace, as perf falls back to user space
+ * under perf_event_paranoid 2 without CAP_PERFMON. */
+static void choose_space(struct record *r)
+{
+	static char why[200];
+	int paranoid;
+
+	r->o.space = r->user == r->kernel ? TC_SPACE_BOTH :
+		     r->user ? TC_SPACE_USER : TC_SPACE_KERNEL;
+	if (r->user || r->kernel)
+		return;
+	paranoid = tc_perf_kernel_paranoid(NULL);
+	if (tc_perf_kernel_may_trace_kernel(paranoid, tc_perf_kernel_cap_eff(NULL)))
+		return;
+	r->o.space = TC_SPACE_USER;
+	if (paranoid == INT_MIN)
+		snprintf(why, sizeof(why), "tracing user space only: kernel.perf_event_paranoid "
+			 "could not be read and tracectl has neither CAP_PERFMON nor CAP_SYS_ADMIN "
+			 "(--kernel asks for the kernel too)");
+	else
+		snprintf(why, sizeof(why), "tracing user space only: kernel.perf_event_paranoid "
+			 "is %d and tracectl has neither CAP_PERFMON nor CAP_SYS_ADMIN (--kernel "
+			 "asks for the kernel too)", paranoid);
+	r->space_why = why;
+}
+
 static void dry_run(const struct record *r, const struct tc_record_plan *pl, const char *cannot)
 {
 	struct tc_json j;
@@ -246,6 +286,24 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 	if (tc_g.json) {
 		tc_msg_json_stdout(&j);
 		tc_json_obj_open(&j);
+		tc_json_key(&j, "pmu");
+		if (pl->pmu)
+			tc_json_str(&j, pl->pmu->name);
+		else
+			tc_json_null(&j);
+		tc_json_kstr(&j, "space", space_names[r->o.space]);
+		if (r->space_why)
+			tc_json_kstr(&j, "space_reason", r->space_why);
+		tc_json_key(&j, "sink");
+		if (*pl->sink)
+			tc_json_str(&j, pl->sink);
+		else
+			tc_json_null(&j);
+		tc_json_khex(&j, "sink_hash", pl->sink_hash);
+		tc_json_kbool(&j, "sink_automatic", pl->sink_auto);
+		tc_json_kint(&j, "data_pages", r->data_pages);
+		tc_json_kint(&j, "aux_pages", r->aux_pages);
+		tc_json_kbool(&j, "snapshot", r->o.snapshot);
 		tc_json_key(&j, "events");
 		tc_json_arr_open(&j);
 		for (size_t i = 0; i < pl->n; i++)
@@ -261,10 +319,14 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 		printf("pmu %s type %d", pl->pmu->name, pl->pmu->type);
 	else
 		printf("no AUX-capable trace PMU (%s): side-band and triggers only", names);
-	if (r->o.sink)
-		printf(", sink %s (0x%llx)", r->o.sink, (unsigned long long)pl->sink_hash);
-	printf(", %zu events, rings: data %u pages, aux %u pages%s\n", pl->n, r->data_pages,
-	       r->aux_pages, r->o.snapshot ? ", snapshot mode" : "");
+	if (*pl->sink)
+		printf(", sink %s (0x%llx%s)", pl->sink, (unsigned long long)pl->sink_hash,
+		       pl->sink_auto ? ", chosen by tracectl" : "");
+	printf(", %s, %zu events, rings: data %u pages, aux %u pages%s\n",
+	       space_names[r->o.space], pl->n, r->data_pages, r->aux_pages,
+	       r->o.snapshot ? ", snapshot mode" : "");
+	if (r->space_why)
+		printf("note: %s\n", r->space_why);
 	if (cannot)
 		printf("note: the running kernel cannot open these events: %s\n", cannot);
 	for (size_t i = 0; i < pl->n; i++)
@@ -382,6 +444,10 @@ int do_record(int argc, char **argv)
 					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv,
 					  .engine = r.engine };
 
+		if (r.kernel)
+			return tc_msg_usage_error(cmd, "--kernel: an emulated trace follows user "
+						  "space only"),
+			       TC_EXIT_USAGE;
 		if (!r.emulated)
 			return tc_msg_usage_error(cmd,
 						  "--format, --filter, --emulator and "
@@ -408,6 +474,7 @@ int do_record(int argc, char **argv)
 		return tc_msg_usage_error(cmd, "--per-thread needs a command, -p or -t"),
 		       TC_EXIT_USAGE;
 
+	choose_space(&r);
 	if (tc_pmu_discover(tc_g.sysfs_root, &pmus, &e))
 		tc_fatal("%s", e.msg);
 	if (tc_record_plan_build(tc_g.sysfs_root, &pmus, &r.o, &pl, &e)) {
@@ -428,6 +495,11 @@ int do_record(int argc, char **argv)
 		return TC_EXIT_OK;
 	}
 	have_pmu = pl.pmu != NULL;
+	if (r.space_why && have_pmu && !cannot)
+		tc_status("%s", r.space_why);
+	if (pl.sink_auto && !cannot)
+		tc_status("%s: sink %s, chosen by tracectl (%s); --sink chooses another",
+			  pl.pmu->name, pl.sink, pl.sink_why);
 	/* Never fall back to tracing everything when the triggers cannot work. */
 	if (cannot || !have_pmu) {
 		tc_record_plan_free(&pl);
