@@ -23,6 +23,7 @@
 #include "lib/perfdata/tracing_data_write.h"
 #include "lib/record/record_open.h"
 #include "lib/record/record_ops.h"
+#include "lib/record/record_snapshot.h"
 #include "lib/record/record_uprobe.h"
 
 /* One opened event; AUX events own the rings the others on their CPU write into. */
@@ -40,6 +41,7 @@ struct ring {
 	int fd;				/* the AUX event's */
 	struct tc_record_rings m;
 	uint64_t aux_done;		/* AUX stream position copied so far */
+	struct tc_record_snapshot snap;	/* -S: what the last snapshot took */
 	bool busy;			/* zero-size TRUNCATED AUX seen */
 	bool stopped_busy;		/* the sink refused: no trace from here */
 };
@@ -606,23 +608,27 @@ static int drain_aux(struct loop *L, struct ring *g, struct tc_err *e)
 	return 0;
 }
 
-/* Snapshot mode: stop the AUX event so the buffer holds still, copy what is new (at most
- * the buffer), start it again. */
+/* Snapshot mode: stop the AUX event so the buffer holds still, copy the latest trace
+ * (record_snapshot.h: monotonic or wrapping head), start it again. */
 static int snapshot(struct loop *L, struct tc_err *e)
 {
+	const struct tc_record_ops *ops = tc_record_ops_find(L->r->plan->pmu);
+	bool wraps = ops && ops->snapshot_head_wraps;
+
 	for (size_t k = 0; k < L->nrings; k++) {
 		struct ring *g = &L->rings[k];
 		struct perf_event_mmap_page *up = g->m.base;
-		uint64_t head, from;
+		uint64_t head, from, to;
 		int rc;
 
+		if (!g->m.aux)
+			continue;
 		ioctl(g->fd, PERF_EVENT_IOC_DISABLE, 0);
 		head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
-		from = g->aux_done;
-		if (head - from > g->m.aux_size)
-			from = head - g->m.aux_size;
-		rc = aux_copy(L, g, from, head, e);
-		g->aux_done = head;
+		tc_record_snapshot_range(&g->snap, wraps, head, (const uint8_t *)g->m.aux,
+					 g->m.aux_size, &from, &to);
+		rc = aux_copy(L, g, from, to, e);
+		g->aux_done = to;
 		ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
 		if (rc)
 			return -1;
