@@ -19,7 +19,7 @@
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
 	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN, OPT_FORMAT, OPT_FILTER, OPT_TRUTH,
-	OPT_EMULATOR, OPT_USER, OPT_KERNEL,
+	OPT_EMULATOR, OPT_USER, OPT_KERNEL, OPT_SNAPSHOT_ON,
 };
 
 const struct tc_opt record_opts[] = {
@@ -39,7 +39,10 @@ const struct tc_opt record_opts[] = {
 	{ "user", OPT_USER, 0, NULL, "trace user space (alone: not the kernel; perf's /u)" },
 	{ "kernel", OPT_KERNEL, 0, NULL, "trace the kernel (alone: not user space; perf's /k)" },
 	{ "mmap-pages", 'm', 1, "DATA,AUX", "pages of the data and AUX rings (powers of two)" },
-	{ "snapshot", 'S', 0, NULL, "AUX overwrite mode; a snapshot on SIGUSR2" },
+	{ "snapshot", 'S', 2, "SIZE", "AUX overwrite mode; snapshots of SIZE bytes per CPU (default: "
+	  "the AUX area) on SIGUSR2, --snapshot-on and at exit" },
+	{ "snapshot-on", OPT_SNAPSHOT_ON, 1, "EVENT", "with -S: a snapshot when EVENT fires "
+	  "(repeatable)" },
 	{ "start-paused", OPT_START_PAUSED, 0, NULL, "start with tracing paused (Linux 6.13+)" },
 	{ "pause-on", OPT_PAUSE_ON, 1, "EVENT", "pause tracing when EVENT fires (repeatable)" },
 	{ "resume-on", OPT_RESUME_ON, 1, "EVENT", "resume tracing when EVENT fires (repeatable)" },
@@ -59,6 +62,8 @@ struct record {
 	bool user, kernel;	/* --user, --kernel */
 	const char *space_why;	/* the default left the kernel out: why */
 	unsigned data_pages, aux_pages;
+	bool aux_set;		/* -m gave the AUX pages */
+	uint64_t snapshot_size;	/* -S SIZE, 0 none */
 };
 
 static int usage(const char *fmt, const char *arg)
@@ -93,6 +98,56 @@ static int pages(const char *s, size_t n, unsigned *out)
 	if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/* A byte count, "65536", "64K", "4M", "1G" (powers of 1024); not 0. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (*end || !v || v > (UINT64_MAX >> 1) >> shift)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* -S SIZE: the AUX area holds at least SIZE (grown to it unless -m gave its size). */
+static int snapshot_area(struct record *r)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), want;
+	unsigned n = 1;
+
+	if (!r->snapshot_size)
+		return 0;
+	want = (r->snapshot_size + page - 1) / page;
+	if (r->aux_set) {
+		if (want > r->aux_pages)
+			return tc_msg_usage_error(tc_cmd_find("record"), "-S %llu is larger than "
+						  "the AUX area (-m ...,%u pages of %llu bytes)",
+						  (unsigned long long)r->snapshot_size,
+						  r->aux_pages, (unsigned long long)page), -1;
+		return 0;
+	}
+	while (n < want && n < (1u << 20))
+		n <<= 1;
+	if (n < want)
+		return tc_msg_usage_error(tc_cmd_find("record"), "-S %llu: too large",
+					  (unsigned long long)r->snapshot_size), -1;
+	if (n > r->aux_pages)
+		r->aux_pages = n;
 	return 0;
 }
 
@@ -144,12 +199,22 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_SINK: r->o.sink = arg; break;
 	case 'm':
 		comma = strchr(arg, ',');
+		r->aux_set = comma && comma[1];
 		if (pages(arg, comma ? (size_t)(comma - arg) : strlen(arg), &r->data_pages) ||
 		    (comma && pages(comma + 1, strlen(comma + 1), &r->aux_pages)))
 			return usage("bad --mmap-pages '%s' (DATA,AUX page counts, powers of two)",
 				     arg);
 		break;
-	case 'S': r->o.snapshot = true; break;
+	case 'S':
+		r->o.snapshot = true;
+		if (arg && parse_size(arg, &r->snapshot_size))
+			return usage("bad -S/--snapshot size '%s' (bytes, or with K, M or G)", arg);
+		break;
+	case OPT_SNAPSHOT_ON:
+		if (r->o.nsnapshot_on == TC_REC_MAX_TRIGGERS)
+			return usage("too many --snapshot-on events ('%s'); at most 8", arg);
+		r->o.snapshot_on[r->o.nsnapshot_on++] = arg;
+		break;
 	case OPT_START_PAUSED: r->o.start_paused = true; break;
 	case OPT_PAUSE_ON:
 	case OPT_RESUME_ON: {
@@ -304,6 +369,7 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 		tc_json_kint(&j, "data_pages", r->data_pages);
 		tc_json_kint(&j, "aux_pages", r->aux_pages);
 		tc_json_kbool(&j, "snapshot", r->o.snapshot);
+		tc_json_kint(&j, "snapshot_size", (long long)r->snapshot_size);
 		tc_json_key(&j, "events");
 		tc_json_arr_open(&j);
 		for (size_t i = 0; i < pl->n; i++)
@@ -325,6 +391,9 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 	printf(", %s, %zu events, rings: data %u pages, aux %u pages%s\n",
 	       space_names[r->o.space], pl->n, r->data_pages, r->aux_pages,
 	       r->o.snapshot ? ", snapshot mode" : "");
+	if (r->snapshot_size)
+		printf("snapshots of the latest %llu bytes of each AUX area\n",
+		       (unsigned long long)r->snapshot_size);
 	if (r->space_why)
 		printf("note: %s\n", r->space_why);
 	if (cannot)
@@ -388,6 +457,9 @@ static void summary(const struct record *r, const struct tc_record_stats *st)
 	if (r->o.snapshot)
 		fprintf(stderr, "[ tracectl record: %llu snapshots ]\n",
 			(unsigned long long)st->snapshots);
+	if (r->o.nsnapshot_on)
+		fprintf(stderr, "[ tracectl record: %llu --snapshot-on hits ]\n",
+			(unsigned long long)st->snapshot_hits);
 }
 
 static int run(struct record *r, const struct tc_record_plan *pl, int argc, char **argv, int i)
@@ -395,6 +467,7 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 	struct tc_record_run run = {
 		.plan = pl, .sysfs_root = tc_g.sysfs_root, .output = r->output,
 		.data_pages = r->data_pages, .aux_pages = r->aux_pages, .snapshot = r->o.snapshot,
+		.snapshot_size = r->snapshot_size,
 		.cpu_wide = r->all_cpus || r->o.cpu_list, .pid = r->o.pid ? r->o.pid : r->o.tid,
 		.inherit = !r->o.tid && !r->o.per_thread, .all_threads = r->o.pid != 0,
 		.argv = i < argc ? argv + i : NULL, .argc = argc - i,
@@ -448,6 +521,10 @@ int do_record(int argc, char **argv)
 			return tc_msg_usage_error(cmd, "--kernel: an emulated trace follows user "
 						  "space only"),
 			       TC_EXIT_USAGE;
+		if (r.o.nsnapshot_on)
+			return tc_msg_usage_error(cmd, "--snapshot-on is not emulated (a "
+						  "snapshot on SIGUSR2 is)"),
+			       TC_EXIT_USAGE;
 		if (!r.emulated)
 			return tc_msg_usage_error(cmd,
 						  "--format, --filter, --emulator and "
@@ -468,6 +545,11 @@ int do_record(int argc, char **argv)
 	if (!r.o.workload && !r.all_cpus && !r.o.cpu_list && !r.o.pid && !r.o.tid)
 		return tc_msg_usage_error(cmd, "give a command to run, or -a, -C, -p or -t"),
 		       TC_EXIT_USAGE;
+	if (r.o.nsnapshot_on && !r.o.snapshot)
+		return tc_msg_usage_error(cmd, "--snapshot-on takes snapshots: it needs -S"),
+		       TC_EXIT_USAGE;
+	if (snapshot_area(&r))
+		return TC_EXIT_USAGE;
 	if (r.all_cpus && r.o.cpu_list)
 		return tc_msg_usage_error(cmd, "-a and -C cannot be combined"), TC_EXIT_USAGE;
 	if (r.o.per_thread && !r.o.workload && !r.o.pid && !r.o.tid)

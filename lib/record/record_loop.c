@@ -59,6 +59,7 @@ struct loop {
 	size_t nrings;
 	struct tc_perf_write *w;
 	uint8_t rec[65536];
+	bool snap_due;			/* a --snapshot-on trigger's sample was read */
 	uint8_t *auxbuf;
 	pid_t child;
 	int go_fd;			/* write end: releases the workload's exec */
@@ -541,6 +542,15 @@ static void account(struct loop *L, struct ring *g, const struct perf_event_head
 	case PERF_RECORD_LOST_SAMPLES:
 		L->st->lost_samples += u[0];
 		break;
+	case PERF_RECORD_SAMPLE:	/* PERF_SAMPLE_IDENTIFIER first */
+		/* hits read in one drain make one snapshot */
+		for (size_t i = 0; i < L->nev; i++)
+			if (L->ev[i].id == u[0] && L->ev[i].pe->role == TC_ROLE_SNAPSHOT) {
+				L->snap_due = true;
+				L->st->snapshot_hits++;
+				break;
+			}
+		break;
 	}
 }
 
@@ -627,6 +637,8 @@ static int snapshot(struct loop *L, struct tc_err *e)
 		head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
 		tc_record_snapshot_range(&g->snap, wraps, head, (const uint8_t *)g->m.aux,
 					 g->m.aux_size, &from, &to);
+		if (L->r->snapshot_size && to - from > L->r->snapshot_size)
+			from = to - L->r->snapshot_size;
 		rc = aux_copy(L, g, from, to, e);
 		g->aux_done = to;
 		ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -795,8 +807,10 @@ static int loop_body(struct loop *L, struct tc_err *e)
 			rc = -1;
 			break;
 		}
-		if (r->snap_req && *r->snap_req) {
-			*r->snap_req = 0;
+		if ((r->snap_req && *r->snap_req) || L->snap_due) {
+			if (r->snap_req)
+				*r->snap_req = 0;
+			L->snap_due = false;
 			if (snapshot(L, e))
 				rc = -1;
 		}

@@ -19,7 +19,8 @@
 
 const char *tc_record_plan_role_name(enum tc_record_role r)
 {
-	static const char *const n[] = { "aux", "sideband", "pause", "resume", "sample" };
+	static const char *const n[] = { "aux", "sideband", "pause", "resume", "sample",
+					 "snapshot" };
 
 	return n[r];
 }
@@ -550,22 +551,26 @@ static int add_triggers(const char *root, const struct tc_record_opts *o, struct
 	return 0;
 }
 
-/* -e: the same events, in no group and with no aux_action, so that they work on any kernel
- * and sample whether or not the trace runs; enabled with the others (at exec for a command). */
-static int add_samples(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
-		       int cpu, struct tc_err *e)
+/* -e and --snapshot-on: the same events, in no group and with no aux_action, so that they
+ * work on any kernel and sample whether or not the trace runs; enabled with the others (at
+ * exec for a command). A snapshot trigger wakes the reader at each hit. */
+static int add_samples(const char *root, const char *const *specs, size_t n,
+		       enum tc_record_role role, struct tc_record_plan *pl, int cpu, bool workload,
+		       struct tc_err *e)
 {
-	for (size_t i = 0; i < o->nevents; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct tc_record_event *ev;
 
 		if (push(pl, &ev, e))
 			return -1;
-		ev->role = TC_ROLE_SAMPLE;
+		ev->role = role;
 		ev->cpu = cpu;
-		if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL,
-						o->events[i], ev, e))
+		if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL, specs[i],
+						ev, e))
 			return -1;
-		ev->a.attr.enable_on_exec = o->workload;
+		ev->a.attr.enable_on_exec = workload;
+		if (role == TC_ROLE_SNAPSHOT)
+			ev->a.attr.wakeup_events = 1;
 	}
 	return 0;
 }
@@ -603,6 +608,8 @@ int tc_record_plan_build(const char *root, const struct tc_pmu_list *pmus,
 	}
 	if (o->pid && o->tid)
 		return tc_err_set(e, EINVAL, "-p and -t cannot be combined");
+	if (o->nsnapshot_on && !o->snapshot)
+		return tc_err_set(e, EINVAL, "--snapshot-on takes snapshots: it needs -S");
 	if (choose_cpus(root, o, pl, e))
 		return -1;
 	if (pl->pmu && o->sink && check_sink(root, o, pl, e))
@@ -632,7 +639,11 @@ int tc_record_plan_build(const char *root, const struct tc_pmu_list *pmus,
 			if (o->npause || o->nresume)
 				ev->group_leader = leader;
 		}
-		if (add_triggers(root, o, pl, cpu, leader, e) || add_samples(root, o, pl, cpu, e))
+		if (add_triggers(root, o, pl, cpu, leader, e) ||
+		    add_samples(root, o->events, o->nevents, TC_ROLE_SAMPLE, pl, cpu, o->workload,
+				e) ||
+		    add_samples(root, o->snapshot_on, o->nsnapshot_on, TC_ROLE_SNAPSHOT, pl, cpu,
+				o->workload, e))
 			return -1;
 	}
 	for (size_t i = 0; i < slots; i++) {

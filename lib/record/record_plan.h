@@ -34,6 +34,9 @@ struct tc_record_opts {
 	size_t npause, nresume;
 	const char *events[TC_REC_MAX_TRIGGERS];	/* -e: sampled, no aux_action */
 	size_t nevents;
+	const char *snapshot_on[TC_REC_MAX_TRIGGERS];	/* --snapshot-on: each hit (a
+							 * sample) takes a snapshot (-S) */
+	size_t nsnapshot_on;
 	const char *tracefs;		/* tracefs mount (events/<group>/<name>/id), NULL: find */
 };
 
@@ -42,7 +45,8 @@ enum tc_record_role {
 	TC_ROLE_SIDEBAND,
 	TC_ROLE_PAUSE,
 	TC_ROLE_RESUME,
-	TC_ROLE_SAMPLE
+	TC_ROLE_SAMPLE,
+	TC_ROLE_SNAPSHOT	/* --snapshot-on: sampled like -e; a sample takes a snapshot */
 };
 
 struct tc_record_event {

@@ -261,3 +261,36 @@ expect 'dry-run -j carries the figures the text shows: PMU, space, ring sizes, s
 	tracectl --sysfs-root "$FIX/juno" record -a -S -m 64,2048 --user --dry-run >out &&
 	grep -q "user space only, 12 events, rings: data 64 pages, aux 2048 pages, snapshot mode$" out
 '
+
+# --- snapshot size and triggers ------------------------------------------------------------
+
+expect '-S SIZE: the latest SIZE bytes per snapshot; the AUX area grows to hold it unless -m sets it' '
+	tracectl --sysfs-root "$FIX/intel-pt" record -j --snapshot=16M -C 0 --dry-run -- true >j &&
+	same_json j "{snapshot, snapshot_size, aux_pages}" "{\"snapshot\": true, \"snapshot_size\": 16777216, \"aux_pages\": 4096}" &&
+	tracectl --sysfs-root "$FIX/intel-pt" record -S64K -m ,64 -C 0 --dry-run -- true >out &&
+	grep -q "aux 64 pages, snapshot mode$" out &&
+	grep -qx "snapshots of the latest 65536 bytes of each AUX area" out &&
+	tracectl --sysfs-root "$FIX/intel-pt" record -j -S -C 0 --dry-run -- true >j &&
+	same_json j "{snapshot, snapshot_size, aux_pages}" "{\"snapshot\": true, \"snapshot_size\": 0, \"aux_pages\": 1024}"
+'
+expect_code 2 '-S SIZE larger than the AUX area -m gives is refused' '
+	tracectl --sysfs-root "$FIX/intel-pt" record -S1M -m ,8 -C 0 --dry-run -- true 2>err; rc=$?
+	grep -q "S 1048576 is larger than the AUX area (-m ...,8 pages" err && exit $rc
+'
+expect_code 2 'a bad -S size is refused, naming it' '
+	tracectl --sysfs-root "$FIX/intel-pt" record -S4X -C 0 --dry-run -- true 2>err; rc=$?
+	grep -q "bad -S/--snapshot size .4X." err && exit $rc
+'
+expect '--snapshot-on: a sampled trigger event per CPU, no group, no aux_action' '
+	tracectl --sysfs-root "$FIX/juno" record -j -S --snapshot-on cycles/period=100000/ -C 0,1 --dry-run -- true >j &&
+	same_json j "[.events[] | select(.role == \"snapshot\") | [.cpu, .trigger, .group_leader, .aux_pause, .sample_period]]" \
+		"[[0, \"cycles/period=100000/\", null, 0, 100000], [1, \"cycles/period=100000/\", null, 0, 100000]]"
+'
+expect_code 2 '--snapshot-on without -S is a usage error' '
+	tracectl --sysfs-root "$FIX/juno" record --snapshot-on cycles/period=100000/ -C 0 --dry-run -- true 2>err; rc=$?
+	grep -q "snapshot-on takes snapshots: it needs -S" err && exit $rc
+'
+expect_code 2 '--snapshot-on is refused in emulated mode, naming it' '
+	tracectl record --pmu emulated -S --snapshot-on cycles/period=1000/ -- true 2>err; rc=$?
+	grep -q "snapshot-on is not emulated" err && exit $rc
+'

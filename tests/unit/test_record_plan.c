@@ -387,6 +387,32 @@ TEST(who_may_trace_the_kernel)
 	CHECK_INT(tc_perf_kernel_cap_eff("/nonexistent/status"), 0);
 }
 
+TEST(snapshot_on_events_are_sampled_and_wake_the_reader)
+{
+	struct tc_record_opts o = { .snapshot = true, .snapshot_on = { "cycles/period=1000/" },
+				    .nsnapshot_on = 1, .cpu_list = "0" };
+	struct tc_pmu_list l;
+	struct tc_record_plan pl;
+	struct tc_err e;
+
+	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), 0);
+	CHECK_INT(count_role(&pl, TC_ROLE_SNAPSHOT), 1);
+	CHECK_INT(pl.ev[1].role, TC_ROLE_SNAPSHOT);
+	CHECK_STR(tc_record_plan_role_name(pl.ev[1].role), "snapshot");
+	CHECK_INT(pl.ev[1].a.attr.wakeup_events, 1);
+	CHECK_INT(pl.ev[1].a.attr.sample_period, 1000);
+	CHECK_INT(pl.ev[1].group_leader, -1);
+	CHECK_INT(tc_attr_aux_action(&pl.ev[1].a), 0);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	o.snapshot = false;
+	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), -1);
+	CHECK(strstr(e.msg, "--snapshot-on") && strstr(e.msg, "needs -S"));
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+}
+
 TEST(cpu_lists)
 {
 	int c[8];

@@ -125,7 +125,20 @@ for p in intel_pt cs_etm; do
 	check snapshot-wrap-$p-whole grep -q 'aux_bytes_reported=393216 ' w.chk
 done
 
-# 2e. --user asks the kernel for exclude_kernel (the module saw it); root's default is both.
+# 2e. -S SIZE and --snapshot-on: a snapshot when a uprobe on the workload's spin() fires (in
+#     each of its two threads), plus the one at exit; each the latest 16 KiB of each of the
+#     4 CPUs' 64 KiB areas.
+tracectl record -S16K --snapshot-on /mt_work:spin --pmu intel_pt -a -m 16,16 -o h.data -- /mt_work 2 1000 0 2>h.err
+rc=$?; cat h.err
+check snapshot-on-status test "$rc" = 0
+check snapshot-on-hits grep -q 'tracectl record: 2 --snapshot-on hits' h.err
+n=$(sed -n 's/.*tracectl record: \([0-9]*\) snapshots.*/\1/p' h.err)
+check snapshot-on-count test "${n:-0}" -ge 2
+check_aux --snapshot --lap 65536 h.data | tee h.chk
+check snapshot-on-bytes grep -q 'check_aux: OK' h.chk
+check snapshot-size grep -q "aux_bytes_reported=$((${n:-0} * 4 * 16384)) " h.chk
+
+# 2f. --user asks the kernel for exclude_kernel (the module saw it); root's default is both.
 tracectl record --pmu intel_pt --user -C 0 -o u.data -- /mt_work 1 100 0 2>u.err
 rc=$?; cat u.err
 check user-status test "$rc" = 0
