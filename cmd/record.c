@@ -2,6 +2,7 @@
  * triggers and sampled events (-e), run the workload and write perf.data (lib/record/record_loop);
  * --dry-run prints the events. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 enum {
 	OPT_PER_THREAD = TC_OPT_CMD_BASE, OPT_PMU, OPT_CONFIG, OPT_SINK, OPT_START_PAUSED,
 	OPT_PAUSE_ON, OPT_RESUME_ON, OPT_DRY_RUN, OPT_FORMAT, OPT_FILTER, OPT_TRUTH,
-	OPT_EMULATOR,
+	OPT_EMULATOR, OPT_USER, OPT_KERNEL, OPT_SNAPSHOT_ON,
 };
 
 const struct tc_opt record_opts[] = {
@@ -35,8 +36,13 @@ const struct tc_opt record_opts[] = {
 	{ "ground-truth", OPT_TRUTH, 1, "FILE", "emulated: write the executed branches (tests)" },
 	{ "config", OPT_CONFIG, 1, "TERMS", "PMU format terms, term=value,... (see tracectl list)" },
 	{ "sink", OPT_SINK, 1, "NAME", "CoreSight sink to collect trace in (see tracectl list)" },
+	{ "user", OPT_USER, 0, NULL, "trace user space (alone: not the kernel; perf's /u)" },
+	{ "kernel", OPT_KERNEL, 0, NULL, "trace the kernel (alone: not user space; perf's /k)" },
 	{ "mmap-pages", 'm', 1, "DATA,AUX", "pages of the data and AUX rings (powers of two)" },
-	{ "snapshot", 'S', 0, NULL, "AUX overwrite mode; a snapshot on SIGUSR2" },
+	{ "snapshot", 'S', 2, "SIZE", "AUX overwrite mode; snapshots of SIZE bytes per CPU (default: "
+	  "the AUX area) on SIGUSR2, --snapshot-on and at exit" },
+	{ "snapshot-on", OPT_SNAPSHOT_ON, 1, "EVENT", "with -S: a snapshot when EVENT fires "
+	  "(repeatable)" },
 	{ "start-paused", OPT_START_PAUSED, 0, NULL, "start with tracing paused (Linux 6.13+)" },
 	{ "pause-on", OPT_PAUSE_ON, 1, "EVENT", "pause tracing when EVENT fires (repeatable)" },
 	{ "resume-on", OPT_RESUME_ON, 1, "EVENT", "resume tracing when EVENT fires (repeatable)" },
@@ -53,7 +59,11 @@ struct record {
 	const char *filter, *truth;
 	const char *output;
 	bool all_cpus, dry_run;
+	bool user, kernel;	/* --user, --kernel */
+	const char *space_why;	/* the default left the kernel out: why */
 	unsigned data_pages, aux_pages;
+	bool aux_set;		/* -m gave the AUX pages */
+	uint64_t snapshot_size;	/* -S SIZE, 0 none */
 };
 
 static int usage(const char *fmt, const char *arg)
@@ -88,6 +98,56 @@ static int pages(const char *s, size_t n, unsigned *out)
 	if (*end || !v || (v & (v - 1)) || v > (1UL << 20))
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/* A byte count, "65536", "64K", "4M", "1G" (powers of 1024); not 0. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (*end || !v || v > (UINT64_MAX >> 1) >> shift)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* -S SIZE: the AUX area holds at least SIZE (grown to it unless -m gave its size). */
+static int snapshot_area(struct record *r)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), want;
+	unsigned n = 1;
+
+	if (!r->snapshot_size)
+		return 0;
+	want = (r->snapshot_size + page - 1) / page;
+	if (r->aux_set) {
+		if (want > r->aux_pages)
+			return tc_msg_usage_error(tc_cmd_find("record"), "-S %llu is larger than "
+						  "the AUX area (-m ...,%u pages of %llu bytes)",
+						  (unsigned long long)r->snapshot_size,
+						  r->aux_pages, (unsigned long long)page), -1;
+		return 0;
+	}
+	while (n < want && n < (1u << 20))
+		n <<= 1;
+	if (n < want)
+		return tc_msg_usage_error(tc_cmd_find("record"), "-S %llu: too large",
+					  (unsigned long long)r->snapshot_size), -1;
+	if (n > r->aux_pages)
+		r->aux_pages = n;
 	return 0;
 }
 
@@ -139,12 +199,22 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_SINK: r->o.sink = arg; break;
 	case 'm':
 		comma = strchr(arg, ',');
+		r->aux_set = comma && comma[1];
 		if (pages(arg, comma ? (size_t)(comma - arg) : strlen(arg), &r->data_pages) ||
 		    (comma && pages(comma + 1, strlen(comma + 1), &r->aux_pages)))
 			return usage("bad --mmap-pages '%s' (DATA,AUX page counts, powers of two)",
 				     arg);
 		break;
-	case 'S': r->o.snapshot = true; break;
+	case 'S':
+		r->o.snapshot = true;
+		if (arg && parse_size(arg, &r->snapshot_size))
+			return usage("bad -S/--snapshot size '%s' (bytes, or with K, M or G)", arg);
+		break;
+	case OPT_SNAPSHOT_ON:
+		if (r->o.nsnapshot_on == TC_REC_MAX_TRIGGERS)
+			return usage("too many --snapshot-on events ('%s'); at most 8", arg);
+		r->o.snapshot_on[r->o.nsnapshot_on++] = arg;
+		break;
 	case OPT_START_PAUSED: r->o.start_paused = true; break;
 	case OPT_PAUSE_ON:
 	case OPT_RESUME_ON: {
@@ -162,6 +232,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 		r->o.events[r->o.nevents++] = arg;
 		break;
 	case OPT_DRY_RUN: r->dry_run = true; break;
+	case OPT_USER: r->user = true; break;
+	case OPT_KERNEL: r->kernel = true; break;
 	}
 	return 0;
 }
@@ -190,6 +262,7 @@ static void json_event(struct tc_json *j, const struct tc_record_event *ev)
 	tc_json_kint(j, "disabled", a->disabled);
 	tc_json_kint(j, "enable_on_exec", a->enable_on_exec);
 	tc_json_kint(j, "exclude_kernel", a->exclude_kernel);
+	tc_json_kint(j, "exclude_user", a->exclude_user);
 	tc_json_kint(j, "comm", a->comm);
 	tc_json_kint(j, "comm_exec", a->comm_exec);
 	tc_json_kint(j, "mmap", a->mmap);
@@ -225,9 +298,10 @@ static void text_event(size_t i, const struct tc_record_event *ev)
 	       (unsigned long long)a->config, (unsigned long long)a->config1,
 	       (unsigned long long)a->config2, (unsigned long long)tc_attr_config3(&ev->a));
 	printf("  sample_type 0x%llx sample_period %llu sample_id_all %u disabled %u "
-	       "enable_on_exec %u exclude_kernel %u\n", (unsigned long long)a->sample_type,
-	       (unsigned long long)a->sample_period, a->sample_id_all, a->disabled,
-	       a->enable_on_exec, a->exclude_kernel);
+	       "enable_on_exec %u exclude_kernel %u exclude_user %u\n",
+	       (unsigned long long)a->sample_type, (unsigned long long)a->sample_period,
+	       a->sample_id_all, a->disabled, a->enable_on_exec, a->exclude_kernel,
+	       a->exclude_user);
 	if (ev->role == TC_ROLE_SIDEBAND)
 		printf("  comm %u comm_exec %u mmap %u mmap2 %u task %u context_switch %u\n", a->comm,
 		       a->comm_exec, a->mmap, a->mmap2, a->task, a->context_switch);
@@ -238,6 +312,37 @@ static void text_event(size_t i, const struct tc_record_event *ev)
 	       !!(act & TC_AUX_PAUSE), !!(act & TC_AUX_RESUME));
 }
 
+static const char *const space_names[] = {
+	[TC_SPACE_BOTH] = "user and kernel", [TC_SPACE_USER] = "user space only",
+	[TC_SPACE_KERNEL] = "kernel only",
+};
+
+/* --user/--kernel; by default what the caller may trace, as perf falls back to user space
+ * under perf_event_paranoid 2 without CAP_PERFMON. */
+static void choose_space(struct record *r)
+{
+	static char why[200];
+	int paranoid;
+
+	r->o.space = r->user == r->kernel ? TC_SPACE_BOTH :
+		     r->user ? TC_SPACE_USER : TC_SPACE_KERNEL;
+	if (r->user || r->kernel)
+		return;
+	paranoid = tc_perf_kernel_paranoid(NULL);
+	if (tc_perf_kernel_may_trace_kernel(paranoid, tc_perf_kernel_cap_eff(NULL)))
+		return;
+	r->o.space = TC_SPACE_USER;
+	if (paranoid == INT_MIN)
+		snprintf(why, sizeof(why), "tracing user space only: kernel.perf_event_paranoid "
+			 "could not be read and tracectl has neither CAP_PERFMON nor CAP_SYS_ADMIN "
+			 "(--kernel asks for the kernel too)");
+	else
+		snprintf(why, sizeof(why), "tracing user space only: kernel.perf_event_paranoid "
+			 "is %d and tracectl has neither CAP_PERFMON nor CAP_SYS_ADMIN (--kernel "
+			 "asks for the kernel too)", paranoid);
+	r->space_why = why;
+}
+
 static void dry_run(const struct record *r, const struct tc_record_plan *pl, const char *cannot)
 {
 	struct tc_json j;
@@ -246,6 +351,25 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 	if (tc_g.json) {
 		tc_msg_json_stdout(&j);
 		tc_json_obj_open(&j);
+		tc_json_key(&j, "pmu");
+		if (pl->pmu)
+			tc_json_str(&j, pl->pmu->name);
+		else
+			tc_json_null(&j);
+		tc_json_kstr(&j, "space", space_names[r->o.space]);
+		if (r->space_why)
+			tc_json_kstr(&j, "space_reason", r->space_why);
+		tc_json_key(&j, "sink");
+		if (*pl->sink)
+			tc_json_str(&j, pl->sink);
+		else
+			tc_json_null(&j);
+		tc_json_khex(&j, "sink_hash", pl->sink_hash);
+		tc_json_kbool(&j, "sink_automatic", pl->sink_auto);
+		tc_json_kint(&j, "data_pages", r->data_pages);
+		tc_json_kint(&j, "aux_pages", r->aux_pages);
+		tc_json_kbool(&j, "snapshot", r->o.snapshot);
+		tc_json_kint(&j, "snapshot_size", (long long)r->snapshot_size);
 		tc_json_key(&j, "events");
 		tc_json_arr_open(&j);
 		for (size_t i = 0; i < pl->n; i++)
@@ -261,10 +385,17 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 		printf("pmu %s type %d", pl->pmu->name, pl->pmu->type);
 	else
 		printf("no AUX-capable trace PMU (%s): side-band and triggers only", names);
-	if (r->o.sink)
-		printf(", sink %s (0x%llx)", r->o.sink, (unsigned long long)pl->sink_hash);
-	printf(", %zu events, rings: data %u pages, aux %u pages%s\n", pl->n, r->data_pages,
-	       r->aux_pages, r->o.snapshot ? ", snapshot mode" : "");
+	if (*pl->sink)
+		printf(", sink %s (0x%llx%s)", pl->sink, (unsigned long long)pl->sink_hash,
+		       pl->sink_auto ? ", chosen by tracectl" : "");
+	printf(", %s, %zu events, rings: data %u pages, aux %u pages%s\n",
+	       space_names[r->o.space], pl->n, r->data_pages, r->aux_pages,
+	       r->o.snapshot ? ", snapshot mode" : "");
+	if (r->snapshot_size)
+		printf("snapshots of the latest %llu bytes of each AUX area\n",
+		       (unsigned long long)r->snapshot_size);
+	if (r->space_why)
+		printf("note: %s\n", r->space_why);
 	if (cannot)
 		printf("note: the running kernel cannot open these events: %s\n", cannot);
 	for (size_t i = 0; i < pl->n; i++)
@@ -326,6 +457,9 @@ static void summary(const struct record *r, const struct tc_record_stats *st)
 	if (r->o.snapshot)
 		fprintf(stderr, "[ tracectl record: %llu snapshots ]\n",
 			(unsigned long long)st->snapshots);
+	if (r->o.nsnapshot_on)
+		fprintf(stderr, "[ tracectl record: %llu --snapshot-on hits ]\n",
+			(unsigned long long)st->snapshot_hits);
 }
 
 static int run(struct record *r, const struct tc_record_plan *pl, int argc, char **argv, int i)
@@ -333,6 +467,7 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 	struct tc_record_run run = {
 		.plan = pl, .sysfs_root = tc_g.sysfs_root, .output = r->output,
 		.data_pages = r->data_pages, .aux_pages = r->aux_pages, .snapshot = r->o.snapshot,
+		.snapshot_size = r->snapshot_size,
 		.cpu_wide = r->all_cpus || r->o.cpu_list, .pid = r->o.pid ? r->o.pid : r->o.tid,
 		.inherit = !r->o.tid && !r->o.per_thread, .all_threads = r->o.pid != 0,
 		.argv = i < argc ? argv + i : NULL, .argc = argc - i,
@@ -382,6 +517,14 @@ int do_record(int argc, char **argv)
 					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv,
 					  .engine = r.engine };
 
+		if (r.kernel)
+			return tc_msg_usage_error(cmd, "--kernel: an emulated trace follows user "
+						  "space only"),
+			       TC_EXIT_USAGE;
+		if (r.o.nsnapshot_on)
+			return tc_msg_usage_error(cmd, "--snapshot-on is not emulated (a "
+						  "snapshot on SIGUSR2 is)"),
+			       TC_EXIT_USAGE;
 		if (!r.emulated)
 			return tc_msg_usage_error(cmd,
 						  "--format, --filter, --emulator and "
@@ -402,12 +545,18 @@ int do_record(int argc, char **argv)
 	if (!r.o.workload && !r.all_cpus && !r.o.cpu_list && !r.o.pid && !r.o.tid)
 		return tc_msg_usage_error(cmd, "give a command to run, or -a, -C, -p or -t"),
 		       TC_EXIT_USAGE;
+	if (r.o.nsnapshot_on && !r.o.snapshot)
+		return tc_msg_usage_error(cmd, "--snapshot-on takes snapshots: it needs -S"),
+		       TC_EXIT_USAGE;
+	if (snapshot_area(&r))
+		return TC_EXIT_USAGE;
 	if (r.all_cpus && r.o.cpu_list)
 		return tc_msg_usage_error(cmd, "-a and -C cannot be combined"), TC_EXIT_USAGE;
 	if (r.o.per_thread && !r.o.workload && !r.o.pid && !r.o.tid)
 		return tc_msg_usage_error(cmd, "--per-thread needs a command, -p or -t"),
 		       TC_EXIT_USAGE;
 
+	choose_space(&r);
 	if (tc_pmu_discover(tc_g.sysfs_root, &pmus, &e))
 		tc_fatal("%s", e.msg);
 	if (tc_record_plan_build(tc_g.sysfs_root, &pmus, &r.o, &pl, &e)) {
@@ -428,6 +577,11 @@ int do_record(int argc, char **argv)
 		return TC_EXIT_OK;
 	}
 	have_pmu = pl.pmu != NULL;
+	if (r.space_why && have_pmu && !cannot)
+		tc_status("%s", r.space_why);
+	if (pl.sink_auto && !cannot)
+		tc_status("%s: sink %s, chosen by tracectl (%s); --sink chooses another",
+			  pl.pmu->name, pl.sink, pl.sink_why);
 	/* Never fall back to tracing everything when the triggers cannot work. */
 	if (cannot || !have_pmu) {
 		tc_record_plan_free(&pl);

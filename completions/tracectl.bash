@@ -6,11 +6,11 @@ _tracectl_opts_global="--json --pretty --quiet --verbose --color --sysfs-root --
 _tracectl_cmd_opts()
 {
 	case "$1" in
-	list) echo "--sinks" ;;
+	list) echo "--sinks --graph" ;;
 	decode) echo "--input --packets --per-thread --force --buffer --id --format --symfs --branches" ;;
 	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
 	diff) echo "--fail-above --sort --limit --symfs" ;;
-	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --mmap-pages --snapshot --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
+	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
 	esac

@@ -17,12 +17,8 @@
 #define DEVARCH_ARCHPART(x)	((x) & 0xfff)
 #define ETMIDR_PTM_VERSION	0x300u
 
-struct edge {
-	char *from, *to;
-};
-
 struct graph {
-	struct edge *e;
+	struct tc_pmu_cs_edge *e;
 	size_t n, cap;
 };
 
@@ -36,13 +32,29 @@ static int graph_add(struct graph *g, const char *from, const char *to)
 	return 0;
 }
 
-static void graph_free(struct graph *g)
+bool tc_cs_topo_sink_claimed(const char *root, const char *sink)
 {
-	for (size_t i = 0; i < g->n; i++) {
-		free(g->e[i].from);
-		free(g->e[i].to);
-	}
-	free(g->e);
+	char p[4096];
+	uint64_t v;
+
+	tc_sysfs_pathf(p, sizeof(p), "%s/bus/coresight/devices/%s/enable_sink", root, sink);
+	return tc_sysfs_read_u64(p, 10, &v, NULL) == 0 && v != 0;
+}
+
+const char *tc_cs_topo_kind(const char *device)
+{
+	static const struct {
+		const char *prefix, *kind;
+	} kinds[] = {
+		{ "tmc_etr", "ETR" }, { "tmc_etf", "ETF" }, { "tmc_etb", "ETB" },
+		{ "etb", "ETB" }, { "trbe", "TRBE" }, { "tpiu", "TPIU" }, { "funnel", "funnel" },
+		{ "replicator", "replicator" }, { "etm", "ETM" }, { "ete", "ETE" },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(device, kinds[i].prefix, strlen(kinds[i].prefix)))
+			return kinds[i].kind;
+	return NULL;
 }
 
 static int is_out_link(const char *name)
@@ -104,7 +116,7 @@ static void reach(const struct graph *g, const struct tc_pmu *p, const char *sta
 {
 	struct tc_strv seen = { 0 };
 
-	tc_strv_push(&seen, start);
+	tc_strv_push(&seen, start);	/* a cycle in a broken graph ends here */
 	for (size_t head = 0; head < seen.n; head++) {
 		for (size_t i = 0; i < g->n; i++) {
 			if (strcmp(g->e[i].from, seen.v[head]) || tc_strv_has(&seen, g->e[i].to))
@@ -238,6 +250,9 @@ int tc_cs_topo_build(const char *root, const char *pmu_dir, struct tc_pmu *p, st
 		if (i == p->ncpus)
 			tc_strv_push(&p->common_sinks, name);
 	}
-	graph_free(&g);
+	for (size_t s = 0; s < p->nsinks; s++)
+		p->sinks[s].claimed = tc_cs_topo_sink_claimed(root, p->sinks[s].name);
+	p->edges = g.e;
+	p->nedges = g.n;
 	return 0;
 }

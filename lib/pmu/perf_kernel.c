@@ -83,6 +83,31 @@ int tc_perf_kernel_paranoid(const char *path)
 	return v;
 }
 
+uint64_t tc_perf_kernel_cap_eff(const char *status_path)
+{
+	FILE *f = fopen(status_path ? status_path : "/proc/self/status", "r");
+	char line[256];
+	unsigned long long v = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+#define CAP_SYS_ADMIN_BIT 21
+#define CAP_PERFMON_BIT 38
+
+bool tc_perf_kernel_may_trace_kernel(int paranoid, uint64_t cap_eff)
+{
+	if (cap_eff & ((1ULL << CAP_SYS_ADMIN_BIT) | (1ULL << CAP_PERFMON_BIT)))
+		return true;
+	return paranoid != INT_MIN && paranoid <= 1;
+}
+
 static void paranoid_advice(const struct tc_perf_kernel_open_ctx *c, char *buf, size_t len)
 {
 	const char *need = "";

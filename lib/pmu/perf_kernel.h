@@ -3,7 +3,9 @@
 #define TC_LIB_PMU_PERF_KERNEL_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The running kernel's release (uname -r). */
 void tc_perf_kernel_release(char *buf, size_t len);
@@ -32,6 +34,15 @@ struct tc_perf_kernel_open_ctx {
 /* Read kernel.perf_event_paranoid from path (NULL: /proc/sys/kernel/perf_event_paranoid);
  * INT_MIN if it cannot be read. */
 int tc_perf_kernel_paranoid(const char *path);
+
+/* The effective capabilities (CapEff) from a /proc/PID/status file (NULL: the caller's);
+ * 0 if it cannot be read. */
+uint64_t tc_perf_kernel_cap_eff(const char *status_path);
+
+/* May a caller with these capabilities trace the kernel at this paranoid level? The kernel
+ * allows exclude_kernel = 0 at paranoid 1 or below, or with CAP_PERFMON or CAP_SYS_ADMIN;
+ * an unknown level (INT_MIN) counts as the Debian default, 2. */
+bool tc_perf_kernel_may_trace_kernel(int paranoid, uint64_t cap_eff);
 
 /* One sentence (or two) on why opening failed with err and what to do about it. */
 void tc_perf_kernel_open_msg(int err, const struct tc_perf_kernel_open_ctx *c, char *buf,

@@ -222,6 +222,11 @@ void tc_pmu_list_free(struct tc_pmu_list *l)
 		}
 		free(p->cpus);
 		tc_strv_free(&p->common_sinks);
+		for (size_t j = 0; j < p->nedges; j++) {
+			free(p->edges[j].from);
+			free(p->edges[j].to);
+		}
+		free(p->edges);
 	}
 	free(l->pmus);
 	free(l->devices_dir);

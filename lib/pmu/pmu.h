@@ -24,6 +24,12 @@ struct tc_pmu_cs_sink {
 	char *hash_str;		/* as the file holds it, e.g. "0xf2b4a2c1" */
 	uint64_t hash;
 	int hash_ok;		/* 0 if the file could not be read or parsed */
+	bool claimed;		/* enabled through sysfs (enable_sink reads 1) when listed */
+};
+
+/* A link of the CoreSight device graph: from's connections/out:N points at to. */
+struct tc_pmu_cs_edge {
+	char *from, *to;
 };
 
 struct tc_pmu_cs_cpu {
@@ -47,6 +53,8 @@ struct tc_pmu {
 	struct tc_pmu_cs_cpu *cpus;	/* cs_etm cpuN, sorted by cpu */
 	size_t ncpus;
 	struct tc_strv common_sinks;	/* sinks every CPU reaches */
+	struct tc_pmu_cs_edge *edges;	/* the device graph, as sysfs links it */
+	size_t nedges;
 };
 
 struct tc_pmu_list {
@@ -72,8 +80,15 @@ const struct tc_pmu *tc_pmu_find(const struct tc_pmu_list *l, const char *name);
 const struct tc_pmu_format *tc_pmu_term(const struct tc_pmu *p, const char *term);
 const struct tc_pmu_cs_sink *tc_pmu_sink(const struct tc_pmu *p, const char *name);
 
-/* CoreSight part: cpus, ETM versions, trace IDs, sink reachability (cs_topo.c). */
+/* CoreSight part: cpus, ETM versions, trace IDs, the device graph, sink reachability and
+ * claims (cs_topo.c). */
 int tc_cs_topo_build(const char *sysfs_root, const char *pmu_dir, struct tc_pmu *p,
 		   struct tc_diag *diag);
+/* Is sink enabled through sysfs (bus/coresight/devices/<sink>/enable_sink reads non-zero)?
+ * Such a sink serves that session, not perf's. Read now, not when the PMU was listed. */
+bool tc_cs_topo_sink_claimed(const char *sysfs_root, const char *sink);
+/* The kind of a CoreSight device from the name the kernel gives it: "ETR", "ETF", "ETB",
+ * "TRBE", "TPIU", "funnel", "replicator", "ETM", or NULL if it is none of these. */
+const char *tc_cs_topo_kind(const char *device);
 
 #endif

@@ -1,7 +1,7 @@
 /* record for CoreSight ETM (cs_etm): CPUs with a tracer, sinks chosen by their hash in the
  * sinkid term, and per-CPU tracer registers in AUXTRACE_INFO, read from sysfs through one
  * table as perf's cs-etm.c does (tools/perf/arch/arm/util/cs-etm.c). */
-#include "lib/record/record_cs_etm.h"
+#include "lib/record/record_ops.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,17 +9,8 @@
 #include <string.h>
 
 #include "lib/perfdata/auxtrace_info.h"
-#include "lib/record/record_ops.h"
+#include "lib/pmu/pmu.h"
 #include "lib/util/sysfs.h"
-
-int tc_record_cs_etm_sink_claimed(const char *sysfs_root, const char *sink)
-{
-	char p[PATH_MAX];
-	uint64_t v;
-
-	tc_sysfs_pathf(p, sizeof(p), "%s/bus/coresight/devices/%s/enable_sink", sysfs_root, sink);
-	return tc_sysfs_read_u64(p, 10, &v, NULL) == 0 && v != 0;
-}
 
 static const struct tc_pmu_cs_cpu *cs_cpu(const struct tc_pmu *p, int cpu)
 {
@@ -64,7 +55,7 @@ static void usable_sinks(const char *root, const struct tc_pmu *p, const int *cp
 	buf[0] = '\0';
 	for (size_t s = 0; s < p->nsinks; s++) {
 		const char *name = p->sinks[s].name;
-		bool ok = !tc_record_cs_etm_sink_claimed(root, name);
+		bool ok = !tc_cs_topo_sink_claimed(root, name);
 
 		for (size_t i = 0; ok && i < ncpus; i++) {
 			const struct tc_pmu_cs_cpu *c = cs_cpu(p, cpus[i]);
@@ -103,13 +94,49 @@ static int sink(const char *root, const struct tc_pmu *p, const char *name, cons
 					  "that would work: %s",
 					  name, cpus[i], ok);
 	}
-	if (tc_record_cs_etm_sink_claimed(root, name))
+	if (tc_cs_topo_sink_claimed(root, name))
 		return tc_err_set(e, EBUSY, "sink '%s' is enabled through sysfs "
 				  "(%s/bus/coresight/devices/%s/enable_sink reads 1), so perf "
 				  "cannot use it; write 0 there when that session is done, or use "
 				  "another sink: %s", name, root, name, ok);
 	*val = s->hash;
 	return 0;
+}
+
+/* Without --sink: a sink every traced CPU reaches and sysfs does not hold, an ETR before an
+ * ETF before any other (system memory holds the most trace). None where each CPU has its
+ * own (TRBE) or nothing is common: the kernel then takes each CPU's default. */
+static int default_sink(const char *root, const struct tc_pmu *p, const int *cpus, size_t ncpus,
+			const char **name, uint64_t *val, char *why, size_t len)
+{
+	static const char *const order[] = { "ETR", "ETF", "ETB" };
+	const struct tc_pmu_cs_sink *best = NULL;
+	size_t rank = sizeof(order) / sizeof(order[0]), r;
+
+	for (size_t s = 0; s < p->nsinks; s++) {
+		const struct tc_pmu_cs_sink *k = &p->sinks[s];
+		const char *kind = tc_cs_topo_kind(k->name);
+		bool ok = k->hash_ok && !tc_cs_topo_sink_claimed(root, k->name);
+
+		for (size_t i = 0; ok && i < ncpus; i++) {
+			const struct tc_pmu_cs_cpu *c = cs_cpu(p, cpus[i]);
+
+			ok = c && tc_strv_has(&c->sinks, k->name);
+		}
+		for (r = 0; ok && r < rank; r++)
+			if (kind && !strcmp(kind, order[r]))
+				break;
+		if (ok && (!best || r < rank))
+			best = k, rank = r;
+	}
+	if (!best)
+		return 0;
+	*name = best->name;
+	*val = best->hash;
+	snprintf(why, len, "%s, reached by every traced CPU%s", tc_cs_topo_kind(best->name) ?
+		 tc_cs_topo_kind(best->name) : "a sink", p->nsinks > 1 ? "; ETR preferred, "
+		 "then ETF" : "");
+	return 1;
 }
 
 /* The sink given by its hash (or the default), and the sinks every CPU of the PMU reaches
@@ -125,7 +152,7 @@ static void busy_sinks(const char *root, const struct tc_pmu *p, uint64_t sink_v
 	for (size_t s = 0; s < p->common_sinks.n; s++) {
 		const char *name = p->common_sinks.v[s];
 
-		if ((*sink && !strcmp(name, *sink)) || tc_record_cs_etm_sink_claimed(root, name))
+		if ((*sink && !strcmp(name, *sink)) || tc_cs_topo_sink_claimed(root, name))
 			continue;
 		snprintf(free_sinks + strlen(free_sinks), len - strlen(free_sinks), "%s%s",
 			 *free_sinks ? ", " : "sinks reachable from these CPUs and not held "
@@ -234,6 +261,7 @@ const struct tc_record_ops tc_record_cs_etm_ops = {
 	.default_cpus = default_cpus,
 	.check_cpus = check_cpus,
 	.sink = sink,
+	.default_sink = default_sink,
 	.sink_term = "sinkid",
 	.info_type = TC_AUXTRACE_CS_ETM,
 	.info_words = info_words,

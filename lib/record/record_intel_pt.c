@@ -60,4 +60,5 @@ const struct tc_record_ops tc_record_intel_pt_ops = {
 	.info_type = TC_AUXTRACE_INTEL_PT,
 	.info_words = info_words,
 	.info_fill = info_fill,
+	.snapshot_head_wraps = true,
 };

@@ -23,6 +23,7 @@
 #include "lib/perfdata/tracing_data_write.h"
 #include "lib/record/record_open.h"
 #include "lib/record/record_ops.h"
+#include "lib/record/record_snapshot.h"
 #include "lib/record/record_uprobe.h"
 
 /* One opened event; AUX events own the rings the others on their CPU write into. */
@@ -40,6 +41,7 @@ struct ring {
 	int fd;				/* the AUX event's */
 	struct tc_record_rings m;
 	uint64_t aux_done;		/* AUX stream position copied so far */
+	struct tc_record_snapshot snap;	/* -S: what the last snapshot took */
 	bool busy;			/* zero-size TRUNCATED AUX seen */
 	bool stopped_busy;		/* the sink refused: no trace from here */
 };
@@ -57,6 +59,7 @@ struct loop {
 	size_t nrings;
 	struct tc_perf_write *w;
 	uint8_t rec[65536];
+	bool snap_due;			/* a --snapshot-on trigger's sample was read */
 	uint8_t *auxbuf;
 	pid_t child;
 	int go_fd;			/* write end: releases the workload's exec */
@@ -539,6 +542,15 @@ static void account(struct loop *L, struct ring *g, const struct perf_event_head
 	case PERF_RECORD_LOST_SAMPLES:
 		L->st->lost_samples += u[0];
 		break;
+	case PERF_RECORD_SAMPLE:	/* PERF_SAMPLE_IDENTIFIER first */
+		/* hits read in one drain make one snapshot */
+		for (size_t i = 0; i < L->nev; i++)
+			if (L->ev[i].id == u[0] && L->ev[i].pe->role == TC_ROLE_SNAPSHOT) {
+				L->snap_due = true;
+				L->st->snapshot_hits++;
+				break;
+			}
+		break;
 	}
 }
 
@@ -606,23 +618,29 @@ static int drain_aux(struct loop *L, struct ring *g, struct tc_err *e)
 	return 0;
 }
 
-/* Snapshot mode: stop the AUX event so the buffer holds still, copy what is new (at most
- * the buffer), start it again. */
+/* Snapshot mode: stop the AUX event so the buffer holds still, copy the latest trace
+ * (record_snapshot.h: monotonic or wrapping head), start it again. */
 static int snapshot(struct loop *L, struct tc_err *e)
 {
+	const struct tc_record_ops *ops = tc_record_ops_find(L->r->plan->pmu);
+	bool wraps = ops && ops->snapshot_head_wraps;
+
 	for (size_t k = 0; k < L->nrings; k++) {
 		struct ring *g = &L->rings[k];
 		struct perf_event_mmap_page *up = g->m.base;
-		uint64_t head, from;
+		uint64_t head, from, to;
 		int rc;
 
+		if (!g->m.aux)
+			continue;
 		ioctl(g->fd, PERF_EVENT_IOC_DISABLE, 0);
 		head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
-		from = g->aux_done;
-		if (head - from > g->m.aux_size)
-			from = head - g->m.aux_size;
-		rc = aux_copy(L, g, from, head, e);
-		g->aux_done = head;
+		tc_record_snapshot_range(&g->snap, wraps, head, (const uint8_t *)g->m.aux,
+					 g->m.aux_size, &from, &to);
+		if (L->r->snapshot_size && to - from > L->r->snapshot_size)
+			from = to - L->r->snapshot_size;
+		rc = aux_copy(L, g, from, to, e);
+		g->aux_done = to;
 		ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
 		if (rc)
 			return -1;
@@ -789,8 +807,10 @@ static int loop_body(struct loop *L, struct tc_err *e)
 			rc = -1;
 			break;
 		}
-		if (r->snap_req && *r->snap_req) {
-			*r->snap_req = 0;
+		if ((r->snap_req && *r->snap_req) || L->snap_due) {
+			if (r->snap_req)
+				*r->snap_req = 0;
+			L->snap_due = false;
 			if (snapshot(L, e))
 				rc = -1;
 		}

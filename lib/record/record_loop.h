@@ -18,6 +18,8 @@ struct tc_record_run {
 	const char *output;
 	unsigned data_pages, aux_pages;
 	bool snapshot;			/* AUX in overwrite mode, copied on *snap_req */
+	uint64_t snapshot_size;		/* -S SIZE: the latest bytes a snapshot takes of each
+					 * AUX area (0: all of it) */
 	bool cpu_wide;			/* -a / -C: every task on the CPUs */
 	pid_t pid;			/* -p / -t target, 0: the workload (or none) */
 	bool inherit;			/* follow children/threads of the task */
@@ -37,6 +39,7 @@ struct tc_record_stats {
 	uint64_t aux_bytes, auxtrace_records, aux_records;
 	uint64_t truncated, collision, partial, lost_records, lost_events, lost_samples;
 	uint64_t data_bytes, snapshots;
+	uint64_t snapshot_hits;		/* --snapshot-on samples that asked for one */
 	/* The kernel's own count of records it could not write (read_format PERF_FORMAT_LOST,
 	 * Linux 6.0+, read after the last drain; kernel_lost_known false on older kernels).
 	 * It writes a ring's loss as a LOST record only in front of the next record that ring

@@ -47,6 +47,13 @@ struct tc_record_ops {
 	int (*sink)(const char *sysfs_root, const struct tc_pmu *p, const char *name,
 		    const int *cpus, size_t ncpus, uint64_t *val, struct tc_err *e);
 	const char *sink_term;
+	/* In overwrite (snapshot) mode the AUX head is an offset that wraps (Intel PT), not
+	 * a stream position (record_snapshot.h). */
+	bool snapshot_head_wraps;
+	/* Without --sink: 1 with the sink chosen for these CPUs (its name, the term's value
+	 * and why, for the status line), 0 to leave the choice to the kernel. NULL: none. */
+	int (*default_sink)(const char *sysfs_root, const struct tc_pmu *p, const int *cpus,
+			    size_t ncpus, const char **name, uint64_t *val, char *why, size_t len);
 	/* AUXTRACE_INFO: its type (TC_AUXTRACE_*), how many words, the words (w comes
 	 * zeroed). */
 	uint32_t info_type;

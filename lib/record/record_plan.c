@@ -19,7 +19,8 @@
 
 const char *tc_record_plan_role_name(enum tc_record_role r)
 {
-	static const char *const n[] = { "aux", "sideband", "pause", "resume", "sample" };
+	static const char *const n[] = { "aux", "sideband", "pause", "resume", "sample",
+					 "snapshot" };
 
 	return n[r];
 }
@@ -423,6 +424,15 @@ static int choose_cpus(const char *root, const struct tc_record_opts *o, struct 
 	return 0;
 }
 
+/* Every CPU the PMU can trace (per-thread events may run on any). */
+static int choose_all_cpus(const struct tc_pmu *p, const struct tc_record_ops *ops,
+			   struct tc_record_plan *all, struct tc_err *e)
+{
+	size_t max = sizeof(all->cpus) / sizeof(all->cpus[0]);
+
+	return ops->default_cpus ? ops->default_cpus(p, all->cpus, max, &all->ncpus, e) : 0;
+}
+
 /* --sink: a PMU with sinks checks it for the CPUs and gives its term's value. */
 static int check_sink(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
 		      struct tc_err *e)
@@ -435,9 +445,51 @@ static int check_sink(const char *root, const struct tc_record_opts *o, struct t
 		return tc_err_set(e, EINVAL, "--sink is for %s; %s has no sinks", names,
 				  pl->pmu->name);
 	}
-	if (o->per_thread)
-		return tc_err_set(e, EINVAL, "--sink needs per-CPU events; drop --per-thread");
+	snprintf(pl->sink, sizeof(pl->sink), "%s", o->sink);
+	if (!pl->ncpus) {
+		/* per-thread: the task may run on any CPU with a tracer */
+		struct tc_record_plan all = { 0 };
+
+		if (choose_all_cpus(pl->pmu, ops, &all, e))
+			return -1;
+		return ops->sink(root, pl->pmu, o->sink, all.cpus, all.ncpus, &pl->sink_hash, e);
+	}
 	return ops->sink(root, pl->pmu, o->sink, pl->cpus, pl->ncpus, &pl->sink_hash, e);
+}
+
+/* No --sink: the PMU's choice, if it makes one. */
+/* Does the --config list "a=1,b,c=2" set term? */
+static bool config_sets(const char *config, const char *term)
+{
+	size_t n = strlen(term);
+
+	for (const char *p = config; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		if (!strncmp(p, term, n) && (p[n] == '=' || p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static int pick_sink(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
+		     struct tc_err *e)
+{
+	const struct tc_record_ops *ops = tc_record_ops_find(pl->pmu);
+	struct tc_record_plan all = { 0 };
+	const struct tc_record_plan *on = pl;
+	const char *name = NULL;
+
+	if (!ops || !ops->default_sink || config_sets(o->config, ops->sink_term))
+		return 0;
+	if (!pl->ncpus) {
+		if (choose_all_cpus(pl->pmu, ops, &all, e))
+			return -1;
+		on = &all;
+	}
+	if (ops->default_sink(root, pl->pmu, on->cpus, on->ncpus, &name, &pl->sink_hash,
+			      pl->sink_why, sizeof(pl->sink_why)) == 1) {
+		snprintf(pl->sink, sizeof(pl->sink), "%s", name);
+		pl->sink_auto = true;
+	}
+	return 0;
 }
 
 static int aux_attr(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
@@ -457,10 +509,13 @@ static int aux_attr(const char *root, const struct tc_record_opts *o, struct tc_
 	a->attr.sample_id_all = 1;
 	a->attr.disabled = 1;
 	a->attr.enable_on_exec = o->workload;
+	/* as perf's u and k modifiers: the hypervisor goes with the kernel */
+	a->attr.exclude_kernel = a->attr.exclude_hv = o->space == TC_SPACE_USER;
+	a->attr.exclude_user = o->space == TC_SPACE_KERNEL;
 	if (default_terms(pl, ops, a, &c3, e))
 		return -1;
 	/* check_sink made sure the PMU has sinks. */
-	if (o->sink && set_term(pl, a, &c3, ops->sink_term, pl->sink_hash, true, e))
+	if (*pl->sink && set_term(pl, a, &c3, ops->sink_term, pl->sink_hash, true, e))
 		return -1;
 	if (o->config && user_terms(pl, o->config, a, &c3, e))
 		return -1;
@@ -496,22 +551,26 @@ static int add_triggers(const char *root, const struct tc_record_opts *o, struct
 	return 0;
 }
 
-/* -e: the same events, in no group and with no aux_action, so that they work on any kernel
- * and sample whether or not the trace runs; enabled with the others (at exec for a command). */
-static int add_samples(const char *root, const struct tc_record_opts *o, struct tc_record_plan *pl,
-		       int cpu, struct tc_err *e)
+/* -e and --snapshot-on: the same events, in no group and with no aux_action, so that they
+ * work on any kernel and sample whether or not the trace runs; enabled with the others (at
+ * exec for a command). A snapshot trigger wakes the reader at each hit. */
+static int add_samples(const char *root, const char *const *specs, size_t n,
+		       enum tc_record_role role, struct tc_record_plan *pl, int cpu, bool workload,
+		       struct tc_err *e)
 {
-	for (size_t i = 0; i < o->nevents; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct tc_record_event *ev;
 
 		if (push(pl, &ev, e))
 			return -1;
-		ev->role = TC_ROLE_SAMPLE;
+		ev->role = role;
 		ev->cpu = cpu;
-		if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL,
-						o->events[i], ev, e))
+		if (tc_record_plan_trigger_attr(root, *pl->tracefs ? pl->tracefs : NULL, specs[i],
+						ev, e))
 			return -1;
-		ev->a.attr.enable_on_exec = o->workload;
+		ev->a.attr.enable_on_exec = workload;
+		if (role == TC_ROLE_SNAPSHOT)
+			ev->a.attr.wakeup_events = 1;
 	}
 	return 0;
 }
@@ -549,9 +608,13 @@ int tc_record_plan_build(const char *root, const struct tc_pmu_list *pmus,
 	}
 	if (o->pid && o->tid)
 		return tc_err_set(e, EINVAL, "-p and -t cannot be combined");
+	if (o->nsnapshot_on && !o->snapshot)
+		return tc_err_set(e, EINVAL, "--snapshot-on takes snapshots: it needs -S");
 	if (choose_cpus(root, o, pl, e))
 		return -1;
 	if (pl->pmu && o->sink && check_sink(root, o, pl, e))
+		return -1;
+	if (pl->pmu && !o->sink && pick_sink(root, o, pl, e))
 		return -1;
 	pl->pause_resume = o->start_paused || o->npause || o->nresume;
 	if (o->tracefs)
@@ -576,7 +639,11 @@ int tc_record_plan_build(const char *root, const struct tc_pmu_list *pmus,
 			if (o->npause || o->nresume)
 				ev->group_leader = leader;
 		}
-		if (add_triggers(root, o, pl, cpu, leader, e) || add_samples(root, o, pl, cpu, e))
+		if (add_triggers(root, o, pl, cpu, leader, e) ||
+		    add_samples(root, o->events, o->nevents, TC_ROLE_SAMPLE, pl, cpu, o->workload,
+				e) ||
+		    add_samples(root, o->snapshot_on, o->nsnapshot_on, TC_ROLE_SNAPSHOT, pl, cpu,
+				o->workload, e))
 			return -1;
 	}
 	for (size_t i = 0; i < slots; i++) {

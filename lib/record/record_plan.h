@@ -16,6 +16,9 @@
 
 #define TC_REC_MAX_TRIGGERS 8
 
+/* What the AUX event traces (perf's /u and /k modifiers). */
+enum tc_record_space { TC_SPACE_BOTH, TC_SPACE_USER, TC_SPACE_KERNEL };
+
 struct tc_record_opts {
 	const char *pmu;		/* NULL: the one present */
 	const char *config;		/* "term=value,..." or NULL */
@@ -25,11 +28,15 @@ struct tc_record_opts {
 	bool per_thread;		/* one event following the task, no CPU */
 	bool workload;			/* a command is started (enable_on_exec) */
 	bool snapshot, start_paused;
+	enum tc_record_space space;	/* exclude_kernel / exclude_user of the AUX event */
 	const char *pause_on[TC_REC_MAX_TRIGGERS];
 	const char *resume_on[TC_REC_MAX_TRIGGERS];
 	size_t npause, nresume;
 	const char *events[TC_REC_MAX_TRIGGERS];	/* -e: sampled, no aux_action */
 	size_t nevents;
+	const char *snapshot_on[TC_REC_MAX_TRIGGERS];	/* --snapshot-on: each hit (a
+							 * sample) takes a snapshot (-S) */
+	size_t nsnapshot_on;
 	const char *tracefs;		/* tracefs mount (events/<group>/<name>/id), NULL: find */
 };
 
@@ -38,7 +45,8 @@ enum tc_record_role {
 	TC_ROLE_SIDEBAND,
 	TC_ROLE_PAUSE,
 	TC_ROLE_RESUME,
-	TC_ROLE_SAMPLE
+	TC_ROLE_SAMPLE,
+	TC_ROLE_SNAPSHOT	/* --snapshot-on: sampled like -e; a sample takes a snapshot */
 };
 
 struct tc_record_event {
@@ -55,7 +63,10 @@ struct tc_record_plan {
 	const struct tc_pmu *pmu;	/* the trace PMU (points into the pmu list) */
 	int cpus[1024];
 	size_t ncpus;			/* 0 with per_thread */
-	uint64_t sink_hash;		/* --sink's term value (the sink's hash), 0 none */
+	uint64_t sink_hash;		/* the sink term's value (the sink's hash), 0 none */
+	char sink[64];			/* the sink: --sink's, or chosen (sink_auto); "" none */
+	bool sink_auto;			/* chosen by the PMU's default_sink */
+	char sink_why[160];		/* why that one, for the status line */
 	char terms[512];		/* terms set on the AUX event, for messages */
 	struct tc_record_event *ev;
 	size_t n, cap;

@@ -32,8 +32,8 @@ expect 'juno -j: the format terms the tree holds' '
 expect 'juno -j: sinks and their hashes as the kernel prints them (no TPIU)' '
 	tracectl --sysfs-root "$FIX/juno" list -j >j &&
 	same_json j ".pmus[0].sinks" "[
-		{\"name\": \"tmc_etf0\", \"hash\": \"0x97979549\"},
-		{\"name\": \"tmc_etr0\", \"hash\": \"0xa6509eae\"}]" &&
+		{\"name\": \"tmc_etf0\", \"hash\": \"0x97979549\", \"kind\": \"ETF\", \"claimed\": false},
+		{\"name\": \"tmc_etr0\", \"hash\": \"0xa6509eae\", \"kind\": \"ETR\", \"claimed\": false}]" &&
 	for s in tmc_etf0 tmc_etr0; do
 		jq -e --arg s $s --arg h "$(cat "$FIX/juno/bus/event_source/devices/cs_etm/sinks/$s")" \
 			"any(.pmus[0].sinks[]; .name == \$s and .hash == \$h)" j >/dev/null || exit 1
@@ -49,12 +49,12 @@ expect 'juno -j: per-CPU tracer, trace ID and reachable sinks; common sinks' '
 		{\"cpu\": 4, \"device\": \"etm4\", \"etm\": \"ETMv4\", \"trace_id\": \"0x18\", \"sinks\": $BOTH},
 		{\"cpu\": 5, \"device\": \"etm5\", \"etm\": \"ETMv4\", \"trace_id\": \"0x1a\", \"sinks\": $BOTH}]" &&
 	same_json j ".pmus[0].common_sinks" "$BOTH" &&
-	same_json j ".pmus[0] | keys" "[\"common_sinks\", \"cpus\", \"formats\", \"name\", \"sinks\", \"type\"]"
+	same_json j ".pmus[0] | keys" "[\"common_sinks\", \"cpus\", \"formats\", \"graph\", \"name\", \"sinks\", \"type\"]"
 '
 expect 'juno text listing: type, sinks, one line per CPU, common sinks' '
 	tracectl --sysfs-root "$FIX/juno" list >out 2>err && [ ! -s err ] &&
 	[ "$(head -n 1 out)" = "cs_etm: type 10" ] &&
-	grep -qx "    tmc_etr0             0xa6509eae" out &&
+	grep -qx "    tmc_etr0             0xa6509eae   ETR" out &&
 	grep -qx "    cpu0    ETMv4  trace id 0x10  etm0       sinks: tmc_etf0 tmc_etr0" out &&
 	grep -qx "    cpu5    ETMv4  trace id 0x1a  etm5       sinks: tmc_etf0 tmc_etr0" out &&
 	[ "$(grep -c "^    cpu[0-9]" out)" -eq 6 ] &&
@@ -100,7 +100,7 @@ expect 'tc2 -j: PTM and ETMv3 tracers, trace IDs from traceid, ETB sink' '
 		{\"cpu\": 4, \"device\": \"etm4\", \"etm\": \"ETMv3\", \"trace_id\": \"0x18\", \"sinks\": [\"etb0\"]}]" &&
 	same_json j ".pmus[0].formats" "$CS_FORMATS" &&
 	same_json j ".pmus[0] | {type, sinks, common_sinks}" "{\"type\": 8,
-		\"sinks\": [{\"name\": \"etb0\", \"hash\": \"0x75d7d72c\"}], \"common_sinks\": [\"etb0\"]}"
+		\"sinks\": [{\"name\": \"etb0\", \"hash\": \"0x75d7d72c\", \"kind\": \"ETB\", \"claimed\": false}], \"common_sinks\": [\"etb0\"]}"
 '
 
 # --- ete-trbe: ETE with per-CPU TRBE ------------------------------------------------------
@@ -113,9 +113,10 @@ expect 'ete-trbe -j: ETE tracers, each CPU reaches only its own TRBE, no common 
 		{\"cpu\": 2, \"device\": \"ete2\", \"etm\": \"ETE\", \"trace_id\": \"0x14\", \"sinks\": [\"trbe2\"]},
 		{\"cpu\": 3, \"device\": \"ete3\", \"etm\": \"ETE\", \"trace_id\": \"0x16\", \"sinks\": [\"trbe3\"]}]" &&
 	same_json j ".pmus[0].common_sinks" "[]" &&
-	same_json j ".pmus[0].sinks" "[
+	same_json j "[.pmus[0].sinks[] | {name, hash}]" "[
 		{\"name\": \"trbe0\", \"hash\": \"0x3744496a\"}, {\"name\": \"trbe1\", \"hash\": \"0x58ca323\"},
-		{\"name\": \"trbe2\", \"hash\": \"0xd3d4fcdc\"}, {\"name\": \"trbe3\", \"hash\": \"0xa21d5695\"}]"
+		{\"name\": \"trbe2\", \"hash\": \"0xd3d4fcdc\"}, {\"name\": \"trbe3\", \"hash\": \"0xa21d5695\"}]" &&
+	same_json j "[.pmus[0].sinks[] | [.kind, .claimed]] | unique" "[[\"TRBE\", false]]"
 '
 expect 'ete-trbe: contextid is config:15 (VHE kernel), arm_spe_0 listed as unsupported' '
 	tracectl --sysfs-root "$FIX/ete-trbe" list -j >j &&
@@ -302,4 +303,52 @@ expect 'list | head -c 10: the first bytes, no complaint' '
 expect_code 141 'a reader that went away: exit 141, quietly' '
 	(sleep 0.3; tracectl --sysfs-root "$FIX/juno" list 2>err; echo $? >rc) | true
 	[ ! -s err ] && exit $(cat rc)
+'
+
+# --- the device graph (list --graph, and "graph" in list -j) ------------------------------
+
+expect 'juno --graph: each CPU'"'"'s path through funnels, ETF and replicator to ETR and TPIU' '
+	tracectl --sysfs-root "$FIX/juno" list --graph >out 2>err && [ ! -s err ] &&
+	sed -n "1,8p" out >head && cat >want <<-EOF &&
+	cs_etm: device graph
+	cpu0: etm0 (ETMv4)
+	  \`-- funnel0 [funnel]
+	      \`-- funnel2 [funnel]
+	          \`-- tmc_etf0 [sink ETF]
+	              \`-- replicator0 [replicator]
+	                  |-- tpiu0 [TPIU]
+	                  \`-- tmc_etr0 [sink ETR]
+	EOF
+	diff -u want head && [ "$(grep -c "^cpu" out)" = 6 ] &&
+	[ "$(grep -c "tmc_etr0 \[sink ETR\]$" out)" = 6 ]
+'
+expect 'juno-claimed --graph and list: the sink held through sysfs is marked' '
+	tracectl --sysfs-root "$FIX/juno-claimed" list --graph >out &&
+	[ "$(grep -c "tmc_etr0 \[sink ETR, claimed through sysfs\]$" out)" = 6 ] &&
+	! grep -q "tmc_etf0.*claimed" out &&
+	tracectl --sysfs-root "$FIX/juno-claimed" list >out &&
+	grep -q "tmc_etr0 .*ETR, claimed through sysfs (enable_sink)" out &&
+	tracectl --sysfs-root "$FIX/juno-claimed" list -j >j &&
+	same_json j "[.pmus[0].sinks[] | select(.claimed) | .name]" "[\"tmc_etr0\"]"
+'
+expect 'ete-trbe --graph: a per-CPU sink hangs off its own CPU with no link' '
+	tracectl --sysfs-root "$FIX/ete-trbe" list --graph >out &&
+	grep -A1 "^cpu2: ete2 (ETE)$" out | tail -n 1 | grep -qx "  \`-- trbe2 \[sink TRBE\] (per-CPU)"
+'
+expect 'juno -j: the graph as nodes (kind, sink, claimed) and edges' '
+	tracectl --sysfs-root "$FIX/juno" list -j >j &&
+	same_json j "[.pmus[0].graph.nodes[] | select(.sink) | {name, kind}]" "[
+		{\"name\": \"tmc_etf0\", \"kind\": \"ETF\"}, {\"name\": \"tmc_etr0\", \"kind\": \"ETR\"}]" &&
+	same_json j "[.pmus[0].graph.edges[] | select(.from == \"replicator0\") | .to] | sort" "[\"tmc_etr0\", \"tpiu0\"]" &&
+	same_json j "[.pmus[0].graph.edges[] | select(.from == \"etm3\") | .to]" "[\"funnel0\"]" &&
+	tracectl --sysfs-root "$FIX/juno" list --graph -j >g &&
+	same_json g "[.[0].pmu, (.[0].graph.edges | length)]" "[\"cs_etm\", $(jq ".pmus[0].graph.edges | length" j)]"
+'
+expect 'intel-pt --graph: no CoreSight PMU, no graph, said so' '
+	tracectl --sysfs-root "$FIX/intel-pt" list --graph >out &&
+	grep -q "^no CoreSight PMU in .*: no device graph$" out
+'
+expect_code 2 '--sinks and --graph exclude each other' '
+	tracectl --sysfs-root "$FIX/juno" list --sinks --graph 2>err; rc=$?
+	grep -q "exclude each other" err && exit $rc
 '

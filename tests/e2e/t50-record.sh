@@ -44,7 +44,7 @@ expect 'juno: one side-band dummy per CPU with sample_id_all, COMM, MMAP2, FORK/
 expect 'juno: --config sets any format term by its bits; a command sets enable_on_exec' '
 	tracectl --sysfs-root "$FIX/juno" record -j -C 3 --config cycacc,retstack,timestamp=0,preset=9,configid=0x5 --dry-run -- true >j &&
 	same_json j "[.events[] | {role, cpu, config, config2, enable_on_exec}]" "[
-		{\"role\": \"aux\", \"cpu\": 3, \"config\": \"0x20005009\", \"config2\": \"0x500000000\", \"enable_on_exec\": 1},
+		{\"role\": \"aux\", \"cpu\": 3, \"config\": \"0x20005009\", \"config2\": \"0x5a6509eae\", \"enable_on_exec\": 1},
 		{\"role\": \"sideband\", \"cpu\": 3, \"config\": \"0x9\", \"config2\": \"0x0\", \"enable_on_exec\": 1}]"
 '
 
@@ -130,7 +130,7 @@ expect 'triggers: tracepoint id from tracefs, uprobe offset from ELF symbols, gr
 
 expect 'text dry-run names the sink, its hash and every event' '
 	tracectl --sysfs-root "$FIX/juno" record -C 0 --sink tmc_etf0 --dry-run >t &&
-	grep -q "^pmu cs_etm type 10, sink tmc_etf0 ($(cat "$FIX/juno/bus/event_source/devices/cs_etm/sinks/tmc_etf0")), 2 events" t &&
+	grep -q "^pmu cs_etm type 10, sink tmc_etf0 ($(cat "$FIX/juno/bus/event_source/devices/cs_etm/sinks/tmc_etf0")), user and kernel, 2 events" t &&
 	grep -q "^#0 cs_etm aux cpu 0" t && grep -q "^#1 software sideband cpu 0" t &&
 	grep -q "comm 1 comm_exec 1 mmap 1 mmap2 1 task 1 context_switch 1" t
 '
@@ -184,4 +184,113 @@ expect 'record -p is --pid (not the global --pretty); --pretty still works by na
 	tracectl --sysfs-root "$FIX/juno" record -j -p 1 -C 0 --dry-run >j && [ $(wc -l <j) = 1 ] &&
 	tracectl --sysfs-root "$FIX/juno" record --pretty -C 0 --dry-run >j && [ $(wc -l <j) -gt 3 ] &&
 	jq -e ".events | length == 2" j
+'
+
+# --- user / kernel space (perf's /u and /k) ------------------------------------------------
+
+expect '--user, --kernel and both set exclude_kernel/exclude_hv/exclude_user on the AUX event' '
+	aux() {	# opts -> "[exclude_kernel, exclude_user]" of the AUX event
+		tracectl --sysfs-root "$FIX/intel-pt" record -j "$@" -C 0 --dry-run -- true |
+			jq -c "[.events[] | select(.role == \"aux\") | [.exclude_kernel, .exclude_user]]"
+	}
+	[ "$(aux --user)" = "[[1,0]]" ] && [ "$(aux --kernel)" = "[[0,1]]" ] &&
+	[ "$(aux --user --kernel)" = "[[0,0]]" ]
+'
+# Without either option: what the caller may trace. An unprivileged caller (setpriv drops
+# every capability) gets user space only where kernel.perf_event_paranoid is above 1.
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$(id -u)" = 0 ]; then
+	unpriv() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+else
+	unpriv() { "$@"; }
+fi
+if [ "$paranoid" -gt 1 ]; then
+	expect "unprivileged at perf_event_paranoid $paranoid: user space only, and the note says why" '
+		unpriv "$TRACECTL" --sysfs-root "$FIX/intel-pt" record -C 0 --dry-run -- true >out &&
+		grep -q "^pmu intel_pt type 8, user space only, " out &&
+		grep -qx "note: tracing user space only: kernel.perf_event_paranoid is $paranoid and tracectl has neither CAP_PERFMON nor CAP_SYS_ADMIN (--kernel asks for the kernel too)" out &&
+		grep -q "exclude_kernel 1 exclude_user 0" out &&
+		unpriv "$TRACECTL" --sysfs-root "$FIX/intel-pt" record -j -C 0 --dry-run -- true >j &&
+		same_json j "[.space, (.space_reason | test(\"paranoid is $paranoid\"))]" "[\"user space only\", true]"
+	'
+else
+	expect "unprivileged at perf_event_paranoid $paranoid: the kernel is traced too" '
+		unpriv "$TRACECTL" --sysfs-root "$FIX/intel-pt" record -j -C 0 --dry-run -- true >j &&
+		same_json j "[.space, .space_reason]" "[\"user and kernel\", null]"
+	'
+fi
+if grep -q "^CapEff:.*[1-9a-f]" /proc/self/status && [ "$(id -u)" = 0 ]; then
+	expect 'root (CAP_SYS_ADMIN): user and kernel by default, no note' '
+		tracectl --sysfs-root "$FIX/intel-pt" record -C 0 --dry-run -- true >out &&
+		grep -q "^pmu intel_pt type 8, user and kernel, " out && ! grep -q "^note:" out
+	'
+else
+	skip 'root: user and kernel by default' 'not run as root'
+fi
+expect_code 2 'an emulated trace refuses --kernel, naming it' '
+	tracectl record --pmu emulated --kernel -- true 2>err; rc=$?
+	grep -q "kernel: an emulated trace follows user space only" err && exit $rc
+'
+
+# --- the sink tracectl chooses, per-thread sinks, dry-run JSON figures ----------------------
+
+expect 'juno without --sink: the ETR every CPU reaches, named in the dry run' '
+	tracectl --sysfs-root "$FIX/juno" record -a --dry-run >out &&
+	grep -q "^pmu cs_etm type 10, sink tmc_etr0 (0xa6509eae, chosen by tracectl), " out &&
+	tracectl --sysfs-root "$FIX/juno" record -j -a --dry-run >j &&
+	same_json j "{sink, sink_hash, sink_automatic}" "{\"sink\": \"tmc_etr0\", \"sink_hash\": \"0xa6509eae\", \"sink_automatic\": true}" &&
+	same_json j "[.events[] | select(.role == \"aux\") | .config2] | unique" "[\"0xa6509eae\"]"
+'
+expect 'juno-claimed: the ETR is held through sysfs, so the ETF' '
+	tracectl --sysfs-root "$FIX/juno-claimed" record -j -a --dry-run >j &&
+	same_json j "{sink, sink_automatic}" "{\"sink\": \"tmc_etf0\", \"sink_automatic\": true}"
+'
+expect 'ete-trbe: no sink in common, the kernel takes each CPU'"'"'s TRBE (sinkid 0)' '
+	tracectl --sysfs-root "$FIX/ete-trbe" record -j -a --dry-run >j &&
+	same_json j "{sink, sink_automatic}" "{\"sink\": null, \"sink_automatic\": false}" &&
+	same_json j "[.events[] | select(.role == \"aux\") | .config2] | unique" "[\"0x0\"]"
+'
+expect '--per-thread --sink: one event for the task, the sink in sinkid' '
+	tracectl --sysfs-root "$FIX/juno" record -j --per-thread --sink tmc_etf0 --dry-run -- true >j &&
+	same_json j "[.events[] | select(.role == \"aux\") | [.cpu, .config2]]" "[[-1, \"0x97979549\"]]" &&
+	same_json j "{sink, sink_automatic}" "{\"sink\": \"tmc_etf0\", \"sink_automatic\": false}"
+'
+expect 'dry-run -j carries the figures the text shows: PMU, space, ring sizes, snapshot mode' '
+	tracectl --sysfs-root "$FIX/juno" record -j -a -S -m 64,2048 --user --dry-run >j &&
+	same_json j "{pmu, space, data_pages, aux_pages, snapshot}" "{\"pmu\": \"cs_etm\", \"space\": \"user space only\", \"data_pages\": 64, \"aux_pages\": 2048, \"snapshot\": true}" &&
+	tracectl --sysfs-root "$FIX/juno" record -a -S -m 64,2048 --user --dry-run >out &&
+	grep -q "user space only, 12 events, rings: data 64 pages, aux 2048 pages, snapshot mode$" out
+'
+
+# --- snapshot size and triggers ------------------------------------------------------------
+
+expect '-S SIZE: the latest SIZE bytes per snapshot; the AUX area grows to hold it unless -m sets it' '
+	tracectl --sysfs-root "$FIX/intel-pt" record -j --snapshot=16M -C 0 --dry-run -- true >j &&
+	same_json j "{snapshot, snapshot_size, aux_pages}" "{\"snapshot\": true, \"snapshot_size\": 16777216, \"aux_pages\": 4096}" &&
+	tracectl --sysfs-root "$FIX/intel-pt" record -S64K -m ,64 -C 0 --dry-run -- true >out &&
+	grep -q "aux 64 pages, snapshot mode$" out &&
+	grep -qx "snapshots of the latest 65536 bytes of each AUX area" out &&
+	tracectl --sysfs-root "$FIX/intel-pt" record -j -S -C 0 --dry-run -- true >j &&
+	same_json j "{snapshot, snapshot_size, aux_pages}" "{\"snapshot\": true, \"snapshot_size\": 0, \"aux_pages\": 1024}"
+'
+expect_code 2 '-S SIZE larger than the AUX area -m gives is refused' '
+	tracectl --sysfs-root "$FIX/intel-pt" record -S1M -m ,8 -C 0 --dry-run -- true 2>err; rc=$?
+	grep -q "S 1048576 is larger than the AUX area (-m ...,8 pages" err && exit $rc
+'
+expect_code 2 'a bad -S size is refused, naming it' '
+	tracectl --sysfs-root "$FIX/intel-pt" record -S4X -C 0 --dry-run -- true 2>err; rc=$?
+	grep -q "bad -S/--snapshot size .4X." err && exit $rc
+'
+expect '--snapshot-on: a sampled trigger event per CPU, no group, no aux_action' '
+	tracectl --sysfs-root "$FIX/juno" record -j -S --snapshot-on cycles/period=100000/ -C 0,1 --dry-run -- true >j &&
+	same_json j "[.events[] | select(.role == \"snapshot\") | [.cpu, .trigger, .group_leader, .aux_pause, .sample_period]]" \
+		"[[0, \"cycles/period=100000/\", null, 0, 100000], [1, \"cycles/period=100000/\", null, 0, 100000]]"
+'
+expect_code 2 '--snapshot-on without -S is a usage error' '
+	tracectl --sysfs-root "$FIX/juno" record --snapshot-on cycles/period=100000/ -C 0 --dry-run -- true 2>err; rc=$?
+	grep -q "snapshot-on takes snapshots: it needs -S" err && exit $rc
+'
+expect_code 2 '--snapshot-on is refused in emulated mode, naming it' '
+	tracectl record --pmu emulated -S --snapshot-on cycles/period=1000/ -- true 2>err; rc=$?
+	grep -q "snapshot-on is not emulated" err && exit $rc
 '

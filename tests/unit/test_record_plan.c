@@ -2,9 +2,10 @@
  * verdicts and errno messages of lib/pmu/perf_kernel.c. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "lib/pmu/perf_kernel.h"
-#include "lib/record/record_cs_etm.h"
 #include "lib/record/record_plan.h"
 #include "tests/unit/tc_test.h"
 
@@ -69,7 +70,8 @@ TEST(config_terms_set_and_unknown_term_lists_valid_ones)
 
 	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
 	CHECK_INT(pl.ev[0].a.attr.config, (1ULL << 12) | (1ULL << 14) | 5);
-	CHECK_INT(pl.ev[0].a.attr.config2, 0x12ULL << 32);
+	/* configid=config2:32-63 beside sinkid=config2:0-31, the sink tracectl chose */
+	CHECK_INT(pl.ev[0].a.attr.config2, (0x12ULL << 32) | 0xa6509eae);
 	tc_record_plan_free(&pl);
 	tc_pmu_list_free(&l);
 
@@ -128,8 +130,8 @@ TEST(sink_claimed_through_sysfs_is_refused)
 	struct tc_record_plan pl;
 	struct tc_err e;
 
-	CHECK_INT(tc_record_cs_etm_sink_claimed(fixture("juno-claimed"), "tmc_etr0"), 1);
-	CHECK_INT(tc_record_cs_etm_sink_claimed(fixture("juno"), "tmc_etr0"), 0);
+	CHECK_INT(tc_cs_topo_sink_claimed(fixture("juno-claimed"), "tmc_etr0"), 1);
+	CHECK_INT(tc_cs_topo_sink_claimed(fixture("juno"), "tmc_etr0"), 0);
 	CHECK_INT(plan("juno-claimed", &o, &l, &pl, &e), -1);
 	CHECK_INT(e.errnum, EBUSY);
 	CHECK(strstr(e.msg, "enabled through sysfs") && strstr(e.msg, "another sink: tmc_etf0"));
@@ -266,6 +268,149 @@ TEST(uprobe_symbol_to_file_offset)
 	CHECK_INT(ev.a.attr.config2, 0x1234);
 	free(ev.trigger);
 	free(ev.uprobe_path);
+}
+
+TEST(without_sink_an_etr_every_cpu_reaches_is_chosen)
+{
+	struct tc_record_opts o = { 0 };
+	struct tc_pmu_list l;
+	struct tc_record_plan pl;
+	struct tc_err e;
+
+	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
+	CHECK_STR(pl.sink, "tmc_etr0");
+	CHECK(pl.sink_auto && strstr(pl.sink_why, "ETR") != NULL);
+	CHECK_INT(pl.ev[0].a.attr.config2, 0xa6509eae);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	/* the ETR is held through sysfs: the ETF */
+	CHECK_INT(plan("juno-claimed", &o, &l, &pl, &e), 0);
+	CHECK_STR(pl.sink, "tmc_etf0");
+	CHECK_INT(pl.ev[0].a.attr.config2, 0x97979549);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	/* per-CPU TRBEs, no sink in common: the kernel takes each CPU's own */
+	CHECK_INT(plan("ete-trbe", &o, &l, &pl, &e), 0);
+	CHECK_STR(pl.sink, "");
+	CHECK(!pl.sink_auto);
+	CHECK_INT(pl.ev[0].a.attr.config2, 0);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	/* the user's own sinkid term wins */
+	o.config = "sinkid=0x97979549";
+	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
+	CHECK(!pl.sink_auto);
+	CHECK_INT(pl.ev[0].a.attr.config2, 0x97979549);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	/* Intel PT has no sinks */
+	o.config = NULL;
+	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), 0);
+	CHECK(!pl.sink_auto && !*pl.sink);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+}
+
+TEST(per_thread_sink_must_serve_every_cpu)
+{
+	struct tc_record_opts o = { .per_thread = true, .sink = "tmc_etf0", .workload = true };
+	struct tc_pmu_list l;
+	struct tc_record_plan pl;
+	struct tc_err e;
+
+	CHECK_INT(plan("juno", &o, &l, &pl, &e), 0);
+	CHECK_INT(pl.ncpus, 0);
+	CHECK_INT(pl.ev[0].cpu, -1);
+	CHECK_INT(pl.ev[0].a.attr.config2, 0x97979549);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	o.sink = "trbe0";	/* serves cpu0 only; the task may run on any */
+	CHECK_INT(plan("ete-trbe", &o, &l, &pl, &e), -1);
+	CHECK(strstr(e.msg, "not reachable from cpu 1") != NULL);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+}
+
+TEST(user_or_kernel_space_sets_the_exclude_bits)
+{
+	static const struct {
+		enum tc_record_space space;
+		unsigned excl_kernel, excl_hv, excl_user;
+	} cases[] = {
+		{ TC_SPACE_BOTH, 0, 0, 0 },
+		{ TC_SPACE_USER, 1, 1, 0 },
+		{ TC_SPACE_KERNEL, 0, 0, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tc_record_opts o = { .space = cases[i].space };
+		struct tc_pmu_list l;
+		struct tc_record_plan pl;
+		struct tc_err e;
+
+		CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), 0);
+		CHECK_INT(pl.ev[0].role, TC_ROLE_AUX);
+		CHECK_INT(pl.ev[0].a.attr.exclude_kernel, cases[i].excl_kernel);
+		CHECK_INT(pl.ev[0].a.attr.exclude_hv, cases[i].excl_hv);
+		CHECK_INT(pl.ev[0].a.attr.exclude_user, cases[i].excl_user);
+		tc_record_plan_free(&pl);
+		tc_pmu_list_free(&l);
+	}
+}
+
+TEST(who_may_trace_the_kernel)
+{
+	const uint64_t perfmon = 1ULL << 38, sys_admin = 1ULL << 21, other = 1ULL << 20;
+	char path[] = "/tmp/tc_status_XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(tc_perf_kernel_may_trace_kernel(-1, 0));
+	CHECK(tc_perf_kernel_may_trace_kernel(1, 0));
+	CHECK(!tc_perf_kernel_may_trace_kernel(2, 0));
+	CHECK(!tc_perf_kernel_may_trace_kernel(3, other));
+	CHECK(!tc_perf_kernel_may_trace_kernel(INT_MIN, 0));
+	CHECK(tc_perf_kernel_may_trace_kernel(2, perfmon));
+	CHECK(tc_perf_kernel_may_trace_kernel(3, sys_admin));
+	CHECK(fd >= 0);
+	static const char status[] = "Name:\ttracectl\nCapInh:\t0000000000000000\n"
+				     "CapEff:\t0000004000000000\n";
+
+	CHECK(write(fd, status, sizeof(status) - 1) == (ssize_t)sizeof(status) - 1);
+	close(fd);
+	CHECK_INT(tc_perf_kernel_cap_eff(path), perfmon);
+	unlink(path);
+	CHECK_INT(tc_perf_kernel_cap_eff("/nonexistent/status"), 0);
+}
+
+TEST(snapshot_on_events_are_sampled_and_wake_the_reader)
+{
+	struct tc_record_opts o = { .snapshot = true, .snapshot_on = { "cycles/period=1000/" },
+				    .nsnapshot_on = 1, .cpu_list = "0" };
+	struct tc_pmu_list l;
+	struct tc_record_plan pl;
+	struct tc_err e;
+
+	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), 0);
+	CHECK_INT(count_role(&pl, TC_ROLE_SNAPSHOT), 1);
+	CHECK_INT(pl.ev[1].role, TC_ROLE_SNAPSHOT);
+	CHECK_STR(tc_record_plan_role_name(pl.ev[1].role), "snapshot");
+	CHECK_INT(pl.ev[1].a.attr.wakeup_events, 1);
+	CHECK_INT(pl.ev[1].a.attr.sample_period, 1000);
+	CHECK_INT(pl.ev[1].group_leader, -1);
+	CHECK_INT(tc_attr_aux_action(&pl.ev[1].a), 0);
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
+
+	o.snapshot = false;
+	CHECK_INT(plan("intel-pt", &o, &l, &pl, &e), -1);
+	CHECK(strstr(e.msg, "--snapshot-on") && strstr(e.msg, "needs -S"));
+	tc_record_plan_free(&pl);
+	tc_pmu_list_free(&l);
 }
 
 TEST(cpu_lists)

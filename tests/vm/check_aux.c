@@ -2,7 +2,10 @@
  * kernel reported in AUX records is in an AUXTRACE record of its CPU and equals the module's
  * pattern; counts the record types. Prints one "check_aux:" line; exit 0 only if sound.
  * With --snapshot (AUX in overwrite mode, where AUX records carry no ranges) every AUXTRACE
- * byte is checked instead, but for the zero padding at a record's end.
+ * byte is checked instead, but for the zero padding at a record's end. --lap L (with
+ * --snapshot) is for a head that wraps (intel_pt): a record's offset is then known only
+ * modulo the buffer size L, so its bytes must be the pattern's at offset + k * L for some k
+ * (found from its first bytes), and records may overlap.
  * With --bytes B the module was handed B's bytes: byte p of a CPU's AUX stream is
  * B[p % S], S the length of B rounded down to 16 (tests/vm/fake_aux.c). Without it, the
  * file named by CHECK_AUX_ETM_BYTES or CHECK_AUX_PT_BYTES (by the AUXTRACE_INFO type), if
@@ -11,7 +14,7 @@
  * (tests/vm/cs_packets.sh compares their decode with the original buffer's); --dump CPU
  * writes the AUXTRACE bytes of CPU to stdout (to hand a real recording's trace to the
  * module).
- * Usage: check_aux [--snapshot] [--bytes B] [--blocks | --dump CPU] FILE */
+ * Usage: check_aux [--snapshot [--lap L]] [--bytes B] [--blocks | --dump CPU] FILE */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,13 +60,16 @@ int main(int argc, char **argv)
 	int snap = 0, blocks = 0, dump = -2;
 	uint8_t *b;
 	long sz;
-	uint64_t doff, dsize, lost_events = 0, lost_samples = 0;
+	uint64_t doff, dsize, lost_events = 0, lost_samples = 0, lap = 0;
 
 	for (; argc > 2 && !strncmp(argv[1], "--", 2); argc--, argv++) {
 		long n;
 
 		if (!strcmp(argv[1], "--snapshot")) {
 			snap = 1;
+		} else if (!strcmp(argv[1], "--lap") && argc > 3) {
+			lap = strtoull(argv[2], NULL, 0);
+			argc--, argv++;
 		} else if (!strcmp(argv[1], "--blocks")) {
 			blocks = 1;
 		} else if (!strcmp(argv[1], "--dump") && argc > 3) {
@@ -160,8 +166,8 @@ int main(int argc, char **argv)
 	if (dump != -2)
 		return 0;
 	/* AUXTRACE sizes include the padding to 8 bytes: a record ends where the next one of
-	 * its CPU begins. */
-	for (size_t k = 0; k < nat; k++)
+	 * its CPU begins (not so for snapshots of a wrapping head: they overlap). */
+	for (size_t k = 0; k < nat && !lap; k++)
 		for (size_t j = 0; j < nat; j++)
 			if (at[j].cpu == at[k].cpu && at[j].off > at[k].off &&
 			    at[j].off < at[k].off + at[k].len)
@@ -172,6 +178,16 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < nat; k++) {
 			uint64_t len = at[k].len;
 
+			for (uint64_t lp = 0; lap && len && lp < 4096; lp++) {
+				uint64_t n = len < 64 ? len : 64, q = 0;
+
+				while (q < n && at[k].data[q] == expect(at[k].cpu, at[k].off + lp * lap + q))
+					q++;
+				if (q == n) {
+					at[k].off += lp * lap;
+					break;
+				}
+			}
 			/* the padding: zeros after the data, fewer than 8 */
 			while (len && at[k].len - len < 7 && !at[k].data[len - 1] &&
 			       expect(at[k].cpu, at[k].off + len - 1))
@@ -185,8 +201,9 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < nat; k++) {
 			uint64_t lo, hi;
 
-			/* a per-thread event's AUX records say where it ran; its AUXTRACE cpu -1 */
-			if (at[k].cpu != aux[i].cpu && at[k].cpu != -1)
+			/* a per-thread event's AUX records say where it ran; its AUXTRACE cpu -1;
+			 * a snapshot record is checked against itself (they may overlap) */
+			if ((at[k].cpu != aux[i].cpu && at[k].cpu != -1) || (snap && k != i))
 				continue;
 			lo = aux[i].off > at[k].off ? aux[i].off : at[k].off;
 			hi = aux[i].off + aux[i].len < at[k].off + at[k].len ?

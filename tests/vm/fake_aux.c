@@ -23,6 +23,11 @@
  * which it sets before the first start for aux_start_paused); neither ends the AUX handle.
  * While paused a CPU writes no byte, neither on its timer nor at stop; the callbacks are
  * counted in /sys/module/fake_aux/parameters/{pauses,resumes}.
+ *
+ * In overwrite (snapshot) mode the AUX head is what each driver reports: cs_etm a stream
+ * position, as the CoreSight drivers keep it; intel_pt an offset within the buffer that
+ * wraps, as the Intel PT driver does. The last event's exclude_kernel and exclude_user are
+ * in /sys/module/fake_aux/parameters/{exclude_kernel,exclude_user}.
  */
 #include <linux/device.h>
 #include <linux/hrtimer.h>
@@ -48,6 +53,11 @@ module_param_named(pauses, npauses.counter, int, 0644);
 MODULE_PARM_DESC(pauses, "stop(PERF_EF_PAUSE) calls (Linux 6.13+)");
 module_param_named(resumes, nresumes.counter, int, 0644);
 MODULE_PARM_DESC(resumes, "start(PERF_EF_RESUME) calls (Linux 6.13+)");
+static int excl_kernel = -1, excl_user = -1;
+module_param_named(exclude_kernel, excl_kernel, int, 0444);
+MODULE_PARM_DESC(exclude_kernel, "attr.exclude_kernel of the last event opened");
+module_param_named(exclude_user, excl_user, int, 0444);
+MODULE_PARM_DESC(exclude_user, "attr.exclude_user of the last event opened");
 
 /* The cs_etm cpuN register files (AUXTRACE_INFO reads them): a snapshot's ETMs at test time. */
 static unsigned int trctraceid[FA_NCPUS] = { 0x10, 0x11, 0x12, 0x13 };
@@ -125,6 +135,8 @@ struct fa_buf {
 	void **pages;
 	int nr_pages;
 	bool overwrite;
+	bool wraps;		/* the head reported wraps (intel_pt in overwrite mode) */
+	u64 stream;		/* then: the stream position at the handle's head */
 };
 
 struct fa_cpu {
@@ -157,6 +169,7 @@ static void *fa_setup_aux(struct perf_event *event, void **pages, int nr_pages,
 	memcpy(b->pages, pages, nr_pages * sizeof(void *));
 	b->nr_pages = nr_pages;
 	b->overwrite = overwrite;
+	b->wraps = overwrite && event->pmu == &pmu_pt;
 	return b;
 }
 
@@ -204,6 +217,14 @@ static void fa_write(struct fa_buf *b, struct fa_pat *p, int cpu, u64 pos, u64 n
 	}
 }
 
+/* The AUX stream position of the open handle's head. */
+static u64 head_pos(struct fa_cpu *c)
+{
+	struct fa_buf *b = perf_get_aux(&c->h);
+
+	return b->wraps ? b->stream : c->h.head;
+}
+
 /* Write up to n bytes after what the open handle holds (c->pending bytes from its head);
  * end the handle when `end`, without handed bytes, or when a copy is complete. Returns
  * false if the buffer was full (the handle ended TRUNCATED; the core disables the event). */
@@ -211,7 +232,7 @@ static bool fa_emit(struct fa_cpu *c, u64 n, bool end)
 {
 	struct perf_output_handle *h = &c->h;
 	struct fa_buf *b = perf_get_aux(h);
-	u64 S = copy_len(c->ev), pos = h->head + c->pending, todo;
+	u64 S = copy_len(c->ev), pos = head_pos(c) + c->pending, todo;
 
 	if (S) {
 		n &= ~15ULL;
@@ -234,8 +255,12 @@ static bool fa_emit(struct fa_cpu *c, u64 n, bool end)
 		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
 	else if (!end && S && pos % S)
 		return true;	/* the copy goes on in the next tick */
-	if (b->overwrite)
+	if (b->wraps) {
+		b->stream = pos;
+		h->head = pos & ((u64)b->nr_pages * PAGE_SIZE - 1);
+	} else if (b->overwrite) {
 		h->head = pos;
+	}
 	perf_aux_output_end(h, c->pending);
 	c->pending = 0;
 	return todo == n;
@@ -330,7 +355,7 @@ static void fa_stop(struct perf_event *event, int flags)
 	event->hw.state = PERF_HES_STOPPED;
 	hrtimer_try_to_cancel(&c->timer);
 	if (c->ev == event && c->h.event) {
-		u64 S = copy_len(event), at = S ? (c->h.head + c->pending) % S : 0;
+		u64 S = copy_len(event), at = S ? (head_pos(c) + c->pending) % S : 0;
 
 		/* the flush at stop (none while paused); a cs_etm copy is completed, as a sink
 		 * is drained whole */
@@ -368,6 +393,8 @@ static int fa_event_init(struct perf_event *event)
 	if (event->cpu >= FA_NCPUS)
 		return -ENOENT;
 	event->hw.config = 1;	/* default sink: tmc_etr0 */
+	excl_kernel = event->attr.exclude_kernel;
+	excl_user = event->attr.exclude_user;
 	if (event->pmu == &pmu_etm && (u32)event->attr.config2) {
 		int i;
 

@@ -105,9 +105,52 @@ check snapshot-count grep -q 'tracectl record: 3 snapshots' q.err
 check_aux --snapshot q.data | tee q.chk
 check snapshot-bytes grep -q 'check_aux: OK' q.chk
 
+# 2d. Snapshots of a 64 KiB AUX area that has gone round many times before the first one:
+#     intel_pt reports a head that wraps, cs_etm a monotonic one (tests/vm/fake_aux.c).
+#     Every snapshot of every CPU is the whole area, the latest bytes, as written.
+for p in intel_pt cs_etm; do
+	tracectl record -S --pmu $p -C 0,1 -m 16,16 -o w.data -- /mt_work 2 3000 0 2>w.err &
+	wpid=$!
+	sleep 1
+	kill -USR2 $wpid
+	sleep 1
+	kill -USR2 $wpid
+	wait $wpid
+	rc=$?; cat w.err
+	check snapshot-wrap-$p-status test "$rc" = 0
+	check snapshot-wrap-$p-count grep -q 'tracectl record: 3 snapshots' w.err
+	lap=; [ $p = intel_pt ] && lap="--lap 65536"
+	check_aux --snapshot $lap w.data | tee w.chk
+	check snapshot-wrap-$p-bytes grep -q 'check_aux: OK' w.chk
+	check snapshot-wrap-$p-whole grep -q 'aux_bytes_reported=393216 ' w.chk
+done
+
+# 2e. -S SIZE and --snapshot-on: a snapshot when a uprobe on the workload's spin() fires (in
+#     each of its two threads), plus the one at exit; each the latest 16 KiB of each of the
+#     4 CPUs' 64 KiB areas.
+tracectl record -S16K --snapshot-on /mt_work:spin --pmu intel_pt -a -m 16,16 -o h.data -- /mt_work 2 1000 0 2>h.err
+rc=$?; cat h.err
+check snapshot-on-status test "$rc" = 0
+check snapshot-on-hits grep -q 'tracectl record: 2 --snapshot-on hits' h.err
+n=$(sed -n 's/.*tracectl record: \([0-9]*\) snapshots.*/\1/p' h.err)
+check snapshot-on-count test "${n:-0}" -ge 2
+check_aux --snapshot --lap 65536 h.data | tee h.chk
+check snapshot-on-bytes grep -q 'check_aux: OK' h.chk
+check snapshot-size grep -q "aux_bytes_reported=$((${n:-0} * 4 * 16384)) " h.chk
+
+# 2f. --user asks the kernel for exclude_kernel (the module saw it); root's default is both.
+tracectl record --pmu intel_pt --user -C 0 -o u.data -- /mt_work 1 100 0 2>u.err
+rc=$?; cat u.err
+check user-status test "$rc" = 0
+check user-exclude-kernel test "$(cat /sys/module/fake_aux/parameters/exclude_kernel)" = 1
+check user-exclude-user test "$(cat /sys/module/fake_aux/parameters/exclude_user)" = 0
+tracectl record --pmu intel_pt -C 0 -o u.data -- /mt_work 1 100 0 2>u.err
+check default-both test "$(cat /sys/module/fake_aux/parameters/exclude_kernel)" = 0
+
 # 3. Too small an AUX area (1 page, 4 KiB per tick): truncation counted, bytes still right.
 tracectl record --pmu cs_etm -m 16,1 -o s.data -- /mt_work 4 300 0 2>s.err
 cat s.err
+check auto-sink grep -q 'cs_etm: sink tmc_etr0, chosen by tracectl (ETR' s.err
 check small-truncated grep -Eq 'truncated|LOST' s.err
 check small-counted grep -Eq '[1-9][0-9]* truncated' s.err
 check_aux s.data | tee s.chk
