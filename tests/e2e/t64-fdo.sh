@@ -5,7 +5,7 @@
 . "$TOP/tests/e2e/lib.sh"
 
 PERF2BOLT=/usr/lib/llvm-16/bin/perf2bolt	# by this name: perf2bolt-16 acts as llvm-bolt
-for t in clang create_llvm_prof llvm-profdata llvm-bolt-16 "$PERF2BOLT"; do
+for t in clang create_llvm_prof llvm-profdata-14 llvm-bolt-16 "$PERF2BOLT"; do
 	command -v "$t" >/dev/null ||
 		{ echo "not ok $T: $t is missing (make deps installs autofdo, llvm-14, bolt-16)"; exit 0; }
 done
@@ -29,7 +29,7 @@ expect 'autofdo: create_llvm_prof takes it; the hottest function is hot, entered
 	grep -q "autofdo profile of $(pwd)/hot (build id [0-9a-f]*)" err &&
 	! grep -q "Please split" h.afdo && [ "$(grep -c "^// build_id: " h.afdo)" = 1 ] &&
 	create_llvm_prof --profiler text --profile h.afdo --binary hot --out h.prof &&
-	llvm-profdata show --sample --all-functions h.prof >show &&
+	llvm-profdata-14 show --sample --all-functions h.prof >show &&
 	sed -n "s/^Function: \([^:]*\): \([0-9]*\), \([0-9]*\), .*/\2 \1 \3/p" show | sort -rn >funcs &&
 	cat funcs && [ "$(head -n 1 funcs | cut -d" " -f2,3)" = "hot $ENTRIES" ] &&
 	grep -q "calls: hot:$ENTRIES\$" show
