@@ -11,13 +11,15 @@
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 #include "lib/output/autofdo.h"
+#include "lib/output/bolt.h"
+#include "lib/output/branch_profile.h"
 #include "lib/output/listing.h"
 #include "lib/output/streams.h"
 #include "lib/util/diag.h"
 #include "lib/util/parse.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
-       OPT_BRANCHES, OPT_FORCE };
+       OPT_BRANCHES, OPT_FORCE, OPT_DSO };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -29,7 +31,10 @@ const struct tc_opt decode_opts[] = {
 	{ "force", OPT_FORCE, 0, NULL, "--per-thread: write into a DIR that is not empty, "
 	  "overwriting its files of the same names" },
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
-	  "(flame graph); or autofdo (simpleperf inject's text)" },
+	  "(flame graph); or a profile for an optimiser: autofdo (simpleperf inject's text), "
+	  "bolt (perf2bolt -pa's branches)" },
+	{ "dso", OPT_DSO, 1, "BINARY", "--format autofdo or bolt: the profile of this binary only "
+	  "(its recorded path or file name)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
@@ -45,8 +50,15 @@ struct decode {
 	struct tc_err serr;
 	int stream_failed;
 	struct tc_analysis *an;
-	struct tc_autofdo *afdo;
+	struct tc_branch_profile *bp;	/* --format autofdo or bolt */
+	const char *dso;
 };
+
+/* The formats written from a branch profile (lib/output/branch_profile.h). */
+static bool profile_format(const char *f)
+{
+	return f && (!strcmp(f, "autofdo") || !strcmp(f, "bolt"));
+}
 
 static int on_opt(int key, const char *arg, void *ctx)
 {
@@ -67,12 +79,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 		d->a.any_id = true;
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "autofdo") &&
+		if (!profile_format(arg) &&
 		    tc_analysis_format_parse(arg, &(enum tc_analysis_format){ 0 }))
 			return tc_msg_usage_error(tc_cmd_find("decode"), "bad format '%s' (folded, "
-					      "chrome, svg or autofdo)", arg);
+					      "chrome, svg, autofdo or bolt)", arg);
 		d->format = arg;
 		break;
+	case OPT_DSO: d->dso = arg; break;
 	}
 	return 0;
 }
@@ -83,8 +96,8 @@ static void emit(void *ctx, const struct tc_rec *r)
 
 	if (d->an)
 		tc_analysis_feed(d->an, r);	/* out of memory shows at tc_analysis_finish */
-	else if (d->afdo)
-		tc_autofdo_feed(d->afdo, r);	/* and at tc_autofdo_write */
+	else if (d->bp)
+		tc_branch_profile_feed(d->bp, r);	/* ENOMEM shows at its finish */
 	else if (!d->streams)
 		tc_listing_write(&d->out, r);
 	else if (!d->stream_failed && tc_streams_write(d->streams, r, &d->serr))
@@ -141,6 +154,61 @@ int tc_decode_run(struct tc_session *s)
 	return problems;
 }
 
+/* Does the binary's recorded path, or its file name, say name? */
+static bool dso_is(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(path, name) || (base && !strcmp(base + 1, name));
+}
+
+/* The binaries the trace ran in, for messages. */
+static void dso_names(const struct tc_branch_profile_bin *b, size_t n, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && strlen(buf) + 8 < len; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? ", " : "", b[i].dso);
+	if (!n)
+		snprintf(buf, len, "none that was found (--symfs gives where they are)");
+}
+
+/* --format autofdo or bolt: the binaries (--dso: that one) written from the profile. */
+static void write_profile(struct decode *d)
+{
+	const struct tc_branch_profile_bin *bins, *pick = NULL;
+	size_t n, matches = 0;
+	char names[1024];
+	bool bolt = !strcmp(d->format, "bolt");
+	int rc;
+
+	if (tc_branch_profile_finish(d->bp, &bins, &n))
+		tc_fatal("%s profile: out of memory", d->format);
+	dso_names(bins, n, names, sizeof(names));
+	for (size_t i = 0; d->dso && i < n; i++)
+		if (dso_is(bins[i].dso, d->dso)) {
+			pick = pick ? pick : &bins[i];
+			matches++;
+		}
+	if (d->dso && !matches)
+		tc_fatal("--dso %s: the trace ran in no such binary; it ran in %s", d->dso, names);
+	if (matches > 1)
+		tc_fatal("--dso %s names %zu binaries (different build ids or paths): give its "
+			 "recorded path; the trace ran in %s", d->dso, matches, names);
+	if (bolt && !pick && n != 1)
+		tc_fatal("--format bolt writes the profile of one binary: choose it with --dso "
+			 "(the trace ran in %s)", names);
+	if (bolt && !pick)
+		pick = &bins[0];
+	rc = bolt ? tc_bolt_write(pick, stdout) :
+	     pick ? tc_autofdo_write(pick, 1, stdout) : tc_autofdo_write(bins, n, stdout);
+	if (rc)
+		tc_fatal("%s output could not be written in full (out of memory or a write error)",
+			 d->format);
+	if (pick)
+		tc_status("tracectl decode: %s profile of %s (build id %s)", d->format, pick->dso,
+			  *pick->build_id ? pick->build_id : "none");
+}
+
 int do_decode(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("decode");
@@ -159,6 +227,10 @@ int do_decode(int argc, char **argv)
 					  "--format takes instruction ranges: not with --packets, "
 					  "--branches or --per-thread"),
 		       TC_EXIT_USAGE;
+	if (d.dso && !profile_format(d.format))
+		return tc_msg_usage_error(cmd, "--dso chooses the binary of --format autofdo or "
+					  "bolt"),
+		       TC_EXIT_USAGE;
 	if (d.force && !d.per_thread)
 		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
 	if (d.a.packets && d.a.branches)
@@ -173,10 +245,10 @@ int do_decode(int argc, char **argv)
 		d.out.sym = tc_session_symbolize;
 		d.out.sym_ctx = dec;
 	}
-	if (d.format && !strcmp(d.format, "autofdo")) {
-		d.afdo = tc_autofdo_new(&(struct tc_autofdo_opts){ .file = tc_session_file,
-							     .read = tc_session_read, .ctx = dec });
-		if (!d.afdo)
+	if (profile_format(d.format)) {
+		d.bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
+			.file = tc_session_file, .read = tc_session_read, .ctx = dec });
+		if (!d.bp)
 			tc_fatal("out of memory");
 	} else if (d.format) {
 		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1,
@@ -194,10 +266,9 @@ int do_decode(int argc, char **argv)
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
 			 d.format);
 	tc_analysis_free(d.an);
-	if (d.afdo && tc_autofdo_write(d.afdo, stdout))
-		tc_fatal("autofdo output could not be written in full (out of memory or a write "
-			 "error)");
-	tc_autofdo_free(d.afdo);
+	if (d.bp)
+		write_profile(&d);
+	tc_branch_profile_free(d.bp);
 	tc_session_free(dec);
 	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
 	    d.stream_failed)

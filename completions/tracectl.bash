@@ -7,7 +7,7 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks --graph" ;;
-	decode) echo "--input --packets --per-thread --force --buffer --id --format --symfs --branches" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --dso --symfs --branches" ;;
 	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
 	diff) echo "--fail-above --sort --limit --symfs" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
@@ -63,7 +63,7 @@ _tracectl()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--format)
-		COMPREPLY=($(compgen -W "folded chrome svg autofdo" -- "$cur"))
+		COMPREPLY=($(compgen -W "folded chrome svg autofdo bolt" -- "$cur"))
 		return ;;
 	--sort)
 		COMPREPLY=($(compgen -W "self total calls name" -- "$cur"))

@@ -1,3 +1,4 @@
+/* AutoFDO text (autofdo.h). */
 #include "lib/output/autofdo.h"
 
 #include <inttypes.h>
@@ -5,272 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/isa/a64.h"
-#include "lib/isa/x86.h"
-#include "lib/util/grow.h"
-#include "lib/util/hash.h"
-
-/* (a, b) -> count. */
-struct pair_count {
-	uint64_t a, b, n;
-};
-
-/* The pairs go to the sort in the hash's slot order, as they always did: pairs equal after
- * rebasing (targets below the base become 0) come out as before. */
-struct pair_map {
-	struct pair_count *v;
-	size_t n, cap;
-	struct tc_hash h;
-};
-
-struct binary {
-	const char *dso, *build_id;
-	uint64_t base;		/* first PT_LOAD vaddr */
-	struct pair_map ranges, branches;
-};
-
-/* The range of a trace stream waiting for its branch target. */
-struct pending {
-	long key;
-	bool valid, taken, wait_fix;
-	size_t bin;
-	uint64_t start, end, to;
-};
-
-struct tc_autofdo {
-	struct tc_autofdo_opts o;
-	struct binary *bins;
-	size_t nbins, cbins;
-	struct pending *st;
-	size_t nst, cst;
-	bool failed;
-};
-
-static uint64_t hash2(uint64_t a, uint64_t b)
-{
-	uint64_t h =
-		a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
-
-	return h ^ (h >> 29);
-}
-
-static bool pair_eq(const void *v, size_t i, const void *key)
-{
-	const struct pair_count *p = &((const struct pair_count *)v)[i], *k = key;
-
-	return p->a == k->a && p->b == k->b;
-}
-
-static int map_add(struct pair_map *m, uint64_t a, uint64_t b)
-{
-	struct pair_count key = { a, b, 1 };
-	uint64_t h = hash2(a, b);
-	size_t i;
-
-	/* room first, found or not: the slot order stays the one profiles were written in */
-	if (tc_hash_reserve(&m->h))
-		return -1;
-	i = tc_hash_find(&m->h, h, pair_eq, m->v, &key);
-	if (i != TC_HASH_NONE) {
-		m->v[i].n++;
-		return 0;
-	}
-	if (tc_grow((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)) ||
-	    tc_hash_add(&m->h, h, m->n))
-		return -1;
-	m->v[m->n++] = key;
-	return 0;
-}
-
-static void map_free(struct pair_map *m)
-{
-	free(m->v);
-	tc_hash_free(&m->h);
-}
-
-struct tc_autofdo *tc_autofdo_new(const struct tc_autofdo_opts *o)
-{
-	struct tc_autofdo *a = calloc(1, sizeof(*a));
-
-	if (a)
-		a->o = *o;
-	return a;
-}
-
-void tc_autofdo_free(struct tc_autofdo *a)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < a->nbins; i++) {
-		map_free(&a->bins[i].ranges);
-		map_free(&a->bins[i].branches);
-	}
-	free(a->bins);
-	free(a->st);
-	free(a);
-}
-
-static long stream_key(const struct tc_rec *r)
-{
-	return r->id >= 0 ? r->id : 0x10000L + r->tid;
-}
-
-static struct pending *stream(struct tc_autofdo *a, const struct tc_rec *r)
-{
-	long key = stream_key(r);
-	struct pending *p;
-
-	for (size_t i = 0; i < a->nst; i++)
-		if (a->st[i].key == key)
-			return &a->st[i];
-	if (tc_grow((void **)&a->st, &a->cst, a->nst + 1, sizeof(*a->st)))
-		return NULL;
-	p = &a->st[a->nst++];
-	*p = (struct pending){ .key = key };
-	return p;
-}
-
-static int binary_of(struct tc_autofdo *a, const struct tc_images_file *f, size_t *idx)
-{
-	for (size_t i = 0; i < a->nbins; i++)
-		if (!strcmp(a->bins[i].dso, f->dso) && !strcmp(a->bins[i].build_id, f->build_id)) {
-			*idx = i;
-			return 0;
-		}
-	if (tc_grow((void **)&a->bins, &a->cbins, a->nbins + 1, sizeof(*a->bins)))
-		return -1;
-	a->bins[a->nbins] = (struct binary){ .dso = f->dso, .build_id = f->build_id,
-					     .base = f->first_load };
-	*idx = a->nbins++;
-	return 0;
-}
-
-static int flush(struct tc_autofdo *a, struct pending *p)
-{
-	struct binary *b;
-	int rc = 0;
-
-	if (!p->valid)
-		return 0;
-	b = &a->bins[p->bin];
-	p->valid = p->wait_fix = false;
-	rc |= map_add(&b->ranges, p->start, p->end);
-	if (p->taken)
-		rc |= map_add(&b->branches, p->end, p->to);
-	return rc;
-}
-
-/* Whether the range's last instruction is a direct branch, and its target (0 unknown). */
-static bool direct_branch(struct tc_autofdo *a, const struct tc_rec *r, uint64_t *target)
-{
-	uint64_t pc = r->end - r->last_size;
-	uint8_t b[4] = { 0 };
-	enum tc_a64_class c;
-
-	*target = 0;
-	if (r->isa == TC_ISA_A64) {
-		if (a->o.read(a->o.ctx, r->pid, pc, b, 4) != 4)
-			return r->last_type == TC_INSN_JUMP;
-		c = tc_a64_classify((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-				    (uint32_t)b[3] << 24, pc, target);
-		return c == TC_A64_BRANCH || c == TC_A64_COND;
-	}
-	if (r->isa == TC_ISA_X86_64 || r->isa == TC_ISA_X86_32) {
-		/* direct: call rel32, jmp rel, jcc rel8/rel32, loop/jrcxz (libipt's classes
-		 * do not tell direct jumps from indirect ones); no prefixes, the rest of b
-		 * zero */
-		struct tc_x86_insn k;
-
-		if (!r->last_size || a->o.read(a->o.ctx, r->pid, pc, b, 2) < 1)
-			return false;
-		k = tc_x86_classify(b, sizeof(b));
-		return !k.opcode && (k.kind == TC_X86_CALL || k.kind == TC_X86_JMP ||
-				     (k.kind == TC_X86_JCC && (b[0] != 0x0f || r->last_size >= 2)));
-	}
-	return r->last_type == TC_INSN_JUMP;
-}
-
-static int range(struct tc_autofdo *a, const struct tc_rec *r)
-{
-	struct pending *p = stream(a, r);
-	struct tc_images_file f;
-	uint64_t target;
-	bool branch;
-	size_t bin;
-	int rc = 0;
-
-	if (!p)
-		return -1;
-	if (a->o.file(a->o.ctx, r->pid, r->start, &f))
-		return flush(a, p);
-	if (p->valid && p->wait_fix)
-		p->to = f.vaddr;
-	rc |= flush(a, p);
-	if (binary_of(a, &f, &bin))
-		return -1;
-	p->valid = true;
-	p->bin = bin;
-	p->start = f.vaddr;
-	p->end = f.vaddr + (r->end - r->last_size - r->start);
-	branch = r->last_type != TC_INSN_OTHER;
-	p->taken = branch && r->last_taken;
-	p->to = 0;
-	if (p->taken && direct_branch(a, r, &target)) {
-		/* the same file's addresses, as simpleperf takes them */
-		p->to = target ? f.vaddr + (target - r->start) : 0;
-		p->wait_fix = true;
-	}
-	return rc;
-}
-
-int tc_autofdo_feed(struct tc_autofdo *a, const struct tc_rec *r)
-{
-	struct pending *p;
-	int rc = 0;
-
-	switch (r->type) {
-	case TC_REC_RANGE:
-		rc = range(a, r);
-		break;
-	case TC_REC_TRACE_ON:
-		if (!(p = stream(a, r)))
-			rc = -1;
-		else
-			rc = flush(a, p);
-		break;
-	default:
-		break;
-	}
-	if (rc)
-		a->failed = true;
-	return rc;
-}
-
 static int cmp_pair(const void *x, const void *y)
 {
-	const struct pair_count *p = x, *q = y;
+	const struct tc_branch_profile_pair *p = x, *q = y;
 
 	if (p->a != q->a)
 		return p->a < q->a ? -1 : 1;
 	return p->b < q->b ? -1 : p->b > q->b;
 }
 
-static int cmp_bin(const void *x, const void *y)
+/* The pairs relative to base, sorted; ranges keep only pairs at or above base, branches
+ * need only from there (a target below it becomes 0). */
+static int write_pairs(const struct tc_branch_profile_pair *in, size_t nin, uint64_t base,
+		       bool branches, FILE *f)
 {
-	return strcmp(((const struct binary *)x)->dso, ((const struct binary *)y)->dso);
-}
-
-/* The map's pairs relative to base, sorted; ranges keep only pairs at or above base,
- * branches need only from there (a target below it becomes 0). */
-static int write_pairs(const struct pair_map *m, uint64_t base, bool branches, FILE *f)
-{
-	struct pair_count *v = malloc((m->n ? m->n : 1) * sizeof(*v));
-	size_t n = 0, pos = 0, i;
+	struct tc_branch_profile_pair *v = malloc((nin ? nin : 1) * sizeof(*v));
+	size_t n = 0;
 
 	if (!v)
 		return -1;
-	while ((i = tc_hash_next(&m->h, &pos)) != TC_HASH_NONE) {
-		struct pair_count p = m->v[i];
+	for (size_t i = 0; i < nin; i++) {
+		struct tc_branch_profile_pair p = in[i];
 
 		if (p.a < base || (!branches && p.b < base))
 			continue;
@@ -280,31 +36,27 @@ static int write_pairs(const struct pair_map *m, uint64_t base, bool branches, F
 	}
 	qsort(v, n, sizeof(*v), cmp_pair);
 	fprintf(f, "%zu\n", n);
-	for (i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRIx64 "%s%" PRIx64 ":%" PRIu64 "\n", v[i].a, branches ? "->" : "-",
 			v[i].b, v[i].n);
 	free(v);
 	return 0;
 }
 
-int tc_autofdo_write(struct tc_autofdo *a, FILE *f)
+int tc_autofdo_write(const struct tc_branch_profile_bin *bins, size_t n, FILE *f)
 {
-	int rc = a->failed ? -1 : 0;
+	int rc = 0;
 
-	for (size_t i = 0; i < a->nst; i++)
-		rc |= flush(a, &a->st[i]);
-	if (a->nbins)
-		qsort(a->bins, a->nbins, sizeof(*a->bins), cmp_bin);
-	if (a->nbins > 1)
+	if (n > 1)
 		fprintf(f,
 			"// Please split this file. AutoFDO only accepts profile for one binary.\n");
-	for (size_t i = 0; i < a->nbins; i++) {
-		const struct binary *b = &a->bins[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct tc_branch_profile_bin *b = &bins[i];
 		size_t len = strlen(b->build_id);
 
-		rc |= write_pairs(&b->ranges, b->base, false, f);
+		rc |= write_pairs(b->ranges, b->nranges, b->base, false, f);
 		fprintf(f, "0\n");
-		rc |= write_pairs(&b->branches, b->base, true, f);
+		rc |= write_pairs(b->branches, b->nbranches, b->base, true, f);
 		/* 20 bytes, zero-padded (shorter ids, as the 16-byte ones of lld) */
 		fprintf(f, "// build_id: 0x%s%.*s\n// %s\n\n", b->build_id,
 			len < 40 ? (int)(40 - len) : 0, "0000000000000000000000000000000000000000",

@@ -163,6 +163,57 @@ if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/
 	aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/a64-threads" "$TOP/examples/threads.c" &&
 		emu_rate "ETMv4 via qemu-aarch64, 4 threads" -- "$work/a64-threads"
 fi
+# Feedback-directed optimisation (man tracectl-decode, FEEDBACK-DIRECTED OPTIMISATION): the
+# branchy program tests/bench/fdo_work.c built with clang -O2, an emulated recording of a
+# training run (BENCH_FDO_TRAIN rounds), its AutoFDO profile through create_llvm_prof into
+# clang -fprofile-sample-use, its BOLT profile through perf2bolt -pa into llvm-bolt; the
+# three binaries timed on BENCH_FDO_ROUNDS rounds, best CPU of RUNS each, in the same run.
+# The AutoFDO profile is taken from a -fno-inline build of the same source: autofdo 0.19
+# writes inlined callees' names corrupt (google/autofdo issue 95), which breaks its binary
+# profile; a profile keyed by source lines carries over to the -O2 build.
+fdo_bench() {
+	src=$TOP/tests/bench/fdo_work.c train=${BENCH_FDO_TRAIN:-5} n=${BENCH_FDO_ROUNDS:-400}
+	p2b=/usr/lib/llvm-16/bin/perf2bolt
+	for t in clang create_llvm_prof llvm-bolt-16 "$p2b"; do
+		command -v "$t" >/dev/null || { echo "(skipped: $t missing; make deps)"; return; }
+	done
+	( cd "$work" &&
+	  clang -O2 -gdwarf-4 -Wl,--emit-relocs -o fdo "$src" &&
+	  clang -O2 -gdwarf-4 -fno-inline -o fdo-train "$src" &&
+	  "$TRACECTL" record --pmu emulated -o train.data -- ./fdo-train "$train" 2>rec1.log &&
+	  "$TRACECTL" decode -i train.data --format autofdo --dso fdo-train >fdo.afdo 2>/dev/null &&
+	  create_llvm_prof --profiler text --profile fdo.afdo --binary fdo-train --out fdo.prof &&
+	  clang -O2 -gdwarf-4 -fprofile-sample-use=fdo.prof -o fdo-autofdo "$src" &&
+	  "$TRACECTL" record --pmu emulated -o fdo.data -- ./fdo "$train" 2>rec2.log &&
+	  "$TRACECTL" decode -i fdo.data --format bolt --dso fdo >fdo.pa 2>/dev/null &&
+	  "$p2b" -pa -p fdo.pa -o fdo.fdata fdo >p2b.log 2>&1 &&
+	  llvm-bolt-16 fdo -o fdo-bolt -data=fdo.fdata -reorder-blocks=ext-tsp \
+		-reorder-functions=hfsort -split-functions >bolt.log 2>&1 ) >"$work/fdo.log" 2>&1 ||
+		{ echo "(the optimisation loop failed: $(tail -n 3 "$work/fdo.log"))"; return; }
+	want=$("$work/fdo" "$n")
+	for b in fdo-autofdo fdo-bolt; do
+		[ "$("$work/$b" "$n")" = "$want" ] || { echo "($b computes something else)"; return; }
+	done
+	RUNS=${BENCH_FDO_RUNS:-5}
+	set -- $(best "$work/fdo" "$n"); c_base=$1
+	set -- $(best "$work/fdo-autofdo" "$n"); c_afdo=$1
+	set -- $(best "$work/fdo-bolt" "$n"); c_bolt=$1
+	echo "fdo_work $n rounds; profiles from an emulated recording of $train rounds ($(sed -n 's/.* \([0-9]*\) instructions (.*/\1/p' "$work/rec2.log") instructions); best CPU of $RUNS runs each"
+	echo "A: clang -O2 (-Wl,--emit-relocs)"
+	echo "B: clang -O2 -fprofile-sample-use (decode --format autofdo, create_llvm_prof)"
+	echo "C: A through llvm-bolt-16 -reorder-blocks=ext-tsp -reorder-functions=hfsort -split-functions (decode --format bolt, perf2bolt -pa)"
+	printf '%-28s %10s\n' "" "CPU s"
+	printf '%-28s %10s\n' "A -O2" "$c_base" "B AutoFDO" "$c_afdo" "C BOLT" "$c_bolt"
+	awk -v a="$c_base" -v b="$c_afdo" -v c="$c_bolt" 'BEGIN {
+		printf "speed-up over A: AutoFDO %.3fx, BOLT %.3fx  (no target: the work fits the caches, so layout gains are small)\n",
+			(b > 0 ? a / b : 0), (c > 0 ? a / c : 0) }'
+}
+echo "feedback-directed optimisation (AutoFDO and BOLT from an emulated recording):"
+if [ "$(uname -m)" = x86_64 ] && command -v qemu-x86_64 >/dev/null; then
+	fdo_bench
+else
+	echo "(skipped: needs x86-64 and qemu-x86_64)"
+fi
 echo "record loop in a QEMU TCG guest (tests/vm/fake_aux.ko fill rate raised until trace is lost; guest CPU time):"
 if command -v qemu-system-x86_64 >/dev/null && [ -x "$TOP/tracectl" ]; then
 	"$TOP/tests/vm/run.sh" bench || echo "(guest bench failed)"
