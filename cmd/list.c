@@ -145,15 +145,10 @@ static void json_pmu(struct tc_json *j, const struct tc_pmu *p)
 
 /* --- the CoreSight graph --------------------------------------------------------------- */
 
-static const struct tc_pmu_cs_sink *graph_sink(const struct tc_pmu *p, const char *dev)
-{
-	return tc_pmu_sink(p, dev);
-}
-
 /* dev's kind, and for a perf sink "sink" and whether sysfs holds it, as one label. */
 static void graph_label(const struct tc_pmu *p, const char *dev, char *buf, size_t len)
 {
-	const struct tc_pmu_cs_sink *s = graph_sink(p, dev);
+	const struct tc_pmu_cs_sink *s = tc_pmu_sink(p, dev);
 	const char *kind = tc_cs_topo_kind(dev);
 
 	snprintf(buf, len, "%s%s%s%s%s", s || kind ? " [" : "", s ? "sink" : "",
@@ -242,7 +237,7 @@ static void json_graph(struct tc_json *j, const struct tc_pmu *p)
 	tc_json_key(j, "nodes");
 	tc_json_arr_open(j);
 	for (size_t i = 0; i < nodes.n; i++) {
-		const struct tc_pmu_cs_sink *s = graph_sink(p, nodes.v[i]);
+		const struct tc_pmu_cs_sink *s = tc_pmu_sink(p, nodes.v[i]);
 
 		tc_json_obj_open(j);
 		tc_json_kstr(j, "name", nodes.v[i]);
