@@ -21,10 +21,13 @@
 int tc_pt_stream_init(struct tc_pt_stream *s, const struct tc_emu_opts *o,
 		      struct tc_emu_stats *st, struct tc_err *e)
 {
-	(void)e;
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->st = st;
+	if (tc_emu_trigger_parse(&s->trig, o, e)) {
+		tc_emu_trigger_free(&s->trig);
+		return -1;
+	}
 	return 0;
 }
 
@@ -39,6 +42,7 @@ void tc_pt_stream_fini(struct tc_pt_stream *s)
 	free(s->t);
 	tc_addr_filter_free(&s->f);
 	tc_addr_filter_maps_free(&s->maps);
+	tc_emu_trigger_free(&s->trig);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -95,8 +99,12 @@ int tc_pt_stream_enable(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint
 int tc_pt_stream_start(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint64_t ip,
 		       struct tc_err *e)
 {
+	enum tc_emu_trigger_kind k = tc_emu_trigger_at(&s->trig, ip);
+
+	/* --start-paused: every thread's trace starts paused, as the event it runs on */
+	t->paused = s->o->start_paused ? k != TC_EMU_TRIG_RESUME : k == TC_EMU_TRIG_PAUSE;
 	t->ip = ip;
-	t->in = tc_pt_stream_in(s, ip);
+	t->in = tc_pt_stream_in(s, ip) && !t->paused;
 	if (tc_pt_enc_psb(&t->x, false, 0, e) || (t->in && tc_pt_stream_enable(s, t, ip, e)))
 		return -1;
 	return 0;
@@ -116,13 +124,41 @@ static int syscall_step(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 	return 0;
 }
 
+/* A pause trigger at t->ip: tracing stops before the instruction there. */
+static int pause_at(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e)
+{
+	if (tc_pt_enc_ip(&t->x, ppt_fup, t->ip, e) || tc_pt_enc_pgd_noip(&t->x, e))
+		return -1;
+	truth(s, t, t->ip, 0);
+	t->in = false;
+	return 0;
+}
+
 int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e)
 {
 	struct tc_pt_enc *x = &t->x;
 	uint64_t ip = p->ip, next = p->next;
 	enum tc_x86_kind k = p->kind;
+	struct tc_pt_stream_step q;
+	bool pause = false;
 
+	if (s->trig.n) {
+		enum tc_emu_trigger_kind tk = tc_emu_trigger_at(&s->trig, next);
+
+		if (t->paused && tk == TC_EMU_TRIG_RESUME) {
+			t->paused = false;
+		} else if (!t->paused && tk == TC_EMU_TRIG_PAUSE) {
+			t->paused = true;
+			/* the step that reaches it is traced, unless tracing stops anyway */
+			pause = p->in && k != TC_X86_SYSCALL;
+		}
+		if (t->paused && p->next_in && !pause) {
+			q = *p;
+			q.next_in = false;
+			p = &q;
+		}
+	}
 	s->st->steps++;
 	if (!p->in) {
 		if (p->next_in && tc_pt_stream_enable(s, t, next, e))
@@ -166,7 +202,7 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 out:
 	t->ip = next;
 	t->in = p->next_in;
-	return 0;
+	return pause && t->in ? pause_at(s, t, e) : 0;
 }
 
 static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
