@@ -26,6 +26,7 @@
 
 #include "lib/emulate/cs_formatter.h"
 #include "lib/emulate/emu_file.h"
+#include "lib/emulate/emu_trigger.h"
 #include "lib/emulate/etm4_enc.h"
 #include "lib/emulate/qemu_exec.h"
 #include "lib/images/addr_filter.h"
@@ -56,6 +57,7 @@ struct vcpu {
 	struct tc_qemu_exec *q;
 	struct tc_etm4_enc *enc;
 	bool in_range;		/* the last block was traced */
+	bool paused;		/* a pause trigger stopped its trace (until a resume one) */
 	bool started;		/* a traced block was seen */
 	uint64_t prev_last;
 	bool prev_taken;
@@ -68,6 +70,7 @@ struct emu {
 	struct tc_elf *elf;
 	struct tc_maps maps;	/* the executable's segments, as mapped */
 	struct tc_addr_filter f;
+	struct tc_emu_triggers trig;
 	struct tc_cs_formatter *fmt;
 	struct vcpu *v[MAX_ETMS];	/* every thread's ETM, in order of appearance */
 	unsigned nv;
@@ -102,6 +105,32 @@ static int stamp(struct vcpu *c, struct tc_err *e)
 	return tc_etm4_enc_timestamp(c->enc, TS_BASE + c->m->clock, e);
 }
 
+/* Where the triggers in block b leave c's trace: the first traced instruction of b, or 0
+ * when none is. A resume makes the rest of the block traced from that instruction (TRACE_ON
+ * and its address); a pause stops the trace at the block's start, the last waypoint before
+ * it: an ETM shows executed instructions only up to a waypoint, and the ones before the
+ * pause in this block have none. */
+static uint64_t triggered(struct vcpu *c, const struct tc_etm4_enc_block *b)
+{
+	uint64_t from = c->paused ? 0 : b->start;
+
+	if (!c->m->trig.n || (!tc_emu_trigger_at(&c->m->trig, b->start) &&
+			      !tc_emu_trigger_inside(&c->m->trig, b->start, b->last)))
+		return from;
+	for (uint64_t a = b->start; a <= b->last; a += 4) {
+		enum tc_emu_trigger_kind k = tc_emu_trigger_at(&c->m->trig, a);
+
+		if (k == TC_EMU_TRIG_PAUSE && !c->paused) {
+			c->paused = true;
+			from = 0;
+		} else if (k == TC_EMU_TRIG_RESUME && c->paused) {
+			c->paused = false;
+			from = a;
+		}
+	}
+	return from;
+}
+
 /* A block the thread executed: traced when it starts inside the filter. The truth is in
  * perf's convention for CoreSight: FROM TO where a taken branch joins two traced blocks,
  * 0 TO where tracing (re)starts, FROM 0 where it stopped before a gap (written when it
@@ -110,17 +139,26 @@ static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err 
 {
 	struct vcpu *c = ctx;
 	struct emu *m = c->m;
+	struct tc_etm4_enc_block cut;
+	uint64_t n, from;
 	bool resumed;
-	uint64_t n;
 
 	if (b->end == TC_ETM4_END_NONE)
 		return 0;	/* no waypoint executed: nothing a real ETM would emit yet */
 	n = (b->last - b->start) / 4 + 1;
 	m->st->steps += n;
 	m->clock += n;
-	if (!tc_addr_filter_has(&m->f, b->start)) {
+	if (!(from = triggered(c, b)) || !tc_addr_filter_has(&m->f, from)) {
 		c->in_range = false;
+		tc_etm4_enc_gap(c->enc);
 		return 0;
+	}
+	if (from != b->start) {
+		/* resumed inside the block: traced from there */
+		cut = *b;
+		cut.start = from;
+		b = &cut;
+		n = (b->last - b->start) / 4 + 1;
 	}
 	m->st->insns += n;
 	resumed = !c->in_range;
@@ -183,6 +221,7 @@ static struct vcpu *etm_new(struct emu *m, uint32_t tid, struct tc_err *e)
 	c->m = m;
 	c->etm = m->nv;
 	c->tid = tid;
+	c->paused = m->o->start_paused;	/* every thread's trace starts paused */
 	m->v[m->nv++] = c;
 	m->st->threads++;
 	if (!(c->enc = tc_etm4_enc_new(&cfg, e)) ||
@@ -390,7 +429,8 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 		return tc_err_sys(e, errno, "%s", o->argv[0]);
 	if (check_static(m.real, e) || !(m.elf = tc_elf_open(m.real, e)))
 		return -1;
-	if (elf_maps(&m, e) ||
+	if (elf_maps(&m, e) || tc_emu_trigger_parse(&m.trig, o, e) ||
+	    tc_emu_trigger_resolve(&m.trig, &m.maps, e) || tc_emu_trigger_check(&m.trig, e) ||
 	    (o->filter ? tc_addr_filter_resolve(o->filter, &m.maps, &m.f, e) :
 	     tc_addr_filter_file(m.real, &m.maps, &m.f, e)) ||
 	    !(m.fmt = tc_cs_formatter_new(e)))
@@ -413,6 +453,7 @@ out:
 		free(m.v[i]);
 	}
 	tc_cs_formatter_free(m.fmt);
+	tc_emu_trigger_free(&m.trig);
 	tc_addr_filter_free(&m.f);
 	tc_addr_filter_maps_free(&m.maps);
 	if (m.elf)
