@@ -264,6 +264,12 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
 	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, d->vaddr, e))
 		return -1;
+	/* -S: SIGUSR2 asked for a snapshot */
+	if (m->s.o->snapshot_size && m->s.o->snap_req && *m->s.o->snap_req) {
+		*m->s.o->snap_req = 0;
+		if (tc_pt_stream_snapshot(&m->s, e))
+			return -1;
+	}
 	/* triggers resolve as their files' mappings are learned */
 	if (m->s.trig.unresolved && m->s.trig.maps_seen != m->s.maps.n &&
 	    tc_emu_trigger_resolve(&m->s.trig, &m->s.maps, e))

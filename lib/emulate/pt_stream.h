@@ -20,6 +20,14 @@
 #include "lib/isa/x86.h"
 #include "lib/util/err.h"
 
+/* One snapshot of a thread's trace (snapshot mode): what is new since the last one, at
+ * most the ring, from stream position pos. */
+struct tc_pt_stream_snap {
+	uint64_t pos;
+	size_t len;
+	uint8_t *data;
+};
+
 /* A thread's trace. Tracers allocate their own thread state with this as its first member
  * (tc_pt_stream_add's size), so pointers to it stay valid as threads are added. */
 struct tc_pt_stream_thr {
@@ -28,6 +36,9 @@ struct tc_pt_stream_thr {
 	uint64_t ip;		/* where the thread is */
 	bool in;		/* ip is traced */
 	bool paused;		/* a pause trigger stopped its trace (until a resume one) */
+	struct tc_pt_stream_snap *snaps;	/* snapshot mode: the snapshots taken */
+	size_t nsnaps, capsnaps;
+	uint64_t snapped;	/* stream position the last snapshot reached */
 };
 
 /* One executed instruction at ip that went to next. */
@@ -83,8 +94,13 @@ int tc_pt_stream_enable(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint
 int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e);
 
+/* Snapshot mode (o->snapshot_size): every thread's ring as it is now, what is new since the
+ * last snapshot (as record's -S copies an AUX buffer on SIGUSR2). */
+int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e);
+
 /* Write o->output: one AUXTRACE queue per thread (perf's per-thread mode) with COMM, MMAP2
- * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids. */
+ * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids. In snapshot
+ * mode a last snapshot is taken and each snapshot is an AUXTRACE of its thread's queue. */
 int tc_pt_stream_write(struct tc_pt_stream *s, struct tc_err *e);
 
 #endif
