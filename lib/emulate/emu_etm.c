@@ -44,8 +44,17 @@
 #define MAX_ETMS (0x70 - FIRST_TRACE_ID)
 #define TS_EVERY 256			/* blocks between timestamps of a running thread */
 #define TS_BASE (1ULL << 32)		/* timestamps start here (perf subtracts counts) */
+#define FRAME 16			/* the formatter's frame: a sink keeps whole ones */
 
 struct emu;
+
+/* Snapshot mode: one snapshot of the sink, what is new since the last one (at most the
+ * ring), from sink position pos. */
+struct snap {
+	uint64_t pos;
+	size_t len;
+	uint8_t *data;
+};
 
 /* One guest thread: its emulated ETM and the perf-convention branch state. */
 struct vcpu {
@@ -76,6 +85,11 @@ struct emu {
 	unsigned nv;
 	struct vcpu *last;		/* the thread of the previous block */
 	uint64_t clock;			/* instructions executed by all threads */
+	uint64_t ring;			/* -S: sink bytes kept, whole frames (0: all) */
+	uint64_t base;			/* sink bytes dropped before the formatter's data */
+	uint64_t snapped;		/* sink position the last snapshot reached */
+	struct snap *snaps;
+	size_t nsnaps, capsnaps;
 	FILE *truth;
 	char real[PATH_MAX];
 };
@@ -184,12 +198,57 @@ static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err 
 
 static int drain(struct vcpu *c, struct tc_err *e)
 {
+	struct emu *m = c->m;
 	size_t n;
 	const uint8_t *d = tc_etm4_enc_data(c->enc, &n);
 
-	if (n && tc_cs_formatter_write(c->m->fmt, (uint8_t)(FIRST_TRACE_ID + c->etm), d, n, e))
+	if (n && tc_cs_formatter_write(m->fmt, (uint8_t)(FIRST_TRACE_ID + c->etm), d, n, e))
 		return -1;
 	tc_etm4_enc_drain(c->enc, n);
+	if (m->ring) {
+		/* the sink in overwrite mode: the latest ring bytes (dropped in bulk) */
+		tc_cs_formatter_data(m->fmt, &n);
+		if (n >= 2 * m->ring) {
+			tc_cs_formatter_drain(m->fmt, n - m->ring);
+			m->base += n - m->ring;
+		}
+	}
+	return 0;
+}
+
+/* -S: the sink as it is now, what is new since the last snapshot. Every ETM's held-back
+ * atoms go in first and the partial frame is padded, as stopping the sink flushes them; a
+ * decoder starts at the first frame and each trace ID at its first A-sync. */
+static int snapshot(struct emu *m, struct tc_err *e)
+{
+	uint64_t head, from;
+	const uint8_t *d;
+	struct snap *x;
+	size_t n;
+
+	for (unsigned i = 0; i < m->nv; i++)
+		if (!m->v[i]->retired && (tc_etm4_enc_flush(m->v[i]->enc, e) || drain(m->v[i], e)))
+			return -1;
+	if (tc_cs_formatter_flush(m->fmt, e))
+		return -1;
+	d = tc_cs_formatter_data(m->fmt, &n);
+	head = m->base + n;
+	from = head - (n < m->ring ? n : m->ring);
+	if (from < m->snapped)
+		from = m->snapped;
+	m->st->snapshots++;
+	if (from == head)
+		return 0;
+	if (tc_grow((void **)&m->snaps, &m->capsnaps, m->nsnaps + 1, sizeof(*m->snaps)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	x = &m->snaps[m->nsnaps];
+	x->pos = from;
+	x->len = (size_t)(head - from);
+	if (!(x->data = malloc(x->len)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	memcpy(x->data, d + (from - m->base), x->len);
+	m->nsnaps++;
+	m->snapped = head;
 	return 0;
 }
 
@@ -265,6 +324,12 @@ static int on_tb(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_
 
 	if (!c)
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
+	/* -S: SIGUSR2 asked for a snapshot */
+	if (m->ring && m->o->snap_req && *m->o->snap_req) {
+		*m->o->snap_req = 0;
+		if (snapshot(m, e))
+			return -1;
+	}
 	/* The previous thread stops here for now: time stamps its trace so far. */
 	if (m->last && m->last != c && (stamp(m->last, e) || drain(m->last, e)))
 		return -1;
@@ -369,12 +434,14 @@ static int write_perf(struct emu *m, struct tc_err *e)
 							   .trcidr8 = r.idr8,
 							   .trcauthstatus = r.authstatus };
 	}
+	if (m->ring && snapshot(m, e))
+		return -1;
 	buf = tc_cs_formatter_data(m->fmt, &len);
 	m->st->bytes = len;
 #define SID(tid) tc_emu_file_sid(&sid, (tid), &time)
 	if (tc_emu_file_open(&w, m->o, CS_PMU_TYPE, CS_ETM_OPT_CTXTID | CS_ETM_OPT_TS, &id, 1, e))
 		return -1;
-	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, 0, cpus, nc, e) ||
+	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, m->ring != 0, cpus, nc, e) ||
 	    tc_perf_write_comm(w, pid, pid, comm, true, SID(pid), e))
 		goto fail;
 	for (size_t i = 0; i < m->maps.n; i++) {
@@ -397,10 +464,24 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		    tc_perf_write_comm(w, pid, t, comm, false, SID(t), e))
 			goto fail;
 	}
-	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e) ||
-	    tc_perf_write_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
-	    tc_perf_write_aux(w, 0, len, 0, SID(pid), e))
+	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e))
 		goto fail;
+	if (m->ring) {
+		m->st->bytes = 0;
+		for (size_t i = 0; i < m->nsnaps; i++) {
+			const struct snap *x = &m->snaps[i];
+
+			m->st->bytes += x->len;
+			if (tc_perf_write_auxtrace(w, x->data, x->len, x->pos, 0, 0, (uint32_t)-1, 0,
+						   e) ||
+			    /* no PERF_AUX_FLAG_OVERWRITE: perf 6.1 crashes on it for cs_etm */
+			    tc_perf_write_aux(w, x->pos, x->len, 0, SID(pid), e))
+				goto fail;
+		}
+	} else if (tc_perf_write_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
+		   tc_perf_write_aux(w, 0, len, 0, SID(pid), e)) {
+		goto fail;
+	}
 	for (unsigned i = m->nv; i-- > 0;) {
 		uint32_t t = m->v[i]->tid;
 		const struct tc_perf_write_sid *fs = SID(t);
@@ -421,7 +502,7 @@ fail:
 
 int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e)
 {
-	struct emu m = { .o = o, .st = st };
+	struct emu m = { .o = o, .st = st, .ring = o->snapshot_size & ~(uint64_t)(FRAME - 1) };
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -435,6 +516,7 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 	     tc_addr_filter_file(m.real, &m.maps, &m.f, e)) ||
 	    !(m.fmt = tc_cs_formatter_new(e)))
 		goto out;
+	tc_cs_formatter_every_frame_id(m.fmt, m.ring != 0);
 	if (o->truth && !(m.truth = fopen(o->truth, "w"))) {
 		tc_err_sys(e, errno, "%s", o->truth);
 		goto out;
@@ -453,6 +535,9 @@ out:
 		free(m.v[i]);
 	}
 	tc_cs_formatter_free(m.fmt);
+	for (size_t i = 0; i < m.nsnaps; i++)
+		free(m.snaps[i].data);
+	free(m.snaps);
 	tc_emu_trigger_free(&m.trig);
 	tc_addr_filter_free(&m.f);
 	tc_addr_filter_maps_free(&m.maps);
