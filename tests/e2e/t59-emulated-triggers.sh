@@ -74,7 +74,7 @@ snapshots() {
 cat >snap.c <<'EOF'
 /* A long run whose branches follow a pseudo-random sequence (any stretch of its trace is
  * unique): PHASES of ITER iterations, after each a SIGUSR2 to tracectl (qemu's parent:
- * "self") or a 100 ms sleep ("sleep"). */
+ * "self"), or a "+" on stdout and a 100 ms sleep ("sleep"). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		x = work(strtoul(argv[2], 0, 0), x);
 		if (!strcmp(argv[3], "self"))
 			kill(getppid(), SIGUSR2);
-		else
+		else if (write(1, "+", 1) == 1)
 			nanosleep(&ts, 0);
 	}
 	printf("%lu\n", work(1000, x) & 1);
@@ -164,8 +164,9 @@ else
 	'
 	expect 'PT -S: SIGUSR2 sent to tracectl during a run' '
 		"$TRACECTL" record --pmu emulated -S -m 128,4 -o sk.data --ground-truth sk.truth \
-			-- ./snap 8 20000 sleep & pid=$!
-		sleep 0.3 && kill -USR2 $pid; wait $pid && snapshots sk
+			-- ./snap 8 20000 sleep >sk.out & pid=$!
+		i=0; while [ ! -s sk.out ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		kill -USR2 $pid; wait $pid && snapshots sk
 	'
 fi
 
