@@ -141,8 +141,9 @@ int tc_emu_trigger_check(const struct tc_emu_triggers *t, struct tc_err *e)
 {
 	for (size_t i = 0; i < t->n; i++)
 		if (!t->v[i].resolved)
-			return tc_err_set(e, ENOENT, "trigger '%s': %s has no executable mapping "
-					  "holding that location (the program never ran code of it)",
-					  t->v[i].spec, t->v[i].file);
+			return tc_err_set(e, ENOENT, "trigger '%s': the program ran no code of a "
+					  "file %s%s holding that location (emulated triggers are code "
+					  "locations, FILE:SYMBOL or FILE:0xOFFSET)", t->v[i].spec,
+					  t->v[i].file[0] == '/' ? "" : "named ", t->v[i].file);
 	return 0;
 }
