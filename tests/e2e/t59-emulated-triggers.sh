@@ -122,7 +122,7 @@ else
 	gcc -O1 -g -no-pie -o cb "$FIXT/progs/callbacks.c" &&
 	gcc -O1 -g -no-pie -pthread -o thr "$TOP/examples/threads.c" &&
 	gcc -O1 -o snap snap.c || echo "not ok $T: cannot build the x86-64 fixtures"
-	expect 'PT: paused at a function, resumed at another: exact; the stretch between is absent' '
+	expect 'PT: paused at a function, resumed at another: exact; nothing between' '
 		exact pr --pause-on ./cb:cmp --resume-on cb:on_usr1 -- ./cb &&
 		cmp=$(sym nm cb cmp) && usr=$(sym nm cb on_usr1) &&
 		grep -A1 " $cmp 0$" pr.want >pair && cat pair &&
@@ -140,7 +140,8 @@ else
 		grep -q " $at 0$" mid.want && [ "$(inside nm cb cmp mid.want | wc -l)" = 1 ]
 	'
 	expect 'PT: --start-paused, resumed in libc (FILE a mapped name), paused again' '
-		exact sp --start-paused --resume-on libc.so.6:qsort --pause-on ./cb:at_end -- ./cb &&
+		exact sp --start-paused --resume-on libc.so.6:qsort --pause-on ./cb:at_end \
+			-- ./cb &&
 		head -n1 sp.want | grep -q "^[0-9]* 0 " &&
 		tail -n1 sp.want | grep -q " $(sym nm cb at_end) 0$" &&
 		[ "$(wc -l <sp.want)" -lt "$(wc -l <full.want)" ]
@@ -191,7 +192,8 @@ else
 			--resume-on "./a64-paths:0x$(printf %x $((0x$mul + 4 - 0x400000)))" \
 			-- ./a64-paths 9 &&
 		grep -q " 0 $(printf %x $((0x$mul + 4)))$" emid.want &&
-		exact esp --start-paused --resume-on "./a64-paths:0x$(printf %x $((0x$pick + 8 - 0x400000)))" \
+		exact esp --start-paused \
+			--resume-on "./a64-paths:0x$(printf %x $((0x$pick + 8 - 0x400000)))" \
 			-- ./a64-paths 9 &&
 		head -n1 esp.want | grep -q " 0 $(printf %x $((0x$pick + 8)))$" &&
 		[ "$(wc -l <esp.want)" -lt "$(wc -l <efull.want)" ]
