@@ -70,6 +70,16 @@ snapshots() {
 		[ "$(wc -l <$got)" -lt "$(($(wc -l <$1.want) / 2))" ] || return 1
 	done
 }
+# tails NAME MIN: -S's last snapshot of a short threaded run: each thread that decodes (at
+# least MIN) does so as one run of its truth, ending where the thread ends
+tails() {
+	by_tid $1.truth >$1.want && tc_branches $1.data >$1.got && perf_branches $1.data >$1.pgot &&
+	n=0 && for tid in $(cut -d" " -f1 $1.want | sort -u); do
+		grep "^$tid " $1.want >w && grep "^$tid " $1.got >g || continue
+		grep "^$tid " $1.pgot >pg && cmp g pg && [ "$(runs w g)" = 1 ] || return 1
+		echo "thread $tid: $(wc -l <g) of $(wc -l <w) branches"; n=$((n + 1))
+	done && [ $n -ge $2 ]
+}
 
 cat >snap.c <<'EOF'
 /* A long run whose branches follow a pseudo-random sequence (any stretch of its trace is
@@ -163,6 +173,10 @@ else
 		tracectl record --pmu emulated -S -m 128,4 -o ss.data --ground-truth ss.truth \
 			-- ./snap 4 100000 self && snapshots ss
 	'
+	expect 'PT -S with 4 threads: a ring each; each thread ends its last snapshot' '
+		tracectl record --pmu emulated -S -m 128,1 -o st.data --ground-truth st.truth \
+			-- ./thr && tails st 4 && [ "$(wc -l <st.got)" -lt "$(wc -l <st.want)" ]
+	'
 	expect 'PT -S: SIGUSR2 sent to tracectl during a run' '
 		"$TRACECTL" record --pmu emulated -S -m 128,4 -o sk.data --ground-truth sk.truth \
 			-- ./snap 8 20000 sleep >sk.out & pid=$!
@@ -202,6 +216,11 @@ else
 		exact eth --pause-on ./a64-thr:fib -- ./a64-thr &&
 		[ "$(cut -d" " -f1 eth.want | sort -u | wc -l)" = 4 ] &&
 		[ -z "$(inside $NM a64-thr fib eth.want)" ]
+	'
+	# one sink: a thread whose last A-sync is before the kept 4 KiB does not decode
+	expect 'ETM -S with 4 threads: one sink; the threads that decode end their last snapshot' '
+		tracectl record --pmu emulated -S -m 128,1 -o est.data --ground-truth est.truth \
+			-- ./a64-thr && tails est 2
 	'
 	expect 'ETM -S: snapshots on SIGUSR2 and at the end, each a run of the truth' '
 		tracectl record --pmu emulated -S -m 128,4 -o es.data --ground-truth es.truth \
