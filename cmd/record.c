@@ -515,7 +515,11 @@ int do_record(int argc, char **argv)
 	if (r.emulated || r.emu_format || r.filter || r.truth || r.engine) {
 		struct tc_emu_opts eo = { .argv = argv + i, .output = r.output, .filter = r.filter,
 					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv,
-					  .engine = r.engine };
+					  .engine = r.engine, .start_paused = r.o.start_paused,
+					  .pause_on = r.o.pause_on, .resume_on = r.o.resume_on,
+					  .npause = r.o.npause, .nresume = r.o.nresume,
+					  .snapshot_size = r.o.snapshot ? (uint64_t)r.aux_pages * 4096 : 0,
+					  .snap_req = &snap_req };
 
 		if (r.kernel)
 			return tc_msg_usage_error(cmd, "--kernel: an emulated trace follows user "
@@ -535,6 +539,8 @@ int do_record(int argc, char **argv)
 						  "--pmu emulated runs a command: record --pmu "
 						  "emulated [options] -- CMD [ARGS]"),
 			       TC_EXIT_USAGE;
+		if (r.o.snapshot)
+			sigaction(SIGUSR2, &(struct sigaction){ .sa_handler = on_snap }, NULL);
 		return do_record_emulated(&eo, r.emu_format);
 	}
 	if (r.o.workload && (r.o.pid || r.o.tid))

@@ -20,6 +20,7 @@ struct tc_cs_formatter {
 	uint8_t fr[FRAME];	/* frame being filled: bytes [0, pos), flags in fr[15] */
 	unsigned pos;
 	uint8_t cur_id;		/* ID the next data byte would belong to */
+	bool every;		/* an ID change opens every frame */
 };
 
 struct tc_cs_formatter *tc_cs_formatter_new(struct tc_err *e)
@@ -101,6 +102,11 @@ static int change_id(struct tc_cs_formatter *f, uint8_t id, struct tc_err *e)
 	return frame_done(f, e);
 }
 
+void tc_cs_formatter_every_frame_id(struct tc_cs_formatter *f, bool on)
+{
+	f->every = on;
+}
+
 int tc_cs_formatter_write(struct tc_cs_formatter *f, uint8_t id, const void *data, size_t len,
 		   struct tc_err *e)
 {
@@ -109,7 +115,7 @@ int tc_cs_formatter_write(struct tc_cs_formatter *f, uint8_t id, const void *dat
 	if (id == 0 || id >= 0x70)
 		return tc_err_set(e, EINVAL, "trace ID 0x%02x is reserved", id);
 	for (size_t i = 0; i < len; i++) {
-		if (id != f->cur_id && change_id(f, id, e))
+		if ((id != f->cur_id || (f->every && !f->pos)) && change_id(f, id, e))
 			return -1;
 		put_data(f, p[i]);
 		if (frame_done(f, e))

@@ -4,6 +4,7 @@
 #ifndef TC_LIB_EMULATE_CS_FORMATTER_H
 #define TC_LIB_EMULATE_CS_FORMATTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,10 @@ struct tc_cs_formatter;
 
 struct tc_cs_formatter *tc_cs_formatter_new(struct tc_err *e);
 void tc_cs_formatter_free(struct tc_cs_formatter *f);
+
+/* Every frame starts with an ID change (the current ID again if need be), so that the sink
+ * decodes from any frame: an overwrite-mode (snapshot) ring keeps the latest frames only. */
+void tc_cs_formatter_every_frame_id(struct tc_cs_formatter *f, bool on);
 
 /* Append len bytes of trace ID id (0x01-0x6f). Returns 0, or -1 with e set. */
 int tc_cs_formatter_write(struct tc_cs_formatter *f, uint8_t id, const void *data, size_t len,

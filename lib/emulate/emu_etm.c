@@ -26,6 +26,7 @@
 
 #include "lib/emulate/cs_formatter.h"
 #include "lib/emulate/emu_file.h"
+#include "lib/emulate/emu_trigger.h"
 #include "lib/emulate/etm4_enc.h"
 #include "lib/emulate/qemu_exec.h"
 #include "lib/images/addr_filter.h"
@@ -43,8 +44,17 @@
 #define MAX_ETMS (0x70 - FIRST_TRACE_ID)
 #define TS_EVERY 256			/* blocks between timestamps of a running thread */
 #define TS_BASE (1ULL << 32)		/* timestamps start here (perf subtracts counts) */
+#define FRAME 16			/* the formatter's frame: a sink keeps whole ones */
 
 struct emu;
+
+/* Snapshot mode: one snapshot of the sink, what is new since the last one (at most the
+ * ring), from sink position pos. */
+struct snap {
+	uint64_t pos;
+	size_t len;
+	uint8_t *data;
+};
 
 /* One guest thread: its emulated ETM and the perf-convention branch state. */
 struct vcpu {
@@ -56,6 +66,7 @@ struct vcpu {
 	struct tc_qemu_exec *q;
 	struct tc_etm4_enc *enc;
 	bool in_range;		/* the last block was traced */
+	bool paused;		/* a pause trigger stopped its trace (until a resume one) */
 	bool started;		/* a traced block was seen */
 	uint64_t prev_last;
 	bool prev_taken;
@@ -68,11 +79,17 @@ struct emu {
 	struct tc_elf *elf;
 	struct tc_maps maps;	/* the executable's segments, as mapped */
 	struct tc_addr_filter f;
+	struct tc_emu_triggers trig;
 	struct tc_cs_formatter *fmt;
 	struct vcpu *v[MAX_ETMS];	/* every thread's ETM, in order of appearance */
 	unsigned nv;
 	struct vcpu *last;		/* the thread of the previous block */
 	uint64_t clock;			/* instructions executed by all threads */
+	uint64_t ring;			/* -S: sink bytes kept, whole frames (0: all) */
+	uint64_t base;			/* sink bytes dropped before the formatter's data */
+	uint64_t snapped;		/* sink position the last snapshot reached */
+	struct snap *snaps;
+	size_t nsnaps, capsnaps;
 	FILE *truth;
 	char real[PATH_MAX];
 };
@@ -102,6 +119,32 @@ static int stamp(struct vcpu *c, struct tc_err *e)
 	return tc_etm4_enc_timestamp(c->enc, TS_BASE + c->m->clock, e);
 }
 
+/* Where the triggers in block b leave c's trace: the first traced instruction of b, or 0
+ * when none is. A resume makes the rest of the block traced from that instruction (TRACE_ON
+ * and its address); a pause stops the trace at the block's start, the last waypoint before
+ * it: an ETM shows executed instructions only up to a waypoint, and the ones before the
+ * pause in this block have none. */
+static uint64_t triggered(struct vcpu *c, const struct tc_etm4_enc_block *b)
+{
+	uint64_t from = c->paused ? 0 : b->start;
+
+	if (!c->m->trig.n || (!tc_emu_trigger_at(&c->m->trig, b->start) &&
+			      !tc_emu_trigger_inside(&c->m->trig, b->start, b->last)))
+		return from;
+	for (uint64_t a = b->start; a <= b->last; a += 4) {
+		enum tc_emu_trigger_kind k = tc_emu_trigger_at(&c->m->trig, a);
+
+		if (k == TC_EMU_TRIG_PAUSE && !c->paused) {
+			c->paused = true;
+			from = 0;
+		} else if (k == TC_EMU_TRIG_RESUME && c->paused) {
+			c->paused = false;
+			from = a;
+		}
+	}
+	return from;
+}
+
 /* A block the thread executed: traced when it starts inside the filter. The truth is in
  * perf's convention for CoreSight: FROM TO where a taken branch joins two traced blocks,
  * 0 TO where tracing (re)starts, FROM 0 where it stopped before a gap (written when it
@@ -110,17 +153,26 @@ static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err 
 {
 	struct vcpu *c = ctx;
 	struct emu *m = c->m;
+	struct tc_etm4_enc_block cut;
+	uint64_t n, from;
 	bool resumed;
-	uint64_t n;
 
 	if (b->end == TC_ETM4_END_NONE)
 		return 0;	/* no waypoint executed: nothing a real ETM would emit yet */
 	n = (b->last - b->start) / 4 + 1;
 	m->st->steps += n;
 	m->clock += n;
-	if (!tc_addr_filter_has(&m->f, b->start)) {
+	if (!(from = triggered(c, b)) || !tc_addr_filter_has(&m->f, from)) {
 		c->in_range = false;
+		tc_etm4_enc_gap(c->enc);
 		return 0;
+	}
+	if (from != b->start) {
+		/* resumed inside the block: traced from there */
+		cut = *b;
+		cut.start = from;
+		b = &cut;
+		n = (b->last - b->start) / 4 + 1;
 	}
 	m->st->insns += n;
 	resumed = !c->in_range;
@@ -146,12 +198,57 @@ static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err 
 
 static int drain(struct vcpu *c, struct tc_err *e)
 {
+	struct emu *m = c->m;
 	size_t n;
 	const uint8_t *d = tc_etm4_enc_data(c->enc, &n);
 
-	if (n && tc_cs_formatter_write(c->m->fmt, (uint8_t)(FIRST_TRACE_ID + c->etm), d, n, e))
+	if (n && tc_cs_formatter_write(m->fmt, (uint8_t)(FIRST_TRACE_ID + c->etm), d, n, e))
 		return -1;
 	tc_etm4_enc_drain(c->enc, n);
+	if (m->ring) {
+		/* the sink in overwrite mode: the latest ring bytes (dropped in bulk) */
+		tc_cs_formatter_data(m->fmt, &n);
+		if (n >= 2 * m->ring) {
+			tc_cs_formatter_drain(m->fmt, n - m->ring);
+			m->base += n - m->ring;
+		}
+	}
+	return 0;
+}
+
+/* -S: the sink as it is now, what is new since the last snapshot. Every ETM's held-back
+ * atoms go in first and the partial frame is padded, as stopping the sink flushes them; a
+ * decoder starts at the first frame and each trace ID at its first A-sync. */
+static int snapshot(struct emu *m, struct tc_err *e)
+{
+	uint64_t head, from;
+	const uint8_t *d;
+	struct snap *x;
+	size_t n;
+
+	for (unsigned i = 0; i < m->nv; i++)
+		if (!m->v[i]->retired && (tc_etm4_enc_flush(m->v[i]->enc, e) || drain(m->v[i], e)))
+			return -1;
+	if (tc_cs_formatter_flush(m->fmt, e))
+		return -1;
+	d = tc_cs_formatter_data(m->fmt, &n);
+	head = m->base + n;
+	from = head - (n < m->ring ? n : m->ring);
+	if (from < m->snapped)
+		from = m->snapped;
+	m->st->snapshots++;
+	if (from == head)
+		return 0;
+	if (tc_grow((void **)&m->snaps, &m->capsnaps, m->nsnaps + 1, sizeof(*m->snaps)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	x = &m->snaps[m->nsnaps];
+	x->pos = from;
+	x->len = (size_t)(head - from);
+	if (!(x->data = malloc(x->len)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	memcpy(x->data, d + (from - m->base), x->len);
+	m->nsnaps++;
+	m->snapped = head;
 	return 0;
 }
 
@@ -183,6 +280,7 @@ static struct vcpu *etm_new(struct emu *m, uint32_t tid, struct tc_err *e)
 	c->m = m;
 	c->etm = m->nv;
 	c->tid = tid;
+	c->paused = m->o->start_paused;	/* every thread's trace starts paused */
 	m->v[m->nv++] = c;
 	m->st->threads++;
 	if (!(c->enc = tc_etm4_enc_new(&cfg, e)) ||
@@ -226,6 +324,12 @@ static int on_tb(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_
 
 	if (!c)
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
+	/* -S: SIGUSR2 asked for a snapshot */
+	if (m->ring && m->o->snap_req && *m->o->snap_req) {
+		*m->o->snap_req = 0;
+		if (snapshot(m, e))
+			return -1;
+	}
 	/* The previous thread stops here for now: time stamps its trace so far. */
 	if (m->last && m->last != c && (stamp(m->last, e) || drain(m->last, e)))
 		return -1;
@@ -330,12 +434,14 @@ static int write_perf(struct emu *m, struct tc_err *e)
 							   .trcidr8 = r.idr8,
 							   .trcauthstatus = r.authstatus };
 	}
+	if (m->ring && snapshot(m, e))
+		return -1;
 	buf = tc_cs_formatter_data(m->fmt, &len);
 	m->st->bytes = len;
 #define SID(tid) tc_emu_file_sid(&sid, (tid), &time)
 	if (tc_emu_file_open(&w, m->o, CS_PMU_TYPE, CS_ETM_OPT_CTXTID | CS_ETM_OPT_TS, &id, 1, e))
 		return -1;
-	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, 0, cpus, nc, e) ||
+	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, m->ring != 0, cpus, nc, e) ||
 	    tc_perf_write_comm(w, pid, pid, comm, true, SID(pid), e))
 		goto fail;
 	for (size_t i = 0; i < m->maps.n; i++) {
@@ -358,10 +464,24 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		    tc_perf_write_comm(w, pid, t, comm, false, SID(t), e))
 			goto fail;
 	}
-	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e) ||
-	    tc_perf_write_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
-	    tc_perf_write_aux(w, 0, len, 0, SID(pid), e))
+	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e))
 		goto fail;
+	if (m->ring) {
+		m->st->bytes = 0;
+		for (size_t i = 0; i < m->nsnaps; i++) {
+			const struct snap *x = &m->snaps[i];
+
+			m->st->bytes += x->len;
+			if (tc_perf_write_auxtrace(w, x->data, x->len, x->pos, 0, 0, (uint32_t)-1, 0,
+						   e) ||
+			    /* no PERF_AUX_FLAG_OVERWRITE: perf 6.1 crashes on it for cs_etm */
+			    tc_perf_write_aux(w, x->pos, x->len, 0, SID(pid), e))
+				goto fail;
+		}
+	} else if (tc_perf_write_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
+		   tc_perf_write_aux(w, 0, len, 0, SID(pid), e)) {
+		goto fail;
+	}
 	for (unsigned i = m->nv; i-- > 0;) {
 		uint32_t t = m->v[i]->tid;
 		const struct tc_perf_write_sid *fs = SID(t);
@@ -382,7 +502,7 @@ fail:
 
 int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e)
 {
-	struct emu m = { .o = o, .st = st };
+	struct emu m = { .o = o, .st = st, .ring = o->snapshot_size & ~(uint64_t)(FRAME - 1) };
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -390,11 +510,13 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 		return tc_err_sys(e, errno, "%s", o->argv[0]);
 	if (check_static(m.real, e) || !(m.elf = tc_elf_open(m.real, e)))
 		return -1;
-	if (elf_maps(&m, e) ||
+	if (elf_maps(&m, e) || tc_emu_trigger_parse(&m.trig, o, e) ||
+	    tc_emu_trigger_resolve(&m.trig, &m.maps, e) || tc_emu_trigger_check(&m.trig, e) ||
 	    (o->filter ? tc_addr_filter_resolve(o->filter, &m.maps, &m.f, e) :
 	     tc_addr_filter_file(m.real, &m.maps, &m.f, e)) ||
 	    !(m.fmt = tc_cs_formatter_new(e)))
 		goto out;
+	tc_cs_formatter_every_frame_id(m.fmt, m.ring != 0);
 	if (o->truth && !(m.truth = fopen(o->truth, "w"))) {
 		tc_err_sys(e, errno, "%s", o->truth);
 		goto out;
@@ -413,6 +535,10 @@ out:
 		free(m.v[i]);
 	}
 	tc_cs_formatter_free(m.fmt);
+	for (size_t i = 0; i < m.nsnaps; i++)
+		free(m.snaps[i].data);
+	free(m.snaps);
+	tc_emu_trigger_free(&m.trig);
 	tc_addr_filter_free(&m.f);
 	tc_addr_filter_maps_free(&m.maps);
 	if (m.elf)

@@ -387,7 +387,11 @@ int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struc
 	int status, rc = -1;
 
 	memset(st, 0, sizeof(*st));
-	tc_pt_stream_init(&m.s, o, st, e);
+	if (o->start_paused || o->npause || o->nresume || o->snapshot_size)
+		return tc_err_set(e, ENOTSUP, "--start-paused, --pause-on, --resume-on and -S "
+				  "are emulated under qemu (--emulator qemu), not ptrace");
+	if (tc_pt_stream_init(&m.s, o, st, e))
+		return -1;
 	if (!realpath(o->argv[0], m.real))
 		return tc_err_sys(e, errno, "%s", o->argv[0]);
 	snprintf(m.s.comm, sizeof(m.s.comm), "%s", strrchr(m.real, '/') + 1);

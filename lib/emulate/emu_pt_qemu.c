@@ -222,7 +222,8 @@ static int enter(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, stru
 {
 	uint64_t last = last_ip(d);
 
-	if (!m->s.all && cut(&m->s.f, d->vaddr, last))
+	if ((!m->s.all && cut(&m->s.f, d->vaddr, last)) ||
+	    tc_emu_trigger_inside(&m->s.trig, d->vaddr, last))
 		return walk(m, t, d, e);
 	m->s.st->steps += d->n_insns - 1u;
 	if (t->pt.in)
@@ -262,6 +263,16 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	    !(t = m->last = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)))
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
 	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, d->vaddr, e))
+		return -1;
+	/* -S: SIGUSR2 asked for a snapshot */
+	if (m->s.o->snapshot_size && m->s.o->snap_req && *m->s.o->snap_req) {
+		*m->s.o->snap_req = 0;
+		if (tc_pt_stream_snapshot(&m->s, e))
+			return -1;
+	}
+	/* triggers resolve as their files' mappings are learned */
+	if (m->s.trig.unresolved && m->s.trig.maps_seen != m->s.maps.n &&
+	    tc_emu_trigger_resolve(&m->s.trig, &m->s.maps, e))
 		return -1;
 	if (!t->has_prev) {
 		if (tc_pt_stream_start(&m->s, &t->pt, d->vaddr, e))
@@ -347,7 +358,8 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
-	tc_pt_stream_init(&m.s, o, st, e);
+	if (tc_pt_stream_init(&m.s, o, st, e))
+		return -1;
 	m.s.all = !o->filter;
 	if (!realpath(o->argv[0], real))
 		return tc_err_sys(e, errno, "%s", o->argv[0]);
@@ -363,6 +375,8 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 		*e = m.filter_err;
 		goto out;
 	}
+	if (tc_emu_trigger_check(&m.s.trig, e))
+		goto out;
 	for (size_t i = 0; i < m.s.n; i++)
 		for (size_t j = 0; j < m.nparents; j++)
 			if (m.parents[j].tid == m.s.t[i]->tid)

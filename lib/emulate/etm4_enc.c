@@ -265,6 +265,11 @@ static int check(struct tc_etm4_enc *enc, struct tc_err *e)
 	return 0;
 }
 
+void tc_etm4_enc_gap(struct tc_etm4_enc *enc)
+{
+	enc->pos = UINT64_MAX;	/* no block starts there (instructions are aligned) */
+}
+
 int tc_etm4_enc_block(struct tc_etm4_enc *enc, const struct tc_etm4_enc_block *b, struct tc_err *e)
 {
 	enc->st.blocks++;

@@ -67,6 +67,9 @@ void tc_etm4_enc_free(struct tc_etm4_enc *enc);
  * previous one went: a gap, e.g. filtered code) starts with TRACE_ON and its address.
  * Returns 0, or -1 (ENOMEM) with e set. */
 int tc_etm4_enc_block(struct tc_etm4_enc *enc, const struct tc_etm4_enc_block *b, struct tc_err *e);
+/* The trace stopped (a pause, code out of the filter): the next block starts with TRACE_ON
+ * even where the last one went. */
+void tc_etm4_enc_gap(struct tc_etm4_enc *enc);
 /* A timestamp packet (TRCCONFIGR.TS traces them) after the atoms held back: ts must not go
  * down. Ignored before the first block (a decoder is not synchronised yet). */
 int tc_etm4_enc_timestamp(struct tc_etm4_enc *enc, uint64_t ts, struct tc_err *e);

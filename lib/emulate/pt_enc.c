@@ -46,6 +46,28 @@ uint64_t tc_pt_enc_offset(const struct tc_pt_enc *x)
 	return off;
 }
 
+void tc_pt_enc_ring(struct tc_pt_enc *x, uint64_t size)
+{
+	x->ring = size;
+}
+
+/* Ring mode: drop all but the latest x->ring bytes (done in bulk: a move per ring's worth). */
+static int trim(struct tc_pt_enc *x, struct tc_err *e)
+{
+	uint64_t off = tc_pt_enc_offset(x), drop;
+
+	if (!x->ring || off < 2 * x->ring)
+		return 0;
+	drop = off - x->ring;
+	memmove(x->buf, x->buf + drop, x->ring);
+	memset(x->buf + x->ring, 0, x->cap - x->ring);
+	x->base += drop;
+	x->next_psb = x->next_psb > drop ? x->next_psb - drop : 0;
+	pt_free_encoder(x->enc);
+	x->enc = NULL;
+	return new_encoder(x, x->ring, e);
+}
+
 static int emit(struct tc_pt_enc *x, const struct pt_packet *p, struct tc_err *e)
 {
 	int n;
@@ -68,7 +90,7 @@ static int emit(struct tc_pt_enc *x, const struct pt_packet *p, struct tc_err *e
 		return tc_err_set(e, EINVAL, "libipt encoder: %s (packet type %d)",
 				  pt_errstr(pt_errcode(n)), p->type);
 	x->packets++;
-	return 0;
+	return trim(x, e);
 }
 
 int tc_pt_enc_flush_tnt(struct tc_pt_enc *x, struct tc_err *e)

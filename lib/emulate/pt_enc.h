@@ -25,12 +25,18 @@ struct tc_pt_enc {
 	uint64_t psb_every, next_psb;
 	unsigned long packets;
 	unsigned long psb_checked;	/* packets when tc_pt_enc_psb_due last looked */
+	uint64_t ring;		/* snapshot mode: only the latest ring bytes are kept (0: all) */
+	uint64_t base;		/* trace bytes dropped before buf[0] (ring mode) */
 };
 
 /* psb_every: bytes between PSB+ (0: 4096). */
 int tc_pt_enc_init(struct tc_pt_enc *x, bool retcomp, uint64_t psb_every, struct tc_err *e);
 void tc_pt_enc_fini(struct tc_pt_enc *x);
-/* Bytes written so far (the trace is x->buf[0..offset)). */
+/* Snapshot mode: keep only the latest size bytes of the trace (memory stays under about
+ * twice that), as an AUX buffer in overwrite mode holds them. */
+void tc_pt_enc_ring(struct tc_pt_enc *x, uint64_t size);
+/* Bytes in x->buf (the trace is x->buf[0..offset); in ring mode the latest, from stream
+ * position x->base). */
 uint64_t tc_pt_enc_offset(const struct tc_pt_enc *x);
 
 int tc_pt_enc_flush_tnt(struct tc_pt_enc *x, struct tc_err *e);

@@ -17,14 +17,18 @@
 #define PT_PMU_TYPE 8
 #define PT_CFG_TSC (1ULL << 10)
 #define PT_CFG_NORETCOMP (1ULL << 11)
+#define AUX_OVERWRITE 0x02	/* PERF_AUX_FLAG_OVERWRITE: the buffer is in snapshot mode */
 
 int tc_pt_stream_init(struct tc_pt_stream *s, const struct tc_emu_opts *o,
 		      struct tc_emu_stats *st, struct tc_err *e)
 {
-	(void)e;
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->st = st;
+	if (tc_emu_trigger_parse(&s->trig, o, e)) {
+		tc_emu_trigger_free(&s->trig);
+		return -1;
+	}
 	return 0;
 }
 
@@ -33,12 +37,16 @@ void tc_pt_stream_fini(struct tc_pt_stream *s)
 	if (s->truth)
 		fclose(s->truth);
 	for (size_t i = 0; i < s->n; i++) {
+		for (size_t k = 0; k < s->t[i]->nsnaps; k++)
+			free(s->t[i]->snaps[k].data);
+		free(s->t[i]->snaps);
 		tc_pt_enc_fini(&s->t[i]->x);
 		free(s->t[i]);
 	}
 	free(s->t);
 	tc_addr_filter_free(&s->f);
 	tc_addr_filter_maps_free(&s->maps);
+	tc_emu_trigger_free(&s->trig);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -66,6 +74,7 @@ struct tc_pt_stream_thr *tc_pt_stream_add(struct tc_pt_stream *s, pid_t tid, siz
 		free(t);
 		return NULL;
 	}
+	tc_pt_enc_ring(&t->x, s->o->snapshot_size);
 	s->t[s->n++] = t;
 	s->st->threads++;
 	return t;
@@ -95,8 +104,12 @@ int tc_pt_stream_enable(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint
 int tc_pt_stream_start(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint64_t ip,
 		       struct tc_err *e)
 {
+	enum tc_emu_trigger_kind k = tc_emu_trigger_at(&s->trig, ip);
+
+	/* --start-paused: every thread's trace starts paused, as the event it runs on */
+	t->paused = s->o->start_paused ? k != TC_EMU_TRIG_RESUME : k == TC_EMU_TRIG_PAUSE;
 	t->ip = ip;
-	t->in = tc_pt_stream_in(s, ip);
+	t->in = tc_pt_stream_in(s, ip) && !t->paused;
 	if (tc_pt_enc_psb(&t->x, false, 0, e) || (t->in && tc_pt_stream_enable(s, t, ip, e)))
 		return -1;
 	return 0;
@@ -116,13 +129,41 @@ static int syscall_step(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 	return 0;
 }
 
+/* A pause trigger at t->ip: tracing stops before the instruction there. */
+static int pause_at(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e)
+{
+	if (tc_pt_enc_ip(&t->x, ppt_fup, t->ip, e) || tc_pt_enc_pgd_noip(&t->x, e))
+		return -1;
+	truth(s, t, t->ip, 0);
+	t->in = false;
+	return 0;
+}
+
 int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e)
 {
 	struct tc_pt_enc *x = &t->x;
 	uint64_t ip = p->ip, next = p->next;
 	enum tc_x86_kind k = p->kind;
+	struct tc_pt_stream_step q;
+	bool pause = false;
 
+	if (s->trig.n) {
+		enum tc_emu_trigger_kind tk = tc_emu_trigger_at(&s->trig, next);
+
+		if (t->paused && tk == TC_EMU_TRIG_RESUME) {
+			t->paused = false;
+		} else if (!t->paused && tk == TC_EMU_TRIG_PAUSE) {
+			t->paused = true;
+			/* the step that reaches it is traced, unless tracing stops anyway */
+			pause = p->in && k != TC_X86_SYSCALL;
+		}
+		if (t->paused && p->next_in && !pause) {
+			q = *p;
+			q.next_in = false;
+			p = &q;
+		}
+	}
 	s->st->steps++;
 	if (!p->in) {
 		if (p->next_in && tc_pt_stream_enable(s, t, next, e))
@@ -166,6 +207,38 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 out:
 	t->ip = next;
 	t->in = p->next_in;
+	return pause && t->in ? pause_at(s, t, e) : 0;
+}
+
+int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct tc_pt_stream_thr *t = s->t[i];
+		uint64_t off, head, from;
+		struct tc_pt_stream_snap *x;
+
+		/* the branches so far are in the snapshot, as a disabled event flushes them */
+		if (tc_pt_enc_flush_tnt(&t->x, e))
+			return -1;
+		off = tc_pt_enc_offset(&t->x);
+		head = t->x.base + off;
+		from = head - (off < s->o->snapshot_size ? off : s->o->snapshot_size);
+		if (from < t->snapped)
+			from = t->snapped;
+		if (from == head)
+			continue;
+		if (tc_grow((void **)&t->snaps, &t->capsnaps, t->nsnaps + 1, sizeof(*t->snaps)))
+			return tc_err_set(e, ENOMEM, "out of memory");
+		x = &t->snaps[t->nsnaps];
+		x->pos = from;
+		x->len = (size_t)(head - from);
+		if (!(x->data = malloc(x->len)))
+			return tc_err_set(e, ENOMEM, "out of memory");
+		memcpy(x->data, t->x.buf + (from - t->x.base), x->len);
+		t->nsnaps++;
+		t->snapped = head;
+	}
+	s->st->snapshots++;
 	return 0;
 }
 
@@ -181,6 +254,27 @@ static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
 	rc = tc_emu_file_build_id(w, tc_elf_build_id(elf), path, e);
 	tc_elf_close(elf);
 	return rc;
+}
+
+/* Thread i's snapshots, one AUXTRACE each at its stream position, and the AUX record an
+ * AUX buffer in overwrite mode gives. */
+static int snapshots(struct tc_pt_stream *m, struct tc_perf_write *w, size_t i, uint64_t *time,
+		     struct tc_err *e)
+{
+	const struct tc_pt_stream_thr *t = m->t[i];
+	struct tc_perf_write_sid sid = { .pid = (uint32_t)m->pid, .id = i + 1 };
+
+	for (size_t k = 0; k < t->nsnaps; k++) {
+		const struct tc_pt_stream_snap *x = &t->snaps[k];
+
+		m->st->bytes += x->len;
+		if (tc_perf_write_auxtrace(w, x->data, x->len, x->pos, i, (uint32_t)i,
+					   (uint32_t)t->tid, (uint32_t)-1, e) ||
+		    tc_perf_write_aux(w, x->pos, x->len, AUX_OVERWRITE,
+				      tc_emu_file_sid(&sid, (uint32_t)t->tid, time), e))
+			return -1;
+	}
+	return 0;
 }
 
 int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
@@ -202,6 +296,11 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 	priv[TC_IPT_TSC_BIT] = PT_CFG_TSC;	/* not set in config: timeless decoding */
 	priv[TC_IPT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
 	priv[TC_IPT_TSC_CTC_D] = 1;
+	priv[TC_IPT_SNAPSHOT_MODE] = m->o->snapshot_size != 0;
+	if (m->o->snapshot_size && tc_pt_stream_snapshot(m, e)) {
+		free(ids);
+		return -1;
+	}
 	gethostname(host, sizeof(host) - 1);
 	if (uname(&u))
 		strcpy(u.release, "6.1.0");
@@ -245,6 +344,11 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 		const struct tc_pt_stream_thr *t = m->t[i];
 		uint64_t len = tc_pt_enc_offset(&t->x);
 
+		if (m->o->snapshot_size) {
+			if (snapshots(m, w, i, &time, e))
+				goto out;
+			continue;
+		}
 		m->st->bytes += len;
 		if (tc_perf_write_auxtrace(w, t->x.buf, len, 0, i, (uint32_t)i, (uint32_t)t->tid,
 				   (uint32_t)-1, e) ||

@@ -14,10 +14,19 @@
 #include <sys/types.h>
 
 #include "lib/emulate/emu.h"
+#include "lib/emulate/emu_trigger.h"
 #include "lib/emulate/pt_enc.h"
 #include "lib/images/addr_filter.h"
 #include "lib/isa/x86.h"
 #include "lib/util/err.h"
+
+/* One snapshot of a thread's trace (snapshot mode): what is new since the last one, at
+ * most the ring, from stream position pos. */
+struct tc_pt_stream_snap {
+	uint64_t pos;
+	size_t len;
+	uint8_t *data;
+};
 
 /* A thread's trace. Tracers allocate their own thread state with this as its first member
  * (tc_pt_stream_add's size), so pointers to it stay valid as threads are added. */
@@ -26,6 +35,10 @@ struct tc_pt_stream_thr {
 	struct tc_pt_enc x;
 	uint64_t ip;		/* where the thread is */
 	bool in;		/* ip is traced */
+	bool paused;		/* a pause trigger stopped its trace (until a resume one) */
+	struct tc_pt_stream_snap *snaps;	/* snapshot mode: the snapshots taken */
+	size_t nsnaps, capsnaps;
+	uint64_t snapped;	/* stream position the last snapshot reached */
 };
 
 /* One executed instruction at ip that went to next. */
@@ -46,6 +59,7 @@ struct tc_pt_stream {
 	struct tc_pt_stream_thr **t;	/* in order of appearance */
 	size_t n, cap;
 	struct tc_addr_filter f;
+	struct tc_emu_triggers trig;	/* o's pause/resume triggers (the tracer resolves) */
 	bool all;		/* no filter: all of user space is traced */
 	struct tc_maps maps;	/* the mappings the MMAP2 records give (executable ones) */
 	FILE *truth;
@@ -73,12 +87,20 @@ int tc_pt_stream_start(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint6
 /* Tracing of t starts (or resumes) at ip: TIP.PGE. */
 int tc_pt_stream_enable(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint64_t ip,
 			struct tc_err *e);
-/* Encode step p of t (t is at p->ip). */
+/* Encode step p of t (t is at p->ip). The triggers act where the step arrives: a pause
+ * one stops t's trace there, before that instruction (FUP of it and TIP.PGD without IP: an
+ * asynchronous disable, as the hardware's trace shows TraceEn cleared there), a resume one
+ * starts it at that instruction (TIP.PGE). p->next_in is the filter's view. */
 int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e);
 
+/* Snapshot mode (o->snapshot_size): every thread's ring as it is now, what is new since the
+ * last snapshot (as record's -S copies an AUX buffer on SIGUSR2). */
+int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e);
+
 /* Write o->output: one AUXTRACE queue per thread (perf's per-thread mode) with COMM, MMAP2
- * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids. */
+ * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids. In snapshot
+ * mode a last snapshot is taken and each snapshot is an AUXTRACE of its thread's queue. */
 int tc_pt_stream_write(struct tc_pt_stream *s, struct tc_err *e);
 
 #endif
