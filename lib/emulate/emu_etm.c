@@ -201,9 +201,11 @@ static struct vcpu *etm_of(struct emu *m, uint32_t tid)
 	return NULL;
 }
 
-static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
+static int on_thread(void *arg, const struct tc_qemu_run_thr *t, bool start,
+		     struct tc_err *e)
 {
 	struct emu *m = arg;
+	uint32_t tid = t->tid;
 	struct vcpu *c;
 
 	if (start) {

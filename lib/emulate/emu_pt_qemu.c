@@ -9,7 +9,9 @@
  *
  * qemu-user on an x86-64 host keeps guest addresses as host addresses (guest_base 0), so the
  * guest's mappings are in /proc/QEMU_PID/maps beside qemu's own; the ones that hold executed
- * code are taken, with their real paths, when a block from an unknown one first runs. */
+ * code are taken, with their real paths, when a block from an unknown one first runs. A
+ * guest fork forks qemu: the child is a process of its own (its own maps), followed as
+ * perf's inherit does, with FORK and COMM records. */
 #include "lib/emulate/emu.h"
 
 #include <errno.h>
@@ -47,14 +49,16 @@ struct parent {
 struct emu {
 	struct tc_pt_stream s;
 	struct tc_qemu_run *run;
-	pid_t qpid;
-	uint64_t known_lo, known_hi;	/* the last mapping found, a quick hit */
+	pid_t known_pid;	/* the process of the last mapping found: */
+	uint64_t known_lo, known_hi;	/* that mapping, a quick hit */
 	struct parent *parents;	/* clone results: who made each thread */
 	size_t nparents, capparents;
 	struct qthr *last;	/* the thread of the last block: rings are drained in bursts */
 	bool resolved;		/* o->filter has been resolved against the mappings */
-	bool maps_gone;		/* qemu died: its maps are empty */
-	struct tc_maps snap;	/* qemu's maps after the last executable mapping */
+	pid_t *gone;		/* processes that died: their maps are empty */
+	size_t ngone, capgone;
+	pid_t snap_pid;
+	struct tc_maps snap;	/* its maps after its last executable mapping */
 	struct tc_err filter_err;
 };
 
@@ -63,13 +67,18 @@ static uint64_t last_ip(const struct tc_qp_desc *d)
 	return d->vaddr + d->size - d->last_size;
 }
 
-static int add_map(struct tc_maps *mine, const struct tc_map *x, struct tc_err *e)
+static int add_map(struct tc_pt_stream *s, pid_t pid, const struct tc_map *x,
+		   struct tc_err *e)
 {
+	struct tc_maps *mine = &s->maps;
 	struct tc_map *v = realloc(mine->v, (mine->n + 1) * sizeof(*v));
 
 	if (!v)
 		return tc_err_set(e, ENOMEM, "out of memory");
 	mine->v = v;
+	if (tc_grow((void **)&s->map_pid, &s->cap_map_pid, mine->n + 1, sizeof(pid_t)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	s->map_pid[mine->n] = pid;
 	v[mine->n] = *x;
 	/* qemu maps guest code without PROT_EXEC (it runs translations): the guest's is */
 	v[mine->n].prot |= PROT_EXEC;
@@ -79,19 +88,28 @@ static int add_map(struct tc_maps *mine, const struct tc_map *x, struct tc_err *
 	return 0;
 }
 
-/* The mapping of qemu's that holds guest address va joins the stream's maps (the MMAP2
- * records); then the filter is resolved again while it cannot be. */
-static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
+static bool is_gone(const struct emu *m, pid_t pid)
+{
+	for (size_t i = 0; i < m->ngone; i++)
+		if (m->gone[i] == pid)
+			return true;
+	return false;
+}
+
+/* The mapping of qemu process pid's that holds guest address va joins the stream's maps (the
+ * MMAP2 records); then the filter is resolved again while it cannot be. */
+static int learn_map(struct emu *m, pid_t pid, uint64_t va, struct tc_err *e)
 {
 	struct tc_maps now = { 0 };
 	const struct tc_map *hit = NULL;
 	struct tc_maps *mine = &m->s.maps;
 	int rc = -1;
 
-	if (m->maps_gone)
+	if (is_gone(m, pid))
 		return 0;
 	for (size_t i = 0; i < mine->n; i++)
-		if (va >= mine->v[i].start && va < mine->v[i].end) {
+		if (m->s.map_pid[i] == pid && va >= mine->v[i].start && va < mine->v[i].end) {
+			m->known_pid = pid;
 			m->known_lo = mine->v[i].start;
 			m->known_hi = mine->v[i].end;
 			return 0;
@@ -103,7 +121,7 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 		if (tries)
 			usleep(1000);
 		tc_addr_filter_maps_free(&now);
-		if (tc_addr_filter_maps_read(m->qpid, &now, e)) {
+		if (tc_addr_filter_maps_read(pid, &now, e)) {
 			if (e && e->errnum != ENOENT && e->errnum != ESRCH)
 				return -1;
 			break;	/* reaped after a fatal signal: as empty maps */
@@ -116,11 +134,13 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 	if (!hit && !now.n) {
 		/* qemu is gone (a fatal signal: no exit to wait in): the maps as they were at
 		 * the last executable mapping */
-		for (size_t i = 0; i < m->snap.n && !hit; i++)
+		for (size_t i = 0; i < m->snap.n && !hit && m->snap_pid == pid; i++)
 			if (va >= m->snap.v[i].start && va < m->snap.v[i].end)
 				hit = &m->snap.v[i];
 		if (!hit) {
-			m->maps_gone = true;
+			if (tc_grow((void **)&m->gone, &m->capgone, m->ngone + 1, sizeof(pid_t)))
+				return tc_err_set(e, ENOMEM, "out of memory");
+			m->gone[m->ngone++] = pid;
 			rc = 0;
 			goto out;
 		}
@@ -130,8 +150,9 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 			   "addresses are not host addresses?)", (unsigned long long)va);
 		goto out;
 	}
-	if (add_map(mine, hit, e))
+	if (add_map(&m->s, pid, hit, e))
 		goto out;
+	m->known_pid = pid;
 	m->known_lo = hit->start;
 	m->known_hi = hit->end;
 	if (m->s.o->filter && !m->resolved) {
@@ -199,7 +220,7 @@ static int walk(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struc
 
 	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)d->vaddr, n };
 
-	if (process_vm_readv(m->qpid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+	if (process_vm_readv(t->pt.pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
 		return tc_err_sys(e, errno, "reading guest code at 0x%llx",
 				  (unsigned long long)d->vaddr);
 	while (ip < end) {
@@ -261,7 +282,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	if ((!t || t->pt.tid != (pid_t)tid) &&
 	    !(t = m->last = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)))
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
-	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, d->vaddr, e))
+	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi || t->pt.pid != m->known_pid) &&
+	    learn_map(m, t->pt.pid, d->vaddr, e))
 		return -1;
 	if (!t->has_prev) {
 		if (tc_pt_stream_start(&m->s, &t->pt, d->vaddr, e))
@@ -278,15 +300,47 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	return enter(m, t, d, e);
 }
 
-static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
+static const char *comm_of(const struct emu *m, pid_t pid)
+{
+	for (size_t i = 0; i < m->s.nprocs; i++)
+		if (m->s.procs[i].pid == pid)
+			return m->s.procs[i].comm;
+	return m->s.comm;
+}
+
+/* A fork child's first thread: a process of its own, named as its parent. */
+static int new_proc(struct emu *m, const struct tc_qemu_run_thr *q, struct tc_err *e)
+{
+	struct tc_pt_stream_proc *p;
+
+	for (size_t i = 0; i < m->s.nprocs; i++)
+		if (m->s.procs[i].pid == (pid_t)q->pid)
+			return 0;
+	if (tc_grow((void **)&m->s.procs, &m->s.capprocs, m->s.nprocs + 1, sizeof(*p)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	p = &m->s.procs[m->s.nprocs++];
+	*p = (struct tc_pt_stream_proc){ (pid_t)q->pid, (pid_t)q->ppid, (pid_t)q->ptid, "" };
+	snprintf(p->comm, sizeof(p->comm), "%s", comm_of(m, (pid_t)q->ppid));
+	return 0;
+}
+
+static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, struct tc_err *e)
 {
 	struct emu *m = arg;
+	uint32_t tid = q->tid;
 	struct qthr *t;
 
 	if (start) {
 		if (!m->s.n)
-			m->s.pid = (pid_t)tid;
-		return tc_pt_stream_add(&m->s, (pid_t)tid, sizeof(*t), e) ? 0 : -1;
+			m->s.pid = (pid_t)q->pid;
+		else if ((pid_t)q->pid != m->s.pid && new_proc(m, q, e))
+			return -1;
+		if (!(t = (struct qthr *)tc_pt_stream_add(&m->s, (pid_t)tid, sizeof(*t), e)))
+			return -1;
+		t->pt.pid = (pid_t)q->pid;
+		if (q->ptid)
+			t->pt.ptid = (pid_t)q->ptid;
+		return 0;
 	}
 	if (!(t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)) || !t->has_prev)
 		return 0;
@@ -319,14 +373,18 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 		struct tc_maps now = { 0 };
 		struct tc_err ignore;
 
-		if (!tc_addr_filter_maps_read(m->qpid, &now, &ignore) && now.n) {
+		struct tc_pt_stream_thr *t = tc_pt_stream_find(&m->s, (pid_t)tid);
+		pid_t pid = t ? t->pid : m->s.pid;
+
+		if (!tc_addr_filter_maps_read(pid, &now, &ignore) && now.n) {
 			tc_addr_filter_maps_free(&m->snap);
 			m->snap = now;
+			m->snap_pid = pid;
 		} else {
 			tc_addr_filter_maps_free(&now);
 		}
 	}
-	/* a new thread's parent, for its FORK record (a new process is not followed) */
+	/* a new thread's parent, for its FORK record */
 	if (sys->num == SYS_CLONE && sys->ret > 0) {
 		if (tc_grow((void **)&m->parents, &m->capparents, m->nparents + 1,
 			    sizeof(*m->parents)))
@@ -356,7 +414,6 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 		return tc_err_sys(e, errno, "%s", o->truth);
 	if (tc_qemu_run_start(&m.run, &ro, e))
 		goto out;
-	m.qpid = tc_qemu_run_pid(m.run);
 	if (tc_qemu_run_loop(m.run, &ops, &m, &st->status, e))
 		goto out;
 	if (o->filter && !m.resolved) {
@@ -377,6 +434,7 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 out:
 	tc_qemu_run_free(m.run);
 	free(m.parents);
+	free(m.gone);
 	tc_addr_filter_maps_free(&m.snap);
 	tc_pt_stream_fini(&m.s);
 	return rc;

@@ -39,12 +39,14 @@ void tc_pt_stream_fini(struct tc_pt_stream *s)
 	free(s->t);
 	tc_addr_filter_free(&s->f);
 	tc_addr_filter_maps_free(&s->maps);
+	free(s->map_pid);
+	free(s->procs);
 	memset(s, 0, sizeof(*s));
 }
 
 struct tc_pt_stream_thr *tc_pt_stream_find(const struct tc_pt_stream *s, pid_t tid)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = s->n; i-- > 0;)
 		if (s->t[i]->tid == tid)
 			return s->t[i];
 	return NULL;
@@ -183,6 +185,50 @@ static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
 	return rc;
 }
 
+static pid_t pid_of(const struct tc_pt_stream *m, const struct tc_pt_stream_thr *t)
+{
+	return t->pid ? t->pid : m->pid;
+}
+
+static const char *comm_of(const struct tc_pt_stream *m, pid_t pid)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return m->procs[i].comm;
+	return m->comm;
+}
+
+/* The index of a thread of process pid (its records' sample id). */
+static size_t thread_of(const struct tc_pt_stream *m, pid_t pid)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (pid_of(m, m->t[i]) == pid)
+			return i;
+	return 0;
+}
+
+/* MMAP2 records of process pid's executable file mappings. */
+static int write_maps(struct tc_pt_stream *m, struct tc_perf_write *w, pid_t pid,
+		      struct tc_perf_write_sid *sid, uint64_t *time, struct tc_err *e)
+{
+	for (size_t i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		struct tc_perf_write_mmap2 mm = { .pid = (uint32_t)pid, .tid = (uint32_t)pid,
+			.start = x->start, .len = x->end - x->start, .pgoff = x->pgoff,
+			.maj = x->maj, .min = x->min, .ino = x->ino, .prot = (uint32_t)x->prot,
+			.flags = MAP_PRIVATE, .filename = x->path };
+
+		if ((m->map_pid ? m->map_pid[i] : m->pid) != pid ||
+		    !(x->prot & PROT_EXEC) || x->path[0] != '/')
+			continue;
+		sid->pid = (uint32_t)pid;
+		sid->id = thread_of(m, pid) + 1;
+		if (tc_perf_write_mmap2(w, &mm, tc_emu_file_sid(sid, (uint32_t)pid, time), e))
+			return -1;
+	}
+	return 0;
+}
+
 int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 {
 	uint64_t priv[TC_IPT_PRIV_MAX] = { 0 }, *ids, time = 1;
@@ -211,35 +257,45 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 		return -1;
 	}
 	/* one id per thread: its AUX stream */
-#define SID(i) (sid.id = (i) + 1, tc_emu_file_sid(&sid, (uint32_t)m->t[i]->tid, &time))
+#define SID(i) (sid.pid = (uint32_t)pid_of(m, m->t[i]), sid.id = (i) + 1, \
+		tc_emu_file_sid(&sid, (uint32_t)m->t[i]->tid, &time))
 	if (tc_perf_write_auxtrace_info_intel_pt(w, priv, m->all ? NULL : m->f.perf, e) ||
-	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e))
+	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e) ||
+	    write_maps(m, w, m->pid, &sid, &time, e))
 		goto out;
-	for (i = 0; i < m->maps.n; i++) {
-		const struct tc_map *x = &m->maps.v[i];
-		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = x->start,
-			.len = x->end - x->start, .pgoff = x->pgoff, .maj = x->maj, .min = x->min,
-			.ino = x->ino, .prot = (uint32_t)x->prot, .flags = MAP_PRIVATE,
-			.filename = x->path };
+	/* fork children: as perf sees them, a copy of the parent, then their own maps */
+	for (i = 0; i < m->nprocs; i++) {
+		const struct tc_pt_stream_proc *p = &m->procs[i];
+		size_t k = thread_of(m, p->pid);
+		const struct tc_perf_write_sid *fs = SID(k);
 
-		if ((x->prot & PROT_EXEC) && x->path[0] == '/' &&
-		    tc_perf_write_mmap2(w, &mm, SID(0), e))
+		if (tc_perf_write_fork(w, false, (uint32_t)p->pid, (uint32_t)p->ppid,
+				       (uint32_t)p->pid, (uint32_t)p->ptid, fs->time, fs, e) ||
+		    tc_perf_write_comm(w, (uint32_t)p->pid, (uint32_t)p->pid, p->comm, false,
+				       SID(k), e) ||
+		    write_maps(m, w, p->pid, &sid, &time, e))
 			goto out;
 	}
 	for (i = 1; i < m->n; i++) {
 		const struct tc_pt_stream_thr *t = m->t[i];
+		uint32_t tp = (uint32_t)pid_of(m, t);
+		const struct tc_perf_write_sid *fs;
 
-		const struct tc_perf_write_sid *fs = SID(i);
+		if ((pid_t)tp == t->tid || tc_pt_stream_find(m, t->tid) != t)
+			continue;	/* a process's first thread; or a thread seen again */
+		fs = SID(i);
 
 		/* the fork's time is its sample id's, as perf writes it (computed first: an
 		 * argument list does not order SID()'s increment against a read of time) */
-		if (tc_perf_write_fork(w, false, pid, pid, (uint32_t)t->tid, (uint32_t)t->ptid,
+		if (tc_perf_write_fork(w, false, tp, tp, (uint32_t)t->tid, (uint32_t)t->ptid,
 				       fs->time, fs, e) ||
-		    tc_perf_write_comm(w, pid, (uint32_t)t->tid, m->comm, false, SID(i), e))
+		    tc_perf_write_comm(w, tp, (uint32_t)t->tid, comm_of(m, (pid_t)tp), false,
+				       SID(i), e))
 			goto out;
 	}
 	for (i = 0; i < m->n; i++)
-		if (tc_perf_write_itrace_start(w, pid, (uint32_t)m->t[i]->tid, SID(i), e))
+		if (tc_perf_write_itrace_start(w, (uint32_t)pid_of(m, m->t[i]),
+					       (uint32_t)m->t[i]->tid, SID(i), e))
 			goto out;
 	for (i = 0; i < m->n; i++) {
 		const struct tc_pt_stream_thr *t = m->t[i];
@@ -252,10 +308,15 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 			goto out;
 	}
 	for (i = m->n; i-- > 0;) {
-		const struct tc_perf_write_sid *fs = SID(i);
+		const struct tc_pt_stream_thr *t = m->t[i];
+		uint32_t tp = (uint32_t)pid_of(m, t);
+		const struct tc_perf_write_sid *fs;
 
-		if (tc_perf_write_fork(w, true, pid, pid, (uint32_t)m->t[i]->tid,
-				       (uint32_t)m->t[i]->ptid, fs->time, fs, e))
+		if (tc_pt_stream_find(m, t->tid) != t)
+			continue;
+		fs = SID(i);
+		if (tc_perf_write_fork(w, true, tp, tp, (uint32_t)t->tid, (uint32_t)t->ptid,
+				       fs->time, fs, e))
 			goto out;
 	}
 #undef SID

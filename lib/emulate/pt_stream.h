@@ -22,6 +22,7 @@
 /* A thread's trace. Tracers allocate their own thread state with this as its first member
  * (tc_pt_stream_add's size), so pointers to it stay valid as threads are added. */
 struct tc_pt_stream_thr {
+	pid_t pid;		/* its process (0: the stream's pid) */
 	pid_t tid, ptid;
 	struct tc_pt_enc x;
 	uint64_t ip;		/* where the thread is */
@@ -39,6 +40,12 @@ struct tc_pt_stream_step {
 	bool in, next_in;
 };
 
+/* A process after the first (a fork child), for its FORK and COMM records. */
+struct tc_pt_stream_proc {
+	pid_t pid, ppid, ptid;
+	char comm[16];
+};
+
 struct tc_pt_stream {
 	const struct tc_emu_opts *o;
 	struct tc_emu_stats *st;
@@ -48,6 +55,10 @@ struct tc_pt_stream {
 	struct tc_addr_filter f;
 	bool all;		/* no filter: all of user space is traced */
 	struct tc_maps maps;	/* the mappings the MMAP2 records give (executable ones) */
+	pid_t *map_pid;		/* each one's process (NULL: all pid's) */
+	size_t cap_map_pid;
+	struct tc_pt_stream_proc *procs;	/* in order of appearance */
+	size_t nprocs, capprocs;
 	FILE *truth;
 	char comm[16];
 };
@@ -62,6 +73,7 @@ static inline bool tc_pt_stream_in(const struct tc_pt_stream *s, uint64_t ip)
 	return s->all || tc_addr_filter_has(&s->f, ip);
 }
 
+/* The thread tid added last. */
 struct tc_pt_stream_thr *tc_pt_stream_find(const struct tc_pt_stream *s, pid_t tid);
 /* A new thread of size bytes (zeroed; >= sizeof(struct tc_pt_stream_thr)), parent s->pid. */
 struct tc_pt_stream_thr *tc_pt_stream_add(struct tc_pt_stream *s, pid_t tid, size_t size,
@@ -78,7 +90,8 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e);
 
 /* Write o->output: one AUXTRACE queue per thread (perf's per-thread mode) with COMM, MMAP2
- * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids. */
+ * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids; a process of
+ * s->procs gets its FORK from its parent, its COMM and its own MMAP2 records. */
 int tc_pt_stream_write(struct tc_pt_stream *s, struct tc_err *e);
 
 #endif

@@ -20,8 +20,9 @@
  *            callbacks (one counter for all threads: exact for single-threaded guests)
  * stats=on   print the plugin's counts to stderr at exit
  *
- * A guest fork() child detaches: it stops writing to the shared memory (its trace is not
- * followed yet). Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
+ * A guest fork() forks qemu and this plugin with it: the child's thread claims a ring of
+ * its own as the fork returns in it, so children are followed as perf's inherit does
+ * (qp_shm.h). Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
  * tracectl. */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,11 +62,13 @@ struct vstate {
 	uint64_t mask;
 	uint64_t insns;		/* instructions of the TBs written */
 	uint64_t tail;		/* the consumer's tail, as last read */
-	struct tc_qp_ring *ring;	/* NULL: private (detached) */
+	struct tc_qp_ring *ring;	/* NULL: private (to_scratch) */
 	uint64_t ev_words;	/* entries that are events, not TB ids */
 	uint64_t sys_args[6];	/* of the system call in progress */
 	uint32_t tid;
 	unsigned vcpu;
+	struct tc_qp_ring *done;	/* the ring finish() ended, and its gen: exit waits */
+	uint32_t done_gen;
 	struct vstate *next;	/* all states, for the exit flush */
 };
 
@@ -77,7 +81,7 @@ static struct {
 	uint64_t n_descs;
 	uint64_t translations;
 	uint64_t batch;
-	bool icount, stats, detached;
+	bool icount, stats;
 	csh cs;
 	pthread_mutex_t lock;	/* translation, vCPU init/exit, exit flush */
 	struct vstate *all;
@@ -87,7 +91,6 @@ static struct {
 	uint64_t waits;
 	uint64_t split_insns;	/* last instructions across a page: read from haddr */
 	int errfd;		/* stderr as it was at load: guests close theirs */
-	pid_t parent;		/* the consumer, which started qemu */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -114,7 +117,7 @@ static void fail(const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	msg("tracectl-qemu: %s\n", text);
-	if (g.hdr && !g.detached) {
+	if (g.hdr) {
 		memcpy(g.hdr->error, text, sizeof(text));
 		__atomic_store_n(&g.hdr->state, TC_QP_FAILED, __ATOMIC_RELEASE);
 	}
@@ -150,7 +153,7 @@ static void __attribute__((noinline)) slow_path(struct vstate *v)
 	uint64_t cap = v->mask + 1;
 	unsigned spins = 0;
 
-	if (!v->ring) {		/* detached: a private ring that wraps */
+	if (!v->ring) {		/* private: a scratch ring that wraps */
 		v->limit = UINT64_MAX;
 		return;
 	}
@@ -198,8 +201,8 @@ static void on_tb_count(unsigned int vcpu, void *udata)
 	g.cb_insns[vcpu & (MAX_VCPUS - 1)] += (uintptr_t)udata >> 32;
 }
 
-/* Where a thread that no longer owns a ring writes (a detached process, a thread after its
- * exit callback): written, never read. */
+/* Where a thread that no longer owns a ring writes (a thread after its exit callback, one
+ * of the parent's in a fork child): written, never read. */
 static void to_scratch(struct vstate *v)
 {
 	static uint32_t scratch[4096];
@@ -241,6 +244,32 @@ static struct tc_qp_ring *claim_ring(void)
 	return NULL;
 }
 
+/* v (a new thread, or a fork child's) takes a ring of its own; tid 0: the thread's tid is
+ * taken at its first slow path. ptid: the thread that forked this process. */
+static void attach(struct vstate *v, uint32_t tid, uint32_t ptid)
+{
+	v->ring = claim_ring();
+	if (!v->ring)
+		fail("all %u rings are in use: more guest threads than the consumer allows",
+		     g.hdr->max_rings);
+	v->ents = (uint32_t *)((char *)v->ring + TC_QP_RING_HDR);
+	v->mask = g.hdr->ring_entries - 1;
+	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
+	v->head = v->tail;	/* 0: a fresh or reclaimed ring */
+	v->limit = v->head + (tid ? g.batch : 1);	/* tid 0: the first TB takes it */
+	v->insns = 0;
+	v->ev_words = 0;
+	v->done = NULL;
+	v->tid = tid;
+	v->ring->tid = tid;
+	v->ring->vcpu = v->vcpu;
+	v->ring->pid = (uint32_t)getpid();
+	v->ring->ppid = (uint32_t)getppid();
+	v->ring->ptid = ptid;
+	v->ring->flags = 0;
+	v->ring->gen++;
+}
+
 /* qemu-user calls this in the thread that creates the guest thread, before the new one
  * runs; the new thread's tid is taken at its first slow path. */
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
@@ -253,27 +282,12 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	if (g.mode != MODE_RING)
 		return;
 	pthread_mutex_lock(&g.lock);
-	if (g.detached) {
-		vstates[vcpu] = private_state(vcpu);
-		pthread_mutex_unlock(&g.lock);
-		return;
-	}
 	v = aligned_alloc(64, sizeof(*v));
 	if (!v)
 		fail("out of memory");
 	memset(v, 0, sizeof(*v));
-	v->ring = claim_ring();
-	if (!v->ring)
-		fail("all %u rings are in use: more guest threads than the consumer allows",
-		     g.hdr->max_rings);
-	v->ents = (uint32_t *)((char *)v->ring + TC_QP_RING_HDR);
-	v->mask = g.hdr->ring_entries - 1;
 	v->vcpu = vcpu;
-	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
-	v->head = v->tail;	/* 0: a fresh or reclaimed ring */
-	v->limit = v->head + 1;	/* first TB: slow path, takes the tid */
-	v->ring->vcpu = vcpu;
-	v->ring->gen++;
+	attach(v, 0, 0);
 	v->next = g.all;
 	g.all = v;
 	vstates[vcpu] = v;
@@ -289,6 +303,8 @@ static void finish(struct vstate *v)
 		__atomic_store_n(&v->ring->tid, v->tid, __ATOMIC_RELAXED);
 	}
 	publish(v);
+	v->done = v->ring;
+	v->done_gen = v->ring->gen;
 	__atomic_store_n(&v->ring->state, TC_QP_RING_EXITED, __ATOMIC_RELEASE);
 	to_scratch(v);
 }
@@ -303,20 +319,25 @@ static void on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
 		return;
 	pthread_mutex_lock(&g.lock);
 	v = vstates[vcpu];
-	if (v && !g.detached)
+	if (v)
 		finish(v);
 	pthread_mutex_unlock(&g.lock);
 }
 
 /* ---- system calls ------------------------------------------------------------------ */
 
-static bool is_fork(int64_t num)
+#define CLONE_VM_ 0x100
+#define CLONE_VFORK_ 0x4000
+
+/* A system call that makes a new process. qemu-user runs vfork, and clone with CLONE_VFORK,
+ * as a fork; clone with CLONE_VM otherwise is a thread; clone3 is ENOSYS in 7.2. */
+static bool forks_process(int64_t num, uint64_t flags)
 {
-	if (num == 435)		/* clone3 (7.2 answers ENOSYS) */
+	if (g.target == TGT_X86_64 && (num == 57 || num == 58))	/* fork, vfork */
 		return true;
-	if (g.target == TGT_X86_64)
-		return num == 56 || num == 57 || num == 58;	/* clone, fork, vfork */
-	return num == 220;	/* clone */
+	if (num != (g.target == TGT_X86_64 ? 56 : 220))		/* clone */
+		return false;
+	return (flags & CLONE_VFORK_) || !(flags & CLONE_VM_);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
@@ -330,22 +351,28 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		return;
 	v->sys_args[0] = a1, v->sys_args[1] = a2, v->sys_args[2] = a3;
 	v->sys_args[3] = a4, v->sys_args[4] = a5, v->sys_args[5] = a6;
+	/* counted before it exists, so that procs never reaches 0 while it runs */
+	if (forks_process(num, a1))
+		__atomic_fetch_add(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	/* the call may block: let the consumer see everything before it */
 	publish(v);
 }
 
-/* A fork child: stop writing to the consumer's memory, which the parent still uses. */
-static void detach(void)
+/* In a fork child, as the fork returns: v's thread is the only one; the other states are
+ * the parent's threads (their rings stay theirs). v's ring and its unpublished batch are
+ * the parent's too: v takes a new ring. */
+static void child(struct vstate *v)
 {
-	pthread_mutex_lock(&g.lock);
-	g.detached = true;
+	uint32_t ptid = v->tid;
+
+	/* another thread of the parent may have held it at the fork */
+	pthread_mutex_init(&g.lock, NULL);
 	for (unsigned i = 0; i < MAX_VCPUS; i++)
-		if (vstates[i])
+		if (vstates[i] && vstates[i] != v)
 			vstates[i] = private_state(i);
-	munmap(g.hdr, g.map_size);
-	g.hdr = NULL;
-	g.descs = NULL;
-	pthread_mutex_unlock(&g.lock);
+	v->next = NULL;
+	g.all = v;
+	attach(v, gettid_(), ptid);
 }
 
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
@@ -354,12 +381,13 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, 
 	uint64_t p[8];
 
 	(void)id;
-	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]) || g.detached)
+	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]))
 		return;
-	/* A thread's clone does not return here in the new thread: ret 0 is a new process. */
-	if (ret == 0 && is_fork(num)) {
-		detach();
-		return;
+	if (forks_process(num, v->sys_args[0])) {
+		if (ret == 0)
+			child(v);
+		else if (ret < 0)	/* no child after all */
+			__atomic_fetch_sub(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	}
 	p[0] = (uint64_t)num;
 	p[1] = (uint64_t)ret;
@@ -593,7 +621,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t tid;
 
 	(void)id;
-	if (!n || g.detached)
+	if (!n)
 		return;
 	if (g.target == TGT_X86_64 && n > 1) {
 		pthread_mutex_lock(&g.lock);	/* g.cs */
@@ -623,14 +651,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (!tid) {
 		tid = g.n_descs;
 		if (g.descs) {
+			/* fork children append to the same table */
+			tid = __atomic_fetch_add(&g.hdr->n_descs, 1, __ATOMIC_ACQ_REL);
 			if (tid >= g.hdr->max_descs || tid >= TC_QP_EV_BIT)
 				fail("more than %" PRIu64 " different TBs: the descriptor table "
 				     "is full", g.hdr->max_descs);
 			g.descs[tid] = d;
-			__atomic_store_n(&g.hdr->n_descs, tid + 1, __ATOMIC_RELEASE);
 			seen_add((uint32_t)tid);
 		}
-		g.n_descs = tid + 1;
+		g.n_descs++;
 	}
 	pthread_mutex_unlock(&g.lock);
 	if (g.mode == MODE_RING)
@@ -644,24 +673,38 @@ static const char *const kind_names[TC_QP_NKINDS] = {
 	"other", "cond", "jump", "call", "ijump", "icall", "ret", "syscall", "unknown",
 };
 
+static bool consumer_alive(void)
+{
+	pid_t c = (pid_t)g.hdr->consumer;
+
+	return c > 0 && (!kill(c, 0) || errno != ESRCH);
+}
+
+/* This process's rings, ended, are not all reclaimed by the consumer yet. */
+static bool rings_unread(void)
+{
+	for (struct vstate *v = g.all; v; v = v->next)
+		if (v->done && __atomic_load_n(&v->done->state, __ATOMIC_ACQUIRE) ==
+		    TC_QP_RING_EXITED && v->done->gen == v->done_gen)
+			return true;
+	return false;
+}
+
 /* qemu-user: exit_group or the last thread's exit, other threads stopped. */
 static void on_exit_(qemu_plugin_id_t id, void *udata)
 {
 	uint64_t cb = 0;
 
 	(void)id, (void)udata;
-	if (g.detached)
-		return;
 	pthread_mutex_lock(&g.lock);
 	for (struct vstate *v = g.all; v; v = v->next)
 		finish(v);
-	if (g.hdr)
+	if (g.hdr && __atomic_sub_fetch(&g.hdr->procs, 1, __ATOMIC_ACQ_REL) == 0)
 		__atomic_store_n(&g.hdr->state, TC_QP_DONE, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g.lock);
-	/* while the consumer (our parent) is there to set it */
+	/* the process's mappings stay while the consumer reads the code it ran */
 	if (g.hdr && (g.hdr->flags & TC_QP_H_WAIT_DRAIN))
-		while (!__atomic_load_n(&g.hdr->drained, __ATOMIC_ACQUIRE) &&
-		       getppid() == g.parent)
+		while (rings_unread() && consumer_alive())
 			sleep_us(100);
 	if (!g.stats)
 		return;
@@ -816,7 +859,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		if (!g.batch)
 			g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
 		g.hdr->pid = (uint32_t)getpid();
-		g.parent = getppid();
+		g.hdr->procs = 1;
 		snprintf(g.hdr->target, sizeof(g.hdr->target), "%s", info->target_name);
 		__atomic_store_n(&g.hdr->state, TC_QP_RUNNING, __ATOMIC_RELEASE);
 	}
