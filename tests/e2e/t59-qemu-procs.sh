@@ -1,0 +1,122 @@
+# tracectl record --pmu emulated through QEMU follows processes as perf's inherit does: a
+# guest fork forks qemu and the plugin, the child is traced under its own pid/tid, with
+# FORK, COMM, MMAP2 and EXIT side-band of its own. The plugin's ground truth, tracectl decode
+# and Debian's perf script must agree per thread.
+. "$TOP/tests/e2e/lib.sh"
+
+if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null ||
+   ! command -v qemu-x86_64 >/dev/null; then
+	skip 'processes under emulated Intel PT' 'needs x86-64, gcc and qemu-x86_64 (Debian: qemu-user)'
+	exit 0
+fi
+
+# record NAME CMD...: NAME.data, NAME.truth; both decoders give the truth exactly
+exact() {
+	n=$1
+	shift
+	tracectl record --pmu emulated -o $n.data --ground-truth $n.truth -- "$@" \
+		>$n.out 2>$n.err && cat $n.err &&
+	by_tid $n.truth >$n.want && [ "$(wc -l <$n.want)" -gt 1000 ] &&
+	tc_branches $n.data >$n.got && diff $n.want $n.got &&
+	perf_branches $n.data >$n.pgot && diff $n.want $n.pgot && [ ! -s $n.data.perf-err ]
+}
+# tids NAME: the threads of the truth
+tids() { cut -d" " -f1 $1.want | sort -u; }
+
+cat >procs.c <<'EOF2'
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static void *spin(void *arg)
+{
+	for (unsigned long i = 0; i < (unsigned long)arg; i++)
+		sink += i % 7;
+	return NULL;
+}
+
+static void wait_for(pid_t p, int want)
+{
+	int st;
+
+	if (waitpid(p, &st, 0) != p || (want >= 0 ? !WIFEXITED(st) || WEXITSTATUS(st) != want :
+					 !WIFSIGNALED(st) || WTERMSIG(st) != -want))
+		exit(9);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 0;
+	pthread_t t;
+	pid_t p, q;
+
+	if (n) {	/* fork-heavy: n children at once, each a little work */
+		for (int i = 0; i < n; i++)
+			if (!fork()) {
+				spin((void *)2000UL);
+				_exit(i & 127);
+			}
+		while (wait(NULL) > 0)
+			;
+		return 0;
+	}
+	if (!(p = fork())) {	/* a child with a thread, and a grandchild */
+		pthread_create(&t, NULL, spin, (void *)3000UL);
+		if (!(q = fork())) {
+			spin((void *)1000UL);
+			_exit(4);
+		}
+		wait_for(q, 4);
+		pthread_join(t, NULL);
+		printf("child done\n");
+		fflush(stdout);
+		_exit(3);
+	}
+	wait_for(p, 3);
+	if (!(p = vfork()))
+		_exit(5);
+	wait_for(p, 5);
+	if (!(p = fork())) {	/* killed by a signal: no exit callback in its qemu */
+		spin((void *)500UL);
+		abort();
+	}
+	wait_for(p, -SIGABRT);
+	spin((void *)2000UL);
+	printf("parent done\n");
+	return 0;
+}
+EOF2
+gcc -O1 -g -pthread -o procs procs.c || echo "not ok $T: cannot build procs.c"
+
+expect 'fork, vfork, a thread in a child, a grandchild, a child killed: each traced, exact' '
+	exact procs ./procs && grep -q "^child done" procs.out &&
+	grep -q "^parent done" procs.out &&
+	[ "$(tids procs | wc -l)" = 6 ] && grep -q "6 threads" procs.err
+'
+expect 'side-band: FORK of each process from its parent, its own COMM and MMAP2, EXIT' '
+	perf script -i procs.data --show-task-events --show-mmap-events 2>/dev/null >sb &&
+	parent=$(sed -n "s/.*PERF_RECORD_COMM exec: procs:\([0-9]*\)\/.*/\1/p" sb) &&
+	[ -n "$parent" ] &&
+	[ "$(grep -c "PERF_RECORD_FORK([0-9]*:[0-9]*):($parent:$parent)" sb)" = 3 ] &&
+	for c in $(sed -n "s/.*PERF_RECORD_FORK(\([0-9]*\):\1):($parent:$parent).*/\1/p" sb); do
+		grep -q "PERF_RECORD_COMM: procs:$c/$c" sb &&
+		grep -q "PERF_RECORD_MMAP2 $c/$c: .*r-xp .*/libc.so.6" sb &&
+		grep -q "PERF_RECORD_EXIT($c:$c)" sb || exit 1
+	done &&
+	[ "$(grep -c "PERF_RECORD_FORK" sb)" = 5 ] && [ "$(grep -c "PERF_RECORD_EXIT" sb)" = 6 ]
+'
+expect 'each branch under its own pid/tid (perf script -F pid,tid)' '
+	perf script -i procs.data --itrace=b -F pid,tid 2>/dev/null | sort -u >pt &&
+	[ "$(wc -l <pt)" = 6 ] && [ "$(cut -d/ -f1 pt | sort -u | wc -l)" = 5 ]
+'
+expect 'sh -c "ls / ; true": the shell and its child, exact' '
+	exact sh /bin/sh -c "ls / >/dev/null; true" && [ "$(tids sh | wc -l)" = 2 ]
+'
+expect 'fork-heavy: 40 children at once, all followed, exact' '
+	exact many ./procs 40 && [ "$(tids many | wc -l)" = 41 ]
+'
