@@ -49,7 +49,7 @@ struct parent {
 struct emu {
 	struct tc_pt_stream s;
 	struct tc_qemu_run *run;
-	pid_t known_pid;	/* the process of the last mapping found: */
+	unsigned known_proc;	/* the program of the last mapping found: */
 	uint64_t known_lo, known_hi;	/* that mapping, a quick hit */
 	struct parent *parents;	/* clone results: who made each thread */
 	size_t nparents, capparents;
@@ -67,7 +67,7 @@ static uint64_t last_ip(const struct tc_qp_desc *d)
 	return d->vaddr + d->size - d->last_size;
 }
 
-static int add_map(struct tc_pt_stream *s, pid_t pid, const struct tc_map *x,
+static int add_map(struct tc_pt_stream *s, unsigned proc, const struct tc_map *x,
 		   struct tc_err *e)
 {
 	struct tc_maps *mine = &s->maps;
@@ -76,9 +76,9 @@ static int add_map(struct tc_pt_stream *s, pid_t pid, const struct tc_map *x,
 	if (!v)
 		return tc_err_set(e, ENOMEM, "out of memory");
 	mine->v = v;
-	if (tc_grow((void **)&s->map_pid, &s->cap_map_pid, mine->n + 1, sizeof(pid_t)))
+	if (tc_grow((void **)&s->map_proc, &s->cap_map_proc, mine->n + 1, sizeof(unsigned)))
 		return tc_err_set(e, ENOMEM, "out of memory");
-	s->map_pid[mine->n] = pid;
+	s->map_proc[mine->n] = proc;
 	v[mine->n] = *x;
 	/* qemu maps guest code without PROT_EXEC (it runs translations): the guest's is */
 	v[mine->n].prot |= PROT_EXEC;
@@ -96,10 +96,13 @@ static bool is_gone(const struct emu *m, pid_t pid)
 	return false;
 }
 
-/* The mapping of qemu process pid's that holds guest address va joins the stream's maps (the
- * MMAP2 records); then the filter is resolved again while it cannot be. */
-static int learn_map(struct emu *m, pid_t pid, uint64_t va, struct tc_err *e)
+/* The mapping of thread t's qemu process that holds guest address va joins the stream's
+ * maps (the MMAP2 records, of t's program); then the filter is resolved again while it
+ * cannot be. */
+static int learn_map(struct emu *m, const struct qthr *t, uint64_t va, struct tc_err *e)
 {
+	pid_t pid = t->pt.pid;
+	unsigned proc = t->pt.proc;
 	struct tc_maps now = { 0 };
 	const struct tc_map *hit = NULL;
 	struct tc_maps *mine = &m->s.maps;
@@ -108,8 +111,8 @@ static int learn_map(struct emu *m, pid_t pid, uint64_t va, struct tc_err *e)
 	if (is_gone(m, pid))
 		return 0;
 	for (size_t i = 0; i < mine->n; i++)
-		if (m->s.map_pid[i] == pid && va >= mine->v[i].start && va < mine->v[i].end) {
-			m->known_pid = pid;
+		if (m->s.map_proc[i] == proc && va >= mine->v[i].start && va < mine->v[i].end) {
+			m->known_proc = proc;
 			m->known_lo = mine->v[i].start;
 			m->known_hi = mine->v[i].end;
 			return 0;
@@ -150,9 +153,9 @@ static int learn_map(struct emu *m, pid_t pid, uint64_t va, struct tc_err *e)
 			   "addresses are not host addresses?)", (unsigned long long)va);
 		goto out;
 	}
-	if (add_map(&m->s, pid, hit, e))
+	if (add_map(&m->s, proc, hit, e))
 		goto out;
-	m->known_pid = pid;
+	m->known_proc = proc;
 	m->known_lo = hit->start;
 	m->known_hi = hit->end;
 	if (m->s.o->filter && !m->resolved) {
@@ -282,8 +285,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	if ((!t || t->pt.tid != (pid_t)tid) &&
 	    !(t = m->last = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)))
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
-	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi || t->pt.pid != m->known_pid) &&
-	    learn_map(m, t->pt.pid, d->vaddr, e))
+	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi || t->pt.proc != m->known_proc) &&
+	    learn_map(m, t, d->vaddr, e))
 		return -1;
 	if (!t->has_prev) {
 		if (tc_pt_stream_start(&m->s, &t->pt, d->vaddr, e))
@@ -300,27 +303,31 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	return enter(m, t, d, e);
 }
 
-static const char *comm_of(const struct emu *m, pid_t pid)
+/* The program process pid runs now (as tc_pt_stream_thr's proc). */
+static unsigned proc_of(const struct emu *m, pid_t pid)
 {
-	for (size_t i = 0; i < m->s.nprocs; i++)
+	for (size_t i = m->s.nprocs; i-- > 0;)
 		if (m->s.procs[i].pid == pid)
-			return m->s.procs[i].comm;
-	return m->s.comm;
+			return (unsigned)i + 1;
+	return 0;
 }
 
-/* A fork child's first thread: a process of its own, named as its parent. */
+/* A fork child's first thread (a process of its own, named as its parent), or the first
+ * of a program exec'd (named as its file, q->comm): a new program. */
 static int new_proc(struct emu *m, const struct tc_qemu_run_thr *q, struct tc_err *e)
 {
 	struct tc_pt_stream_proc *p;
+	unsigned parent = proc_of(m, (pid_t)q->ppid);
 
-	for (size_t i = 0; i < m->s.nprocs; i++)
-		if (m->s.procs[i].pid == (pid_t)q->pid)
-			return 0;
+	if (!q->exec && proc_of(m, (pid_t)q->pid))
+		return 0;
 	if (tc_grow((void **)&m->s.procs, &m->s.capprocs, m->s.nprocs + 1, sizeof(*p)))
 		return tc_err_set(e, ENOMEM, "out of memory");
 	p = &m->s.procs[m->s.nprocs++];
-	*p = (struct tc_pt_stream_proc){ (pid_t)q->pid, (pid_t)q->ppid, (pid_t)q->ptid, "" };
-	snprintf(p->comm, sizeof(p->comm), "%s", comm_of(m, (pid_t)q->ppid));
+	*p = (struct tc_pt_stream_proc){ (pid_t)q->pid, (pid_t)q->ppid, (pid_t)q->ptid,
+		q->exec, "" };
+	snprintf(p->comm, sizeof(p->comm), "%s", q->exec ? q->comm :
+		 parent ? m->s.procs[parent - 1].comm : m->s.comm);
 	return 0;
 }
 
@@ -333,11 +340,13 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, str
 	if (start) {
 		if (!m->s.n)
 			m->s.pid = (pid_t)q->pid;
-		else if ((pid_t)q->pid != m->s.pid && new_proc(m, q, e))
+		else if (((pid_t)q->pid != m->s.pid || q->exec) && new_proc(m, q, e))
 			return -1;
 		if (!(t = (struct qthr *)tc_pt_stream_add(&m->s, (pid_t)tid, sizeof(*t), e)))
 			return -1;
 		t->pt.pid = (pid_t)q->pid;
+		t->pt.proc = proc_of(m, (pid_t)q->pid);
+		m->last = t;	/* an exec'd program's thread has its old stream's tid */
 		if (q->ptid)
 			t->pt.ptid = (pid_t)q->ptid;
 		return 0;

@@ -39,7 +39,7 @@ void tc_pt_stream_fini(struct tc_pt_stream *s)
 	free(s->t);
 	tc_addr_filter_free(&s->f);
 	tc_addr_filter_maps_free(&s->maps);
-	free(s->map_pid);
+	free(s->map_proc);
 	free(s->procs);
 	memset(s, 0, sizeof(*s));
 }
@@ -190,27 +190,26 @@ static pid_t pid_of(const struct tc_pt_stream *m, const struct tc_pt_stream_thr 
 	return t->pid ? t->pid : m->pid;
 }
 
-static const char *comm_of(const struct tc_pt_stream *m, pid_t pid)
+static const char *comm_of(const struct tc_pt_stream *m, unsigned proc)
 {
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
-			return m->procs[i].comm;
-	return m->comm;
+	return proc ? m->procs[proc - 1].comm : m->comm;
 }
 
-/* The index of a thread of process pid (its records' sample id). */
-static size_t thread_of(const struct tc_pt_stream *m, pid_t pid)
+/* The index of a thread of program proc (its records' sample id). */
+static size_t thread_of(const struct tc_pt_stream *m, unsigned proc)
 {
 	for (size_t i = 0; i < m->n; i++)
-		if (pid_of(m, m->t[i]) == pid)
+		if (m->t[i]->proc == proc)
 			return i;
 	return 0;
 }
 
-/* MMAP2 records of process pid's executable file mappings. */
-static int write_maps(struct tc_pt_stream *m, struct tc_perf_write *w, pid_t pid,
+/* MMAP2 records of program proc's executable file mappings. */
+static int write_maps(struct tc_pt_stream *m, struct tc_perf_write *w, unsigned proc,
 		      struct tc_perf_write_sid *sid, uint64_t *time, struct tc_err *e)
 {
+	pid_t pid = proc ? m->procs[proc - 1].pid : m->pid;
+
 	for (size_t i = 0; i < m->maps.n; i++) {
 		const struct tc_map *x = &m->maps.v[i];
 		struct tc_perf_write_mmap2 mm = { .pid = (uint32_t)pid, .tid = (uint32_t)pid,
@@ -218,11 +217,11 @@ static int write_maps(struct tc_pt_stream *m, struct tc_perf_write *w, pid_t pid
 			.maj = x->maj, .min = x->min, .ino = x->ino, .prot = (uint32_t)x->prot,
 			.flags = MAP_PRIVATE, .filename = x->path };
 
-		if ((m->map_pid ? m->map_pid[i] : m->pid) != pid ||
+		if ((m->map_proc ? m->map_proc[i] : 0) != proc ||
 		    !(x->prot & PROT_EXEC) || x->path[0] != '/')
 			continue;
 		sid->pid = (uint32_t)pid;
-		sid->id = thread_of(m, pid) + 1;
+		sid->id = thread_of(m, proc) + 1;
 		if (tc_perf_write_mmap2(w, &mm, tc_emu_file_sid(sid, (uint32_t)pid, time), e))
 			return -1;
 	}
@@ -261,19 +260,21 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 		tc_emu_file_sid(&sid, (uint32_t)m->t[i]->tid, &time))
 	if (tc_perf_write_auxtrace_info_intel_pt(w, priv, m->all ? NULL : m->f.perf, e) ||
 	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e) ||
-	    write_maps(m, w, m->pid, &sid, &time, e))
+	    write_maps(m, w, 0, &sid, &time, e))
 		goto out;
-	/* fork children: as perf sees them, a copy of the parent, then their own maps */
+	/* fork children (as perf sees them, a copy of the parent, then their own maps) and
+	 * exec'd programs (their maps anew) */
 	for (i = 0; i < m->nprocs; i++) {
 		const struct tc_pt_stream_proc *p = &m->procs[i];
-		size_t k = thread_of(m, p->pid);
+		size_t k = thread_of(m, (unsigned)i + 1);
 		const struct tc_perf_write_sid *fs = SID(k);
 
-		if (tc_perf_write_fork(w, false, (uint32_t)p->pid, (uint32_t)p->ppid,
-				       (uint32_t)p->pid, (uint32_t)p->ptid, fs->time, fs, e) ||
-		    tc_perf_write_comm(w, (uint32_t)p->pid, (uint32_t)p->pid, p->comm, false,
+		if ((!p->exec &&
+		     tc_perf_write_fork(w, false, (uint32_t)p->pid, (uint32_t)p->ppid,
+					(uint32_t)p->pid, (uint32_t)p->ptid, fs->time, fs, e)) ||
+		    tc_perf_write_comm(w, (uint32_t)p->pid, (uint32_t)p->pid, p->comm, p->exec,
 				       SID(k), e) ||
-		    write_maps(m, w, p->pid, &sid, &time, e))
+		    write_maps(m, w, (unsigned)i + 1, &sid, &time, e))
 			goto out;
 	}
 	for (i = 1; i < m->n; i++) {
@@ -289,7 +290,7 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 		 * argument list does not order SID()'s increment against a read of time) */
 		if (tc_perf_write_fork(w, false, tp, tp, (uint32_t)t->tid, (uint32_t)t->ptid,
 				       fs->time, fs, e) ||
-		    tc_perf_write_comm(w, tp, (uint32_t)t->tid, comm_of(m, (pid_t)tp), false,
+		    tc_perf_write_comm(w, tp, (uint32_t)t->tid, comm_of(m, t->proc), false,
 				       SID(i), e))
 			goto out;
 	}

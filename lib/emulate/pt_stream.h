@@ -23,6 +23,7 @@
  * (tc_pt_stream_add's size), so pointers to it stay valid as threads are added. */
 struct tc_pt_stream_thr {
 	pid_t pid;		/* its process (0: the stream's pid) */
+	unsigned proc;		/* its process's program: 0 the first, k: procs[k - 1] */
 	pid_t tid, ptid;
 	struct tc_pt_enc x;
 	uint64_t ip;		/* where the thread is */
@@ -40,9 +41,11 @@ struct tc_pt_stream_step {
 	bool in, next_in;
 };
 
-/* A process after the first (a fork child), for its FORK and COMM records. */
+/* A program after the first: a fork child (FORK, COMM records) or what a process exec'd
+ * (COMM with exec). */
 struct tc_pt_stream_proc {
 	pid_t pid, ppid, ptid;
+	bool exec;
 	char comm[16];
 };
 
@@ -55,8 +58,8 @@ struct tc_pt_stream {
 	struct tc_addr_filter f;
 	bool all;		/* no filter: all of user space is traced */
 	struct tc_maps maps;	/* the mappings the MMAP2 records give (executable ones) */
-	pid_t *map_pid;		/* each one's process (NULL: all pid's) */
-	size_t cap_map_pid;
+	unsigned *map_proc;	/* each one's program, as tc_pt_stream_thr's proc (NULL: 0) */
+	size_t cap_map_proc;
 	struct tc_pt_stream_proc *procs;	/* in order of appearance */
 	size_t nprocs, capprocs;
 	FILE *truth;
@@ -90,8 +93,9 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e);
 
 /* Write o->output: one AUXTRACE queue per thread (perf's per-thread mode) with COMM, MMAP2
- * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids; a process of
- * s->procs gets its FORK from its parent, its COMM and its own MMAP2 records. */
+ * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids; a program of
+ * s->procs gets its FORK from its parent and its COMM (or a COMM with exec), then its own
+ * MMAP2 records. */
 int tc_pt_stream_write(struct tc_pt_stream *s, struct tc_err *e);
 
 #endif

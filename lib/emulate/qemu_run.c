@@ -246,6 +246,7 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 		s->thr = (struct tc_qemu_run_thr){ .pid = ring->pid, .tid = s->tid,
 			.ppid = ring->ppid, .ptid = ring->ptid,
 			.exec = ring->flags & TC_QP_R_EXEC };
+		memcpy(s->thr.comm, ring->comm, sizeof(s->thr.comm) - 1);
 		if (ops->thread && ops->thread(arg, &s->thr, true, e))
 			return -1;
 	}

@@ -25,6 +25,7 @@ struct tc_qemu_run_sys {
 struct tc_qemu_run_thr {
 	uint32_t pid, tid, ppid, ptid;
 	bool exec;		/* the first thread of a program the process exec'd */
+	char comm[16];		/* exec: the program's name */
 };
 
 /* What the caller is handed; each returns 0, or -1 with e set to stop the run (qemu is

@@ -31,7 +31,12 @@
  * fork returns in it (pid, ppid and ptid on the ring say whose it is). Each process takes
  * itself out of procs at exit, the last one sets DONE. A process killed by a signal runs
  * no plugin callback: the consumer finds its rings ACTIVE with the process gone, and takes
- * it out of procs itself. */
+ * it out of procs itself.
+ *
+ * Exec: the plugin runs the new program under qemu and itself again, on the same file (its
+ * argument exec=1): the process's rings end (EXITED, then reclaimed by the consumer while
+ * the old mappings are still there to read), its first thread in the new program claims a
+ * ring flagged TC_QP_R_EXEC. The process stays counted in procs throughout. */
 #ifndef TC_LIB_EMULATE_QEMU_PLUGIN_QP_SHM_H
 #define TC_LIB_EMULATE_QEMU_PLUGIN_QP_SHM_H
 
@@ -108,6 +113,7 @@ struct tc_qp_ring {
 	uint32_t ppid;		/* the process's parent (the consumer for the first) */
 	uint32_t ptid;		/* the thread that forked the process (0: none traced) */
 	uint32_t flags;		/* TC_QP_R_* */
+	char comm[16];		/* TC_QP_R_EXEC: the program's name (its file's, cut to 15) */
 	/* consumer-written line */
 	_Alignas(64) uint64_t tail;	/* entries consumed */
 };

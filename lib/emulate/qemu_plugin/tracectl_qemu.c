@@ -19,10 +19,17 @@
  * icount=on  also count instructions with an inline add per TB, a count independent of the
  *            callbacks (one counter for all threads: exact for single-threaded guests)
  * stats=on   print the plugin's counts to stderr at exit
+ * exec=NAME  this qemu runs a guest's exec of program NAME, run by the plugin: the shared
+ *            memory is in use
+ * avoid=S-E:S-E...  (with exec=) guest ranges (hex) the program before the exec ran code
+ *            in: kept free of the new program's mappings (x86-64 guests), so that a
+ *            decoder without time, which sees the process's mappings of both programs at
+ *            once (perf's timeless decoding), finds no overlap
  *
  * A guest fork() forks qemu and this plugin with it: the child's thread claims a ring of
  * its own as the fork returns in it, so children are followed as perf's inherit does
- * (qp_shm.h). Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
+ * (qp_shm.h). A guest's execve of a program for the same guest runs qemu and the plugin
+ * again on it, so exec is followed too. Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
  * tracectl. */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +48,7 @@
 #include <unistd.h>
 
 #include <capstone.h>
+#include <dlfcn.h>
 
 #include "lib/emulate/qemu_plugin/qemu_plugin_api.h"
 #include "lib/emulate/qemu_plugin/qp_shm.h"
@@ -91,6 +99,12 @@ static struct {
 	uint64_t waits;
 	uint64_t split_insns;	/* last instructions across a page: read from haddr */
 	int errfd;		/* stderr as it was at load: guests close theirs */
+	bool exec;		/* exec=NAME: this qemu runs a guest's exec */
+	char comm[16];		/* exec=NAME: for the first thread's ring */
+	char args[1024];	/* the plugin's arguments but exec=, joined by ',' (for exec) */
+	intptr_t guest_base;	/* host address - guest address */
+	bool has_base;
+	const char *avoid;	/* avoid=, as given */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -267,6 +281,11 @@ static void attach(struct vstate *v, uint32_t tid, uint32_t ptid)
 	v->ring->ppid = (uint32_t)getppid();
 	v->ring->ptid = ptid;
 	v->ring->flags = 0;
+	if (g.exec) {	/* the first thread of an exec'd program */
+		g.exec = false;
+		v->ring->flags = TC_QP_R_EXEC;
+		memcpy(v->ring->comm, g.comm, sizeof(g.comm));
+	}
 	v->ring->gen++;
 }
 
@@ -340,6 +359,194 @@ static bool forks_process(int64_t num, uint64_t flags)
 	return (flags & CLONE_VFORK_) || !(flags & CLONE_VM_);
 }
 
+/* ---- exec -------------------------------------------------------------------------- */
+
+static bool rings_unread(void);
+static bool consumer_alive(void);
+
+#define AT_FDCWD_ (-100)
+#define MAX_EXEC_ARGS 4096
+
+static bool is_exec(int64_t num)
+{
+	if (g.target == TGT_X86_64)
+		return num == 59 || num == 322;		/* execve, execveat */
+	return num == 221 || num == 281;
+}
+
+/* A guest pointer as a host one. */
+static void *g2h(uint64_t va)
+{
+	return (void *)(uintptr_t)(va + (uint64_t)g.guest_base);
+}
+
+/* The guest's NULL-terminated array of string pointers at va, as host pointers into
+ * out[1..] (out[0] left for the caller); -1 when too long. */
+static int guest_strv(uint64_t va, char **out, size_t max)
+{
+	const uint64_t *p = g2h(va);
+	size_t n = 0;
+
+	if (!va)
+		return 0;
+	for (; p[n]; n++) {
+		if (n + 2 >= max)
+			return -1;
+		out[n + 1] = g2h(p[n]);
+	}
+	return (int)n;
+}
+
+/* path is an ELF program for this guest, one qemu runs. */
+static bool guest_elf(const char *path)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h, "\177ELF", 4) &&
+	     h[4] == 2 && h[5] == 1 &&		/* 64-bit, little-endian */
+	     (h[18] | h[19] << 8) == (g.target == TGT_X86_64 ? 62 : 183);
+	close(fd);
+	return ok && !access(path, X_OK);
+}
+
+static uint64_t seen_size(void);
+static uint32_t seen_id(uint64_t i);
+
+/* avoid=: the guest ranges of /proc/self/maps that hold a block this process translated,
+ * at most max of them, into out (a "S-E:S-E" list). */
+static void code_ranges(char *out, size_t size, unsigned max)
+{
+	struct range { uint64_t lo, hi; bool used; } r[512];
+	unsigned n = 0, k = 0;
+	char line[512];
+	size_t len = 0;
+	FILE *f;
+
+	*out = 0;
+	if (!(f = fopen("/proc/self/maps", "re")))
+		return;
+	while (n < 512 && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			r[n++] = (struct range){ lo - (uint64_t)g.guest_base,
+						 hi - (uint64_t)g.guest_base, false };
+	}
+	fclose(f);
+	for (uint64_t i = 0; i < seen_size(); i++) {
+		uint32_t id = seen_id(i);
+		unsigned a = 0, b = n;
+
+		if (!id)
+			continue;
+		while (a < b) {		/* the first range ending above vaddr */
+			unsigned mid = (a + b) / 2;
+
+			if (r[mid].hi <= g.descs[id].vaddr)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a < n && r[a].lo <= g.descs[id].vaddr)
+			r[a].used = true;
+	}
+	for (unsigned i = 0; i < n && k < max; i++) {
+		int w;
+
+		if (!r[i].used)
+			continue;
+		w = snprintf(out + len, size - len, "%s%" PRIx64 "-%" PRIx64, k ? ":" : "",
+			     r[i].lo, r[i].hi);
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+		k++;
+	}
+}
+
+/* exec=, avoid=: the ranges taken (PROT_NONE) before qemu loads the program; qemu places
+ * mappings where the host's mmap gives room. */
+static void reserve(const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		unsigned long lo, hi;
+		int used = 0;
+
+		if (sscanf(p, "%lx-%lx%n", &lo, &hi, &used) != 2 || hi <= lo)
+			return;
+		mmap((void *)lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		     MAP_FIXED_NOREPLACE, -1, 0);
+		p += used;
+		p += *p == ':';
+	}
+}
+
+/* The thread in execve ends every ring of the process, waits until the consumer has read
+ * them (the old program's code is still mapped) and runs qemu with the plugin on the new
+ * program. Back here only if that exec failed: the guest's own execve then runs (and gives
+ * its error). */
+static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
+{
+	static char *av[MAX_EXEC_ARGS + 8], *gav[MAX_EXEC_ARGS], avoid[2048];
+	char qemu[4096], *parg = NULL, **genv;
+	const char *path, *base;
+	Dl_info dl;
+	ssize_t n;
+	int nargs, k = 0;
+
+	if (!g.has_base)
+		return;
+	if (num == 322 || num == 281) {		/* execveat: from the cwd, no flags */
+		if ((int)a[0] != AT_FDCWD_ || a[4])
+			return;
+		a++;
+	}
+	path = g2h(a[0]);
+	genv = g2h(a[2]);
+	if (!a[0] || !guest_elf(path) || (nargs = guest_strv(a[1], gav, MAX_EXEC_ARGS)) < 0 ||
+	    (n = readlink("/proc/self/exe", qemu, sizeof(qemu) - 1)) <= 0 ||
+	    !dladdr((void *)qemu_plugin_install, &dl) || !dl.dli_fname)
+		return;
+	qemu[n] = 0;
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	pthread_mutex_lock(&g.lock);	/* seen */
+	if (g.target == TGT_X86_64 && !g.guest_base)
+		code_ranges(avoid, sizeof(avoid), 48);
+	pthread_mutex_unlock(&g.lock);
+	if (asprintf(&parg, "%s,%s%savoid=%s,exec=%.15s", dl.dli_fname, g.args,
+		     *g.args ? "," : "", avoid, base) < 0)
+		return;
+	for (char *c = strrchr(parg, '=') + 1; *c; c++)
+		if (*c == ',')	/* the argument separator */
+			*c = '_';
+	av[k++] = qemu;
+	av[k++] = "-plugin";
+	av[k++] = parg;
+	if (nargs) {		/* the guest's argv[0] need not be the path */
+		av[k++] = "-0";
+		av[k++] = gav[1];
+	}
+	av[k++] = (char *)path;
+	for (int i = 2; i <= nargs; i++)
+		av[k++] = gav[i];
+	av[k] = NULL;
+	pthread_mutex_lock(&g.lock);
+	for (struct vstate *w = g.all; w; w = w->next)
+		finish(w);
+	pthread_mutex_unlock(&g.lock);
+	if (g.hdr->flags & TC_QP_H_WAIT_DRAIN)
+		while (rings_unread() && consumer_alive())
+			sleep_us(100);
+	execve(qemu, av, a[2] ? genv : (char *[]){ NULL });
+	/* failed: this process goes on tracing, from a new ring */
+	free(parg);
+	attach(v, v->tid, 0);
+}
+
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
 		       uint64_t a7, uint64_t a8)
@@ -356,6 +563,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		__atomic_fetch_add(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	/* the call may block: let the consumer see everything before it */
 	publish(v);
+	if (is_exec(num))
+		follow_exec(v, num, v->sys_args);
 }
 
 /* In a fork child, as the fork returns: v's thread is the only one; the other states are
@@ -551,6 +760,16 @@ static uint64_t hash_va(uint64_t va)
 	return (va * 0x9e3779b97f4a7c15ULL) >> 20;
 }
 
+static uint64_t seen_size(void)
+{
+	return seen.size;
+}
+
+static uint32_t seen_id(uint64_t i)
+{
+	return seen.ids[i];
+}
+
 static void seen_add(uint32_t id)
 {
 	if (2 * (seen.used + 1) > seen.size) {
@@ -641,6 +860,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	last = qemu_plugin_tb_get_insn(tb, n - 1);
 	d.vaddr = qemu_plugin_tb_vaddr(tb);
+	if (!g.has_base) {	/* qemu-user maps guest memory linearly: for exec's reads */
+		const struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
+		void *h = qemu_plugin_insn_haddr(first);
+
+		if (h) {
+			g.guest_base = (intptr_t)((uintptr_t)h - qemu_plugin_insn_vaddr(first));
+			g.has_base = true;
+		}
+	}
 	d.n_insns = (uint16_t)n;
 	pthread_mutex_lock(&g.lock);
 	classify(&d, last);
@@ -761,8 +989,10 @@ static int map_shm(const char *path)
 	g.map_size = (size_t)st.st_size;
 	g.descs = (struct tc_qp_desc *)((char *)h + h->desc_off);
 	/* id 0 is never used, so that a ring entry 0 means "not written" (qp_shm.h) */
-	memset(&g.descs[0], 0, sizeof(g.descs[0]));
 	g.n_descs = 1;
+	if (g.exec)	/* the table is in use */
+		return 0;
+	memset(&g.descs[0], 0, sizeof(g.descs[0]));
 	__atomic_store_n(&h->n_descs, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -780,8 +1010,19 @@ static int parse_args(int argc, char **argv, const char **shm)
 		}
 		memcpy(name, a, (size_t)(eq - a));
 		name[eq - a] = 0;
+		if (strcmp(name, "exec") && strcmp(name, "avoid") &&
+		    snprintf(g.args + strlen(g.args), sizeof(g.args) - strlen(g.args), "%s%s",
+			     *g.args ? "," : "", a) >= (int)(sizeof(g.args) - strlen(g.args))) {
+			fprintf(stderr, "tracectl-qemu: arguments too long\n");
+			return -1;
+		}
 		if (!strcmp(name, "shm")) {
 			*shm = val;
+		} else if (!strcmp(name, "avoid")) {
+			g.avoid = val;
+		} else if (!strcmp(name, "exec")) {
+			g.exec = true;
+			snprintf(g.comm, sizeof(g.comm), "%s", val);
 		} else if (!strcmp(name, "mode")) {
 			if (!strcmp(val, "ring"))
 				g.mode = MODE_RING;
@@ -855,9 +1096,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "tracectl-qemu: mode=ring needs shm=PATH\n");
 		return -1;
 	}
-	if (g.hdr) {
-		if (!g.batch)
-			g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
+	if (g.exec && g.avoid && g.target == TGT_X86_64)
+		reserve(g.avoid);
+	if (g.hdr && !g.batch)
+		g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
+	if (g.hdr && !g.exec) {
 		g.hdr->pid = (uint32_t)getpid();
 		g.hdr->procs = 1;
 		snprintf(g.hdr->target, sizeof(g.hdr->target), "%s", info->target_name);
