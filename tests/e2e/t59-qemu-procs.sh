@@ -1,7 +1,8 @@
 # tracectl record --pmu emulated through QEMU follows processes as perf's inherit does: a
 # guest fork forks qemu and the plugin, the child is traced under its own pid/tid, with
-# FORK, COMM, MMAP2 and EXIT side-band of its own. The plugin's ground truth, tracectl decode
-# and Debian's perf script must agree per thread.
+# FORK, COMM, MMAP2 and EXIT side-band of its own; an exec runs qemu and the plugin again on
+# the new program (COMM with exec, its own MMAP2 records). The plugin's ground truth,
+# tracectl decode and Debian's perf script must agree per thread.
 . "$TOP/tests/e2e/lib.sh"
 
 if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null ||
@@ -55,6 +56,16 @@ int main(int argc, char **argv)
 	pthread_t t;
 	pid_t p, q;
 
+	if (argc > 1 && argv[1][0] == 'x') {	/* exec: a failing one, then sh */
+		char *env[] = { "FOO=bar", NULL };
+
+		if (execl("/nonexistent/prog", "x", (char *)NULL) == 0 || !fork())
+			return 8;
+		wait(NULL);
+		spin((void *)1000UL);
+		execle("/bin/sh", "custom0", "-c", "echo $0 $FOO", (char *)NULL, env);
+		return 7;
+	}
 	if (n) {	/* fork-heavy: n children at once, each a little work */
 		for (int i = 0; i < n; i++)
 			if (!fork()) {
@@ -119,4 +130,33 @@ expect 'sh -c "ls / ; true": the shell and its child, exact' '
 '
 expect 'fork-heavy: 40 children at once, all followed, exact' '
 	exact many ./procs 40 && [ "$(tids many | wc -l)" = 41 ]
+'
+expect 'exec: sh -c "ls / ; exec /bin/true": ls and true traced under their pids, exact' '
+	exact ex /bin/sh -c "ls / >/dev/null; exec /bin/true" && [ "$(tids ex | wc -l)" = 2 ] &&
+	grep -q "4 threads" ex.err &&
+	perf script -i ex.data --show-task-events --show-mmap-events 2>/dev/null >sb &&
+	sh=$(sed -n "s/.*PERF_RECORD_COMM exec: dash:\([0-9]*\)\/.*/\1/p" sb) &&
+	ls=$(sed -n "s/.*PERF_RECORD_FORK(\([0-9]*\):.*/\1/p" sb) &&
+	grep -q "PERF_RECORD_COMM exec: ls:$ls/$ls" sb &&
+	grep -q "PERF_RECORD_MMAP2 $ls/$ls: .*r-xp /usr/bin/ls$" sb &&
+	grep -q "PERF_RECORD_COMM exec: true:$sh/$sh" sb &&
+	grep -q "PERF_RECORD_MMAP2 $sh/$sh: .*r-xp /usr/bin/true$" sb &&
+	perf script -i ex.data --itrace=b -F tid,ip,dso 2>/dev/null >b &&
+	grep -q "^ *$ls .*(/usr/bin/ls)" b && grep -q "^ *$sh .*(/usr/bin/true)" b &&
+	grep -q "^ *$ls .*(/usr/bin/dash)" b && grep -q "^ *$sh .*(/usr/bin/dash)" b
+'
+expect 'exec: a failing exec returns its error, argv[0] and the environment are the guest'"'"'s' '
+	exact exv ./procs x && [ "$(cat exv.out)" = "custom0 bar" ] &&
+	[ "$(tids exv | wc -l)" = 2 ] && grep -q "3 threads" exv.err
+'
+cat >script.sh <<'EOF2'
+#!/bin/sh -e
+echo script ran $0 $1
+EOF2
+chmod +x script.sh
+expect 'exec of a script: its interpreter traced (named as the script), exact' '
+	exact scr /bin/sh -c "./script.sh one; true" &&
+	[ "$(cat scr.out)" = "script ran ./script.sh one" ] && grep -q "3 threads" scr.err &&
+	perf script -i scr.data --show-task-events 2>/dev/null |
+		grep -q "PERF_RECORD_COMM exec: script.sh:"
 '

@@ -416,6 +416,37 @@ static bool guest_elf(const char *path)
 static uint64_t seen_size(void);
 static uint32_t seen_id(uint64_t i);
 
+/* A "#!INTERP [ARG]" script's interpreter and its one optional argument, as Linux reads
+ * the first line; false for anything else. */
+static bool shebang(const char *path, char *line, size_t size, char **interp, char **arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, line, size - 1);
+	char *p, *end;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 3 || memcmp(line, "#!", 2) || access(path, X_OK))
+		return false;
+	line[n] = 0;
+	if (!(end = strchr(line, '\n')))
+		return false;
+	*end = 0;
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	*interp = p;
+	while (*p && *p != ' ' && *p != '\t')
+		p++;
+	if (*p)
+		*p++ = 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		*--end = 0;
+	*arg = *p ? p : NULL;
+	return **interp;
+}
+
 /* avoid=: the guest ranges of /proc/self/maps that hold a block this process translated,
  * at most max of them, into out (a "S-E:S-E" list). */
 static void code_ranges(char *out, size_t size, unsigned max)
@@ -491,8 +522,8 @@ static void reserve(const char *list)
  * its error). */
 static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
 {
-	static char *av[MAX_EXEC_ARGS + 8], *gav[MAX_EXEC_ARGS], avoid[2048];
-	char qemu[4096], *parg = NULL, **genv;
+	static char *av[MAX_EXEC_ARGS + 8], *gav[MAX_EXEC_ARGS], avoid[2048], line[256];
+	char qemu[4096], *parg = NULL, **genv, *interp = NULL, *iarg = NULL;
 	const char *path, *base;
 	Dl_info dl;
 	ssize_t n;
@@ -507,7 +538,9 @@ static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
 	}
 	path = g2h(a[0]);
 	genv = g2h(a[2]);
-	if (!a[0] || !guest_elf(path) || (nargs = guest_strv(a[1], gav, MAX_EXEC_ARGS)) < 0 ||
+	if (!a[0] || (!guest_elf(path) && (!shebang(path, line, sizeof(line), &interp, &iarg) ||
+					   !guest_elf(interp))) ||
+	    (nargs = guest_strv(a[1], gav, MAX_EXEC_ARGS)) < 0 ||
 	    (n = readlink("/proc/self/exe", qemu, sizeof(qemu) - 1)) <= 0 ||
 	    !dladdr((void *)qemu_plugin_install, &dl) || !dl.dli_fname)
 		return;
@@ -526,7 +559,11 @@ static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
 	av[k++] = qemu;
 	av[k++] = "-plugin";
 	av[k++] = parg;
-	if (nargs) {		/* the guest's argv[0] need not be the path */
+	if (interp) {		/* as Linux runs a script: INTERP [ARG] PATH ARGV[1...] */
+		av[k++] = interp;
+		if (iarg)
+			av[k++] = iarg;
+	} else if (nargs) {	/* the guest's argv[0] need not be the path */
 		av[k++] = "-0";
 		av[k++] = gav[1];
 	}
