@@ -288,7 +288,7 @@ static int check_static(const char *path, struct tc_err *e)
 /* Run qemu-aarch64 with tracectl's plugin and feed every thread's blocks. */
 static int run(struct emu *m, struct tc_err *e)
 {
-	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL };
+	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL, NULL };
 	struct tc_qemu_run_opts ro = { .qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64",
 		.argv = m->o->argv };
 	struct tc_qemu_run *r;

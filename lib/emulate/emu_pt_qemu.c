@@ -9,7 +9,8 @@
  *
  * qemu-user on an x86-64 host keeps guest addresses as host addresses (guest_base 0), so the
  * guest's mappings are in /proc/QEMU_PID/maps beside qemu's own; the ones that hold executed
- * code are taken, with their real paths, when a block from an unknown one first runs. A
+ * code are taken, with their real paths, when a block from an unknown one first runs; the
+ * files the guest maps with PROT_EXEC later are the plugin's view of each mmap. A
  * guest fork forks qemu: the child is a process of its own (its own maps), followed as
  * perf's inherit does, with FORK and COMM records. */
 #include "lib/emulate/emu.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -110,7 +112,7 @@ static int learn_map(struct emu *m, const struct qthr *t, uint64_t va, struct tc
 
 	if (is_gone(m, pid))
 		return 0;
-	for (size_t i = 0; i < mine->n; i++)
+	for (size_t i = mine->n; i-- > 0;)	/* the latest first: a mapping replaces */
 		if (m->s.map_proc[i] == proc && va >= mine->v[i].start && va < mine->v[i].end) {
 			m->known_proc = proc;
 			m->known_lo = mine->v[i].start;
@@ -370,6 +372,22 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, str
 	return tc_pt_enc_flush_tnt(&t->pt.x, e);
 }
 
+/* The plugin saw the guest map a file with PROT_EXEC: its MMAP2, in the guest's order. */
+static int on_mmap(void *arg, uint32_t tid, const struct tc_qemu_run_map *q, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct qthr *t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid);
+	struct tc_map x = { .start = q->addr, .end = q->addr + ((q->len + 4095) & ~4095ULL),
+		.pgoff = q->pgoff, .ino = q->ino, .maj = major(q->dev), .min = minor(q->dev),
+		.prot = (int)q->prot, .path = (char *)q->path };
+
+	if (!t)
+		return 0;
+	if (t->pt.proc == m->known_proc && x.start < m->known_hi && x.end > m->known_lo)
+		m->known_hi = m->known_lo = 0;		/* the quick hit may be what it replaced */
+	return add_map(&m->s, t->pt.proc, &x, e);
+}
+
 static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys,
 		      struct tc_err *e)
 {
@@ -406,7 +424,7 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 			  struct tc_err *e)
 {
-	static const struct tc_qemu_run_ops ops = { on_thread, on_block, on_syscall };
+	static const struct tc_qemu_run_ops ops = { on_thread, on_block, on_syscall, on_mmap };
 	struct tc_qemu_run_opts ro = { .qemu = o->qemu_x86 ? o->qemu_x86 : "qemu-x86_64",
 		.argv = o->argv };
 	struct emu m = { 0 };

@@ -23,7 +23,8 @@ struct slot {
 	uint32_t tid;
 	struct tc_qemu_run_thr thr;
 	unsigned ev_left, ev_n;	/* payload words still to come, words read */
-	uint32_t ev[TC_QP_EV_SYSCALL_WORDS];
+	uint32_t ev_type;
+	uint32_t ev[TC_QP_EV_MAX + 1];	/* + 1: a path's NUL whatever the plugin wrote */
 };
 
 struct tc_qemu_run {
@@ -218,6 +219,16 @@ static int event(struct tc_qemu_run *r, struct slot *s, const struct tc_qemu_run
 	uint64_t w[8];
 
 	(void)r;
+	if (s->ev_type == TC_QP_EV_MMAP) {
+		const uint32_t *v = s->ev;
+		struct tc_qemu_run_map m = { v[0] | (uint64_t)v[1] << 32,
+			v[2] | (uint64_t)v[3] << 32, v[4] | (uint64_t)v[5] << 32,
+			v[8] | (uint64_t)v[9] << 32, v[10] | (uint64_t)v[11] << 32, v[6], v[7],
+			(const char *)&v[TC_QP_EV_MMAP_FIXED] };
+
+		s->ev[s->ev_n] = 0;
+		return ops->mmap ? ops->mmap(arg, s->tid, &m, e) : 0;
+	}
 	for (unsigned i = 0; i < 8; i++)
 		w[i] = s->ev[2 * i] | (uint64_t)s->ev[2 * i + 1] << 32;
 	sys.num = (int64_t)w[0];
@@ -244,7 +255,7 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 		s->live = true;
 		s->tid = __atomic_load_n(&ring->tid, __ATOMIC_RELAXED);
 		s->thr = (struct tc_qemu_run_thr){ .pid = ring->pid, .tid = s->tid,
-			.ppid = ring->ppid, .ptid = ring->ptid,
+			.ppid = ring->ppid, .ptid = ring->ptid, .guest_base = ring->guest_base,
 			.exec = ring->flags & TC_QP_R_EXEC };
 		memcpy(s->thr.comm, ring->comm, sizeof(s->thr.comm) - 1);
 		if (ops->thread && ops->thread(arg, &s->thr, true, e))
@@ -262,11 +273,13 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 			if (!--s->ev_left)
 				rc = event(r, s, ops, arg, e);
 		} else if (w & TC_QP_EV_BIT) {
-			if (TC_QP_EV_TYPE(w) != TC_QP_EV_SYSCALL ||
-			    TC_QP_EV_LEN(w) != TC_QP_EV_SYSCALL_WORDS)
+			s->ev_type = TC_QP_EV_TYPE(w);
+			if ((s->ev_type != TC_QP_EV_SYSCALL ||
+			     TC_QP_EV_LEN(w) != TC_QP_EV_SYSCALL_WORDS) &&
+			    (s->ev_type != TC_QP_EV_MMAP || TC_QP_EV_LEN(w) <= TC_QP_EV_MMAP_FIXED))
 				rc = tc_err_set(e, EPROTO, "QEMU plugin: unknown event 0x%x in the "
 						"ring of thread %u", w, s->tid);
-			s->ev_left = TC_QP_EV_SYSCALL_WORDS;
+			s->ev_left = TC_QP_EV_LEN(w);
 			s->ev_n = 0;
 		} else if (!(d = desc(r, w))) {
 			rc = tc_err_set(e, EPROTO, "QEMU plugin: block id %u without a descriptor "

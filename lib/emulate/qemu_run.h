@@ -20,10 +20,19 @@ struct tc_qemu_run_sys {
 	uint64_t args[6];
 };
 
+/* A file the guest mapped with PROT_EXEC, seen by the plugin as mmap returned (guest
+ * addresses). */
+struct tc_qemu_run_map {
+	uint64_t addr, len, pgoff, dev, ino;
+	uint32_t prot, flags;
+	const char *path;
+};
+
 /* A guest thread: its process (a qemu process: the first, or a fork child), the process's
  * parent and the thread that forked it (0: the first process). */
 struct tc_qemu_run_thr {
 	uint32_t pid, tid, ppid, ptid;
+	uint64_t guest_base;	/* host address - guest address in its qemu process */
 	bool exec;		/* the first thread of a program the process exec'd */
 	char comm[16];		/* exec: the program's name */
 };
@@ -37,6 +46,8 @@ struct tc_qemu_run_ops {
 	int (*block)(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e);
 	int (*syscall)(void *arg, uint32_t tid, const struct tc_qemu_run_sys *s,
 		       struct tc_err *e);
+	/* Before the mmap's syscall. */
+	int (*mmap)(void *arg, uint32_t tid, const struct tc_qemu_run_map *m, struct tc_err *e);
 };
 
 struct tc_qemu_run_opts {

@@ -160,3 +160,32 @@ expect 'exec of a script: its interpreter traced (named as the script), exact' '
 	perf script -i scr.data --show-task-events 2>/dev/null |
 		grep -q "PERF_RECORD_COMM exec: script.sh:"
 '
+cat >dl.c <<'EOF2'
+#include <dlfcn.h>
+#include <stdio.h>
+
+int main(void)
+{
+	static const char *const libs[][2] = { { "libz.so.1", "zlibVersion" },
+		{ "libbz2.so.1", "BZ2_bzlibVersion" }, { "libz.so.1", "zlibVersion" } };
+
+	for (int i = 0; i < 3; i++) {
+		void *h = dlopen(libs[i][0], RTLD_NOW);
+		const char *(*f)(void) = h ? (const char *(*)(void))dlsym(h, libs[i][1]) : NULL;
+
+		if (!f)
+			return 1;
+		printf("%s\n", f());
+		dlclose(h);
+	}
+	return 0;
+}
+EOF2
+gcc -O1 -o dl dl.c || echo "not ok $T: cannot build dl.c"
+expect 'dlopen/dlclose: each mapping as the plugin saw mmap (the code segment, its offset), exact' '
+	exact dl ./dl && [ "$(wc -l <dl.out)" = 3 ] &&
+	perf script -i dl.data --show-mmap-events 2>/dev/null >sb &&
+	[ "$(grep -c "PERF_RECORD_MMAP2 .* @ 0x[1-9a-f][0-9a-f]* .*r-xp .*/libz.so" sb)" = 2 ] &&
+	grep -q "PERF_RECORD_MMAP2 .* @ 0x[1-9a-f][0-9a-f]* .*r-xp .*/libbz2.so" sb &&
+	perf report -i dl.data --itrace=b --stdio --sort dso 2>/dev/null | grep -q "% *libbz2.so"
+'

@@ -84,6 +84,13 @@ struct tc_qp_desc {
 /* A system call returned: payload num (2 words), ret (2), a1..a6 (12 words): 16 words. */
 #define TC_QP_EV_SYSCALL 1
 #define TC_QP_EV_SYSCALL_WORDS 16
+/* A file mapped with PROT_EXEC (mmap returned), before that call's SYSCALL event: addr (2
+ * words), len (2), pgoff (2), prot (1), flags (1), the file's st_dev (2) and st_ino (2), then
+ * its path (/proc/self/fd/N's link, the guest's fd being qemu's), NUL-terminated, in the
+ * words left (up to 255 in all). */
+#define TC_QP_EV_MMAP 2
+#define TC_QP_EV_MMAP_FIXED 12
+#define TC_QP_EV_MAX 255
 
 enum tc_qp_ring_state {
 	TC_QP_RING_FREE,
@@ -113,6 +120,7 @@ struct tc_qp_ring {
 	uint32_t ppid;		/* the process's parent (the consumer for the first) */
 	uint32_t ptid;		/* the thread that forked the process (0: none traced) */
 	uint32_t flags;		/* TC_QP_R_* */
+	uint64_t guest_base;	/* host address - guest address (qemu-user's guest_base) */
 	char comm[16];		/* TC_QP_R_EXEC: the program's name (its file's, cut to 15) */
 	/* consumer-written line */
 	_Alignas(64) uint64_t tail;	/* entries consumed */

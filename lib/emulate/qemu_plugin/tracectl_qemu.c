@@ -174,6 +174,7 @@ static void __attribute__((noinline)) slow_path(struct vstate *v)
 	if (unlikely(!v->tid)) {
 		v->tid = gettid_();
 		__atomic_store_n(&v->ring->tid, v->tid, __ATOMIC_RELAXED);
+		v->ring->guest_base = (uint64_t)g.guest_base;	/* known: a TB was translated */
 	}
 	publish(v);
 	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
@@ -281,6 +282,7 @@ static void attach(struct vstate *v, uint32_t tid, uint32_t ptid)
 	v->ring->ppid = (uint32_t)getppid();
 	v->ring->ptid = ptid;
 	v->ring->flags = 0;
+	v->ring->guest_base = (uint64_t)g.guest_base;
 	if (g.exec) {	/* the first thread of an exec'd program */
 		g.exec = false;
 		v->ring->flags = TC_QP_R_EXEC;
@@ -621,6 +623,38 @@ static void child(struct vstate *v)
 	attach(v, gettid_(), ptid);
 }
 
+/* The guest mapped a file with PROT_EXEC at addr: what the MMAP2 record needs, from the
+ * plugin's view (the fd is open now; read later, /proc/PID/maps may have changed). */
+static void mmap_event(struct vstate *v, uint64_t addr)
+{
+	uint32_t w[TC_QP_EV_MAX];
+	char fd[64];
+	struct stat st;
+	ssize_t n;
+	unsigned words;
+	const uint64_t *a = v->sys_args;
+
+	snprintf(fd, sizeof(fd), "/proc/self/fd/%d", (int)a[4]);
+	if (stat(fd, &st))
+		return;
+	n = readlink(fd, (char *)&w[TC_QP_EV_MMAP_FIXED],
+		     4 * (TC_QP_EV_MAX - TC_QP_EV_MMAP_FIXED) - 1);
+	if (n <= 0 || ((char *)&w[TC_QP_EV_MMAP_FIXED])[0] != '/')
+		return;
+	((char *)&w[TC_QP_EV_MMAP_FIXED])[n] = 0;
+	words = TC_QP_EV_MMAP_FIXED + (unsigned)(n + 4) / 4;
+	w[0] = (uint32_t)addr, w[1] = (uint32_t)(addr >> 32);
+	w[2] = (uint32_t)a[1], w[3] = (uint32_t)(a[1] >> 32);
+	w[4] = (uint32_t)a[5], w[5] = (uint32_t)(a[5] >> 32);
+	w[6] = (uint32_t)a[2], w[7] = (uint32_t)a[3];
+	w[8] = (uint32_t)st.st_dev, w[9] = (uint32_t)((uint64_t)st.st_dev >> 32);
+	w[10] = (uint32_t)st.st_ino, w[11] = (uint32_t)((uint64_t)st.st_ino >> 32);
+	put(v, TC_QP_EV_HDR(TC_QP_EV_MMAP, words));
+	for (unsigned i = 0; i < words; i++)
+		put(v, w[i]);
+	v->ev_words += 1 + words;
+}
+
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
 {
 	struct vstate *v;
@@ -635,6 +669,9 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, 
 		else if (ret < 0)	/* no child after all */
 			__atomic_fetch_sub(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	}
+	if (num == (g.target == TGT_X86_64 ? 9 : 222) && (uint64_t)ret < -4096ULL &&
+	    (v->sys_args[2] & PROT_EXEC) && !(v->sys_args[3] & MAP_ANONYMOUS))
+		mmap_event(v, (uint64_t)ret);
 	p[0] = (uint64_t)num;
 	p[1] = (uint64_t)ret;
 	memcpy(&p[2], v->sys_args, sizeof(v->sys_args));
