@@ -153,7 +153,7 @@ int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o
 {
 	struct tc_qemu_run *r = calloc(1, sizeof(*r));
 	char plugin[PATH_MAX], *parg = NULL, **av = NULL;
-	size_t n = 0;
+	size_t n = 0, k = 0;
 
 	*out = NULL;
 	if (!r)
@@ -169,15 +169,20 @@ int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o
 		goto fail;
 	while (o->argv[n])
 		n++;
-	if (asprintf(&parg, "%s,shm=%s", plugin, r->shm) < 0 ||
-	    !(av = calloc(n + 4, sizeof(*av)))) {
+	if ((o->ld_prefix ? asprintf(&parg, "%s,shm=%s,prefix=%s", plugin, r->shm, o->ld_prefix) :
+	     asprintf(&parg, "%s,shm=%s", plugin, r->shm)) < 0 ||
+	    !(av = calloc(n + 6, sizeof(*av)))) {
 		tc_err_set(e, ENOMEM, "out of memory");
 		goto fail;
 	}
-	av[0] = r->qemu;
-	av[1] = "-plugin";
-	av[2] = parg;
-	memcpy(av + 3, o->argv, n * sizeof(*av));
+	av[k++] = r->qemu;
+	if (o->ld_prefix) {
+		av[k++] = "-L";
+		av[k++] = (char *)o->ld_prefix;
+	}
+	av[k++] = "-plugin";
+	av[k++] = parg;
+	memcpy(av + k, o->argv, n * sizeof(*av));
 	if ((r->pid = fork()) < 0) {
 		tc_err_sys(e, errno, "fork");
 		goto fail;

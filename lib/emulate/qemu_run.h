@@ -57,6 +57,7 @@ struct tc_qemu_run_opts {
 	uint32_t ring_entries;	/* per thread, a power of two (0: 256 Ki) */
 	uint32_t max_rings;	/* guest threads alive at once (0: 64) */
 	uint64_t max_descs;	/* different blocks (0: 4 Mi) */
+	const char *ld_prefix;	/* qemu's -L (NULL: none), kept across the guest's execs */
 };
 
 struct tc_qemu_run;

@@ -21,6 +21,7 @@
  * stats=on   print the plugin's counts to stderr at exit
  * exec=NAME  this qemu runs a guest's exec of program NAME, run by the plugin: the shared
  *            memory is in use
+ * prefix=DIR qemu runs with -L DIR (the guest's ld.so and libraries): so do its execs
  * avoid=S-E:S-E...  (with exec=) guest ranges (hex) the program before the exec ran code
  *            in: kept free of the new program's mappings (x86-64 guests), so that a
  *            decoder without time, which sees the process's mappings of both programs at
@@ -105,6 +106,7 @@ static struct {
 	intptr_t guest_base;	/* host address - guest address */
 	bool has_base;
 	const char *avoid;	/* avoid=, as given */
+	const char *prefix;	/* prefix=, as given */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -559,6 +561,10 @@ static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
 		if (*c == ',')	/* the argument separator */
 			*c = '_';
 	av[k++] = qemu;
+	if (g.prefix) {
+		av[k++] = "-L";
+		av[k++] = (char *)g.prefix;
+	}
 	av[k++] = "-plugin";
 	av[k++] = parg;
 	if (interp) {		/* as Linux runs a script: INTERP [ARG] PATH ARGV[1...] */
@@ -1092,6 +1098,8 @@ static int parse_args(int argc, char **argv, const char **shm)
 		}
 		if (!strcmp(name, "shm")) {
 			*shm = val;
+		} else if (!strcmp(name, "prefix")) {
+			g.prefix = val;
 		} else if (!strcmp(name, "avoid")) {
 			g.avoid = val;
 		} else if (!strcmp(name, "exec")) {
