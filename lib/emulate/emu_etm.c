@@ -60,6 +60,9 @@ struct vcpu {
 	bool retired;		/* its thread has exited: its trace is complete */
 	uint32_t tid;
 	pid_t pid;		/* its qemu process */
+	uint32_t ppid, ptid;	/* a fork child's first thread: who forked it */
+	bool exec;		/* the first thread of an exec'd program */
+	char comm[16];		/* exec: the program's name */
 	uint64_t guest_base;	/* of that process */
 	bool own_elf;		/* the first program: a static non-PIE one is read from m->elf */
 	struct tc_qemu_exec *q;
@@ -99,8 +102,23 @@ static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 	if (c->own_elf && c->m->elf_code)
 		return tc_elf_read_vaddr(c->m->elf, addr, buf, len);
 	/* the process waits at its exit (and exec) until its blocks are read */
-	n = process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
-	return n > 0 ? (size_t)n : 0;
+	if ((n = process_vm_readv(c->pid, &local, 1, &remote, 1, 0)) > 0)
+		return (size_t)n;
+	/* killed by a signal: what the file holds there */
+	for (size_t i = c->m->maps.n; i-- > 0;) {
+		const struct tc_map *x = &c->m->maps.v[i];
+		int fd;
+
+		if (addr < x->start || addr >= x->end || x->path[0] != '/')
+			continue;
+		if ((fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
+			return 0;
+		n = pread(fd, buf, len < x->end - addr ? len : x->end - addr,
+			  (off_t)(x->pgoff + (addr - x->start)));
+		close(fd);
+		return n > 0 ? (size_t)n : 0;
+	}
+	return 0;
 }
 
 static void truth(struct vcpu *c, uint64_t from, uint64_t to)
@@ -204,6 +222,10 @@ static struct vcpu *etm_new(struct emu *m, const struct tc_qemu_run_thr *t, stru
 	c->etm = m->nv;
 	c->tid = tid;
 	c->pid = (pid_t)t->pid;
+	c->ppid = t->ppid;
+	c->ptid = t->ptid;
+	c->exec = t->exec;
+	memcpy(c->comm, t->comm, sizeof(c->comm));
 	c->guest_base = t->guest_base;
 	/* a fork child runs the same program; an exec'd one does not */
 	c->own_elf = !t->exec && (!m->nv || m->v[m->nv - 1]->own_elf || t->pid == (uint32_t)m->pid);
@@ -472,23 +494,42 @@ static int write_perf(struct emu *m, struct tc_err *e)
 			goto fail;
 	}
 	for (unsigned i = 1; i < m->nv; i++) {
-		uint32_t t = m->v[i]->tid;
-		const struct tc_perf_write_sid *fs = SID(t);
+		const struct vcpu *c = m->v[i];
+		uint32_t t = c->tid, cp = (uint32_t)c->pid;
+		bool child = cp != pid && t == cp && !c->exec;	/* a fork child's first thread */
+		const struct tc_perf_write_sid *fs;
 
+		sid.pid = cp;
+		fs = SID(t);
+		if (c->exec) {		/* its thread was there before: named anew */
+			if (tc_perf_write_comm(w, cp, t, c->comm, true, fs, e))
+				goto fail;
+			continue;
+		}
 		/* the fork's time is its sample id's (see pt_stream.c) */
-		if (tc_perf_write_fork(w, false, pid, pid, t, pid, fs->time, fs, e) ||
-		    tc_perf_write_comm(w, pid, t, comm, false, SID(t), e))
+		if (tc_perf_write_fork(w, false, cp, child ? c->ppid : cp, t, child ? c->ptid : cp,
+				       fs->time, fs, e) ||
+		    tc_perf_write_comm(w, cp, t, comm, false, SID(t), e))
 			goto fail;
 	}
+	sid.pid = pid;
 	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e) ||
 	    tc_perf_write_auxtrace(w, buf, len, 0, 0, 0, (uint32_t)-1, 0, e) ||
 	    tc_perf_write_aux(w, 0, len, 0, SID(pid), e))
 		goto fail;
 	for (unsigned i = m->nv; i-- > 0;) {
-		uint32_t t = m->v[i]->tid;
-		const struct tc_perf_write_sid *fs = SID(t);
+		const struct vcpu *c = m->v[i];
+		uint32_t t = c->tid, cp = (uint32_t)c->pid;
+		const struct tc_perf_write_sid *fs;
+		bool later = false;
 
-		if (tc_perf_write_fork(w, true, pid, pid, t, pid, fs->time, fs, e))
+		for (unsigned j = i + 1; j < m->nv && !later; j++)
+			later = m->v[j]->tid == t;	/* exec'd: one EXIT, the last */
+		if (later)
+			continue;
+		sid.pid = cp;
+		fs = SID(t);
+		if (tc_perf_write_fork(w, true, cp, cp, t, cp, fs->time, fs, e))
 			goto fail;
 	}
 #undef SID

@@ -189,3 +189,43 @@ expect 'dlopen/dlclose: each mapping as the plugin saw mmap (the code segment, i
 	grep -q "PERF_RECORD_MMAP2 .* @ 0x[1-9a-f][0-9a-f]* .*r-xp .*/libbz2.so" sb &&
 	perf report -i dl.data --itrace=b --stdio --sort dso 2>/dev/null | grep -q "% *libbz2.so"
 '
+
+# aarch64 (emulated ETM under qemu-aarch64): dynamic and PIE programs run with Debian's
+# aarch64 ld.so and libraries (-L /usr/aarch64-linux-gnu); their MMAP2 records name those
+# files; fork children are followed too.
+if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null ||
+   [ ! -e /usr/aarch64-linux-gnu/lib/libc.so.6 ]; then
+	skip 'dynamic aarch64 programs' 'needs qemu-aarch64 and gcc-aarch64-linux-gnu'
+	exit 0
+fi
+# exact64 NAME CMD...: as exact (perf's arm64 unwinder warnings aside)
+exact64() {
+	n=$1
+	shift
+	tracectl record --pmu emulated -o $n.data --ground-truth $n.truth -- "$@" \
+		>$n.out 2>$n.err && cat $n.err && grep -q "emulated ETMv4" $n.err &&
+	by_tid $n.truth >$n.want && [ "$(wc -l <$n.want)" -gt 1000 ] &&
+	tc_branches $n.data >$n.got && diff $n.want $n.got &&
+	perf_branches $n.data >$n.pgot && diff $n.want $n.pgot
+}
+for pie in -pie -no-pie -static-pie; do
+	aarch64-linux-gnu-gcc -O1 -pthread $pie -o t64$pie "$TOP/examples/threads.c" ||
+		{ echo "not ok $T: cannot build threads.c for aarch64 $pie"; continue; }
+	expect "aarch64 $pie threads: ld.so and libc traced, tracectl and perf give the truth" '
+		exact64 t64'$pie' ./t64'$pie' && [ "$(tids t64'$pie' | wc -l)" = 4 ]
+	'
+done
+expect 'aarch64 dynamic: MMAP2 of the program, ld.so and libc with their host paths' '
+	perf script -i t64-pie.data --show-mmap-events 2>/dev/null >sb &&
+	grep -q "PERF_RECORD_MMAP2 .*r-xp /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1$" sb &&
+	grep -q "PERF_RECORD_MMAP2 .*r-xp /usr/aarch64-linux-gnu/lib/libc.so.6$" sb &&
+	grep -q "PERF_RECORD_MMAP2 .*r-xp $PWD/t64-pie$" sb
+'
+aarch64-linux-gnu-gcc -O1 -pthread -o p64 procs.c || echo "not ok $T: cannot build procs.c for aarch64"
+expect 'aarch64 dynamic fork, vfork, a thread in a child, a grandchild, a child killed: exact' '
+	exact64 p64 ./p64 && grep -q "^parent done" p64.out && [ "$(tids p64 | wc -l)" = 6 ] &&
+	perf script -i p64.data --itrace=b -F pid,tid 2>/dev/null | sort -u >pt &&
+	[ "$(wc -l <pt)" = 6 ] && [ "$(cut -d/ -f1 pt | sort -u | wc -l)" = 5 ] &&
+	perf script -i p64.data --show-task-events 2>/dev/null | grep -c "PERF_RECORD_FORK" |
+		grep -qx 5
+'
