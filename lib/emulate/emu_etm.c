@@ -257,10 +257,7 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *t, bool start,
 	if (start) {
 		if (!m->nv)
 			m->pid = (pid_t)t->pid;	/* the first thread: the process */
-		if (!(c = etm_new(m, t, e)))
-			return -1;
-		m->last = NULL;	/* an exec'd program's thread has its old ETM's tid */
-		return 0;
+		return etm_new(m, t, e) ? 0 : -1;
 	}
 	if (!(c = etm_of(m, tid)))
 		return 0;
