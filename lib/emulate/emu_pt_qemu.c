@@ -16,6 +16,7 @@
 #include "lib/emulate/emu.h"
 
 #include <errno.h>
+#include <intel-pt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,35 @@
 #define SYS_MMAP 9
 #define SYS_MPROTECT 10
 #define SYS_CLONE 56
+#define SYS_RT_SIGRETURN 15
+
+struct async;
 
 struct qthr {
 	struct tc_pt_stream_thr pt;	/* first: the stream's thread (tc_pt_stream_add) */
 	struct tc_qp_desc prev;	/* the block executed last */
 	bool has_prev;
+	struct async *as;	/* a signal handler entered where prev's end is not known */
+};
+
+/* A signal delivered while the thread computed. qemu delivers signals between blocks: the
+ * thread had run block prev whole and was about to run X, and ran the handler's block
+ * instead; its rt_sigreturn resumes at X. Where prev's last instruction leads is not
+ * always known (a conditional or indirect branch): then the handler's blocks wait here,
+ * with the returns from nested handlers (sigret entries), until the block after the
+ * handler's own rt_sigreturn tells X. */
+struct async_ent {
+	struct tc_qp_desc d;
+	bool sigret;		/* not a block: an rt_sigreturn returned before the next */
+};
+
+struct async {
+	struct tc_qp_desc prev, handler;
+	struct tc_qp_desc last;	/* the last block kept */
+	struct async_ent *v;
+	size_t n, cap;
+	unsigned depth;		/* nested handlers entered and not returned from */
+	bool after_sigret;	/* the next block is where an rt_sigreturn resumed */
 };
 
 struct parent {
@@ -279,6 +304,99 @@ static int transition(struct emu *m, struct qthr *t, uint64_t next, struct tc_er
 	return tc_pt_stream_encode(&m->s, &t->pt, &p, e);
 }
 
+static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e);
+
+/* next follows block d: a path of its last instruction, or a rep's next iteration. */
+static bool flows(const struct tc_qp_desc *d, uint64_t next)
+{
+	return ((d->flags & TC_QP_F_REP) && next == last_ip(d)) || follows(d, next);
+}
+
+/* A handler entered at h where t was to run x: hardware traces the interrupted place as
+ * FUP x and TIP.PGD (the kernel's IP suppressed), the handler from TIP.PGE. t's previous
+ * block first goes to x as it did. */
+static int async_enter(struct emu *m, struct qthr *t, uint64_t x, const struct tc_qp_desc *h,
+		       struct tc_err *e)
+{
+	struct tc_pt_stream_step p = { .ip = x, .next = h->vaddr, .kind = TC_X86_SYSCALL,
+		.in = tc_pt_stream_in(&m->s, x), .next_in = tc_pt_stream_in(&m->s, h->vaddr) };
+
+	if (transition(m, t, x, e))
+		return -1;
+	if (p.in && tc_pt_enc_ip(&t->pt.x, ppt_fup, x, e))
+		return -1;
+	if (tc_pt_stream_encode(&m->s, &t->pt, &p, e))
+		return -1;
+	m->s.st->steps--;	/* x did not run */
+	if (p.in)
+		m->s.st->insns--;
+	t->prev = *h;
+	return enter(m, t, h, e);
+}
+
+/* d does not follow t's previous block: a signal handler. */
+static int async_begin(struct emu *m, struct qthr *t, const struct tc_qp_desc *d,
+		       struct tc_err *e)
+{
+	const struct tc_qp_desc *p = &t->prev;
+
+	if (!(p->flags & TC_QP_F_REP) && p->kind == TC_QP_OTHER)
+		return async_enter(m, t, p->vaddr + p->size, d, e);
+	if (!(p->flags & TC_QP_F_REP) && (p->kind == TC_QP_JUMP || p->kind == TC_QP_CALL))
+		return async_enter(m, t, p->target, d, e);
+	if (!(t->as = calloc(1, sizeof(*t->as))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	t->as->prev = *p;
+	t->as->handler = t->as->last = *d;
+	return 0;
+}
+
+static int async_keep(struct async *a, const struct tc_qp_desc *d, bool sigret,
+		      struct tc_err *e)
+{
+	if (tc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	a->v[a->n++] = (struct async_ent){ d ? *d : (struct tc_qp_desc){ 0 }, sigret };
+	return 0;
+}
+
+/* t's rt_sigreturn returned: the next block is where it resumed. */
+static int async_sigret(struct qthr *t, struct tc_err *e)
+{
+	if (!t->as)
+		return 0;
+	t->as->after_sigret = true;
+	return async_keep(t->as, NULL, true, e);
+}
+
+/* Block d of a thread whose handler's interrupted place is not known yet. */
+static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d,
+		       struct tc_err *e)
+{
+	struct async *a = t->as;
+	int rc = 0;
+
+	if (a->after_sigret && !a->depth) {
+		/* the handler returned to x = d: encode all it held, then d */
+		t->as = NULL;
+		rc = async_enter(m, t, d->vaddr, &a->handler, e);
+		for (size_t i = 0; i < a->n && !rc; i++)
+			rc = a->v[i].sigret ? async_sigret(t, e) :
+				on_block(m, (uint32_t)t->pt.tid, &a->v[i].d, e);
+		free(a->v);
+		free(a);
+		return rc ? rc : on_block(m, (uint32_t)t->pt.tid, d, e);
+	}
+	if (a->after_sigret)
+		a->depth--;	/* a nested handler returned */
+	else if (!flows(&a->last, d->vaddr) ||
+		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size))
+		a->depth++;	/* a nested handler (entered at a system call or not) */
+	a->after_sigret = false;
+	a->last = *d;
+	return async_keep(a, d, false, e);
+}
+
 static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e)
 {
 	struct emu *m = arg;
@@ -290,6 +408,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi || t->pt.proc != m->known_proc) &&
 	    learn_map(m, t, d->vaddr, e))
 		return -1;
+	if (t->as)
+		return async_block(m, t, d, e);
 	if (!t->has_prev) {
 		if (tc_pt_stream_start(&m->s, &t->pt, d->vaddr, e))
 			return -1;
@@ -297,6 +417,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 		/* one more iteration of the same rep instruction */
 		t->prev = *d;
 		return 0;
+	} else if (!flows(&t->prev, d->vaddr)) {
+		return async_begin(m, t, d, e);
 	} else if (transition(m, t, d->vaddr, e)) {
 		return -1;
 	}
@@ -353,7 +475,12 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, str
 			t->pt.ptid = (pid_t)q->ptid;
 		return 0;
 	}
-	if (!(t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)) || !t->has_prev)
+	if ((t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)) && t->as)
+		return tc_err_set(e, ENOTSUP, "thread %d: a signal handler entered after 0x%llx "
+				  "never returned by rt_sigreturn (a longjmp out of it?): where the "
+				  "signal interrupted is not known", (int)tid,
+				  (unsigned long long)last_ip(&t->as->prev));
+	if (!t || !t->has_prev)
 		return 0;
 	/* its last instruction: exit or exit_group, a system call that does not return */
 	m->s.st->steps++;
@@ -393,6 +520,12 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 {
 	struct emu *m = arg;
 
+	if (sys->num == SYS_RT_SIGRETURN) {
+		struct qthr *t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid);
+
+		if (t && async_sigret(t, e))
+			return -1;
+	}
 	/* New code: qemu's maps now, for when qemu dies (a fatal signal) before the blocks
 	 * reach learn_map (the guest is ahead). */
 	if ((sys->num == SYS_MMAP || sys->num == SYS_MPROTECT) && sys->ret >= 0 &&
