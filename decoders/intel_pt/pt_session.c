@@ -352,7 +352,10 @@ static void advance_images(struct queue *q, uint64_t now)
 				      b->bid_len ? b->bid : NULL, b->bid_len);
 			break;
 		case PERF_RECORD_COMM:
-			tc_images_exec(q->im, b->pid);
+			/* Without time all of it applies at once, the trace before an exec
+			 * included: its mappings stay, as perf's timeless decoding keeps them. */
+			if (!q->s->pt.timeless)
+				tc_images_exec(q->im, b->pid);
 			break;
 		case PERF_RECORD_FORK:
 			tc_images_fork(q->im, b->ppid, b->pid);

@@ -9,8 +9,11 @@
  * AUXTRACE of cpu 0, and timestamps in the trace (ETM_OPT_TS), without which perf decodes
  * one shared thread state for all trace IDs and cannot separate interleaved threads. The
  * timestamps count the instructions of all threads as tracectl reads them, so they rise.
- * Static programs only: a dynamic one runs the host's aarch64 ld.so and libc, whose images
- * the decoder would need too. */
+ * Static and dynamic programs, PIE or not: a dynamic one runs with Debian's aarch64 ld.so
+ * and libraries (qemu's -L, /usr/aarch64-linux-gnu unless QEMU_LD_PREFIX says otherwise).
+ * Code is read from the guest's memory (qemu's, at guest_base), the mappings that hold it
+ * from /proc/PID/maps and the plugin's view of mmap, with their host paths; a static
+ * non-PIE program's own code is read from its file. */
 #include "lib/emulate/emu.h"
 
 #include <elf.h>
@@ -21,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -63,6 +69,12 @@ struct vcpu {
 	unsigned since_ts;	/* blocks since its last timestamp */
 	bool retired;		/* its thread has exited: its trace is complete */
 	uint32_t tid;
+	pid_t pid;		/* its qemu process */
+	uint32_t ppid, ptid;	/* a fork child's first thread: who forked it */
+	bool exec;		/* the first thread of an exec'd program */
+	char comm[16];		/* exec: the program's name */
+	uint64_t guest_base;	/* of that process */
+	bool own_elf;		/* the first program: a static non-PIE one is read from m->elf */
 	struct tc_qemu_exec *q;
 	struct tc_etm4_enc *enc;
 	bool in_range;		/* the last block was traced */
@@ -77,7 +89,10 @@ struct emu {
 	struct tc_emu_stats *st;
 	pid_t pid;
 	struct tc_elf *elf;
-	struct tc_maps maps;	/* the executable's segments, as mapped */
+	bool elf_code;		/* m->elf is a static non-PIE program: its code is read there */
+	const char *ld_prefix;	/* qemu's -L: where the aarch64 ld.so and libraries are */
+	struct tc_maps maps;	/* the guest's executable mappings (guest addresses) */
+	uint64_t known_lo, known_hi;	/* the last one found, a quick hit */
 	struct tc_addr_filter f;
 	struct tc_emu_triggers trig;
 	struct tc_cs_formatter *fmt;
@@ -97,8 +112,30 @@ struct emu {
 static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct vcpu *c = ctx;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)(addr + c->guest_base),
+						      len };
+	ssize_t n;
 
-	return tc_elf_read_vaddr(c->m->elf, addr, buf, len);
+	if (c->own_elf && c->m->elf_code)
+		return tc_elf_read_vaddr(c->m->elf, addr, buf, len);
+	/* the process waits at its exit (and exec) until its blocks are read */
+	if ((n = process_vm_readv(c->pid, &local, 1, &remote, 1, 0)) > 0)
+		return (size_t)n;
+	/* killed by a signal: what the file holds there */
+	for (size_t i = c->m->maps.n; i-- > 0;) {
+		const struct tc_map *x = &c->m->maps.v[i];
+		int fd;
+
+		if (addr < x->start || addr >= x->end || x->path[0] != '/')
+			continue;
+		if ((fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
+			return 0;
+		n = pread(fd, buf, len < x->end - addr ? len : x->end - addr,
+			  (off_t)(x->pgoff + (addr - x->start)));
+		close(fd);
+		return n > 0 ? (size_t)n : 0;
+	}
+	return 0;
 }
 
 static void truth(struct vcpu *c, uint64_t from, uint64_t to)
@@ -264,8 +301,9 @@ static int retire(struct vcpu *c, struct tc_err *e)
 }
 
 /* A guest thread's first block: its ETM. */
-static struct vcpu *etm_new(struct emu *m, uint32_t tid, struct tc_err *e)
+static struct vcpu *etm_new(struct emu *m, const struct tc_qemu_run_thr *t, struct tc_err *e)
 {
+	uint32_t tid = t->tid;
 	struct tc_etm4_cfg cfg = { .sync_period = m->o->sync_period, .ctxid = tid };
 	struct vcpu *c;
 
@@ -281,6 +319,14 @@ static struct vcpu *etm_new(struct emu *m, uint32_t tid, struct tc_err *e)
 	c->etm = m->nv;
 	c->tid = tid;
 	c->paused = m->o->start_paused;	/* every thread's trace starts paused */
+	c->pid = (pid_t)t->pid;
+	c->ppid = t->ppid;
+	c->ptid = t->ptid;
+	c->exec = t->exec;
+	memcpy(c->comm, t->comm, sizeof(c->comm));
+	c->guest_base = t->guest_base;
+	/* a fork child runs the same program; an exec'd one does not */
+	c->own_elf = !t->exec && (!m->nv || m->v[m->nv - 1]->own_elf || t->pid == (uint32_t)m->pid);
 	m->v[m->nv++] = c;
 	m->st->threads++;
 	if (!(c->enc = tc_etm4_enc_new(&cfg, e)) ||
@@ -299,15 +345,17 @@ static struct vcpu *etm_of(struct emu *m, uint32_t tid)
 	return NULL;
 }
 
-static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
+static int on_thread(void *arg, const struct tc_qemu_run_thr *t, bool start,
+		     struct tc_err *e)
 {
 	struct emu *m = arg;
+	uint32_t tid = t->tid;
 	struct vcpu *c;
 
 	if (start) {
 		if (!m->nv)
-			m->pid = (pid_t)tid;	/* the first thread: the process */
-		return etm_new(m, tid, e) ? 0 : -1;
+			m->pid = (pid_t)t->pid;	/* the first thread: the process */
+		return etm_new(m, t, e) ? 0 : -1;
 	}
 	if (!(c = etm_of(m, tid)))
 		return 0;
@@ -315,6 +363,70 @@ static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
 		m->last = NULL;
 	c->retired = true;
 	return retire(c, e);
+}
+
+static int add_map(struct emu *m, const struct tc_map *x, struct tc_err *e)
+{
+	struct tc_map *v = realloc(m->maps.v, (m->maps.n + 1) * sizeof(*v));
+
+	if (!v)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	m->maps.v = v;
+	v[m->maps.n] = *x;
+	v[m->maps.n].prot |= PROT_EXEC;	/* qemu maps guest code without it */
+	if (!(v[m->maps.n].path = strdup(x->path)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	m->maps.n++;
+	return 0;
+}
+
+/* The mapping that holds guest address va of c's process joins m->maps (MMAP2 records),
+ * taken from /proc/PID/maps (host addresses: guest + guest_base) unless already known. */
+static int learn_map(struct emu *m, struct vcpu *c, uint64_t va, struct tc_err *e)
+{
+	struct tc_maps now = { 0 };
+	struct tc_err ignore;
+	int rc = 0;
+
+	for (size_t i = m->maps.n; i-- > 0;)
+		if (va >= m->maps.v[i].start && va < m->maps.v[i].end) {
+			m->known_lo = m->maps.v[i].start;
+			m->known_hi = m->maps.v[i].end;
+			return 0;
+		}
+	if (c->own_elf && m->elf_code)
+		return 0;	/* elf_maps has them */
+	if (tc_addr_filter_maps_read(c->pid, &now, &ignore))
+		return 0;	/* gone (a fatal signal): its code cannot be read either */
+	for (size_t i = 0; i < now.n; i++) {
+		struct tc_map x = now.v[i];
+
+		if (va + c->guest_base < x.start || va + c->guest_base >= x.end)
+			continue;
+		x.start -= c->guest_base;
+		x.end -= c->guest_base;
+		if (x.path[0] == '/' && !(rc = add_map(m, &x, e))) {
+			m->known_lo = x.start;
+			m->known_hi = x.end;
+		}
+		break;
+	}
+	tc_addr_filter_maps_free(&now);
+	return rc;
+}
+
+/* The plugin saw the guest map a file with PROT_EXEC (guest addresses). */
+static int on_mmap(void *arg, uint32_t tid, const struct tc_qemu_run_map *q, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct tc_map x = { .start = q->addr, .end = q->addr + ((q->len + 4095) & ~4095ULL),
+		.pgoff = q->pgoff, .ino = q->ino, .maj = major(q->dev), .min = minor(q->dev),
+		.prot = (int)q->prot, .path = (char *)q->path };
+
+	(void)tid;
+	if (x.start < m->known_hi && x.end > m->known_lo)
+		m->known_hi = m->known_lo = 0;
+	return add_map(m, &x, e);
 }
 
 static int on_tb(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e)
@@ -334,6 +446,8 @@ static int on_tb(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_
 	if (m->last && m->last != c && (stamp(m->last, e) || drain(m->last, e)))
 		return -1;
 	m->last = c;
+	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, c, d->vaddr, e))
+		return -1;
 	return tc_qemu_exec_tb(c->q, d->vaddr, e) || drain(c, e) ? -1 : 0;
 }
 
@@ -360,8 +474,14 @@ static int elf_maps(struct emu *m, struct tc_err *e)
 	return 0;
 }
 
-static int check_static(const char *path, struct tc_err *e)
+/* Is the program static and not position-independent (its code read from the file)?
+ * Dynamic: where qemu finds the aarch64 ld.so (-L), unless QEMU_LD_PREFIX says. */
+static int check_static(struct emu *m, const char *path, struct tc_err *e)
 {
+	static const char prefix[] = "/usr/aarch64-linux-gnu";
+	const char *env = getenv("QEMU_LD_PREFIX");
+	bool interp = false;
+	struct stat st;
 	Elf64_Ehdr h;
 	Elf64_Phdr p;
 	int fd = open(path, O_RDONLY), rc = 0;
@@ -375,24 +495,21 @@ static int check_static(const char *path, struct tc_err *e)
 		    sizeof(p))
 			rc = tc_err_set(e, EINVAL, "%s: truncated program headers", path);
 		else if (p.p_type == PT_INTERP)
-			rc = tc_err_set(e, ENOTSUP, "%s is dynamically linked: emulated ETM traces "
-					"static aarch64 programs (a dynamic one would need its "
-					"ld.so and libraries as images too); link it with -static",
-					path);
+			interp = true;
 	}
-	if (!rc && h.e_type != ET_EXEC)
-		rc = tc_err_set(e, ENOTSUP, "%s is position-independent: emulated ETM traces "
-				"static non-PIE aarch64 programs (-static -no-pie)", path);
 	close(fd);
+	m->elf_code = !rc && !interp && h.e_type == ET_EXEC;
+	if (interp && (!env || !*env) && !stat(prefix, &st))
+		m->ld_prefix = prefix;
 	return rc;
 }
 
 /* Run qemu-aarch64 with tracectl's plugin and feed every thread's blocks. */
 static int run(struct emu *m, struct tc_err *e)
 {
-	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL };
+	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL, on_mmap };
 	struct tc_qemu_run_opts ro = { .qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64",
-		.argv = m->o->argv };
+		.argv = m->o->argv, .ld_prefix = m->ld_prefix };
 	struct tc_qemu_run *r;
 	int rc;
 
@@ -408,6 +525,29 @@ static int run(struct emu *m, struct tc_err *e)
 		if (!m->v[i]->retired && (m->v[i]->retired = true, retire(m->v[i], e)))
 			return -1;
 	return tc_cs_formatter_flush(m->fmt, e);
+}
+
+/* The build id of each file mapped, once. */
+static int build_ids(struct tc_perf_write *w, const struct emu *m, struct tc_err *e)
+{
+	for (size_t i = 0; i < m->maps.n; i++) {
+		const char *p = m->maps.v[i].path;
+		struct tc_err ignore;
+		struct tc_elf *elf;
+		bool seen = false;
+		int rc;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(m->maps.v[j].path, p);
+		if (seen || !(m->maps.v[i].prot & PROT_EXEC) || p[0] != '/' ||
+		    !(elf = tc_elf_open(p, &ignore)))
+			continue;
+		rc = tc_emu_file_build_id(w, tc_elf_build_id(elf), p, e);
+		tc_elf_close(elf);
+		if (rc)
+			return -1;
+	}
+	return 0;
 }
 
 static int write_perf(struct emu *m, struct tc_err *e)
@@ -449,21 +589,33 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		uint64_t s = x->start & ~0xfffULL;
 		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = s,
 			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
-			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = m->real };
+			.maj = x->maj, .min = x->min, .ino = x->ino,
+			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = x->path };
 
 		if ((x->prot & PROT_EXEC) &&
 		    tc_perf_write_mmap2(w, &mm, SID(pid), e))
 			goto fail;
 	}
 	for (unsigned i = 1; i < m->nv; i++) {
-		uint32_t t = m->v[i]->tid;
-		const struct tc_perf_write_sid *fs = SID(t);
+		const struct vcpu *c = m->v[i];
+		uint32_t t = c->tid, cp = (uint32_t)c->pid;
+		bool child = cp != pid && t == cp && !c->exec;	/* a fork child's first thread */
+		const struct tc_perf_write_sid *fs;
 
+		sid.pid = cp;
+		fs = SID(t);
+		if (c->exec) {		/* its thread was there before: named anew */
+			if (tc_perf_write_comm(w, cp, t, c->comm, true, fs, e))
+				goto fail;
+			continue;
+		}
 		/* the fork's time is its sample id's (see pt_stream.c) */
-		if (tc_perf_write_fork(w, false, pid, pid, t, pid, fs->time, fs, e) ||
-		    tc_perf_write_comm(w, pid, t, comm, false, SID(t), e))
+		if (tc_perf_write_fork(w, false, cp, child ? c->ppid : cp, t, child ? c->ptid : cp,
+				       fs->time, fs, e) ||
+		    tc_perf_write_comm(w, cp, t, comm, false, SID(t), e))
 			goto fail;
 	}
+	sid.pid = pid;
 	if (tc_perf_write_itrace_start(w, pid, pid, SID(pid), e))
 		goto fail;
 	if (m->ring) {
@@ -483,16 +635,24 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		goto fail;
 	}
 	for (unsigned i = m->nv; i-- > 0;) {
-		uint32_t t = m->v[i]->tid;
-		const struct tc_perf_write_sid *fs = SID(t);
+		const struct vcpu *c = m->v[i];
+		uint32_t t = c->tid, cp = (uint32_t)c->pid;
+		const struct tc_perf_write_sid *fs;
+		bool later = false;
 
-		if (tc_perf_write_fork(w, true, pid, pid, t, pid, fs->time, fs, e))
+		for (unsigned j = i + 1; j < m->nv && !later; j++)
+			later = m->v[j]->tid == t;	/* exec'd: one EXIT, the last */
+		if (later)
+			continue;
+		sid.pid = cp;
+		fs = SID(t);
+		if (tc_perf_write_fork(w, true, cp, cp, t, cp, fs->time, fs, e))
 			goto fail;
 	}
 #undef SID
 	if (tc_emu_file_features(w, m->o, &(struct tc_emu_file_host){ "emulated", "6.1.0",
 				 "aarch64", "0x00000000410fd034", (uint32_t)m->nv }, e) ||
-	    tc_emu_file_build_id(w, tc_elf_build_id(m->elf), m->real, e))
+	    build_ids(w, m, e))
 		goto fail;
 	return tc_perf_write_close(w, e);
 fail:
@@ -508,12 +668,26 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 	memset(st, 0, sizeof(*st));
 	if (!realpath(o->argv[0], m.real))
 		return tc_err_sys(e, errno, "%s", o->argv[0]);
-	if (check_static(m.real, e) || !(m.elf = tc_elf_open(m.real, e)))
+	if (check_static(&m, m.real, e) || !(m.elf = tc_elf_open(m.real, e)))
 		return -1;
-	if (elf_maps(&m, e) || tc_emu_trigger_parse(&m.trig, o, e) ||
+	if (o->filter && !m.elf_code) {
+		tc_err_set(e, ENOTSUP, "%s is dynamic or position-independent: --filter is "
+			   "resolved before the run, against a static non-PIE program's file, "
+			   "for emulated ETM", m.real);
+		goto out;
+	}
+	if ((o->npause || o->nresume) && !m.elf_code) {
+		tc_err_set(e, ENOTSUP, "%s is dynamic or position-independent: --pause-on and "
+			   "--resume-on are resolved before the run, against a static non-PIE "
+			   "program's file, for emulated ETM", m.real);
+		goto out;
+	}
+	/* without a filter: all of user space, libraries and ld.so included */
+	if ((m.elf_code && elf_maps(&m, e)) || tc_emu_trigger_parse(&m.trig, o, e) ||
 	    tc_emu_trigger_resolve(&m.trig, &m.maps, e) || tc_emu_trigger_check(&m.trig, e) ||
 	    (o->filter ? tc_addr_filter_resolve(o->filter, &m.maps, &m.f, e) :
-	     tc_addr_filter_file(m.real, &m.maps, &m.f, e)) ||
+	     !(m.f.v = calloc(1, sizeof(*m.f.v))) ? tc_err_set(e, ENOMEM, "out of memory") :
+	     (m.f.v[0] = (struct tc_addr_range){ 0, UINT64_MAX }, m.f.n = 1, 0)) ||
 	    !(m.fmt = tc_cs_formatter_new(e)))
 		goto out;
 	tc_cs_formatter_every_frame_id(m.fmt, m.ring != 0);

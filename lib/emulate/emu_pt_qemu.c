@@ -9,15 +9,20 @@
  *
  * qemu-user on an x86-64 host keeps guest addresses as host addresses (guest_base 0), so the
  * guest's mappings are in /proc/QEMU_PID/maps beside qemu's own; the ones that hold executed
- * code are taken, with their real paths, when a block from an unknown one first runs. */
+ * code are taken, with their real paths, when a block from an unknown one first runs; the
+ * files the guest maps with PROT_EXEC later are the plugin's view of each mmap. A
+ * guest fork forks qemu: the child is a process of its own (its own maps), followed as
+ * perf's inherit does, with FORK and COMM records. */
 #include "lib/emulate/emu.h"
 
 #include <errno.h>
+#include <intel-pt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -33,11 +38,35 @@
 #define SYS_MMAP 9
 #define SYS_MPROTECT 10
 #define SYS_CLONE 56
+#define SYS_RT_SIGRETURN 15
+
+struct async;
 
 struct qthr {
 	struct tc_pt_stream_thr pt;	/* first: the stream's thread (tc_pt_stream_add) */
 	struct tc_qp_desc prev;	/* the block executed last */
 	bool has_prev;
+	struct async *as;	/* a signal handler entered where prev's end is not known */
+};
+
+/* A signal delivered while the thread computed. qemu delivers signals between blocks: the
+ * thread had run block prev whole and was about to run X, and ran the handler's block
+ * instead; its rt_sigreturn resumes at X. Where prev's last instruction leads is not
+ * always known (a conditional or indirect branch): then the handler's blocks wait here,
+ * with the returns from nested handlers (sigret entries), until the block after the
+ * handler's own rt_sigreturn tells X. */
+struct async_ent {
+	struct tc_qp_desc d;
+	bool sigret;		/* not a block: an rt_sigreturn returned before the next */
+};
+
+struct async {
+	struct tc_qp_desc prev, handler;
+	struct tc_qp_desc last;	/* the last block kept */
+	struct async_ent *v;
+	size_t n, cap;
+	unsigned depth;		/* nested handlers entered and not returned from */
+	bool after_sigret;	/* the next block is where an rt_sigreturn resumed */
 };
 
 struct parent {
@@ -47,14 +76,16 @@ struct parent {
 struct emu {
 	struct tc_pt_stream s;
 	struct tc_qemu_run *run;
-	pid_t qpid;
-	uint64_t known_lo, known_hi;	/* the last mapping found, a quick hit */
+	unsigned known_proc;	/* the program of the last mapping found: */
+	uint64_t known_lo, known_hi;	/* that mapping, a quick hit */
 	struct parent *parents;	/* clone results: who made each thread */
 	size_t nparents, capparents;
 	struct qthr *last;	/* the thread of the last block: rings are drained in bursts */
 	bool resolved;		/* o->filter has been resolved against the mappings */
-	bool maps_gone;		/* qemu died: its maps are empty */
-	struct tc_maps snap;	/* qemu's maps after the last executable mapping */
+	pid_t *gone;		/* processes that died: their maps are empty */
+	size_t ngone, capgone;
+	pid_t snap_pid;
+	struct tc_maps snap;	/* its maps after its last executable mapping */
 	struct tc_err filter_err;
 };
 
@@ -63,13 +94,18 @@ static uint64_t last_ip(const struct tc_qp_desc *d)
 	return d->vaddr + d->size - d->last_size;
 }
 
-static int add_map(struct tc_maps *mine, const struct tc_map *x, struct tc_err *e)
+static int add_map(struct tc_pt_stream *s, unsigned proc, const struct tc_map *x,
+		   struct tc_err *e)
 {
+	struct tc_maps *mine = &s->maps;
 	struct tc_map *v = realloc(mine->v, (mine->n + 1) * sizeof(*v));
 
 	if (!v)
 		return tc_err_set(e, ENOMEM, "out of memory");
 	mine->v = v;
+	if (tc_grow((void **)&s->map_proc, &s->cap_map_proc, mine->n + 1, sizeof(unsigned)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	s->map_proc[mine->n] = proc;
 	v[mine->n] = *x;
 	/* qemu maps guest code without PROT_EXEC (it runs translations): the guest's is */
 	v[mine->n].prot |= PROT_EXEC;
@@ -79,19 +115,31 @@ static int add_map(struct tc_maps *mine, const struct tc_map *x, struct tc_err *
 	return 0;
 }
 
-/* The mapping of qemu's that holds guest address va joins the stream's maps (the MMAP2
- * records); then the filter is resolved again while it cannot be. */
-static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
+static bool is_gone(const struct emu *m, pid_t pid)
 {
+	for (size_t i = 0; i < m->ngone; i++)
+		if (m->gone[i] == pid)
+			return true;
+	return false;
+}
+
+/* The mapping of thread t's qemu process that holds guest address va joins the stream's
+ * maps (the MMAP2 records, of t's program); then the filter is resolved again while it
+ * cannot be. */
+static int learn_map(struct emu *m, const struct qthr *t, uint64_t va, struct tc_err *e)
+{
+	pid_t pid = t->pt.pid;
+	unsigned proc = t->pt.proc;
 	struct tc_maps now = { 0 };
 	const struct tc_map *hit = NULL;
 	struct tc_maps *mine = &m->s.maps;
 	int rc = -1;
 
-	if (m->maps_gone)
+	if (is_gone(m, pid))
 		return 0;
-	for (size_t i = 0; i < mine->n; i++)
-		if (va >= mine->v[i].start && va < mine->v[i].end) {
+	for (size_t i = mine->n; i-- > 0;)	/* the latest first: a mapping replaces */
+		if (m->s.map_proc[i] == proc && va >= mine->v[i].start && va < mine->v[i].end) {
+			m->known_proc = proc;
 			m->known_lo = mine->v[i].start;
 			m->known_hi = mine->v[i].end;
 			return 0;
@@ -103,7 +151,7 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 		if (tries)
 			usleep(1000);
 		tc_addr_filter_maps_free(&now);
-		if (tc_addr_filter_maps_read(m->qpid, &now, e)) {
+		if (tc_addr_filter_maps_read(pid, &now, e)) {
 			if (e && e->errnum != ENOENT && e->errnum != ESRCH)
 				return -1;
 			break;	/* reaped after a fatal signal: as empty maps */
@@ -116,11 +164,13 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 	if (!hit && !now.n) {
 		/* qemu is gone (a fatal signal: no exit to wait in): the maps as they were at
 		 * the last executable mapping */
-		for (size_t i = 0; i < m->snap.n && !hit; i++)
+		for (size_t i = 0; i < m->snap.n && !hit && m->snap_pid == pid; i++)
 			if (va >= m->snap.v[i].start && va < m->snap.v[i].end)
 				hit = &m->snap.v[i];
 		if (!hit) {
-			m->maps_gone = true;
+			if (tc_grow((void **)&m->gone, &m->capgone, m->ngone + 1, sizeof(pid_t)))
+				return tc_err_set(e, ENOMEM, "out of memory");
+			m->gone[m->ngone++] = pid;
 			rc = 0;
 			goto out;
 		}
@@ -130,8 +180,9 @@ static int learn_map(struct emu *m, uint64_t va, struct tc_err *e)
 			   "addresses are not host addresses?)", (unsigned long long)va);
 		goto out;
 	}
-	if (add_map(mine, hit, e))
+	if (add_map(&m->s, proc, hit, e))
 		goto out;
+	m->known_proc = proc;
 	m->known_lo = hit->start;
 	m->known_hi = hit->end;
 	if (m->s.o->filter && !m->resolved) {
@@ -199,7 +250,7 @@ static int walk(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struc
 
 	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)d->vaddr, n };
 
-	if (process_vm_readv(m->qpid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+	if (process_vm_readv(t->pt.pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
 		return tc_err_sys(e, errno, "reading guest code at 0x%llx",
 				  (unsigned long long)d->vaddr);
 	while (ip < end) {
@@ -254,6 +305,99 @@ static int transition(struct emu *m, struct qthr *t, uint64_t next, struct tc_er
 	return tc_pt_stream_encode(&m->s, &t->pt, &p, e);
 }
 
+static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e);
+
+/* next follows block d: a path of its last instruction, or a rep's next iteration. */
+static bool flows(const struct tc_qp_desc *d, uint64_t next)
+{
+	return ((d->flags & TC_QP_F_REP) && next == last_ip(d)) || follows(d, next);
+}
+
+/* A handler entered at h where t was to run x: hardware traces the interrupted place as
+ * FUP x and TIP.PGD (the kernel's IP suppressed), the handler from TIP.PGE. t's previous
+ * block first goes to x as it did. */
+static int async_enter(struct emu *m, struct qthr *t, uint64_t x, const struct tc_qp_desc *h,
+		       struct tc_err *e)
+{
+	struct tc_pt_stream_step p = { .ip = x, .next = h->vaddr, .kind = TC_X86_SYSCALL,
+		.in = tc_pt_stream_in(&m->s, x), .next_in = tc_pt_stream_in(&m->s, h->vaddr) };
+
+	if (transition(m, t, x, e))
+		return -1;
+	if (p.in && tc_pt_enc_ip(&t->pt.x, ppt_fup, x, e))
+		return -1;
+	if (tc_pt_stream_encode(&m->s, &t->pt, &p, e))
+		return -1;
+	m->s.st->steps--;	/* x did not run */
+	if (p.in)
+		m->s.st->insns--;
+	t->prev = *h;
+	return enter(m, t, h, e);
+}
+
+/* d does not follow t's previous block: a signal handler. */
+static int async_begin(struct emu *m, struct qthr *t, const struct tc_qp_desc *d,
+		       struct tc_err *e)
+{
+	const struct tc_qp_desc *p = &t->prev;
+
+	if (!(p->flags & TC_QP_F_REP) && p->kind == TC_QP_OTHER)
+		return async_enter(m, t, p->vaddr + p->size, d, e);
+	if (!(p->flags & TC_QP_F_REP) && (p->kind == TC_QP_JUMP || p->kind == TC_QP_CALL))
+		return async_enter(m, t, p->target, d, e);
+	if (!(t->as = calloc(1, sizeof(*t->as))))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	t->as->prev = *p;
+	t->as->handler = t->as->last = *d;
+	return 0;
+}
+
+static int async_keep(struct async *a, const struct tc_qp_desc *d, bool sigret,
+		      struct tc_err *e)
+{
+	if (tc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	a->v[a->n++] = (struct async_ent){ d ? *d : (struct tc_qp_desc){ 0 }, sigret };
+	return 0;
+}
+
+/* t's rt_sigreturn returned: the next block is where it resumed. */
+static int async_sigret(struct qthr *t, struct tc_err *e)
+{
+	if (!t->as)
+		return 0;
+	t->as->after_sigret = true;
+	return async_keep(t->as, NULL, true, e);
+}
+
+/* Block d of a thread whose handler's interrupted place is not known yet. */
+static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d,
+		       struct tc_err *e)
+{
+	struct async *a = t->as;
+	int rc = 0;
+
+	if (a->after_sigret && !a->depth) {
+		/* the handler returned to x = d: encode all it held, then d */
+		t->as = NULL;
+		rc = async_enter(m, t, d->vaddr, &a->handler, e);
+		for (size_t i = 0; i < a->n && !rc; i++)
+			rc = a->v[i].sigret ? async_sigret(t, e) :
+				on_block(m, (uint32_t)t->pt.tid, &a->v[i].d, e);
+		free(a->v);
+		free(a);
+		return rc ? rc : on_block(m, (uint32_t)t->pt.tid, d, e);
+	}
+	if (a->after_sigret)
+		a->depth--;	/* a nested handler returned */
+	else if (!flows(&a->last, d->vaddr) ||
+		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size))
+		a->depth++;	/* a nested handler (entered at a system call or not) */
+	a->after_sigret = false;
+	a->last = *d;
+	return async_keep(a, d, false, e);
+}
+
 static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e)
 {
 	struct emu *m = arg;
@@ -262,7 +406,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	if ((!t || t->pt.tid != (pid_t)tid) &&
 	    !(t = m->last = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)))
 		return tc_err_set(e, EPROTO, "a block of thread %u before its start", tid);
-	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi) && learn_map(m, d->vaddr, e))
+	if ((d->vaddr < m->known_lo || d->vaddr >= m->known_hi || t->pt.proc != m->known_proc) &&
+	    learn_map(m, t, d->vaddr, e))
 		return -1;
 	/* -S: SIGUSR2 asked for a snapshot */
 	if (m->s.o->snapshot_size && m->s.o->snap_req && *m->s.o->snap_req) {
@@ -274,6 +419,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	if (m->s.trig.unresolved && m->s.trig.maps_seen != m->s.maps.n &&
 	    tc_emu_trigger_resolve(&m->s.trig, &m->s.maps, e))
 		return -1;
+	if (t->as)
+		return async_block(m, t, d, e);
 	if (!t->has_prev) {
 		if (tc_pt_stream_start(&m->s, &t->pt, d->vaddr, e))
 			return -1;
@@ -281,6 +428,8 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 		/* one more iteration of the same rep instruction */
 		t->prev = *d;
 		return 0;
+	} else if (!flows(&t->prev, d->vaddr)) {
+		return async_begin(m, t, d, e);
 	} else if (transition(m, t, d->vaddr, e)) {
 		return -1;
 	}
@@ -289,17 +438,60 @@ static int on_block(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct 
 	return enter(m, t, d, e);
 }
 
-static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
+/* The program process pid runs now (as tc_pt_stream_thr's proc). */
+static unsigned proc_of(const struct emu *m, pid_t pid)
+{
+	for (size_t i = m->s.nprocs; i-- > 0;)
+		if (m->s.procs[i].pid == pid)
+			return (unsigned)i + 1;
+	return 0;
+}
+
+/* A fork child's first thread (a process of its own, named as its parent), or the first
+ * of a program exec'd (named as its file, q->comm): a new program. */
+static int new_proc(struct emu *m, const struct tc_qemu_run_thr *q, struct tc_err *e)
+{
+	struct tc_pt_stream_proc *p;
+	unsigned parent = proc_of(m, (pid_t)q->ppid);
+
+	if (!q->exec && proc_of(m, (pid_t)q->pid))
+		return 0;
+	if (tc_grow((void **)&m->s.procs, &m->s.capprocs, m->s.nprocs + 1, sizeof(*p)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	p = &m->s.procs[m->s.nprocs++];
+	*p = (struct tc_pt_stream_proc){ (pid_t)q->pid, (pid_t)q->ppid, (pid_t)q->ptid,
+		q->exec, "" };
+	snprintf(p->comm, sizeof(p->comm), "%s", q->exec ? q->comm :
+		 parent ? m->s.procs[parent - 1].comm : m->s.comm);
+	return 0;
+}
+
+static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, struct tc_err *e)
 {
 	struct emu *m = arg;
+	uint32_t tid = q->tid;
 	struct qthr *t;
 
 	if (start) {
 		if (!m->s.n)
-			m->s.pid = (pid_t)tid;
-		return tc_pt_stream_add(&m->s, (pid_t)tid, sizeof(*t), e) ? 0 : -1;
+			m->s.pid = (pid_t)q->pid;
+		else if (((pid_t)q->pid != m->s.pid || q->exec) && new_proc(m, q, e))
+			return -1;
+		if (!(t = (struct qthr *)tc_pt_stream_add(&m->s, (pid_t)tid, sizeof(*t), e)))
+			return -1;
+		t->pt.pid = (pid_t)q->pid;
+		t->pt.proc = proc_of(m, (pid_t)q->pid);
+		m->last = t;	/* an exec'd program's thread has its old stream's tid */
+		if (q->ptid)
+			t->pt.ptid = (pid_t)q->ptid;
+		return 0;
 	}
-	if (!(t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)) || !t->has_prev)
+	if ((t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid)) && t->as)
+		return tc_err_set(e, ENOTSUP, "thread %d: a signal handler entered after 0x%llx "
+				  "never returned by rt_sigreturn (a longjmp out of it?): where the "
+				  "signal interrupted is not known", (int)tid,
+				  (unsigned long long)last_ip(&t->as->prev));
+	if (!t || !t->has_prev)
 		return 0;
 	/* its last instruction: exit or exit_group, a system call that does not return */
 	m->s.st->steps++;
@@ -318,11 +510,33 @@ static int on_thread(void *arg, uint32_t tid, bool start, struct tc_err *e)
 	return tc_pt_enc_flush_tnt(&t->pt.x, e);
 }
 
+/* The plugin saw the guest map a file with PROT_EXEC: its MMAP2, in the guest's order. */
+static int on_mmap(void *arg, uint32_t tid, const struct tc_qemu_run_map *q, struct tc_err *e)
+{
+	struct emu *m = arg;
+	struct qthr *t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid);
+	struct tc_map x = { .start = q->addr, .end = q->addr + ((q->len + 4095) & ~4095ULL),
+		.pgoff = q->pgoff, .ino = q->ino, .maj = major(q->dev), .min = minor(q->dev),
+		.prot = (int)q->prot, .path = (char *)q->path };
+
+	if (!t)
+		return 0;
+	if (t->pt.proc == m->known_proc && x.start < m->known_hi && x.end > m->known_lo)
+		m->known_hi = m->known_lo = 0;		/* the quick hit may be what it replaced */
+	return add_map(&m->s, t->pt.proc, &x, e);
+}
+
 static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys,
 		      struct tc_err *e)
 {
 	struct emu *m = arg;
 
+	if (sys->num == SYS_RT_SIGRETURN) {
+		struct qthr *t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid);
+
+		if (t && async_sigret(t, e))
+			return -1;
+	}
 	/* New code: qemu's maps now, for when qemu dies (a fatal signal) before the blocks
 	 * reach learn_map (the guest is ahead). */
 	if ((sys->num == SYS_MMAP || sys->num == SYS_MPROTECT) && sys->ret >= 0 &&
@@ -330,14 +544,18 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 		struct tc_maps now = { 0 };
 		struct tc_err ignore;
 
-		if (!tc_addr_filter_maps_read(m->qpid, &now, &ignore) && now.n) {
+		struct tc_pt_stream_thr *t = tc_pt_stream_find(&m->s, (pid_t)tid);
+		pid_t pid = t ? t->pid : m->s.pid;
+
+		if (!tc_addr_filter_maps_read(pid, &now, &ignore) && now.n) {
 			tc_addr_filter_maps_free(&m->snap);
 			m->snap = now;
+			m->snap_pid = pid;
 		} else {
 			tc_addr_filter_maps_free(&now);
 		}
 	}
-	/* a new thread's parent, for its FORK record (a new process is not followed) */
+	/* a new thread's parent, for its FORK record */
 	if (sys->num == SYS_CLONE && sys->ret > 0) {
 		if (tc_grow((void **)&m->parents, &m->capparents, m->nparents + 1,
 			    sizeof(*m->parents)))
@@ -350,7 +568,7 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 			  struct tc_err *e)
 {
-	static const struct tc_qemu_run_ops ops = { on_thread, on_block, on_syscall };
+	static const struct tc_qemu_run_ops ops = { on_thread, on_block, on_syscall, on_mmap };
 	struct tc_qemu_run_opts ro = { .qemu = o->qemu_x86 ? o->qemu_x86 : "qemu-x86_64",
 		.argv = o->argv };
 	struct emu m = { 0 };
@@ -368,7 +586,6 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 		return tc_err_sys(e, errno, "%s", o->truth);
 	if (tc_qemu_run_start(&m.run, &ro, e))
 		goto out;
-	m.qpid = tc_qemu_run_pid(m.run);
 	if (tc_qemu_run_loop(m.run, &ops, &m, &st->status, e))
 		goto out;
 	if (o->filter && !m.resolved) {
@@ -391,6 +608,7 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 out:
 	tc_qemu_run_free(m.run);
 	free(m.parents);
+	free(m.gone);
 	tc_addr_filter_maps_free(&m.snap);
 	tc_pt_stream_fini(&m.s);
 	return rc;

@@ -47,12 +47,14 @@ void tc_pt_stream_fini(struct tc_pt_stream *s)
 	tc_addr_filter_free(&s->f);
 	tc_addr_filter_maps_free(&s->maps);
 	tc_emu_trigger_free(&s->trig);
+	free(s->map_proc);
+	free(s->procs);
 	memset(s, 0, sizeof(*s));
 }
 
 struct tc_pt_stream_thr *tc_pt_stream_find(const struct tc_pt_stream *s, pid_t tid)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = s->n; i-- > 0;)
 		if (s->t[i]->tid == tid)
 			return s->t[i];
 	return NULL;
@@ -256,13 +258,56 @@ static int build_id(struct tc_perf_write *w, const char *path, struct tc_err *e)
 	return rc;
 }
 
+static pid_t pid_of(const struct tc_pt_stream *m, const struct tc_pt_stream_thr *t)
+{
+	return t->pid ? t->pid : m->pid;
+}
+
+static const char *comm_of(const struct tc_pt_stream *m, unsigned proc)
+{
+	return proc ? m->procs[proc - 1].comm : m->comm;
+}
+
+/* The index of a thread of program proc (its records' sample id). */
+static size_t thread_of(const struct tc_pt_stream *m, unsigned proc)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->t[i]->proc == proc)
+			return i;
+	return 0;
+}
+
+/* MMAP2 records of program proc's executable file mappings. */
+static int write_maps(struct tc_pt_stream *m, struct tc_perf_write *w, unsigned proc,
+		      struct tc_perf_write_sid *sid, uint64_t *time, struct tc_err *e)
+{
+	pid_t pid = proc ? m->procs[proc - 1].pid : m->pid;
+
+	for (size_t i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		struct tc_perf_write_mmap2 mm = { .pid = (uint32_t)pid, .tid = (uint32_t)pid,
+			.start = x->start, .len = x->end - x->start, .pgoff = x->pgoff,
+			.maj = x->maj, .min = x->min, .ino = x->ino, .prot = (uint32_t)x->prot,
+			.flags = MAP_PRIVATE, .filename = x->path };
+
+		if ((m->map_proc ? m->map_proc[i] : 0) != proc ||
+		    !(x->prot & PROT_EXEC) || x->path[0] != '/')
+			continue;
+		sid->pid = (uint32_t)pid;
+		sid->id = thread_of(m, proc) + 1;
+		if (tc_perf_write_mmap2(w, &mm, tc_emu_file_sid(sid, (uint32_t)pid, time), e))
+			return -1;
+	}
+	return 0;
+}
+
 /* Thread i's snapshots, one AUXTRACE each at its stream position, and the AUX record an
  * AUX buffer in overwrite mode gives. */
 static int snapshots(struct tc_pt_stream *m, struct tc_perf_write *w, size_t i, uint64_t *time,
 		     struct tc_err *e)
 {
 	const struct tc_pt_stream_thr *t = m->t[i];
-	struct tc_perf_write_sid sid = { .pid = (uint32_t)m->pid, .id = i + 1 };
+	struct tc_perf_write_sid sid = { .pid = (uint32_t)pid_of(m, t), .id = i + 1 };
 
 	for (size_t k = 0; k < t->nsnaps; k++) {
 		const struct tc_pt_stream_snap *x = &t->snaps[k];
@@ -310,35 +355,47 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 		return -1;
 	}
 	/* one id per thread: its AUX stream */
-#define SID(i) (sid.id = (i) + 1, tc_emu_file_sid(&sid, (uint32_t)m->t[i]->tid, &time))
+#define SID(i) (sid.pid = (uint32_t)pid_of(m, m->t[i]), sid.id = (i) + 1, \
+		tc_emu_file_sid(&sid, (uint32_t)m->t[i]->tid, &time))
 	if (tc_perf_write_auxtrace_info_intel_pt(w, priv, m->all ? NULL : m->f.perf, e) ||
-	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e))
+	    tc_perf_write_comm(w, pid, pid, m->comm, true, SID(0), e) ||
+	    write_maps(m, w, 0, &sid, &time, e))
 		goto out;
-	for (i = 0; i < m->maps.n; i++) {
-		const struct tc_map *x = &m->maps.v[i];
-		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = x->start,
-			.len = x->end - x->start, .pgoff = x->pgoff, .maj = x->maj, .min = x->min,
-			.ino = x->ino, .prot = (uint32_t)x->prot, .flags = MAP_PRIVATE,
-			.filename = x->path };
+	/* fork children (as perf sees them, a copy of the parent, then their own maps) and
+	 * exec'd programs (their maps anew) */
+	for (i = 0; i < m->nprocs; i++) {
+		const struct tc_pt_stream_proc *p = &m->procs[i];
+		size_t k = thread_of(m, (unsigned)i + 1);
+		const struct tc_perf_write_sid *fs = SID(k);
 
-		if ((x->prot & PROT_EXEC) && x->path[0] == '/' &&
-		    tc_perf_write_mmap2(w, &mm, SID(0), e))
+		if ((!p->exec &&
+		     tc_perf_write_fork(w, false, (uint32_t)p->pid, (uint32_t)p->ppid,
+					(uint32_t)p->pid, (uint32_t)p->ptid, fs->time, fs, e)) ||
+		    tc_perf_write_comm(w, (uint32_t)p->pid, (uint32_t)p->pid, p->comm, p->exec,
+				       SID(k), e) ||
+		    write_maps(m, w, (unsigned)i + 1, &sid, &time, e))
 			goto out;
 	}
 	for (i = 1; i < m->n; i++) {
 		const struct tc_pt_stream_thr *t = m->t[i];
+		uint32_t tp = (uint32_t)pid_of(m, t);
+		const struct tc_perf_write_sid *fs;
 
-		const struct tc_perf_write_sid *fs = SID(i);
+		if ((pid_t)tp == t->tid || tc_pt_stream_find(m, t->tid) != t)
+			continue;	/* a process's first thread; or a thread seen again */
+		fs = SID(i);
 
 		/* the fork's time is its sample id's, as perf writes it (computed first: an
 		 * argument list does not order SID()'s increment against a read of time) */
-		if (tc_perf_write_fork(w, false, pid, pid, (uint32_t)t->tid, (uint32_t)t->ptid,
+		if (tc_perf_write_fork(w, false, tp, tp, (uint32_t)t->tid, (uint32_t)t->ptid,
 				       fs->time, fs, e) ||
-		    tc_perf_write_comm(w, pid, (uint32_t)t->tid, m->comm, false, SID(i), e))
+		    tc_perf_write_comm(w, tp, (uint32_t)t->tid, comm_of(m, t->proc), false,
+				       SID(i), e))
 			goto out;
 	}
 	for (i = 0; i < m->n; i++)
-		if (tc_perf_write_itrace_start(w, pid, (uint32_t)m->t[i]->tid, SID(i), e))
+		if (tc_perf_write_itrace_start(w, (uint32_t)pid_of(m, m->t[i]),
+					       (uint32_t)m->t[i]->tid, SID(i), e))
 			goto out;
 	for (i = 0; i < m->n; i++) {
 		const struct tc_pt_stream_thr *t = m->t[i];
@@ -356,10 +413,15 @@ int tc_pt_stream_write(struct tc_pt_stream *m, struct tc_err *e)
 			goto out;
 	}
 	for (i = m->n; i-- > 0;) {
-		const struct tc_perf_write_sid *fs = SID(i);
+		const struct tc_pt_stream_thr *t = m->t[i];
+		uint32_t tp = (uint32_t)pid_of(m, t);
+		const struct tc_perf_write_sid *fs;
 
-		if (tc_perf_write_fork(w, true, pid, pid, (uint32_t)m->t[i]->tid,
-				       (uint32_t)m->t[i]->ptid, fs->time, fs, e))
+		if (tc_pt_stream_find(m, t->tid) != t)
+			continue;
+		fs = SID(i);
+		if (tc_perf_write_fork(w, true, tp, tp, (uint32_t)t->tid, (uint32_t)t->ptid,
+				       fs->time, fs, e))
 			goto out;
 	}
 #undef SID

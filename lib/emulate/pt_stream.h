@@ -31,6 +31,8 @@ struct tc_pt_stream_snap {
 /* A thread's trace. Tracers allocate their own thread state with this as its first member
  * (tc_pt_stream_add's size), so pointers to it stay valid as threads are added. */
 struct tc_pt_stream_thr {
+	pid_t pid;		/* its process (0: the stream's pid) */
+	unsigned proc;		/* its process's program: 0 the first, k: procs[k - 1] */
 	pid_t tid, ptid;
 	struct tc_pt_enc x;
 	uint64_t ip;		/* where the thread is */
@@ -52,6 +54,14 @@ struct tc_pt_stream_step {
 	bool in, next_in;
 };
 
+/* A program after the first: a fork child (FORK, COMM records) or what a process exec'd
+ * (COMM with exec). */
+struct tc_pt_stream_proc {
+	pid_t pid, ppid, ptid;
+	bool exec;
+	char comm[16];
+};
+
 struct tc_pt_stream {
 	const struct tc_emu_opts *o;
 	struct tc_emu_stats *st;
@@ -62,6 +72,10 @@ struct tc_pt_stream {
 	struct tc_emu_triggers trig;	/* o's pause/resume triggers (the tracer resolves) */
 	bool all;		/* no filter: all of user space is traced */
 	struct tc_maps maps;	/* the mappings the MMAP2 records give (executable ones) */
+	unsigned *map_proc;	/* each one's program, as tc_pt_stream_thr's proc (NULL: 0) */
+	size_t cap_map_proc;
+	struct tc_pt_stream_proc *procs;	/* in order of appearance */
+	size_t nprocs, capprocs;
 	FILE *truth;
 	char comm[16];
 };
@@ -76,6 +90,7 @@ static inline bool tc_pt_stream_in(const struct tc_pt_stream *s, uint64_t ip)
 	return s->all || tc_addr_filter_has(&s->f, ip);
 }
 
+/* The thread tid added last. */
 struct tc_pt_stream_thr *tc_pt_stream_find(const struct tc_pt_stream *s, pid_t tid);
 /* A new thread of size bytes (zeroed; >= sizeof(struct tc_pt_stream_thr)), parent s->pid. */
 struct tc_pt_stream_thr *tc_pt_stream_add(struct tc_pt_stream *s, pid_t tid, size_t size,
@@ -99,8 +114,10 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e);
 
 /* Write o->output: one AUXTRACE queue per thread (perf's per-thread mode) with COMM, MMAP2
- * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids. In snapshot
- * mode a last snapshot is taken and each snapshot is an AUXTRACE of its thread's queue. */
+ * of s->maps' executable file mappings, FORK/EXIT of each thread, build ids; a program of
+ * s->procs gets its FORK from its parent and its COMM (or a COMM with exec), then its own
+ * MMAP2 records. In snapshot mode a last snapshot is taken and each snapshot is an AUXTRACE
+ * of its thread's queue. */
 int tc_pt_stream_write(struct tc_pt_stream *s, struct tc_err *e);
 
 #endif

@@ -21,8 +21,10 @@
 struct slot {
 	bool live;		/* a thread owns it and was announced */
 	uint32_t tid;
+	struct tc_qemu_run_thr thr;
 	unsigned ev_left, ev_n;	/* payload words still to come, words read */
-	uint32_t ev[TC_QP_EV_SYSCALL_WORDS];
+	uint32_t ev_type;
+	uint32_t ev[TC_QP_EV_MAX + 1];	/* + 1: a path's NUL whatever the plugin wrote */
 };
 
 struct tc_qemu_run {
@@ -33,8 +35,9 @@ struct tc_qemu_run {
 	struct slot *slots;
 	char shm[64];
 	pid_t pid;
-	bool reaped, acked;
+	bool reaped;
 	int status;
+	struct timespec stuck;	/* since when no process is seen, though procs says some */
 	char qemu[PATH_MAX];
 };
 
@@ -119,6 +122,7 @@ static int make_shm(struct tc_qemu_run *r, const struct tc_qemu_run_opts *o, str
 	h.ring_stride = TC_QP_RING_HDR + 4 * entries;
 	h.desc_off = (h.ring_off + h.max_rings * h.ring_stride + 4095) & ~4095ULL;
 	h.max_descs = o->max_descs ? o->max_descs : 1 << 22;
+	h.consumer = (uint32_t)getpid();
 	h.size = h.desc_off + h.max_descs * sizeof(struct tc_qp_desc);
 	/* /dev/shm: memory, not disk; the file is sparse, so only what is used costs. */
 	snprintf(r->shm, sizeof(r->shm), "/dev/shm/tracectl-qp-%d-%u", (int)getpid(), seq++);
@@ -149,7 +153,7 @@ int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o
 {
 	struct tc_qemu_run *r = calloc(1, sizeof(*r));
 	char plugin[PATH_MAX], *parg = NULL, **av = NULL;
-	size_t n = 0;
+	size_t n = 0, k = 0;
 
 	*out = NULL;
 	if (!r)
@@ -165,15 +169,20 @@ int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o
 		goto fail;
 	while (o->argv[n])
 		n++;
-	if (asprintf(&parg, "%s,shm=%s", plugin, r->shm) < 0 ||
-	    !(av = calloc(n + 4, sizeof(*av)))) {
+	if ((o->ld_prefix ? asprintf(&parg, "%s,shm=%s,prefix=%s", plugin, r->shm, o->ld_prefix) :
+	     asprintf(&parg, "%s,shm=%s", plugin, r->shm)) < 0 ||
+	    !(av = calloc(n + 6, sizeof(*av)))) {
 		tc_err_set(e, ENOMEM, "out of memory");
 		goto fail;
 	}
-	av[0] = r->qemu;
-	av[1] = "-plugin";
-	av[2] = parg;
-	memcpy(av + 3, o->argv, n * sizeof(*av));
+	av[k++] = r->qemu;
+	if (o->ld_prefix) {
+		av[k++] = "-L";
+		av[k++] = (char *)o->ld_prefix;
+	}
+	av[k++] = "-plugin";
+	av[k++] = parg;
+	memcpy(av + k, o->argv, n * sizeof(*av));
 	if ((r->pid = fork()) < 0) {
 		tc_err_sys(e, errno, "fork");
 		goto fail;
@@ -215,6 +224,16 @@ static int event(struct tc_qemu_run *r, struct slot *s, const struct tc_qemu_run
 	uint64_t w[8];
 
 	(void)r;
+	if (s->ev_type == TC_QP_EV_MMAP) {
+		const uint32_t *v = s->ev;
+		struct tc_qemu_run_map m = { v[0] | (uint64_t)v[1] << 32,
+			v[2] | (uint64_t)v[3] << 32, v[4] | (uint64_t)v[5] << 32,
+			v[8] | (uint64_t)v[9] << 32, v[10] | (uint64_t)v[11] << 32, v[6], v[7],
+			(const char *)&v[TC_QP_EV_MMAP_FIXED] };
+
+		s->ev[s->ev_n] = 0;
+		return ops->mmap ? ops->mmap(arg, s->tid, &m, e) : 0;
+	}
 	for (unsigned i = 0; i < 8; i++)
 		w[i] = s->ev[2 * i] | (uint64_t)s->ev[2 * i + 1] << 32;
 	sys.num = (int64_t)w[0];
@@ -240,7 +259,11 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 		/* the plugin stores the tid before its first publication */
 		s->live = true;
 		s->tid = __atomic_load_n(&ring->tid, __ATOMIC_RELAXED);
-		if (ops->thread && ops->thread(arg, s->tid, true, e))
+		s->thr = (struct tc_qemu_run_thr){ .pid = ring->pid, .tid = s->tid,
+			.ppid = ring->ppid, .ptid = ring->ptid, .guest_base = ring->guest_base,
+			.exec = ring->flags & TC_QP_R_EXEC };
+		memcpy(s->thr.comm, ring->comm, sizeof(s->thr.comm) - 1);
+		if (ops->thread && ops->thread(arg, &s->thr, true, e))
 			return -1;
 	}
 	if (head - tail > BURST)
@@ -255,11 +278,13 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 			if (!--s->ev_left)
 				rc = event(r, s, ops, arg, e);
 		} else if (w & TC_QP_EV_BIT) {
-			if (TC_QP_EV_TYPE(w) != TC_QP_EV_SYSCALL ||
-			    TC_QP_EV_LEN(w) != TC_QP_EV_SYSCALL_WORDS)
+			s->ev_type = TC_QP_EV_TYPE(w);
+			if ((s->ev_type != TC_QP_EV_SYSCALL ||
+			     TC_QP_EV_LEN(w) != TC_QP_EV_SYSCALL_WORDS) &&
+			    (s->ev_type != TC_QP_EV_MMAP || TC_QP_EV_LEN(w) <= TC_QP_EV_MMAP_FIXED))
 				rc = tc_err_set(e, EPROTO, "QEMU plugin: unknown event 0x%x in the "
 						"ring of thread %u", w, s->tid);
-			s->ev_left = TC_QP_EV_SYSCALL_WORDS;
+			s->ev_left = TC_QP_EV_LEN(w);
 			s->ev_n = 0;
 		} else if (!(d = desc(r, w))) {
 			rc = tc_err_set(e, EPROTO, "QEMU plugin: block id %u without a descriptor "
@@ -280,7 +305,7 @@ static int thread_end(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_ru
 	int rc = 0;
 
 	if (s->live && ops->thread)
-		rc = ops->thread(arg, s->tid, false, e);
+		rc = ops->thread(arg, &s->thr, false, e);
 	memset(s, 0, sizeof(*s));
 	return rc;
 }
@@ -310,34 +335,87 @@ static int pass(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *
 	return 0;
 }
 
-/* qemu died without the plugin's exit callback (a fatal guest signal): the entries each
- * live ring got after its last publication are the non-zero ids from head on (qp_shm.h). */
-static int recover(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
-		   struct tc_err *e)
+/* A process is gone (or a zombie): it runs no more plugin code. */
+static bool dead(pid_t pid)
 {
-	uint64_t n = 0;
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	/* "pid (comm) S ...": comm may hold ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Ring i's process died without the plugin's exit callback (a fatal guest signal; an exec
+ * the plugin did not follow): the entries the ring got after its last publication are the
+ * non-zero ids from head on (qp_shm.h); then the slot is free again. */
+static int recover(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops *ops,
+		   void *arg, struct tc_err *e)
+{
+	struct tc_qp_ring *ring = ring_at(r, i);
+	uint32_t *ents = (uint32_t *)((char *)ring + TC_QP_RING_HDR);
+	uint64_t mask = r->hdr->ring_entries - 1, h = ring->head, n;
+
+	if (!r->slots[i].ev_left)
+		while (h - ring->tail < r->hdr->ring_entries && ents[h & mask] &&
+		       !(ents[h & mask] & TC_QP_EV_BIT))
+			h++;
+	ring->head = h;
+	do {
+		n = 0;
+		if (drain(r, i, ops, arg, &n, e))
+			return -1;
+	} while (n);
+	if (thread_end(r, i, ops, arg, e))
+		return -1;
+	ring->head = 0;
+	ring->tail = 0;
+	__atomic_store_n(&ring->state, TC_QP_RING_RECLAIMED, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The rings of processes that died without their exit callback are recovered, and those
+ * processes leave procs as their exit would have; *live counts the rings of live ones. */
+static int bury(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		unsigned *live, struct tc_err *e)
+{
+	*live = 0;
 	for (unsigned i = 0; i < r->hdr->max_rings; i++) {
 		struct tc_qp_ring *ring = ring_at(r, i);
-		uint32_t *ents = (uint32_t *)((char *)ring + TC_QP_RING_HDR);
-		uint64_t mask = r->hdr->ring_entries - 1, h = ring->head;
+		pid_t pid = (pid_t)ring->pid;
 
-		if (ring->state != TC_QP_RING_ACTIVE)
+		/* not live: pid may still be a former owner's (claimed, not yet published) */
+		if (__atomic_load_n(&ring->state, __ATOMIC_ACQUIRE) != TC_QP_RING_ACTIVE ||
+		    !r->slots[i].live)
 			continue;
-		if (!r->slots[i].ev_left)
-			while (h - ring->tail < r->hdr->ring_entries && ents[h & mask] &&
-			       !(ents[h & mask] & TC_QP_EV_BIT))
-				h++;
-		ring->head = h;
-		do {
-			n = 0;
-			if (drain(r, i, ops, arg, &n, e))
+		if (!dead(pid)) {
+			++*live;
+			continue;
+		}
+		for (unsigned j = i; j < r->hdr->max_rings; j++)
+			if (ring_at(r, j)->state == TC_QP_RING_ACTIVE && r->slots[j].live &&
+			    (pid_t)ring_at(r, j)->pid == pid && recover(r, j, ops, arg, e))
 				return -1;
-		} while (n);
-		if (thread_end(r, i, ops, arg, e))
-			return -1;
+		__atomic_fetch_sub(&r->hdr->procs, 1, __ATOMIC_ACQ_REL);
 	}
 	return 0;
+}
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
 static void nap(long us)
@@ -350,9 +428,12 @@ static void nap(long us)
 int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
 		     int *status, struct tc_err *e)
 {
-	unsigned idle = 0;
+	unsigned idle = 0, live;
 
 	for (;;) {
+		/* read before the pass: DONE then means the pass saw every ring ended */
+		uint32_t st = __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE);
+		uint32_t procs = __atomic_load_n(&r->hdr->procs, __ATOMIC_ACQUIRE);
 		uint64_t n = 0;
 
 		if (pass(r, ops, arg, &n, e))
@@ -361,21 +442,22 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 			idle = 0;
 			continue;
 		}
-		if (r->reaped)
+		if (st == TC_QP_FAILED || (r->reaped && (st != TC_QP_RUNNING || !procs)))
 			break;
-		/* done, and a pass after seeing it found nothing: qemu may exit */
-		if (!r->acked && __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE) == TC_QP_DONE) {
-			if (pass(r, ops, arg, &n, e))
-				return -1;
-			if (!n) {
-				r->acked = true;
-				__atomic_store_n(&r->hdr->drained, 1, __ATOMIC_RELEASE);
-			}
-			continue;
-		}
-		if (waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
+		if (!r->reaped && waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
 			r->reaped = true;
+			clock_gettime(CLOCK_MONOTONIC, &r->stuck);
 			continue;	/* one more pass for what it wrote last */
+		}
+		/* Processes killed by a signal: now and then, and at each turn once the first
+		 * qemu is gone (its children may outlive it). */
+		if ((r->reaped || (idle > 64 && idle % 512 == 0)) && st == TC_QP_RUNNING) {
+			if (bury(r, ops, arg, &live, e))
+				return -1;
+			if (live)
+				clock_gettime(CLOCK_MONOTONIC, &r->stuck);
+			else if (r->reaped && since(&r->stuck) > 2)
+				break;	/* procs counts one that never ran: killed as it forked */
 		}
 		/* Nothing to read: spin a little (the guest is fast), then sleep. */
 		if (++idle > 64)
@@ -390,8 +472,6 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 	case TC_QP_FAILED:
 		return tc_err_set(e, EPROTO, "QEMU plugin: %.*s", (int)sizeof(r->hdr->error),
 				  r->hdr->error);
-	case TC_QP_RUNNING:
-		return recover(r, ops, arg, e);
 	default:
 		return 0;
 	}

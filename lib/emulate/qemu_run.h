@@ -20,15 +20,34 @@ struct tc_qemu_run_sys {
 	uint64_t args[6];
 };
 
+/* A file the guest mapped with PROT_EXEC, seen by the plugin as mmap returned (guest
+ * addresses). */
+struct tc_qemu_run_map {
+	uint64_t addr, len, pgoff, dev, ino;
+	uint32_t prot, flags;
+	const char *path;
+};
+
+/* A guest thread: its process (a qemu process: the first, or a fork child), the process's
+ * parent and the thread that forked it (0: the first process). */
+struct tc_qemu_run_thr {
+	uint32_t pid, tid, ppid, ptid;
+	uint64_t guest_base;	/* host address - guest address in its qemu process */
+	bool exec;		/* the first thread of a program the process exec'd */
+	char comm[16];		/* exec: the program's name */
+};
+
 /* What the caller is handed; each returns 0, or -1 with e set to stop the run (qemu is
  * killed). Any may be NULL. */
 struct tc_qemu_run_ops {
-	/* Thread tid ran its first block (start) or has exited and every block of it was
+	/* Thread t ran its first block (start) or has exited and every block of it was
 	 * handed over (!start). */
-	int (*thread)(void *arg, uint32_t tid, bool start, struct tc_err *e);
+	int (*thread)(void *arg, const struct tc_qemu_run_thr *t, bool start, struct tc_err *e);
 	int (*block)(void *arg, uint32_t tid, const struct tc_qp_desc *d, struct tc_err *e);
 	int (*syscall)(void *arg, uint32_t tid, const struct tc_qemu_run_sys *s,
 		       struct tc_err *e);
+	/* Before the mmap's syscall. */
+	int (*mmap)(void *arg, uint32_t tid, const struct tc_qemu_run_map *m, struct tc_err *e);
 };
 
 struct tc_qemu_run_opts {
@@ -38,6 +57,7 @@ struct tc_qemu_run_opts {
 	uint32_t ring_entries;	/* per thread, a power of two (0: 256 Ki) */
 	uint32_t max_rings;	/* guest threads alive at once (0: 64) */
 	uint64_t max_descs;	/* different blocks (0: 4 Mi) */
+	const char *ld_prefix;	/* qemu's -L (NULL: none), kept across the guest's execs */
 };
 
 struct tc_qemu_run;
@@ -53,11 +73,13 @@ int tc_qemu_run_which(const char *qemu, char *out, size_t size, struct tc_err *e
 /* Makes the shared memory and starts qemu with the plugin on it. */
 int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o,
 		      struct tc_err *e);
-/* qemu's pid: the guest's address space is qemu's (/proc/PID/maps). */
+/* The first qemu's pid: the guest's address space is qemu's (/proc/PID/maps); a fork
+ * child's is its own qemu process's (tc_qemu_run_thr's pid). */
 pid_t tc_qemu_run_pid(const struct tc_qemu_run *r);
 
-/* Drains the rings into ops until qemu has exited and everything it wrote is handed over;
- * *status is qemu's wait status (the guest's exit status or its fatal signal). */
+/* Drains the rings into ops until qemu and every process the guest forked have exited and
+ * everything they wrote is handed over; *status is the first qemu's wait status (the
+ * guest's exit status or its fatal signal). */
 int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
 		     int *status, struct tc_err *e);
 

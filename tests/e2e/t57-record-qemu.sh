@@ -105,9 +105,11 @@ expect 'a handler entered from a system call (raise): exact' '
 	grep -q "^3 " out && by_tid sig.truth >want && tc_branches sig.data >got &&
 	diff want got && perf_branches sig.data >got2 && diff want got2
 '
-expect_code 1 'a signal while the program computes (a timer): refused, naming the address' '
-	tracectl record --pmu emulated -o al.data -- ./sig timer >/dev/null 2>err; rc=$?
-	cat err; grep -q "asynchronous transfers are not emulated yet" err; exit $rc
+expect 'a signal while the program computes (a timer): FUP and TIP.PGD there, exact' '
+	tracectl record --pmu emulated -o al.data --ground-truth al.truth -- ./sig timer >out &&
+	grep -q "^5 " out && by_tid al.truth >want && tc_branches al.data >got &&
+	diff want got && perf_branches al.data >got2 && diff want got2 &&
+	perf script -i al.data --itrace=b -F tid,ip,addr,flags 2>/dev/null | grep -q "tr end *async"
 '
 expect 'four recordings at once (the consumer behind the guest): all exact' '
 	for i in 1 2 3 4; do

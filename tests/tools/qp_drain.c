@@ -45,7 +45,8 @@ struct slot {
 	struct thread *t;	/* NULL: no thread on it yet */
 	unsigned ev_left;	/* payload words of the event in progress */
 	unsigned ev_n;
-	uint32_t ev[TC_QP_EV_SYSCALL_WORDS];
+	bool ev_syscall;
+	uint32_t ev[TC_QP_EV_MAX];
 };
 
 static struct tc_qp_hdr *hdr;
@@ -101,7 +102,7 @@ static uint64_t drain(struct slot *s, struct tc_qp_ring *r, uint64_t max)
 		if (s->ev_left) {
 			s->ev[s->ev_n++] = w;
 			s->t->ev_words++;
-			if (!--s->ev_left)
+			if (!--s->ev_left && s->ev_syscall)
 				event_done(s, r);
 			continue;
 		}
@@ -109,8 +110,9 @@ static uint64_t drain(struct slot *s, struct tc_qp_ring *r, uint64_t max)
 			s->t->ev_words++;
 			s->ev_left = TC_QP_EV_LEN(w);
 			s->ev_n = 0;
-			if (TC_QP_EV_TYPE(w) != TC_QP_EV_SYSCALL ||
-			    s->ev_left != TC_QP_EV_SYSCALL_WORDS) {
+			s->ev_syscall = TC_QP_EV_TYPE(w) == TC_QP_EV_SYSCALL;
+			if ((s->ev_syscall && s->ev_left != TC_QP_EV_SYSCALL_WORDS) ||
+			    (!s->ev_syscall && TC_QP_EV_TYPE(w) != TC_QP_EV_MMAP)) {
 				fprintf(stderr, "qp_drain: unknown event %#x\n", w);
 				exit(1);
 			}

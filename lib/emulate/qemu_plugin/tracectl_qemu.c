@@ -19,9 +19,18 @@
  * icount=on  also count instructions with an inline add per TB, a count independent of the
  *            callbacks (one counter for all threads: exact for single-threaded guests)
  * stats=on   print the plugin's counts to stderr at exit
+ * exec=NAME  this qemu runs a guest's exec of program NAME, run by the plugin: the shared
+ *            memory is in use
+ * prefix=DIR qemu runs with -L DIR (the guest's ld.so and libraries): so do its execs
+ * avoid=S-E:S-E...  (with exec=) guest ranges (hex) the program before the exec ran code
+ *            in: kept free of the new program's mappings (x86-64 guests), so that a
+ *            decoder without time, which sees the process's mappings of both programs at
+ *            once (perf's timeless decoding), finds no overlap
  *
- * A guest fork() child detaches: it stops writing to the shared memory (its trace is not
- * followed yet). Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
+ * A guest fork() forks qemu and this plugin with it: the child's thread claims a ring of
+ * its own as the fork returns in it, so children are followed as perf's inherit does
+ * (qp_shm.h). A guest's execve of a program for the same guest runs qemu and the plugin
+ * again on it, so exec is followed too. Built by the Makefile into $(B)/qemu_plugin/tracectl-qemu.so, not into
  * tracectl. */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,6 +49,7 @@
 #include <unistd.h>
 
 #include <capstone.h>
+#include <dlfcn.h>
 
 #include "lib/emulate/qemu_plugin/qemu_plugin_api.h"
 #include "lib/emulate/qemu_plugin/qp_shm.h"
@@ -60,11 +71,13 @@ struct vstate {
 	uint64_t mask;
 	uint64_t insns;		/* instructions of the TBs written */
 	uint64_t tail;		/* the consumer's tail, as last read */
-	struct tc_qp_ring *ring;	/* NULL: private (detached) */
+	struct tc_qp_ring *ring;	/* NULL: private (to_scratch) */
 	uint64_t ev_words;	/* entries that are events, not TB ids */
 	uint64_t sys_args[6];	/* of the system call in progress */
 	uint32_t tid;
 	unsigned vcpu;
+	struct tc_qp_ring *done;	/* the ring finish() ended, and its gen: exit waits */
+	uint32_t done_gen;
 	struct vstate *next;	/* all states, for the exit flush */
 };
 
@@ -77,7 +90,7 @@ static struct {
 	uint64_t n_descs;
 	uint64_t translations;
 	uint64_t batch;
-	bool icount, stats, detached;
+	bool icount, stats;
 	csh cs;
 	pthread_mutex_t lock;	/* translation, vCPU init/exit, exit flush */
 	struct vstate *all;
@@ -87,7 +100,13 @@ static struct {
 	uint64_t waits;
 	uint64_t split_insns;	/* last instructions across a page: read from haddr */
 	int errfd;		/* stderr as it was at load: guests close theirs */
-	pid_t parent;		/* the consumer, which started qemu */
+	bool exec;		/* exec=NAME: this qemu runs a guest's exec */
+	char comm[16];		/* exec=NAME: for the first thread's ring */
+	char args[1024];	/* the plugin's arguments but exec=, joined by ',' (for exec) */
+	intptr_t guest_base;	/* host address - guest address */
+	bool has_base;
+	const char *avoid;	/* avoid=, as given */
+	const char *prefix;	/* prefix=, as given */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -114,7 +133,7 @@ static void fail(const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	msg("tracectl-qemu: %s\n", text);
-	if (g.hdr && !g.detached) {
+	if (g.hdr) {
 		memcpy(g.hdr->error, text, sizeof(text));
 		__atomic_store_n(&g.hdr->state, TC_QP_FAILED, __ATOMIC_RELEASE);
 	}
@@ -150,13 +169,14 @@ static void __attribute__((noinline)) slow_path(struct vstate *v)
 	uint64_t cap = v->mask + 1;
 	unsigned spins = 0;
 
-	if (!v->ring) {		/* detached: a private ring that wraps */
+	if (!v->ring) {		/* private: a scratch ring that wraps */
 		v->limit = UINT64_MAX;
 		return;
 	}
 	if (unlikely(!v->tid)) {
 		v->tid = gettid_();
 		__atomic_store_n(&v->ring->tid, v->tid, __ATOMIC_RELAXED);
+		v->ring->guest_base = (uint64_t)g.guest_base;	/* known: a TB was translated */
 	}
 	publish(v);
 	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
@@ -198,8 +218,8 @@ static void on_tb_count(unsigned int vcpu, void *udata)
 	g.cb_insns[vcpu & (MAX_VCPUS - 1)] += (uintptr_t)udata >> 32;
 }
 
-/* Where a thread that no longer owns a ring writes (a detached process, a thread after its
- * exit callback): written, never read. */
+/* Where a thread that no longer owns a ring writes (a thread after its exit callback, one
+ * of the parent's in a fork child): written, never read. */
 static void to_scratch(struct vstate *v)
 {
 	static uint32_t scratch[4096];
@@ -241,6 +261,38 @@ static struct tc_qp_ring *claim_ring(void)
 	return NULL;
 }
 
+/* v (a new thread, or a fork child's) takes a ring of its own; tid 0: the thread's tid is
+ * taken at its first slow path. ptid: the thread that forked this process. */
+static void attach(struct vstate *v, uint32_t tid, uint32_t ptid)
+{
+	v->ring = claim_ring();
+	if (!v->ring)
+		fail("all %u rings are in use: more guest threads than the consumer allows",
+		     g.hdr->max_rings);
+	v->ents = (uint32_t *)((char *)v->ring + TC_QP_RING_HDR);
+	v->mask = g.hdr->ring_entries - 1;
+	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
+	v->head = v->tail;	/* 0: a fresh or reclaimed ring */
+	v->limit = v->head + (tid ? g.batch : 1);	/* tid 0: the first TB takes it */
+	v->insns = 0;
+	v->ev_words = 0;
+	v->done = NULL;
+	v->tid = tid;
+	v->ring->tid = tid;
+	v->ring->vcpu = v->vcpu;
+	v->ring->pid = (uint32_t)getpid();
+	v->ring->ppid = (uint32_t)getppid();
+	v->ring->ptid = ptid;
+	v->ring->flags = 0;
+	v->ring->guest_base = (uint64_t)g.guest_base;
+	if (g.exec) {	/* the first thread of an exec'd program */
+		g.exec = false;
+		v->ring->flags = TC_QP_R_EXEC;
+		memcpy(v->ring->comm, g.comm, sizeof(g.comm));
+	}
+	v->ring->gen++;
+}
+
 /* qemu-user calls this in the thread that creates the guest thread, before the new one
  * runs; the new thread's tid is taken at its first slow path. */
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
@@ -253,27 +305,12 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	if (g.mode != MODE_RING)
 		return;
 	pthread_mutex_lock(&g.lock);
-	if (g.detached) {
-		vstates[vcpu] = private_state(vcpu);
-		pthread_mutex_unlock(&g.lock);
-		return;
-	}
 	v = aligned_alloc(64, sizeof(*v));
 	if (!v)
 		fail("out of memory");
 	memset(v, 0, sizeof(*v));
-	v->ring = claim_ring();
-	if (!v->ring)
-		fail("all %u rings are in use: more guest threads than the consumer allows",
-		     g.hdr->max_rings);
-	v->ents = (uint32_t *)((char *)v->ring + TC_QP_RING_HDR);
-	v->mask = g.hdr->ring_entries - 1;
 	v->vcpu = vcpu;
-	v->tail = __atomic_load_n(&v->ring->tail, __ATOMIC_ACQUIRE);
-	v->head = v->tail;	/* 0: a fresh or reclaimed ring */
-	v->limit = v->head + 1;	/* first TB: slow path, takes the tid */
-	v->ring->vcpu = vcpu;
-	v->ring->gen++;
+	attach(v, 0, 0);
 	v->next = g.all;
 	g.all = v;
 	vstates[vcpu] = v;
@@ -289,6 +326,8 @@ static void finish(struct vstate *v)
 		__atomic_store_n(&v->ring->tid, v->tid, __ATOMIC_RELAXED);
 	}
 	publish(v);
+	v->done = v->ring;
+	v->done_gen = v->ring->gen;
 	__atomic_store_n(&v->ring->state, TC_QP_RING_EXITED, __ATOMIC_RELEASE);
 	to_scratch(v);
 }
@@ -303,20 +342,254 @@ static void on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
 		return;
 	pthread_mutex_lock(&g.lock);
 	v = vstates[vcpu];
-	if (v && !g.detached)
+	if (v)
 		finish(v);
 	pthread_mutex_unlock(&g.lock);
 }
 
 /* ---- system calls ------------------------------------------------------------------ */
 
-static bool is_fork(int64_t num)
+#define CLONE_VM_ 0x100
+#define CLONE_VFORK_ 0x4000
+
+/* A system call that makes a new process. qemu-user runs vfork, and clone with CLONE_VFORK,
+ * as a fork; clone with CLONE_VM otherwise is a thread; clone3 is ENOSYS in 7.2. */
+static bool forks_process(int64_t num, uint64_t flags)
 {
-	if (num == 435)		/* clone3 (7.2 answers ENOSYS) */
+	if (g.target == TGT_X86_64 && (num == 57 || num == 58))	/* fork, vfork */
 		return true;
+	if (num != (g.target == TGT_X86_64 ? 56 : 220))		/* clone */
+		return false;
+	return (flags & CLONE_VFORK_) || !(flags & CLONE_VM_);
+}
+
+/* ---- exec -------------------------------------------------------------------------- */
+
+static bool rings_unread(void);
+static bool consumer_alive(void);
+
+#define AT_FDCWD_ (-100)
+#define MAX_EXEC_ARGS 4096
+
+static bool is_exec(int64_t num)
+{
 	if (g.target == TGT_X86_64)
-		return num == 56 || num == 57 || num == 58;	/* clone, fork, vfork */
-	return num == 220;	/* clone */
+		return num == 59 || num == 322;		/* execve, execveat */
+	return num == 221 || num == 281;
+}
+
+/* A guest pointer as a host one. */
+static void *g2h(uint64_t va)
+{
+	return (void *)(uintptr_t)(va + (uint64_t)g.guest_base);
+}
+
+/* The guest's NULL-terminated array of string pointers at va, as host pointers into
+ * out[1..] (out[0] left for the caller); -1 when too long. */
+static int guest_strv(uint64_t va, char **out, size_t max)
+{
+	const uint64_t *p = g2h(va);
+	size_t n = 0;
+
+	if (!va)
+		return 0;
+	for (; p[n]; n++) {
+		if (n + 2 >= max)
+			return -1;
+		out[n + 1] = g2h(p[n]);
+	}
+	return (int)n;
+}
+
+/* path is an ELF program for this guest, one qemu runs. */
+static bool guest_elf(const char *path)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, h, sizeof(h)) == (ssize_t)sizeof(h) && !memcmp(h, "\177ELF", 4) &&
+	     h[4] == 2 && h[5] == 1 &&		/* 64-bit, little-endian */
+	     (h[18] | h[19] << 8) == (g.target == TGT_X86_64 ? 62 : 183);
+	close(fd);
+	return ok && !access(path, X_OK);
+}
+
+static uint64_t seen_size(void);
+static uint32_t seen_id(uint64_t i);
+
+/* A "#!INTERP [ARG]" script's interpreter and its one optional argument, as Linux reads
+ * the first line; false for anything else. */
+static bool shebang(const char *path, char *line, size_t size, char **interp, char **arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, line, size - 1);
+	char *p, *end;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 3 || memcmp(line, "#!", 2) || access(path, X_OK))
+		return false;
+	line[n] = 0;
+	if (!(end = strchr(line, '\n')))
+		return false;
+	*end = 0;
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	*interp = p;
+	while (*p && *p != ' ' && *p != '\t')
+		p++;
+	if (*p)
+		*p++ = 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		*--end = 0;
+	*arg = *p ? p : NULL;
+	return **interp;
+}
+
+/* avoid=: the guest ranges of /proc/self/maps that hold a block this process translated,
+ * at most max of them, into out (a "S-E:S-E" list). */
+static void code_ranges(char *out, size_t size, unsigned max)
+{
+	struct range { uint64_t lo, hi; bool used; } r[512];
+	unsigned n = 0, k = 0;
+	char line[512];
+	size_t len = 0;
+	FILE *f;
+
+	*out = 0;
+	if (!(f = fopen("/proc/self/maps", "re")))
+		return;
+	while (n < 512 && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			r[n++] = (struct range){ lo - (uint64_t)g.guest_base,
+						 hi - (uint64_t)g.guest_base, false };
+	}
+	fclose(f);
+	for (uint64_t i = 0; i < seen_size(); i++) {
+		uint32_t id = seen_id(i);
+		unsigned a = 0, b = n;
+
+		if (!id)
+			continue;
+		while (a < b) {		/* the first range ending above vaddr */
+			unsigned mid = (a + b) / 2;
+
+			if (r[mid].hi <= g.descs[id].vaddr)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a < n && r[a].lo <= g.descs[id].vaddr)
+			r[a].used = true;
+	}
+	for (unsigned i = 0; i < n && k < max; i++) {
+		int w;
+
+		if (!r[i].used)
+			continue;
+		w = snprintf(out + len, size - len, "%s%" PRIx64 "-%" PRIx64, k ? ":" : "",
+			     r[i].lo, r[i].hi);
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+		k++;
+	}
+}
+
+/* exec=, avoid=: the ranges taken (PROT_NONE) before qemu loads the program; qemu places
+ * mappings where the host's mmap gives room. */
+static void reserve(const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		unsigned long lo, hi;
+		int used = 0;
+
+		if (sscanf(p, "%lx-%lx%n", &lo, &hi, &used) != 2 || hi <= lo)
+			return;
+		mmap((void *)lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		     MAP_FIXED_NOREPLACE, -1, 0);
+		p += used;
+		p += *p == ':';
+	}
+}
+
+/* The thread in execve ends every ring of the process, waits until the consumer has read
+ * them (the old program's code is still mapped) and runs qemu with the plugin on the new
+ * program. Back here only if that exec failed: the guest's own execve then runs (and gives
+ * its error). */
+static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
+{
+	static char *av[MAX_EXEC_ARGS + 8], *gav[MAX_EXEC_ARGS], avoid[2048], line[256];
+	char qemu[4096], *parg = NULL, **genv, *interp = NULL, *iarg = NULL;
+	const char *path, *base;
+	Dl_info dl;
+	ssize_t n;
+	int nargs, k = 0;
+
+	if (!g.has_base)
+		return;
+	if (num == 322 || num == 281) {		/* execveat: from the cwd, no flags */
+		if ((int)a[0] != AT_FDCWD_ || a[4])
+			return;
+		a++;
+	}
+	path = g2h(a[0]);
+	genv = g2h(a[2]);
+	if (!a[0] || (!guest_elf(path) && (!shebang(path, line, sizeof(line), &interp, &iarg) ||
+					   !guest_elf(interp))) ||
+	    (nargs = guest_strv(a[1], gav, MAX_EXEC_ARGS)) < 0 ||
+	    (n = readlink("/proc/self/exe", qemu, sizeof(qemu) - 1)) <= 0 ||
+	    !dladdr((void *)qemu_plugin_install, &dl) || !dl.dli_fname)
+		return;
+	qemu[n] = 0;
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	pthread_mutex_lock(&g.lock);	/* seen */
+	if (g.target == TGT_X86_64 && !g.guest_base)
+		code_ranges(avoid, sizeof(avoid), 48);
+	pthread_mutex_unlock(&g.lock);
+	if (asprintf(&parg, "%s,%s%savoid=%s,exec=%.15s", dl.dli_fname, g.args,
+		     *g.args ? "," : "", avoid, base) < 0)
+		return;
+	for (char *c = strrchr(parg, '=') + 1; *c; c++)
+		if (*c == ',')	/* the argument separator */
+			*c = '_';
+	av[k++] = qemu;
+	if (g.prefix) {
+		av[k++] = "-L";
+		av[k++] = (char *)g.prefix;
+	}
+	av[k++] = "-plugin";
+	av[k++] = parg;
+	if (interp) {		/* as Linux runs a script: INTERP [ARG] PATH ARGV[1...] */
+		av[k++] = interp;
+		if (iarg)
+			av[k++] = iarg;
+	} else if (nargs) {	/* the guest's argv[0] need not be the path */
+		av[k++] = "-0";
+		av[k++] = gav[1];
+	}
+	av[k++] = (char *)path;
+	for (int i = 2; i <= nargs; i++)
+		av[k++] = gav[i];
+	av[k] = NULL;
+	pthread_mutex_lock(&g.lock);
+	for (struct vstate *w = g.all; w; w = w->next)
+		finish(w);
+	pthread_mutex_unlock(&g.lock);
+	if (g.hdr->flags & TC_QP_H_WAIT_DRAIN)
+		while (rings_unread() && consumer_alive())
+			sleep_us(100);
+	execve(qemu, av, a[2] ? genv : (char *[]){ NULL });
+	/* failed: this process goes on tracing, from a new ring */
+	free(parg);
+	attach(v, v->tid, 0);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
@@ -330,22 +603,62 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		return;
 	v->sys_args[0] = a1, v->sys_args[1] = a2, v->sys_args[2] = a3;
 	v->sys_args[3] = a4, v->sys_args[4] = a5, v->sys_args[5] = a6;
+	/* counted before it exists, so that procs never reaches 0 while it runs */
+	if (forks_process(num, a1))
+		__atomic_fetch_add(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	/* the call may block: let the consumer see everything before it */
 	publish(v);
+	if (is_exec(num))
+		follow_exec(v, num, v->sys_args);
 }
 
-/* A fork child: stop writing to the consumer's memory, which the parent still uses. */
-static void detach(void)
+/* In a fork child, as the fork returns: v's thread is the only one; the other states are
+ * the parent's threads (their rings stay theirs). v's ring and its unpublished batch are
+ * the parent's too: v takes a new ring. */
+static void child(struct vstate *v)
 {
-	pthread_mutex_lock(&g.lock);
-	g.detached = true;
+	uint32_t ptid = v->tid;
+
+	/* another thread of the parent may have held it at the fork */
+	pthread_mutex_init(&g.lock, NULL);
 	for (unsigned i = 0; i < MAX_VCPUS; i++)
-		if (vstates[i])
+		if (vstates[i] && vstates[i] != v)
 			vstates[i] = private_state(i);
-	munmap(g.hdr, g.map_size);
-	g.hdr = NULL;
-	g.descs = NULL;
-	pthread_mutex_unlock(&g.lock);
+	v->next = NULL;
+	g.all = v;
+	attach(v, gettid_(), ptid);
+}
+
+/* The guest mapped a file with PROT_EXEC at addr: what the MMAP2 record needs, from the
+ * plugin's view (the fd is open now; read later, /proc/PID/maps may have changed). */
+static void mmap_event(struct vstate *v, uint64_t addr)
+{
+	uint32_t w[TC_QP_EV_MAX];
+	char fd[64];
+	struct stat st;
+	ssize_t n;
+	unsigned words;
+	const uint64_t *a = v->sys_args;
+
+	snprintf(fd, sizeof(fd), "/proc/self/fd/%d", (int)a[4]);
+	if (stat(fd, &st))
+		return;
+	n = readlink(fd, (char *)&w[TC_QP_EV_MMAP_FIXED],
+		     4 * (TC_QP_EV_MAX - TC_QP_EV_MMAP_FIXED) - 1);
+	if (n <= 0 || ((char *)&w[TC_QP_EV_MMAP_FIXED])[0] != '/')
+		return;
+	((char *)&w[TC_QP_EV_MMAP_FIXED])[n] = 0;
+	words = TC_QP_EV_MMAP_FIXED + (unsigned)(n + 4) / 4;
+	w[0] = (uint32_t)addr, w[1] = (uint32_t)(addr >> 32);
+	w[2] = (uint32_t)a[1], w[3] = (uint32_t)(a[1] >> 32);
+	w[4] = (uint32_t)a[5], w[5] = (uint32_t)(a[5] >> 32);
+	w[6] = (uint32_t)a[2], w[7] = (uint32_t)a[3];
+	w[8] = (uint32_t)st.st_dev, w[9] = (uint32_t)((uint64_t)st.st_dev >> 32);
+	w[10] = (uint32_t)st.st_ino, w[11] = (uint32_t)((uint64_t)st.st_ino >> 32);
+	put(v, TC_QP_EV_HDR(TC_QP_EV_MMAP, words));
+	for (unsigned i = 0; i < words; i++)
+		put(v, w[i]);
+	v->ev_words += 1 + words;
 }
 
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
@@ -354,13 +667,17 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, 
 	uint64_t p[8];
 
 	(void)id;
-	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]) || g.detached)
+	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]))
 		return;
-	/* A thread's clone does not return here in the new thread: ret 0 is a new process. */
-	if (ret == 0 && is_fork(num)) {
-		detach();
-		return;
+	if (forks_process(num, v->sys_args[0])) {
+		if (ret == 0)
+			child(v);
+		else if (ret < 0)	/* no child after all */
+			__atomic_fetch_sub(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	}
+	if (num == (g.target == TGT_X86_64 ? 9 : 222) && (uint64_t)ret < -4096ULL &&
+	    (v->sys_args[2] & PROT_EXEC) && !(v->sys_args[3] & MAP_ANONYMOUS))
+		mmap_event(v, (uint64_t)ret);
 	p[0] = (uint64_t)num;
 	p[1] = (uint64_t)ret;
 	memcpy(&p[2], v->sys_args, sizeof(v->sys_args));
@@ -523,6 +840,16 @@ static uint64_t hash_va(uint64_t va)
 	return (va * 0x9e3779b97f4a7c15ULL) >> 20;
 }
 
+static uint64_t seen_size(void)
+{
+	return seen.size;
+}
+
+static uint32_t seen_id(uint64_t i)
+{
+	return seen.ids[i];
+}
+
 static void seen_add(uint32_t id)
 {
 	if (2 * (seen.used + 1) > seen.size) {
@@ -593,7 +920,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t tid;
 
 	(void)id;
-	if (!n || g.detached)
+	if (!n)
 		return;
 	if (g.target == TGT_X86_64 && n > 1) {
 		pthread_mutex_lock(&g.lock);	/* g.cs */
@@ -613,6 +940,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	last = qemu_plugin_tb_get_insn(tb, n - 1);
 	d.vaddr = qemu_plugin_tb_vaddr(tb);
+	if (!g.has_base) {	/* qemu-user maps guest memory linearly: for exec's reads */
+		const struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
+		void *h = qemu_plugin_insn_haddr(first);
+
+		if (h) {
+			g.guest_base = (intptr_t)((uintptr_t)h - qemu_plugin_insn_vaddr(first));
+			g.has_base = true;
+		}
+	}
 	d.n_insns = (uint16_t)n;
 	pthread_mutex_lock(&g.lock);
 	classify(&d, last);
@@ -623,14 +959,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (!tid) {
 		tid = g.n_descs;
 		if (g.descs) {
+			/* fork children append to the same table */
+			tid = __atomic_fetch_add(&g.hdr->n_descs, 1, __ATOMIC_ACQ_REL);
 			if (tid >= g.hdr->max_descs || tid >= TC_QP_EV_BIT)
 				fail("more than %" PRIu64 " different TBs: the descriptor table "
 				     "is full", g.hdr->max_descs);
 			g.descs[tid] = d;
-			__atomic_store_n(&g.hdr->n_descs, tid + 1, __ATOMIC_RELEASE);
 			seen_add((uint32_t)tid);
 		}
-		g.n_descs = tid + 1;
+		g.n_descs++;
 	}
 	pthread_mutex_unlock(&g.lock);
 	if (g.mode == MODE_RING)
@@ -644,24 +981,38 @@ static const char *const kind_names[TC_QP_NKINDS] = {
 	"other", "cond", "jump", "call", "ijump", "icall", "ret", "syscall", "unknown",
 };
 
+static bool consumer_alive(void)
+{
+	pid_t c = (pid_t)g.hdr->consumer;
+
+	return c > 0 && (!kill(c, 0) || errno != ESRCH);
+}
+
+/* This process's rings, ended, are not all reclaimed by the consumer yet. */
+static bool rings_unread(void)
+{
+	for (struct vstate *v = g.all; v; v = v->next)
+		if (v->done && __atomic_load_n(&v->done->state, __ATOMIC_ACQUIRE) ==
+		    TC_QP_RING_EXITED && v->done->gen == v->done_gen)
+			return true;
+	return false;
+}
+
 /* qemu-user: exit_group or the last thread's exit, other threads stopped. */
 static void on_exit_(qemu_plugin_id_t id, void *udata)
 {
 	uint64_t cb = 0;
 
 	(void)id, (void)udata;
-	if (g.detached)
-		return;
 	pthread_mutex_lock(&g.lock);
 	for (struct vstate *v = g.all; v; v = v->next)
 		finish(v);
-	if (g.hdr)
+	if (g.hdr && __atomic_sub_fetch(&g.hdr->procs, 1, __ATOMIC_ACQ_REL) == 0)
 		__atomic_store_n(&g.hdr->state, TC_QP_DONE, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&g.lock);
-	/* while the consumer (our parent) is there to set it */
+	/* the process's mappings stay while the consumer reads the code it ran */
 	if (g.hdr && (g.hdr->flags & TC_QP_H_WAIT_DRAIN))
-		while (!__atomic_load_n(&g.hdr->drained, __ATOMIC_ACQUIRE) &&
-		       getppid() == g.parent)
+		while (rings_unread() && consumer_alive())
 			sleep_us(100);
 	if (!g.stats)
 		return;
@@ -718,8 +1069,10 @@ static int map_shm(const char *path)
 	g.map_size = (size_t)st.st_size;
 	g.descs = (struct tc_qp_desc *)((char *)h + h->desc_off);
 	/* id 0 is never used, so that a ring entry 0 means "not written" (qp_shm.h) */
-	memset(&g.descs[0], 0, sizeof(g.descs[0]));
 	g.n_descs = 1;
+	if (g.exec)	/* the table is in use */
+		return 0;
+	memset(&g.descs[0], 0, sizeof(g.descs[0]));
 	__atomic_store_n(&h->n_descs, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -737,8 +1090,21 @@ static int parse_args(int argc, char **argv, const char **shm)
 		}
 		memcpy(name, a, (size_t)(eq - a));
 		name[eq - a] = 0;
+		if (strcmp(name, "exec") && strcmp(name, "avoid") &&
+		    snprintf(g.args + strlen(g.args), sizeof(g.args) - strlen(g.args), "%s%s",
+			     *g.args ? "," : "", a) >= (int)(sizeof(g.args) - strlen(g.args))) {
+			fprintf(stderr, "tracectl-qemu: arguments too long\n");
+			return -1;
+		}
 		if (!strcmp(name, "shm")) {
 			*shm = val;
+		} else if (!strcmp(name, "prefix")) {
+			g.prefix = val;
+		} else if (!strcmp(name, "avoid")) {
+			g.avoid = val;
+		} else if (!strcmp(name, "exec")) {
+			g.exec = true;
+			snprintf(g.comm, sizeof(g.comm), "%s", val);
 		} else if (!strcmp(name, "mode")) {
 			if (!strcmp(val, "ring"))
 				g.mode = MODE_RING;
@@ -812,11 +1178,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "tracectl-qemu: mode=ring needs shm=PATH\n");
 		return -1;
 	}
-	if (g.hdr) {
-		if (!g.batch)
-			g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
+	if (g.exec && g.avoid && g.target == TGT_X86_64)
+		reserve(g.avoid);
+	if (g.hdr && !g.batch)
+		g.batch = g.hdr->ring_entries / 16 ? g.hdr->ring_entries / 16 : 1;
+	if (g.hdr && !g.exec) {
 		g.hdr->pid = (uint32_t)getpid();
-		g.parent = getppid();
+		g.hdr->procs = 1;
 		snprintf(g.hdr->target, sizeof(g.hdr->target), "%s", info->target_name);
 		__atomic_store_n(&g.hdr->state, TC_QP_RUNNING, __ATOMIC_RELEASE);
 	}
