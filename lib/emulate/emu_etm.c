@@ -288,7 +288,7 @@ static int run(struct emu *m, struct tc_err *e)
 {
 	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL };
 	struct tc_qemu_run_opts ro = { .qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64",
-		.argv = m->o->argv };
+		.argv = m->o->argv, .stop_req = m->o->stop_req };
 	struct tc_qemu_run *r;
 	int rc;
 
