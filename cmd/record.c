@@ -3,9 +3,13 @@
  * --dry-run prints the events. */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd/record_emulated.h"
 #include "cmd/tracectl.h"
@@ -52,13 +56,26 @@ struct record {
 	enum tc_emu_engine engine;
 	const char *filter, *truth;
 	const char *output;
-	bool all_cpus, dry_run;
+	bool all_cpus, dry_run, mmap_pages;
 	unsigned data_pages, aux_pages;
 };
 
 static int usage(const char *fmt, const char *arg)
 {
 	tc_msg_usage_error(tc_cmd_find("record"), fmt, arg);
+	return -1;
+}
+
+static int usage_opt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_opt(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tc_msg_usage_error(tc_cmd_find("record"), "%s", msg);
 	return -1;
 }
 
@@ -138,6 +155,7 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_CONFIG: r->o.config = arg; break;
 	case OPT_SINK: r->o.sink = arg; break;
 	case 'm':
+		r->mmap_pages = true;
 		comma = strchr(arg, ',');
 		if (pages(arg, comma ? (size_t)(comma - arg) : strlen(arg), &r->data_pages) ||
 		    (comma && pages(comma + 1, strlen(comma + 1), &r->aux_pages)))
@@ -271,12 +289,11 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 		text_event(i, &pl->ev[i]);
 }
 
-static volatile sig_atomic_t stop_req, snap_req;
+static volatile sig_atomic_t stop_req, snap_req;	/* stop_req: the signal that asked */
 
 static void on_stop(int sig)
 {
-	(void)sig;
-	stop_req = 1;
+	stop_req = sig;
 }
 
 static void on_snap(int sig)
@@ -362,6 +379,95 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 	return TC_EXIT_OK;
 }
 
+/* An emulated trigger is a code location, FILE:SYMBOL or FILE:0xOFFSET (uprobe syntax): a
+ * counter (name/period=N/) or a tracepoint (group:name, the group no file) is refused. FILE
+ * is a path, an existing file, a library name (with a dot: libc.so.6) or the command's own
+ * name: the tracer finds it among the program's mappings. */
+static int emu_trigger(const char *opt, const char *spec, const char *prog)
+{
+	const char *colon = strrchr(spec, ':'), *slash = strchr(spec, '/');
+	const char *base = strrchr(prog, '/');
+	char file[4096];
+	struct stat sb;
+	size_t n;
+
+	if (slash && (!colon || slash < colon) && spec[strlen(spec) - 1] == '/')
+		return usage_opt("%s '%s': a counter; emulated tracing has no counters, its "
+				 "triggers are code locations, FILE:SYMBOL or FILE:0xOFFSET", opt,
+				 spec);
+	if (!colon || colon == spec || !colon[1])
+		return usage_opt("%s '%s': emulated tracing triggers on code locations, "
+				 "FILE:SYMBOL or FILE:0xOFFSET", opt, spec);
+	n = (size_t)(colon - spec);
+	snprintf(file, sizeof(file), "%.*s", (int)n, spec);
+	base = base ? base + 1 : prog;
+	if (memchr(spec, '/', n) || memchr(spec, '.', n) || !stat(file, &sb) ||
+	    !strcmp(file, base))
+		return 0;
+	return usage_opt("%s '%s': a tracepoint (no file '%s'); emulated tracing has no "
+			 "kernel events, its triggers are code locations, FILE:SYMBOL or "
+			 "FILE:0xOFFSET", opt, spec, file);
+}
+
+/* record --pmu emulated: what the emulated tracer cannot do is refused by name; the rest
+ * goes to cmd/record_emulated.c. */
+static int emulated(struct record *r, int argc, char **argv, int i)
+{
+	struct tc_emu_opts eo = { .argv = argv + i, .output = r->output, .filter = r->filter,
+				  .truth = r->truth, .rec_argc = argc, .rec_argv = argv,
+				  .engine = r->engine, .start_paused = r->o.start_paused,
+				  .pause_on = r->o.pause_on, .npause = r->o.npause,
+				  .resume_on = r->o.resume_on, .nresume = r->o.nresume,
+				  .stop_req = &stop_req };
+	static const char runs[] = "the emulated tracer runs the command it is given";
+	struct sigaction sa = { .sa_handler = on_stop }, ss = { .sa_handler = on_snap };
+
+	if (r->all_cpus)
+		return usage_opt("-a (--all-cpus) with --pmu emulated: %s, it traces no CPUs",
+				 runs), TC_EXIT_USAGE;
+	if (r->o.cpu_list)
+		return usage_opt("-C (--cpu) with --pmu emulated: %s, it traces no CPUs", runs),
+		       TC_EXIT_USAGE;
+	if (r->o.pid || r->o.tid)
+		return usage_opt("%s with --pmu emulated: %s, it cannot attach to a running "
+				 "task", r->o.pid ? "-p (--pid)" : "-t (--tid)", runs),
+		       TC_EXIT_USAGE;
+	if (r->o.sink)
+		return usage_opt("--sink with --pmu emulated: the emulated ETM has its one sink "
+				 "built in"), TC_EXIT_USAGE;
+	if (r->o.nevents)
+		return usage_opt("-e (--event) with --pmu emulated: the emulated tracer samples "
+				 "no events"), TC_EXIT_USAGE;
+	if (r->mmap_pages && !r->o.snapshot)
+		return usage_opt("-m (--mmap-pages) with --pmu emulated: there are no rings (the "
+				 "whole trace is kept); with -S, AUX pages set the snapshot size"),
+		       TC_EXIT_USAGE;
+	if (!r->o.workload)
+		return usage_opt("--pmu emulated runs a command: record --pmu emulated [options] "
+				 "-- CMD [ARGS]"), TC_EXIT_USAGE;
+	for (size_t k = 0; k < r->o.npause; k++)
+		if (emu_trigger("--pause-on", r->o.pause_on[k], argv[i]))
+			return TC_EXIT_USAGE;
+	for (size_t k = 0; k < r->o.nresume; k++)
+		if (emu_trigger("--resume-on", r->o.resume_on[k], argv[i]))
+			return TC_EXIT_USAGE;
+	if (r->o.snapshot) {
+		/* the latest trace per thread, as much as an AUX ring of -m's pages holds */
+		eo.snapshot_size = (uint64_t)r->aux_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+		eo.snap_req = &snap_req;
+	}
+	if (!r->dry_run) {
+		/* no SA_RESTART: a wait or a sleep returns to look at stop_req */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGUSR2, &ss, NULL);
+		/* a full disk is an error to report (write fails with EFBIG), not a death */
+		signal(SIGXFSZ, SIG_IGN);
+	}
+	return do_record_emulated(&eo, r->emu_format, r->o.config, r->dry_run);
+}
+
 int do_record(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("record");
@@ -378,21 +484,12 @@ int do_record(int argc, char **argv)
 		return TC_EXIT_USAGE;
 	r.o.workload = i < argc;
 	if (r.emulated || r.emu_format || r.filter || r.truth || r.engine) {
-		struct tc_emu_opts eo = { .argv = argv + i, .output = r.output, .filter = r.filter,
-					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv,
-					  .engine = r.engine };
-
 		if (!r.emulated)
 			return tc_msg_usage_error(cmd,
 						  "--format, --filter, --emulator and "
 						  "--ground-truth go with --pmu emulated"),
 			       TC_EXIT_USAGE;
-		if (!r.o.workload)
-			return tc_msg_usage_error(cmd,
-						  "--pmu emulated runs a command: record --pmu "
-						  "emulated [options] -- CMD [ARGS]"),
-			       TC_EXIT_USAGE;
-		return do_record_emulated(&eo, r.emu_format);
+		return emulated(&r, argc, argv, i);
 	}
 	if (r.o.workload && (r.o.pid || r.o.tid))
 		return tc_msg_usage_error(cmd,

@@ -104,24 +104,22 @@ static struct tc_qp_ring *ring_at(const struct tc_qemu_run *r, unsigned i)
 }
 
 /* The shared memory is no output: a file size limit (ulimit -f) below its size is raised
- * for the ftruncate alone, up to the hard limit (beyond it ftruncate would fail, or raise
- * SIGXFSZ). */
+ * for the ftruncate alone (the hard limit too where that is allowed); beyond the limit
+ * ftruncate would fail, or raise SIGXFSZ. */
 static int size_shm(int fd, uint64_t size, struct tc_err *e)
 {
-	struct rlimit lim, raised;
+	struct rlimit lim, raised = { RLIM_INFINITY, RLIM_INFINITY };
 	bool raise = !getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY &&
 		     lim.rlim_cur < size;
 	int rc;
 
 	if (raise) {
-		if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < size)
+		if (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= size)
+			raised.rlim_max = lim.rlim_max;
+		if (setrlimit(RLIMIT_FSIZE, &raised))
 			return tc_err_set(e, EFBIG, "shared memory for the QEMU plugin: %llu bytes "
 					  "are more than the file size limit (ulimit -f) allows",
 					  (unsigned long long)size);
-		raised = (struct rlimit){ lim.rlim_max, lim.rlim_max };
-		if (setrlimit(RLIMIT_FSIZE, &raised))
-			return tc_err_sys(e, errno, "raising the file size limit for the shared "
-					  "memory");
 	}
 	rc = ftruncate(fd, (off_t)size) ? tc_err_sys(e, errno, "shared memory for the QEMU "
 						     "plugin") : 0;
