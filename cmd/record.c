@@ -433,8 +433,8 @@ static int emulated(struct record *r, int argc, char **argv, int i)
 				 "task", r->o.pid ? "-p (--pid)" : "-t (--tid)", runs),
 		       TC_EXIT_USAGE;
 	if (r->o.sink)
-		return usage_opt("--sink with --pmu emulated: the emulated ETM has its one sink "
-				 "built in"), TC_EXIT_USAGE;
+		return usage_opt("--sink with --pmu emulated: there is no CoreSight sink to choose "
+				 "(the emulated ETM has its one sink built in)"), TC_EXIT_USAGE;
 	if (r->o.nevents)
 		return usage_opt("-e (--event) with --pmu emulated: the emulated tracer samples "
 				 "no events"), TC_EXIT_USAGE;

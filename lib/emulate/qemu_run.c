@@ -397,6 +397,11 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 	for (;;) {
 		uint64_t n = 0;
 
+		if (r->stop_req && *r->stop_req && !r->stopped && !r->reaped) {
+			/* the rings keep what qemu had published: recover() hands it over */
+			kill(r->pid, SIGKILL);
+			r->stopped = true;
+		}
 		if (pass(r, ops, arg, &n, e))
 			return -1;
 		if (n) {
@@ -405,11 +410,6 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 		}
 		if (r->reaped)
 			break;
-		if (r->stop_req && *r->stop_req && !r->stopped) {
-			/* the rings keep what qemu had published: recover() hands it over */
-			kill(r->pid, SIGKILL);
-			r->stopped = true;
-		}
 		/* done, and a pass after seeing it found nothing: qemu may exit */
 		if (!r->acked && __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE) == TC_QP_DONE) {
 			if (pass(r, ops, arg, &n, e))
