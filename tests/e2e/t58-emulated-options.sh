@@ -11,17 +11,23 @@ if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null ||
 	exit 0
 fi
 
-# loop N [STATUS]: N calls of leaf(), then exit STATUS
+# loop N [STATUS [US]]: N calls of leaf() (a sleep of US microseconds after each), then
+# exit STATUS
 cat >loop.c <<'EOF'
 #include <stdlib.h>
+#include <unistd.h>
 volatile unsigned long sink;
 __attribute__((noinline)) void leaf(unsigned long i) { sink += i; }
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], 0, 0) : 1000;
+	unsigned us = argc > 3 ? atoi(argv[3]) : 0;
 
-	for (unsigned long i = 0; i < n; i++)
+	for (unsigned long i = 0; i < n; i++) {
 		leaf(i);
+		if (us)
+			usleep(us);
+	}
 	return argc > 2 ? atoi(argv[2]) : 0;
 }
 EOF
@@ -145,11 +151,14 @@ gone() {
 	[ ! -e /proc/$1 ] || grep -q "^State:.*Z" /proc/$1/status 2>/dev/null
 }
 
-# A signal to tracectl alone (not its process group) while it records a long loop.
-# interrupted SIG: exits 128+SIG, the file decodes with tracectl and perf, qemu is gone.
+# A signal to tracectl alone (not its process group) while it records an endless loop
+# (a sleep in each round: a trace the decoders read in seconds).
+# interrupted SIG: exits 128+SIG, tracectl and perf decode the file to the ground truth up
+# to the stop, qemu is gone.
 interrupted() {
 	echo old >i$1.data
-	"$TRACECTL" record --pmu emulated -o i$1.data -- ./loop 100000000000 2>err$1 &
+	"$TRACECTL" record --pmu emulated -o i$1.data --ground-truth i$1.truth \
+		-- ./loop 100000000000 0 200 2>err$1 &
 	tp=$!
 	q=
 	for _ in $(seq 100); do
@@ -171,9 +180,9 @@ interrupted() {
 	grep -q "interrupted by signal" err$1 && grep -q "trace ends where it was" err$1 &&
 	[ "$(cat i$1.data.old)" = old ] &&
 	tracectl decode --branches -i i$1.data 2>derr | tail -1 && cat derr &&
-	grep -q " 0 errors" derr && n=$(tc_branches i$1.data | wc -l) &&
-	[ "$n" -gt 1000 ] && [ "$(perf_branches i$1.data | wc -l)" = "$n" ] &&
-	[ ! -s i$1.data.perf-err ] && exit $rc
+	grep -q " 0 errors" derr && by_tid i$1.truth >want && [ "$(wc -l <want)" -gt 1000 ] &&
+	tc_branches i$1.data >got && diff want got && perf_branches i$1.data >got2 &&
+	diff want got2 && [ ! -s i$1.data.perf-err ] && exit $rc
 }
 expect_code 130 'SIGINT to tracectl: the program stops, the file decodes, no qemu left' \
 	'interrupted INT'
