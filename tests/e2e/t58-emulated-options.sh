@@ -162,7 +162,7 @@ interrupted() {
 	tp=$!
 	q=
 	for _ in $(seq 100); do
-		q=$(cat /proc/$tp/task/*/children 2>/dev/null)
+		q=$(cat /proc/$tp/task/*/children 2>/dev/null); q=${q%% *}
 		[ -n "$q" ] && [ "$(readlink /proc/$q/exe)" = "$(command -v qemu-x86_64)" ] && break
 		sleep 0.05
 	done
@@ -192,7 +192,9 @@ expect 'qemu dies with tracectl (SIGKILL to tracectl: PR_SET_PDEATHSIG)' '
 	"$TRACECTL" record --pmu emulated -o k.data -- ./loop 100000000000 2>/dev/null &
 	tp=$!
 	for _ in $(seq 100); do
-		q=$(cat /proc/$tp/task/*/children 2>/dev/null); [ -n "$q" ] && break; sleep 0.05
+		q=$(cat /proc/$tp/task/*/children 2>/dev/null); q=${q%% *}
+		[ -n "$q" ] && break
+		sleep 0.05
 	done
 	[ -n "$q" ] && [ "$(readlink /proc/$q/exe)" = "$(command -v qemu-x86_64)" ] &&
 	kill -KILL $tp; wait $tp
@@ -200,6 +202,28 @@ expect 'qemu dies with tracectl (SIGKILL to tracectl: PR_SET_PDEATHSIG)' '
 	for _ in $(seq 40); do gone $q && break; sleep 0.05; done
 	gone $q && [ ! -e k.data ] && ! ls | grep -q "^k\.data\.tmp"
 '
+
+# The same for aarch64 (ETM under qemu-aarch64), SIGTERM
+if command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null &&
+	aarch64-linux-gnu-gcc -O1 -static -o loop64 loop.c; then
+	expect_code 143 'aarch64: SIGTERM to tracectl: the ETM file decodes to the truth, exit 143' '
+		"$TRACECTL" record --pmu emulated -o e.data --ground-truth e.truth \
+			-- ./loop64 100000000000 0 200 2>err &
+		tp=$!
+		sleep 2
+		kill -TERM $tp
+		(sleep 60; kill -KILL $tp 2>/dev/null) &
+		wd=$!
+		wait $tp
+		rc=$?
+		kill $wd 2>/dev/null
+		cat err && grep -q "interrupted by signal 15" err &&
+		by_tid e.truth >want && [ "$(wc -l <want)" -gt 1000 ] &&
+		tc_branches e.data >got && diff want got && exit $rc
+	'
+else
+	skip 'aarch64 interrupted' 'needs qemu-aarch64 and gcc-aarch64-linux-gnu'
+fi
 
 # A full disk: 200 KiB of file size limit (soft: the plugin's shared memory is raised past
 # it, a hard limit would refuse it), SIGXFSZ ignored as a shell would; four threads of
