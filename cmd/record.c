@@ -365,6 +365,7 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR2, &ss, NULL);
 	signal(SIGCHLD, SIG_DFL);
 	if (tc_record_loop_run(&run, &st, &e)) {
@@ -374,7 +375,10 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 	}
 	summary(r, &st);
 	if (!st.workload_started)
-		return TC_EXIT_OK;
+		return TC_EXIT_OK;	/* -a, -C, -p, -t: a signal is how they end */
+	/* a command cut short by a signal to tracectl: that signal's status */
+	if (stop_req)
+		return 128 + (int)stop_req;
 	if (WIFEXITED(st.exit_status))
 		return WEXITSTATUS(st.exit_status);
 	if (WIFSIGNALED(st.exit_status))

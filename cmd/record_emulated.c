@@ -261,6 +261,11 @@ int do_record_emulated(struct tc_emu_opts *o, enum tc_emu_format fmt, const char
 	free(args);
 	if (*o->stop_req)
 		st.interrupted = true;
+	if (rc && st.interrupted && !written(o->output, existed, &sb)) {
+		/* stopped before there was anything to write */
+		tc_error("%s", e.msg);
+		return 128 + (int)*o->stop_req;
+	}
 	if (rc) {
 		/* a full disk: the file is in place, cut after its last whole record */
 		if (!space_err(e.errnum) || !written(o->output, existed, &sb))
