@@ -243,14 +243,14 @@ expect_code 1 'ulimit -f 200: error naming the file and what was kept; the file 
 
 # No silent fallback to ptrace: without qemu-x86_64 in PATH, an error naming the package
 expect_code 1 'no qemu-x86_64 in PATH: an error naming qemu-user (not qemu-user-static)' '
-	mkdir -p nobin && PATH=$PWD/nobin tracectl record --pmu emulated -o nq.data \
+	mkdir -p nobin && PATH=$PWD/nobin "$TRACECTL" record --pmu emulated -o nq.data \
 		-- "$PWD/loop" 10 2>err; rc=$?
 	cat err; grep -q "apt install qemu-user; qemu-user-static cannot load plugins" err &&
 	grep -q "emulator ptrace" err && ! grep -q "single-step instead\|(ptrace)" err &&
 	[ ! -e nq.data ] && exit $rc
 '
 expect '--emulator ptrace still works without qemu' '
-	PATH=$PWD/nobin tracectl record --pmu emulated --emulator ptrace -o np.data \
+	PATH=$PWD/nobin "$TRACECTL" record --pmu emulated --emulator ptrace -o np.data \
 		-- "$PWD/loop" 10 2>err && cat err && grep -q "(ptrace)" err &&
 	tracectl decode -i np.data >/dev/null
 '
