@@ -203,6 +203,22 @@ expect 'qemu dies with tracectl (SIGKILL to tracectl: PR_SET_PDEATHSIG)' '
 	gone $q && [ ! -e k.data ] && ! ls | grep -q "^k\.data\.tmp"
 '
 
+expect_code 130 '--emulator ptrace: SIGINT stops the single-stepped program, exact' '
+	"$TRACECTL" record --pmu emulated --emulator ptrace -o pp.data --ground-truth pp.truth \
+		-- ./loop 100000000000 0 200 2>err &
+	tp=$!
+	sleep 1
+	kill -INT $tp
+	(sleep 60; kill -KILL $tp 2>/dev/null) &
+	wd=$!
+	wait $tp
+	rc=$?
+	kill $wd 2>/dev/null
+	cat err && grep -q "(ptrace)" err && grep -q "interrupted by signal 2" err &&
+	by_tid pp.truth >want && [ "$(wc -l <want)" -gt 100 ] &&
+	tc_branches pp.data >got && diff want got && exit $rc
+'
+
 # The same for aarch64 (ETM under qemu-aarch64), SIGTERM
 if command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null &&
 	aarch64-linux-gnu-gcc -O1 -static -o loop64 loop.c; then
