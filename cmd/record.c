@@ -13,6 +13,7 @@
 
 #include "cmd/record_emulated.h"
 #include "cmd/tracectl.h"
+#include "lib/perfdata/perf_write.h"
 #include "lib/pmu/perf_kernel.h"
 #include "lib/pmu/pmu.h"
 #include "lib/record/record_loop.h"
@@ -368,6 +369,7 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR2, &ss, NULL);
 	signal(SIGCHLD, SIG_DFL);
+	tc_perf_write_set_notify(on_notify, NULL);	/* another writer to -o */
 	if (tc_record_loop_run(&run, &st, &e)) {
 		if (st.file_opened)
 			summary(r, &st);
