@@ -215,8 +215,11 @@ expect_code 130 '--emulator ptrace: SIGINT stops the single-stepped program, exa
 	rc=$?
 	kill $wd 2>/dev/null
 	cat err && grep -q "(ptrace)" err && grep -q "interrupted by signal 2" err &&
-	by_tid pp.truth >want && [ "$(wc -l <want)" -gt 100 ] &&
-	tc_branches pp.data >got && diff want got && exit $rc
+	by_tid pp.truth >want && [ "$(wc -l <want)" -gt 100 ] && tc_branches pp.data >got &&
+	head -n "$(wc -l <want)" got | diff want - &&
+	extra=$(tail -n +"$(($(wc -l <want) + 1))" got) && echo "after the truth: [$extra]" &&
+	# killed inside traced code, the decoder may end the last thread with a branch to 0
+	{ [ -z "$extra" ] || echo "$extra" | grep -qx "[0-9]* [0-9a-f]* 0"; } && exit $rc
 '
 
 # The same for aarch64 (ETM under qemu-aarch64), SIGTERM
