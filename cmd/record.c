@@ -4,12 +4,17 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd/record_emulated.h"
 #include "cmd/tracectl.h"
+#include "lib/perfdata/perf_write.h"
 #include "lib/pmu/perf_kernel.h"
 #include "lib/pmu/pmu.h"
 #include "lib/record/record_loop.h"
@@ -27,7 +32,8 @@ const struct tc_opt record_opts[] = {
 	{ "cpu", 'C', 1, "CPUS", "trace only these CPUs (e.g. 0-3,6)" },
 	{ "pid", 'p', 1, "PID", "trace this existing process" },
 	{ "tid", 't', 1, "TID", "trace this existing thread" },
-	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one event following the task instead of per CPU" },
+	{ "per-thread", OPT_PER_THREAD, 0, NULL,
+	  "one event following the task, not per CPU (emulated: always)" },
 	{ "output", 'o', 1, "FILE", "write FILE (default perf.data; an old one becomes FILE.old)" },
 	{ "pmu", OPT_PMU, 1, "PMU", "cs_etm, intel_pt or emulated (default: the one present)" },
 	{ "format", OPT_FORMAT, 1, "FMT", "emulated: pt or etm (default: from the program's ELF)" },
@@ -38,7 +44,8 @@ const struct tc_opt record_opts[] = {
 	{ "sink", OPT_SINK, 1, "NAME", "CoreSight sink to collect trace in (see tracectl list)" },
 	{ "user", OPT_USER, 0, NULL, "trace user space (alone: not the kernel; perf's /u)" },
 	{ "kernel", OPT_KERNEL, 0, NULL, "trace the kernel (alone: not user space; perf's /k)" },
-	{ "mmap-pages", 'm', 1, "DATA,AUX", "pages of the data and AUX rings (powers of two)" },
+	{ "mmap-pages", 'm', 1, "DATA,AUX",
+	  "pages of the data and AUX rings (powers of two; emulated: -S size)" },
 	{ "snapshot", 'S', 2, "SIZE", "AUX overwrite mode; snapshots of SIZE bytes per CPU (default: "
 	  "the AUX area) on SIGUSR2, --snapshot-on and at exit" },
 	{ "snapshot-on", OPT_SNAPSHOT_ON, 1, "EVENT", "with -S: a snapshot when EVENT fires "
@@ -47,7 +54,8 @@ const struct tc_opt record_opts[] = {
 	{ "pause-on", OPT_PAUSE_ON, 1, "EVENT", "pause tracing when EVENT fires (repeatable)" },
 	{ "resume-on", OPT_RESUME_ON, 1, "EVENT", "resume tracing when EVENT fires (repeatable)" },
 	{ "event", 'e', 1, "EVENT", "also sample EVENT, any kernel (repeatable)" },
-	{ "dry-run", OPT_DRY_RUN, 0, NULL, "print every perf_event_attr that would be opened" },
+	{ "dry-run", OPT_DRY_RUN, 0, NULL,
+	  "print the perf_event_attrs or emulator command; run nothing" },
 	{ 0 },
 };
 
@@ -58,7 +66,7 @@ struct record {
 	enum tc_emu_engine engine;
 	const char *filter, *truth;
 	const char *output;
-	bool all_cpus, dry_run;
+	bool all_cpus, dry_run, mmap_pages;
 	bool user, kernel;	/* --user, --kernel */
 	const char *space_why;	/* the default left the kernel out: why */
 	unsigned data_pages, aux_pages;
@@ -69,6 +77,19 @@ struct record {
 static int usage(const char *fmt, const char *arg)
 {
 	tc_msg_usage_error(tc_cmd_find("record"), fmt, arg);
+	return -1;
+}
+
+static int usage_opt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_opt(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tc_msg_usage_error(tc_cmd_find("record"), "%s", msg);
 	return -1;
 }
 
@@ -198,6 +219,7 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_CONFIG: r->o.config = arg; break;
 	case OPT_SINK: r->o.sink = arg; break;
 	case 'm':
+		r->mmap_pages = true;
 		comma = strchr(arg, ',');
 		r->aux_set = comma && comma[1];
 		if (pages(arg, comma ? (size_t)(comma - arg) : strlen(arg), &r->data_pages) ||
@@ -402,12 +424,11 @@ static void dry_run(const struct record *r, const struct tc_record_plan *pl, con
 		text_event(i, &pl->ev[i]);
 }
 
-static volatile sig_atomic_t stop_req, snap_req;
+static volatile sig_atomic_t stop_req, snap_req;	/* stop_req: the signal that asked */
 
 static void on_stop(int sig)
 {
-	(void)sig;
-	stop_req = 1;
+	stop_req = sig;
 }
 
 static void on_snap(int sig)
@@ -480,8 +501,10 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR2, &ss, NULL);
 	signal(SIGCHLD, SIG_DFL);
+	tc_perf_write_set_notify(on_notify, NULL);	/* another writer to -o */
 	if (tc_record_loop_run(&run, &st, &e)) {
 		if (st.file_opened)
 			summary(r, &st);
@@ -489,12 +512,112 @@ static int run(struct record *r, const struct tc_record_plan *pl, int argc, char
 	}
 	summary(r, &st);
 	if (!st.workload_started)
-		return TC_EXIT_OK;
+		return TC_EXIT_OK;	/* -a, -C, -p, -t: a signal is how they end */
+	/* a command cut short by a signal to tracectl: that signal's status */
+	if (stop_req)
+		return 128 + (int)stop_req;
 	if (WIFEXITED(st.exit_status))
 		return WEXITSTATUS(st.exit_status);
 	if (WIFSIGNALED(st.exit_status))
 		return 128 + WTERMSIG(st.exit_status);
 	return TC_EXIT_OK;
+}
+
+/* An emulated trigger is a code location, FILE:SYMBOL or FILE:0xOFFSET (uprobe syntax): a
+ * counter (name/period=N/) or a tracepoint (group:name, the group no file) is refused. FILE
+ * is a path, an existing file, a library name (with a dot: libc.so.6) or the command's own
+ * name: the tracer finds it among the program's mappings. */
+static int emu_trigger(const char *opt, const char *spec, const char *prog)
+{
+	const char *colon = strrchr(spec, ':'), *slash = strchr(spec, '/');
+	const char *base = strrchr(prog, '/');
+	char file[4096];
+	struct stat sb;
+	size_t n;
+
+	if (slash && (!colon || slash < colon) && spec[strlen(spec) - 1] == '/')
+		return usage_opt("%s '%s': a counter; emulated tracing has no counters, its "
+				 "triggers are code locations, FILE:SYMBOL or FILE:0xOFFSET", opt,
+				 spec);
+	if (!colon || colon == spec || !colon[1])
+		return usage_opt("%s '%s': emulated tracing triggers on code locations, "
+				 "FILE:SYMBOL or FILE:0xOFFSET", opt, spec);
+	n = (size_t)(colon - spec);
+	snprintf(file, sizeof(file), "%.*s", (int)n, spec);
+	base = base ? base + 1 : prog;
+	if (memchr(spec, '/', n) || memchr(spec, '.', n) || !stat(file, &sb) ||
+	    !strcmp(file, base))
+		return 0;
+	return usage_opt("%s '%s': a tracepoint (no file '%s'); emulated tracing has no "
+			 "kernel events, its triggers are code locations, FILE:SYMBOL or "
+			 "FILE:0xOFFSET", opt, spec, file);
+}
+
+/* record --pmu emulated: what the emulated tracer cannot do is refused by name; the rest
+ * goes to cmd/record_emulated.c. */
+static int emulated(struct record *r, int argc, char **argv, int i)
+{
+	struct tc_emu_opts eo = { .argv = argv + i, .output = r->output, .filter = r->filter,
+				  .truth = r->truth, .rec_argc = argc, .rec_argv = argv,
+				  .engine = r->engine, .start_paused = r->o.start_paused,
+				  .pause_on = r->o.pause_on, .npause = r->o.npause,
+				  .resume_on = r->o.resume_on, .nresume = r->o.nresume,
+				  .stop_req = &stop_req };
+	static const char runs[] = "the emulated tracer runs the command it is given";
+	struct sigaction sa = { .sa_handler = on_stop }, ss = { .sa_handler = on_snap };
+
+	if (r->all_cpus)
+		return usage_opt("-a (--all-cpus) with --pmu emulated: %s, it traces no CPUs",
+				 runs), TC_EXIT_USAGE;
+	if (r->o.cpu_list)
+		return usage_opt("-C (--cpu) with --pmu emulated: %s, it traces no CPUs", runs),
+		       TC_EXIT_USAGE;
+	if (r->o.pid || r->o.tid)
+		return usage_opt("%s with --pmu emulated: %s, it cannot attach to a running "
+				 "task", r->o.pid ? "-p (--pid)" : "-t (--tid)", runs),
+		       TC_EXIT_USAGE;
+	if (r->o.sink)
+		return usage_opt("--sink with --pmu emulated: there is no CoreSight sink to choose "
+				 "(the emulated ETM has its one sink built in)"), TC_EXIT_USAGE;
+	if (r->o.nevents)
+		return usage_opt("-e (--event) with --pmu emulated: the emulated tracer samples "
+				 "no events"), TC_EXIT_USAGE;
+	if (r->kernel)
+		return usage_opt("--kernel: an emulated trace follows user space only"),
+		       TC_EXIT_USAGE;
+	if (r->o.nsnapshot_on)
+		return usage_opt("--snapshot-on is not emulated (a snapshot on SIGUSR2 is)"),
+		       TC_EXIT_USAGE;
+	if (r->mmap_pages && !r->o.snapshot)
+		return usage_opt("-m (--mmap-pages) with --pmu emulated: there are no rings (the "
+				 "whole trace is kept); with -S, AUX pages set the snapshot size"),
+		       TC_EXIT_USAGE;
+	if (!r->o.workload)
+		return usage_opt("--pmu emulated runs a command: record --pmu emulated [options] "
+				 "-- CMD [ARGS]"), TC_EXIT_USAGE;
+	for (size_t k = 0; k < r->o.npause; k++)
+		if (emu_trigger("--pause-on", r->o.pause_on[k], argv[i]))
+			return TC_EXIT_USAGE;
+	for (size_t k = 0; k < r->o.nresume; k++)
+		if (emu_trigger("--resume-on", r->o.resume_on[k], argv[i]))
+			return TC_EXIT_USAGE;
+	if (r->o.snapshot) {
+		/* the latest trace per thread: -S SIZE, else as much as an AUX ring of -m's
+		 * pages holds */
+		eo.snapshot_size = r->snapshot_size ? r->snapshot_size :
+				   (uint64_t)r->aux_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+		eo.snap_req = &snap_req;
+	}
+	if (!r->dry_run) {
+		/* no SA_RESTART: a wait or a sleep returns to look at stop_req */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGUSR2, &ss, NULL);
+		/* a full disk is an error to report (write fails with EFBIG), not a death */
+		signal(SIGXFSZ, SIG_IGN);
+	}
+	return do_record_emulated(&eo, r->emu_format, r->o.config, r->dry_run);
 }
 
 int do_record(int argc, char **argv)
@@ -513,35 +636,12 @@ int do_record(int argc, char **argv)
 		return TC_EXIT_USAGE;
 	r.o.workload = i < argc;
 	if (r.emulated || r.emu_format || r.filter || r.truth || r.engine) {
-		struct tc_emu_opts eo = { .argv = argv + i, .output = r.output, .filter = r.filter,
-					  .truth = r.truth, .rec_argc = argc, .rec_argv = argv,
-					  .engine = r.engine, .start_paused = r.o.start_paused,
-					  .pause_on = r.o.pause_on, .resume_on = r.o.resume_on,
-					  .npause = r.o.npause, .nresume = r.o.nresume,
-					  .snapshot_size = r.o.snapshot ? (uint64_t)r.aux_pages * 4096 : 0,
-					  .snap_req = &snap_req };
-
-		if (r.kernel)
-			return tc_msg_usage_error(cmd, "--kernel: an emulated trace follows user "
-						  "space only"),
-			       TC_EXIT_USAGE;
-		if (r.o.nsnapshot_on)
-			return tc_msg_usage_error(cmd, "--snapshot-on is not emulated (a "
-						  "snapshot on SIGUSR2 is)"),
-			       TC_EXIT_USAGE;
 		if (!r.emulated)
 			return tc_msg_usage_error(cmd,
 						  "--format, --filter, --emulator and "
 						  "--ground-truth go with --pmu emulated"),
 			       TC_EXIT_USAGE;
-		if (!r.o.workload)
-			return tc_msg_usage_error(cmd,
-						  "--pmu emulated runs a command: record --pmu "
-						  "emulated [options] -- CMD [ARGS]"),
-			       TC_EXIT_USAGE;
-		if (r.o.snapshot)
-			sigaction(SIGUSR2, &(struct sigaction){ .sa_handler = on_snap }, NULL);
-		return do_record_emulated(&eo, r.emu_format);
+		return emulated(&r, argc, argv, i);
 	}
 	if (r.o.workload && (r.o.pid || r.o.tid))
 		return tc_msg_usage_error(cmd,

@@ -509,7 +509,7 @@ static int run(struct emu *m, struct tc_err *e)
 {
 	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL, on_mmap };
 	struct tc_qemu_run_opts ro = { .qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64",
-		.argv = m->o->argv, .ld_prefix = m->ld_prefix };
+		.argv = m->o->argv, .ld_prefix = m->ld_prefix, .stop_req = m->o->stop_req };
 	struct tc_qemu_run *r;
 	int rc;
 

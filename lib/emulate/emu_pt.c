@@ -285,7 +285,16 @@ static void finish(struct thr *t)
 	tc_pt_enc_flush_tnt(&t->pt.x, NULL);
 }
 
-/* Follow every thread until the whole program has exited. */
+static void kill_all(struct emu *m)
+{
+	int st;
+
+	kill(m->s.pid, SIGKILL);
+	while (waitpid(-1, &st, __WALL) > 0 || errno == EINTR)
+		;
+}
+
+/* Follow every thread until the whole program has exited, or a stop is asked for. */
 static int follow(struct emu *m, struct tc_err *e)
 {
 	unsigned live = 1;
@@ -296,8 +305,18 @@ static int follow(struct emu *m, struct tc_err *e)
 		struct thr *t;
 		uint64_t ip = 0, sp = 0;
 		int st, sig;
-		pid_t w = waitpid(-1, &st, __WALL);
+		pid_t w;
 
+		if (m->s.o->stop_req && *m->s.o->stop_req) {
+			/* stopped: the program dies here, what was followed is kept */
+			kill_all(m);
+			for (size_t i = 0; i < m->s.n; i++)
+				if (!((struct thr *)m->s.t[i])->done)
+					finish((struct thr *)m->s.t[i]);
+			m->s.st->status = SIGKILL;	/* a wait status: killed */
+			return 0;
+		}
+		w = waitpid(-1, &st, __WALL);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -370,15 +389,6 @@ static int follow(struct emu *m, struct tc_err *e)
 	return 0;
 }
 
-static void kill_all(struct emu *m)
-{
-	int st;
-
-	kill(m->s.pid, SIGKILL);
-	while (waitpid(-1, &st, __WALL) > 0 || errno == EINTR)
-		;
-}
-
 int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struct tc_err *e)
 {
 	struct emu m = { 0 };
@@ -403,6 +413,7 @@ int tc_emu_pt_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, struc
 		goto out;
 	}
 	if (!m.s.pid) {
+		signal(SIGXFSZ, SIG_DFL);	/* record ignores it for its own writes */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execv(m.real, o->argv);
 		_exit(127);

@@ -570,7 +570,7 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 {
 	static const struct tc_qemu_run_ops ops = { on_thread, on_block, on_syscall, on_mmap };
 	struct tc_qemu_run_opts ro = { .qemu = o->qemu_x86 ? o->qemu_x86 : "qemu-x86_64",
-		.argv = o->argv };
+		.argv = o->argv, .stop_req = o->stop_req };
 	struct emu m = { 0 };
 	char real[PATH_MAX];
 	int rc = -1;

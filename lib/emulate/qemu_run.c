@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +37,8 @@ struct tc_qemu_run {
 	struct slot *slots;
 	char shm[64];
 	pid_t pid;
-	bool reaped;
+	volatile sig_atomic_t *stop_req;
+	bool reaped, acked, stopped;
 	int status;
 	struct timespec stuck;	/* since when no process is seen, though procs says some */
 	char qemu[PATH_MAX];
@@ -103,6 +106,31 @@ static struct tc_qp_ring *ring_at(const struct tc_qemu_run *r, unsigned i)
 				     i * r->hdr->ring_stride);
 }
 
+/* The shared memory is no output: a file size limit (ulimit -f) below its size is raised
+ * for the ftruncate alone (the hard limit too where that is allowed); beyond the limit
+ * ftruncate would fail, or raise SIGXFSZ. */
+static int size_shm(int fd, uint64_t size, struct tc_err *e)
+{
+	struct rlimit lim, raised = { RLIM_INFINITY, RLIM_INFINITY };
+	bool raise = !getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY &&
+		     lim.rlim_cur < size;
+	int rc;
+
+	if (raise) {
+		if (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= size)
+			raised.rlim_max = lim.rlim_max;
+		if (setrlimit(RLIMIT_FSIZE, &raised))
+			return tc_err_set(e, EFBIG, "shared memory for the QEMU plugin: %llu bytes "
+					  "are more than the file size limit (ulimit -f) allows",
+					  (unsigned long long)size);
+	}
+	rc = ftruncate(fd, (off_t)size) ? tc_err_sys(e, errno, "shared memory for the QEMU "
+						     "plugin") : 0;
+	if (raise)
+		setrlimit(RLIMIT_FSIZE, &lim);
+	return rc;
+}
+
 static int make_shm(struct tc_qemu_run *r, const struct tc_qemu_run_opts *o, struct tc_err *e)
 {
 	static unsigned seq;
@@ -130,9 +158,9 @@ static int make_shm(struct tc_qemu_run *r, const struct tc_qemu_run_opts *o, str
 		r->shm[0] = 0;
 		return tc_err_sys(e, errno, "shared memory for the QEMU plugin");
 	}
-	if (ftruncate(fd, (off_t)h.size)) {
+	if (size_shm(fd, h.size, e)) {
 		close(fd);
-		return tc_err_sys(e, errno, "%s", r->shm);
+		return -1;
 	}
 	r->hdr = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
@@ -154,6 +182,7 @@ int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o
 	struct tc_qemu_run *r = calloc(1, sizeof(*r));
 	char plugin[PATH_MAX], *parg = NULL, **av = NULL;
 	size_t n = 0, k = 0;
+	pid_t parent;
 
 	*out = NULL;
 	if (!r)
@@ -183,11 +212,19 @@ int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o
 	av[k++] = "-plugin";
 	av[k++] = parg;
 	memcpy(av + k, o->argv, n * sizeof(*av));
+	r->stop_req = o->stop_req;
+	parent = getpid();
 	if ((r->pid = fork()) < 0) {
 		tc_err_sys(e, errno, "fork");
 		goto fail;
 	}
 	if (!r->pid) {
+		/* never orphaned at full speed: qemu dies with tracectl (checked after the
+		 * prctl: tracectl may have died before it) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
+		/* record ignores SIGXFSZ for its own writes; the program gets the default */
+		signal(SIGXFSZ, SIG_DFL);
 		execv(r->qemu, av);
 		_exit(127);
 	}
@@ -205,6 +242,11 @@ fail:
 pid_t tc_qemu_run_pid(const struct tc_qemu_run *r)
 {
 	return r->pid;
+}
+
+bool tc_qemu_run_stopped(const struct tc_qemu_run *r)
+{
+	return r->stopped;
 }
 
 static const struct tc_qp_desc *desc(struct tc_qemu_run *r, uint32_t id)
@@ -436,6 +478,17 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 		uint32_t procs = __atomic_load_n(&r->hdr->procs, __ATOMIC_ACQUIRE);
 		uint64_t n = 0;
 
+		if (r->stop_req && *r->stop_req && !r->stopped) {
+			/* the rings keep what qemu had published: recover() hands it over; the
+			 * processes the guest forked are qemus of their own, not qemu's to end */
+			if (!r->reaped)
+				kill(r->pid, SIGKILL);
+			for (unsigned i = 0; i < r->hdr->max_rings; i++)
+				if (__atomic_load_n(&ring_at(r, i)->state, __ATOMIC_ACQUIRE) ==
+				    TC_QP_RING_ACTIVE && r->slots[i].live && ring_at(r, i)->pid > 0)
+					kill((pid_t)ring_at(r, i)->pid, SIGKILL);
+			r->stopped = true;
+		}
 		if (pass(r, ops, arg, &n, e))
 			return -1;
 		if (n) {
@@ -466,6 +519,9 @@ int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, v
 	*status = r->status;
 	switch (__atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE)) {
 	case TC_QP_WAITING:
+		if (r->stopped)
+			return tc_err_set(e, EINTR, "stopped before %s had started the program",
+					  r->qemu);
 		return tc_err_set(e, ENOEXEC, "%s did not load the tracectl plugin (exit status "
 				  "0x%x): a QEMU that loads plugins is needed (Debian: apt install "
 				  "qemu-user; qemu-user-static cannot)", r->qemu, r->status);

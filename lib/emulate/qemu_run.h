@@ -6,6 +6,7 @@
 #ifndef TC_LIB_EMULATE_QEMU_RUN_H
 #define TC_LIB_EMULATE_QEMU_RUN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,9 @@ struct tc_qemu_run_opts {
 	uint32_t max_rings;	/* guest threads alive at once (0: 64) */
 	uint64_t max_descs;	/* different blocks (0: 4 Mi) */
 	const char *ld_prefix;	/* qemu's -L (NULL: none), kept across the guest's execs */
+	/* Set by a signal handler: qemu is killed, what the rings hold is handed over and
+	 * tc_qemu_run_loop returns as if the program had ended (NULL: never). */
+	volatile sig_atomic_t *stop_req;
 };
 
 struct tc_qemu_run;
@@ -70,7 +74,8 @@ int tc_qemu_run_plugin(char *out, size_t size, struct tc_err *e);
 /* Finds qemu (name or path) in PATH into out; -1 with an error naming Debian's qemu-user. */
 int tc_qemu_run_which(const char *qemu, char *out, size_t size, struct tc_err *e);
 
-/* Makes the shared memory and starts qemu with the plugin on it. */
+/* Makes the shared memory and starts qemu with the plugin on it; qemu is killed when the
+ * caller dies (PR_SET_PDEATHSIG). */
 int tc_qemu_run_start(struct tc_qemu_run **out, const struct tc_qemu_run_opts *o,
 		      struct tc_err *e);
 /* The first qemu's pid: the guest's address space is qemu's (/proc/PID/maps); a fork
@@ -79,9 +84,12 @@ pid_t tc_qemu_run_pid(const struct tc_qemu_run *r);
 
 /* Drains the rings into ops until qemu and every process the guest forked have exited and
  * everything they wrote is handed over; *status is the first qemu's wait status (the
- * guest's exit status or its fatal signal). */
+ * guest's exit status or its fatal signal; SIGKILL after a stop request,
+ * tc_qemu_run_stopped then true). */
 int tc_qemu_run_loop(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
 		     int *status, struct tc_err *e);
+
+bool tc_qemu_run_stopped(const struct tc_qemu_run *r);
 
 /* Kills qemu if it still runs, reaps it, removes the shared memory. */
 void tc_qemu_run_free(struct tc_qemu_run *r);

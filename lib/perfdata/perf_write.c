@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/perfdata/perf_data.h"
@@ -16,6 +18,7 @@
 #define PW_NAME_ALIGN 64		/* feature strings and build-id names */
 #define PW_MISC_BUILD_ID_SIZE (1 << 15)
 #define PW_MAX_RECORD 0xffff
+#define PW_OUT_SIZE (64 * 1024)	/* write buffer */
 
 struct pw_buf {
 	uint8_t *p;
@@ -33,7 +36,15 @@ struct pw_attr {
 
 struct tc_perf_write {
 	char *path;
-	FILE *f;
+	char *tmp;			/* the file being written, renamed to path at close */
+	int fd;
+	struct stat at_open;		/* path when the temporary was made */
+	bool existed;			/* path existed then (it becomes path.old) */
+	uint8_t *out;			/* write buffer */
+	size_t nout;
+	uint64_t flushed;		/* bytes the file holds */
+	int werr;			/* ENOSPC, EFBIG, EIO...: what stopped the writes */
+	uint64_t wfail_at;		/* the offset the first failed write was for */
 	uint64_t pos;			/* bytes written so far */
 	bool data_started;
 	uint64_t attrs_off, attrs_size, data_off;
@@ -58,12 +69,91 @@ static int buf_put(struct pw_buf *b, const void *p, size_t n, struct tc_err *e)
 	return 0;
 }
 
+static void (*notify_fn)(void *ctx, const char *msg);
+static void *notify_ctx;
+
+void tc_perf_write_set_notify(void (*fn)(void *ctx, const char *msg), void *ctx)
+{
+	notify_fn = fn;
+	notify_ctx = ctx;
+}
+
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notify(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!notify_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	notify_fn(notify_ctx, msg);
+}
+
+/* Errors after which the file written so far is still worth keeping: the disk is full or
+ * failing, or the file hit RLIMIT_FSIZE. */
+static bool space_err(int err)
+{
+	return err == ENOSPC || err == EFBIG || err == EIO || err == EDQUOT;
+}
+
+/* The buffer to the file; 0 or the errno that stopped it (w->flushed: what the file holds). */
+static int flush_out(struct tc_perf_write *w)
+{
+	size_t off = 0;
+
+	while (off < w->nout) {
+		ssize_t n = write(w->fd, w->out + off, w->nout - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			w->nout = 0;
+			return n < 0 ? errno : EIO;
+		}
+		off += (size_t)n;
+		w->flushed += (uint64_t)n;
+	}
+	w->nout = 0;
+	return 0;
+}
+
+/* A full disk does not fail the caller: the writes are dropped from there on and close
+ * keeps the file up to its last whole record (salvage). Other errors fail at once. */
+static int flush_or_fail(struct tc_perf_write *w, struct tc_err *e)
+{
+	int err = w->werr ? 0 : flush_out(w);
+
+	if (!err)
+		return 0;
+	if (!space_err(err))
+		return tc_err_sys(e, err, "%s: write at offset 0x%llx", w->path,
+				  (unsigned long long)w->flushed);
+	w->werr = err;
+	w->wfail_at = w->flushed;
+	return 0;
+}
+
 static int put(struct tc_perf_write *w, const void *p, size_t n, struct tc_err *e)
 {
-	if (n && fwrite(p, 1, n, w->f) != n)
-		return tc_err_sys(e, errno, "%s: write at offset 0x%llx", w->path,
-				  (unsigned long long)w->pos);
-	w->pos += n;
+	const uint8_t *b = p;
+
+	while (n) {
+		size_t k = PW_OUT_SIZE - w->nout < n ? PW_OUT_SIZE - w->nout : n;
+
+		if (!w->werr)
+			memcpy(w->out + w->nout, b, k);
+		w->nout += k;
+		w->pos += k;
+		b += k;
+		n -= k;
+		if (w->werr)
+			w->nout = 0;
+		else if (w->nout == PW_OUT_SIZE && flush_or_fail(w, e))
+			return -1;
+	}
 	return 0;
 }
 
@@ -81,37 +171,67 @@ static int put_zero(struct tc_perf_write *w, size_t n, struct tc_err *e)
 	return 0;
 }
 
-/* O_NOFOLLOW: a link at path, even a dangling one, is refused (ELOOP), never written
- * through or made to create its target. */
-static FILE *open_out(const char *path)
+/* The temporary beside path (same directory: the final rename stays in one file system).
+ * O_EXCL|O_NOFOLLOW: never a file or link someone planted under that name. */
+static int make_tmp(struct tc_perf_write *w)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
-	FILE *f;
+	static unsigned seq;
 
-	if (fd < 0)
-		return NULL;
-	if (!(f = fdopen(fd, "wb")))
-		close(fd);
-	return f;
+	for (int tries = 0; tries < 100; tries++) {
+		free(w->tmp);
+		if (asprintf(&w->tmp, "%s.tmp-%d-%u", w->path, (int)getpid(), seq++) < 0) {
+			w->tmp = NULL;
+			errno = ENOMEM;
+			return -1;
+		}
+		w->fd = open(w->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (w->fd >= 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	return -1;
 }
 
 int tc_perf_write_open(struct tc_perf_write **out, const char *path, struct tc_err *e)
 {
 	struct tc_perf_write *w = calloc(1, sizeof(*w));
+	struct stat sb;
 
 	*out = NULL;
-	if (!w || !(w->path = strdup(path))) {
+	if (!w || !(w->path = strdup(path)) || !(w->out = malloc(PW_OUT_SIZE))) {
+		if (w)
+			free(w->path);
 		free(w);
 		return tc_err_set(e, ENOMEM, "out of memory opening %s", path);
 	}
-	if (!(w->f = open_out(path))) {
-		int err = errno;
-
-		free(w->path);
-		free(w);
-		if (err == ELOOP)
+	w->fd = -1;
+	if (!lstat(path, &sb)) {
+		/* A link at path, even a dangling one, is neither written through nor replaced
+		 * (someone else's: it may point anywhere). */
+		if (S_ISLNK(sb.st_mode)) {
+			tc_perf_write_abort(w);
 			return tc_err_set(e, 0, "%s is a symbolic link: not writing through it "
 					  "(remove it or give another file)", path);
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			tc_perf_write_abort(w);
+			return tc_err_set(e, 0, "%s is not a regular file: not replacing it", path);
+		}
+		w->existed = true;
+		w->at_open = sb;
+	} else if (errno != ENOENT) {
+		int err = errno;
+
+		tc_perf_write_abort(w);
+		return tc_err_sys(e, err, "%s", path);
+	}
+	if (make_tmp(w)) {
+		int err = errno;
+
+		tc_perf_write_abort(w);
 		return tc_err_sys(e, err, "%s: cannot create", path);
 	}
 	/* The header is rewritten at close, once the sections are known. */
@@ -123,12 +243,8 @@ int tc_perf_write_open(struct tc_perf_write **out, const char *path, struct tc_e
 	return 0;
 }
 
-void tc_perf_write_abort(struct tc_perf_write *w)
+static void free_writer(struct tc_perf_write *w)
 {
-	if (!w)
-		return;
-	if (w->f)
-		fclose(w->f);
 	for (size_t i = 0; i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);
 		free(w->attrs[i].name);
@@ -137,8 +253,26 @@ void tc_perf_write_abort(struct tc_perf_write *w)
 	for (size_t i = 0; i < TC_PERF_DATA_FEAT_BITS; i++)
 		free(w->feat[i].p);
 	free(w->index.p);
+	free(w->out);
+	free(w->tmp);
 	free(w->path);
 	free(w);
+}
+
+void tc_perf_write_abort(struct tc_perf_write *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp)
+		unlink(w->tmp);
+	free_writer(w);
+}
+
+bool tc_perf_write_failed(const struct tc_perf_write *w)
+{
+	return w->werr != 0;
 }
 
 int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr *attr,
@@ -596,31 +730,51 @@ static int event_desc(struct tc_perf_write *w, struct tc_err *e)
 	return 0;
 }
 
+/* The AUXTRACE feature: the index of the first nidx AUXTRACE records. */
+static int index_feat(struct tc_perf_write *w, size_t nidx, struct tc_err *e)
+{
+	struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_AUXTRACE];
+	uint64_t n = nidx;
+
+	b->n = 0;
+	w->present[TC_PERF_DATA_FEAT_AUXTRACE / 64] &= ~(1ULL << (TC_PERF_DATA_FEAT_AUXTRACE % 64));
+	if (!nidx)
+		return 0;
+	mark(w, TC_PERF_DATA_FEAT_AUXTRACE);
+	return buf_put(b, &n, 8, e) || buf_put(b, w->index.p, nidx * 16, e) ? -1 : 0;
+}
+
+static bool has_feat(const struct tc_perf_write *w, unsigned f)
+{
+	return w->present[f / 64] & (1ULL << (f % 64));
+}
+
+/* Bytes the feature sections take, with an index of nidx AUXTRACE records. */
+static uint64_t feat_bytes(const struct tc_perf_write *w, size_t nidx)
+{
+	uint64_t n = 0;
+
+	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++)
+		if (f != TC_PERF_DATA_FEAT_AUXTRACE && has_feat(w, f))
+			n += 16 + w->feat[f].n;
+	return n + (nidx ? 16 + 8 + 16 * (uint64_t)nidx : 0);
+}
+
 /* After the data: one {offset, size} per set feature bit, then the sections. */
 static int write_features(struct tc_perf_write *w, struct tc_err *e)
 {
 	size_t nr = 0;
 	uint64_t off;
 
-	if (event_desc(w, e))
+	if (event_desc(w, e) || index_feat(w, w->nr_index, e))
 		return -1;
-
-	if (w->nr_index) {
-		uint64_t n = w->nr_index;
-		struct pw_buf *b = &w->feat[TC_PERF_DATA_FEAT_AUXTRACE];
-
-		b->n = 0;
-		mark(w, TC_PERF_DATA_FEAT_AUXTRACE);
-		if (buf_put(b, &n, 8, e) || buf_put(b, w->index.p, w->index.n, e))
-			return -1;
-	}
 	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++)
-		nr += !!(w->present[f / 64] & (1ULL << (f % 64)));
+		nr += has_feat(w, f);
 	off = w->pos + nr * 16;
 	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++) {
 		uint64_t sec[2];
 
-		if (!(w->present[f / 64] & (1ULL << (f % 64))))
+		if (!has_feat(w, f))
 			continue;
 		sec[0] = off;
 		sec[1] = w->feat[f].n;
@@ -629,44 +783,172 @@ static int write_features(struct tc_perf_write *w, struct tc_err *e)
 		off += sec[1];
 	}
 	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++)
-		if ((w->present[f / 64] & (1ULL << (f % 64))) &&
-		    put(w, w->feat[f].p, w->feat[f].n, e))
+		if (has_feat(w, f) && put(w, w->feat[f].p, w->feat[f].n, e))
 			return -1;
+	return flush_or_fail(w, e);
+}
+
+/* The writes stopped at w->flushed bytes (full disk): keep the data records that are whole
+ * there, as many as leave room for the features (the space the dropped records held is
+ * theirs), and the features; without room for them, the records alone. *data_end is where
+ * the data section ends now; msg says what was kept. */
+static int salvage(struct tc_perf_write *w, uint64_t *data_end, char *msg, size_t len,
+		   struct tc_err *e)
+{
+	uint64_t limit = w->flushed, off = w->data_off, best = 0, plain = off, want = w->pos;
+	uint64_t nrec = 0, best_rec = 0, plain_rec = 0;
+	size_t nidx = 0, best_idx = 0;
+	bool fits = false;
+	int err = w->werr;
+
+	if (!w->data_started || limit < w->data_off)
+		return tc_err_sys(e, err, "%s: writing at offset 0x%llx: nothing could be kept "
+				  "(the attrs alone need 0x%llx bytes)", w->path,
+				  (unsigned long long)w->wfail_at,
+				  (unsigned long long)tc_perf_write_offset(w));
+	if (event_desc(w, e))
+		return -1;
+	if (off + feat_bytes(w, 0) <= limit)
+		fits = true, best = off;
+	for (;;) {
+		struct perf_event_header h;
+		uint64_t size, aux = 0;
+
+		if (off + sizeof(h) > limit || pread(w->fd, &h, sizeof(h), (off_t)off) !=
+		    (ssize_t)sizeof(h) || h.size < sizeof(h))
+			break;
+		size = h.size;
+		if (h.type == TC_PERF_DATA_AUXTRACE &&
+		    (h.size < 16 || pread(w->fd, &aux, 8, (off_t)off + 8) != 8))
+			break;
+		if (off + size + aux > limit)
+			break;
+		off += size + aux;
+		nrec++;
+		/* index entries are in file order: those of records kept so far */
+		while (nidx < w->nr_index && ((uint64_t *)w->index.p)[2 * nidx] < off)
+			nidx++;
+		plain = off;
+		plain_rec = nrec;
+		if (off + feat_bytes(w, nidx) <= limit)
+			fits = true, best = off, best_rec = nrec, best_idx = nidx;
+	}
+	if (!fits) {
+		memset(w->present, 0, sizeof(w->present));
+		best = plain, best_rec = plain_rec, best_idx = 0;
+	}
+	w->nr_index = best_idx;
+	w->index.n = best_idx * 16;
+	if (ftruncate(w->fd, (off_t)best) || lseek(w->fd, (off_t)best, SEEK_SET) < 0)
+		return tc_err_sys(e, errno, "%s: truncating after a failed write", w->path);
+	w->flushed = w->pos = best;
+	w->werr = 0;
+	w->nout = 0;
+	*data_end = best;
+	if (fits && (write_features(w, e) || w->werr)) {
+		/* no room after all: the records alone */
+		if (ftruncate(w->fd, (off_t)best))
+			return tc_err_sys(e, errno, "%s: truncating after a failed write", w->path);
+		memset(w->present, 0, sizeof(w->present));
+		fits = false;
+	}
+	snprintf(msg, len, "%s: %s writing at offset 0x%llx: the file keeps its first %llu "
+		 "records (%llu of %llu bytes of data, up to the last whole record%s); the rest "
+		 "of the recording is lost", w->path, strerror(err),
+		 (unsigned long long)w->wfail_at, (unsigned long long)best_rec,
+		 (unsigned long long)(best - w->data_off),
+		 (unsigned long long)(want > w->data_off ? want - w->data_off : 0),
+		 fits ? "" : ", without its feature sections");
+	w->werr = err;
+	return 0;
+}
+
+/* Path is replaced by the finished temporary; an existing one becomes path.old first. A
+ * path that is not what it was when the temporary was made had another writer. */
+static int commit(struct tc_perf_write *w, struct tc_err *e)
+{
+	char *old = NULL, *dir, *slash;
+	struct stat now;
+	bool there = !lstat(w->path, &now);
+	int dfd;
+
+	if (asprintf(&old, "%s.old", w->path) < 0)
+		return tc_err_set(e, ENOMEM, "out of memory");
+	if (there != w->existed ||
+	    (there && (now.st_dev != w->at_open.st_dev || now.st_ino != w->at_open.st_ino ||
+		       now.st_size != w->at_open.st_size ||
+		       now.st_mtim.tv_sec != w->at_open.st_mtim.tv_sec ||
+		       now.st_mtim.tv_nsec != w->at_open.st_mtim.tv_nsec)))
+		notify("%s %s while this recording was made (another writer to the same file?)%s",
+		       w->path, !there ? "was removed" : w->existed ? "was replaced or written" :
+		       "was created", there ? "; that file is now the .old one" : "");
+	if (there && rename(w->path, old)) {
+		tc_err_sys(e, errno, "renaming the existing %s to %s", w->path, old);
+		free(old);
+		return -1;
+	}
+	free(old);
+	if (rename(w->tmp, w->path))
+		return tc_err_sys(e, errno, "renaming %s to %s", w->tmp, w->path);
+	free(w->tmp);
+	w->tmp = NULL;
+	/* the renames themselves on disk */
+	if ((dir = strdup(w->path))) {
+		slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = '\0';
+		dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+	}
 	return 0;
 }
 
 int tc_perf_write_close(struct tc_perf_write *w, struct tc_err *e)
 {
-	uint64_t h[PW_HDR_SIZE / 8] = { 0 }, data_size;
+	uint64_t h[PW_HDR_SIZE / 8] = { 0 }, data_end = 0;
+	char kept[512] = "";
 	int rc = -1;
 
 	if (start_data(w, e))
-		goto out;
-	data_size = w->pos - w->data_off;
-	if (write_features(w, e))
-		goto out;
+		goto fail;
+	if (!w->werr) {
+		data_end = w->pos;
+		if (write_features(w, e))
+			goto fail;
+	}
+	if (w->werr && salvage(w, &data_end, kept, sizeof(kept), e))
+		goto fail;
 	h[0] = PW_MAGIC;
 	h[1] = PW_HDR_SIZE;
 	h[2] = TC_PERF_WRITE_ATTR_SIZE + 16;
 	h[3] = w->attrs_off;
 	h[4] = w->attrs_size;
 	h[5] = w->data_off;
-	h[6] = data_size;
+	h[6] = data_end - w->data_off;
 	/* h[7], h[8]: the event_types section, unused. */
 	memcpy(&h[9], w->present, sizeof(w->present));
-	if (fseek(w->f, 0, SEEK_SET)) {
-		tc_err_sys(e, errno, "%s: seek to the header", w->path);
-		goto out;
-	}
-	if (fwrite(h, 1, sizeof(h), w->f) != sizeof(h)) {
+	/* over the zeros written at open: this takes no new space */
+	if (pwrite(w->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
 		tc_err_sys(e, errno, "%s: writing the header", w->path);
-		goto out;
+		goto fail;
 	}
+	if (fsync(w->fd) && !kept[0])
+		snprintf(kept, sizeof(kept), "%s: fsync: %s (the file may not be whole on disk)",
+			 w->path, strerror(errno));
+	close(w->fd);
+	w->fd = -1;
+	if (commit(w, e))
+		goto fail;
 	rc = 0;
-out:
-	if (fclose(w->f) && !rc)
-		rc = tc_err_sys(e, errno, "%s: close", w->path);
-	w->f = NULL;
-	tc_perf_write_abort(w);
+	if (kept[0])
+		rc = tc_err_set(e, w->werr ? w->werr : EIO, "%s", kept);
+	free_writer(w);
 	return rc;
+fail:
+	tc_perf_write_abort(w);
+	return -1;
 }

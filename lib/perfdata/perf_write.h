@@ -43,11 +43,23 @@ struct tc_perf_write_etmv4 {
 	uint64_t trcconfigr, trctraceidr, trcidr0, trcidr1, trcidr2, trcidr8, trcauthstatus;
 };
 
+/* Transactional: the file is written as a temporary beside path (O_EXCL|O_NOFOLLOW) and
+ * only close puts it in place. A link at path (even dangling) or a path that is not a
+ * regular file is refused. */
 int tc_perf_write_open(struct tc_perf_write **out, const char *path, struct tc_err *e);
-/* Free everything; the file is left as written so far (invalid unless closed). */
+/* Free everything and remove the temporary: path is left as it was. */
 void tc_perf_write_abort(struct tc_perf_write *w);
-/* Write the features and the header, close and free (also on error). */
+/* Write the features and the header, fsync, move an existing path to path.old and rename
+ * the temporary to path; free (also on error). After a full disk (ENOSPC, EFBIG, EIO,
+ * EDQUOT: the writes since were dropped, not failed) the file is still put in place, cut
+ * after its last whole record with consistent header sizes, and -1 returned with e naming
+ * the file and how much of it was kept. */
 int tc_perf_write_close(struct tc_perf_write *w, struct tc_err *e);
+/* A full disk stopped the writes: what comes now is dropped (close tells how much). */
+bool tc_perf_write_failed(const struct tc_perf_write *w);
+/* Process-wide: fn is told, as one sentence, what a writer noticed but is no error (another
+ * writer to the same path). cmd/ sets it; NULL: nobody is told. */
+void tc_perf_write_set_notify(void (*fn)(void *ctx, const char *msg), void *ctx);
 
 /* Attrs come before the first record; attr->size is forced to TC_PERF_WRITE_ATTR_SIZE. */
 int tc_perf_write_add_attr(struct tc_perf_write *w, const struct perf_event_attr *attr,

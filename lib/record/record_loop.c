@@ -741,22 +741,17 @@ static int release_child(struct loop *L, struct tc_err *e)
 
 /* --- the whole run ----------------------------------------------------------------- */
 
-static int rename_old(const char *path, struct tc_record_stats *st, struct tc_err *e)
+/* perf_write puts the file in place at close, an existing one moved to .old only then
+ * (a failed or interrupted run leaves it alone). */
+static int check_output(const char *path, bool *exists, struct tc_err *e)
 {
-	char old[4200];
-
 	struct stat sb;
 
-	if (lstat(path, &sb))
-		return 0;
+	*exists = !lstat(path, &sb);
 	/* Someone else's link (dangling or not): neither renamed nor written through. */
-	if (S_ISLNK(sb.st_mode))
+	if (*exists && S_ISLNK(sb.st_mode))
 		return tc_err_set(e, 0, "%s is a symbolic link: not writing through it or renaming "
 				  "it (remove it or give another -o)", path);
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old))
-		return tc_err_sys(e, errno, "renaming the existing %s to %s", path, old);
-	st->renamed = true;
 	return 0;
 }
 
@@ -814,7 +809,8 @@ static int loop_body(struct loop *L, struct tc_err *e)
 			if (snapshot(L, e))
 				rc = -1;
 		}
-		if (r->stop_req && *r->stop_req)
+		/* a full disk: what the workload does from here would be dropped */
+		if ((r->stop_req && *r->stop_req) || tc_perf_write_failed(L->w))
 			done = true;
 		if (L->child > 0 && waitpid(L->child, &status, WNOHANG) == L->child) {
 			L->st->exit_status = status;
@@ -830,6 +826,7 @@ int tc_record_loop_run(const struct tc_record_run *r, struct tc_record_stats *st
 {
 	struct loop *L = calloc(1, sizeof(*L));
 	pid_t pid;
+	bool old_exists = false;
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -846,7 +843,7 @@ int tc_record_loop_run(const struct tc_record_run *r, struct tc_record_stats *st
 	pid = r->cpu_wide ? -1 : r->pid ? r->pid : L->child > 0 ? L->child : -1;
 	if (prepare_events(L, e) || open_events(L, pid, e))
 		goto out;
-	if (rename_old(r->output, st, e) || tc_perf_write_open(&L->w, r->output, e))
+	if (check_output(r->output, &old_exists, e) || tc_perf_write_open(&L->w, r->output, e))
 		goto out;
 	st->file_opened = true;
 	if (add_attrs(L, e) || features(L, e) || auxtrace_info(L, e))
@@ -879,8 +876,14 @@ out:
 		struct tc_err e2 = { 0 };
 
 		/* Closing writes the header and features: the file is valid whatever broke. */
-		if (tc_perf_write_close(L->w, rc ? &e2 : e))
+		struct tc_err *ce = rc ? &e2 : e;
+		int cr = tc_perf_write_close(L->w, ce);
+
+		/* a full disk still puts the file in place, with an error saying how much */
+		if (cr)
 			rc = -1;
+		st->renamed = old_exists && (!cr || ce->errnum == ENOSPC || ce->errnum == EFBIG ||
+					     ce->errnum == EIO || ce->errnum == EDQUOT);
 	}
 	if (L->err_fd >= 0)
 		close(L->err_fd);

@@ -109,14 +109,18 @@ else
 		perf_branches e.data >got2 && diff want got2 &&
 		! grep -q "CS ETM" e.data.perf-err
 	'
+	# record exits with the program's status (acc & 1 of paths.c)
 	expect 'aarch64 paths (loops, recursion, indirect calls) and a filter: tracectl and perf agree' '
+		qemu-aarch64 ./a64-paths 9; want_rc=$?
 		tracectl record --pmu emulated --format etm -o p.data --ground-truth p.truth \
-			-- ./a64-paths 9 2>/dev/null &&
+			-- ./a64-paths 9 2>/dev/null; rc1=$?
+		tracectl record --pmu emulated -o pf.data --ground-truth pf.truth \
+			--filter "filter main@./a64-paths,filter fib@./a64-paths" -- ./a64-paths 9 2>/dev/null
+		rc2=$?
+		[ $rc1 = $want_rc ] && [ $rc2 = $want_rc ] &&
 		by_tid p.truth >want && [ "$(wc -l <want)" -gt 1000 ] &&
 		tc_branches p.data >got && diff want got &&
 		perf_branches p.data >got2 && diff want got2 &&
-		tracectl record --pmu emulated -o pf.data --ground-truth pf.truth \
-			--filter "filter main@./a64-paths,filter fib@./a64-paths" -- ./a64-paths 9 2>/dev/null &&
 		by_tid pf.truth >want && [ "$(grep -c " 0 " want)" -gt 4 ] &&
 		tc_branches pf.data >got && diff want got &&
 		perf_branches pf.data >got2 && diff want got2

@@ -20,12 +20,17 @@ if ! command -v qemu-x86_64 >/dev/null; then
 	exit 0
 fi
 
-# record NAME CMD...: NAME.data and NAME.truth; both decoders give the truth exactly
+# record NAME CMD...: NAME.data and NAME.truth; both decoders give the truth exactly; record
+# exits with the program's status (as the program gives it natively)
 exact() {
 	n=$1
 	shift
+	"$@" >/dev/null 2>&1
+	want_rc=$?
 	tracectl record --pmu emulated -o $n.data --ground-truth $n.truth -- "$@" \
-		>$n.out 2>$n.err && cat $n.err && grep -q "(qemu)" $n.err &&
+		>$n.out 2>$n.err
+	rc=$?
+	cat $n.err && [ $rc = $want_rc ] && grep -q "(qemu)" $n.err &&
 	by_tid $n.truth >$n.want && [ "$(wc -l <$n.want)" -gt 1000 ] &&
 	tc_branches $n.data >$n.got && diff $n.want $n.got &&
 	perf_branches $n.data >$n.pgot && diff $n.want $n.pgot && [ ! -s $n.data.perf-err ]

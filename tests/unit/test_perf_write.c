@@ -19,8 +19,10 @@ static char *tmpname(void)
 
 	snprintf(path, sizeof(path), "/tmp/tc_pw_XXXXXX");
 	fd = mkstemp(path);
-	if (fd >= 0)
+	if (fd >= 0) {
 		close(fd);
+		unlink(path);	/* a name only: an existing file would become .old */
+	}
 	return fd >= 0 ? path : NULL;
 }
 
