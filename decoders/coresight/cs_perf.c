@@ -345,6 +345,14 @@ static struct tc_cs_session *new_session(struct tc_cs_perf *s, int only_cpu, str
 	return css;
 }
 
+static bool meta_has_cpu(const struct tc_cs_perf *s, int cpu)
+{
+	for (size_t i = 0; i < s->meta.ncfgs; i++)
+		if (s->meta.cfgs[i].cpu == (cpu < 0 ? 0 : cpu))
+			return true;
+	return false;
+}
+
 static struct tc_cs_session *raw_session(struct tc_cs_perf *s, int cpu, struct tc_err *e)
 {
 	if (cpu < 0)
@@ -428,6 +436,14 @@ static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *
 	}
 	if (ncuts)	/* qsort(NULL, 0) is undefined (UBSan) */
 		qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
+	if (raw && !meta_has_cpu(s, b->cpu)) {
+		/* a session per CPU: only for the CPUs the metadata declares */
+		tc_diag_add(&s->notes, "AUXTRACE buffer at offset 0x%" PRIx64 " is on cpu %d, which "
+			    "the CS_ETM metadata does not describe: not decoded", b->file_off,
+			    b->cpu);
+		free(cuts);
+		return 0;
+	}
 	css = raw ? raw_session(s, b->cpu, e) : s->framed;
 	if (!css) {
 		free(cuts);
