@@ -21,6 +21,12 @@ if [ ! -d "$td" ]; then
 	echo "warning: $td missing; fuzz_$name starts from an empty corpus" >&2
 fi
 
+# A 32-bit little-endian length, as four bytes.
+le32() {
+	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+		$(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
+
 case $name in
 pt_session)
 	# whole Intel PT recordings: perf's, and one of tests/tools/pt_truth's where it runs
@@ -66,6 +72,28 @@ cs_frame)
 		done
 	fi
 	;;
+snapshot)
+	# Each snapshot as fuzz_snapshot's entries (name line, 4-byte length, bytes): its ini
+	# files whole, the first 2 KiB of every other file it names (buffers, dumps).
+	max_len=${FUZZ_MAX_LEN:-65536}
+	if [ -d "$td/opencsd" ]; then
+		find "$td/opencsd" -name snapshot.ini | while read -r ini; do
+			d=$(dirname "$ini")
+			out="$corpus/seed-$(echo "${d#"$td"/}" | tr / _)"
+			: >"$out"
+			for f in "$d"/*.ini $(sed -n 's/^\(file\|metadata\)=//p' "$d"/*.ini |
+					    tr -d '\r' | sort -u); do
+				case $f in /*) ;; *) f=$d/$f ;; esac
+				[ -f "$f" ] || continue
+				case $f in *.ini) n=$(wc -c <"$f") ;; *) n=2048 ;; esac
+				head -c "$n" "$f" >"$dir/.part"
+				n=$(wc -c <"$dir/.part")
+				{ basename "$f"; le32 "$n"; cat "$dir/.part"; } >>"$out"
+			done
+			rm -f "$dir/.part"
+		done
+	fi
+	;;
 pt)
 	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
 	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
@@ -87,6 +115,11 @@ esac
 
 # Leaks inside libraries (not ours) are listed with make test-asan's.
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp:print_suppressions=0}"
+
+# OpenCSD's frames have no frame pointers: the slow unwinder reaches the suppressed function.
+case $name in
+snapshot|etm) export ASAN_OPTIONS="${ASAN_OPTIONS:-fast_unwind_on_malloc=0}" ;;
+esac
 
 seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"
