@@ -94,6 +94,31 @@ snapshot)
 		done
 	fi
 	;;
+etm)
+	# A header byte (protocol, framing, trace ID 0x10 + n; see fuzz_etm.c), 15 zero bytes
+	# (the default registers), then the first KiB of a real buffer of that protocol (every atom of
+	# it walks instructions: longer inputs only slow the run down).
+	max_len=${FUZZ_MAX_LEN:-1040}
+	o=$td/opencsd
+	for s in "200 juno_r1_1/cstrace.bin" "210 juno_r1_1/cstrace.bin" "230 juno_r1_1/cstrace.bin" \
+		 "202 TC2/cstrace.bin" "233 TC2/cstrace.bin" "203 Snowball/cstrace.bin" \
+		 "100 init-short-addr/tracebuffer.bin" "101 ete/ete_ip/session1.bin" \
+		 "003 trace_cov_a15/PTM_0_2.bin" "220 bugfix-exact-match/cstrace.bin"; do
+		f=$o/${s#* }
+		[ -f "$f" ] || continue
+		{ printf "\\${s%% *}"; head -c 15 /dev/zero; head -c 1024 "$f"; } \
+			>"$corpus/seed-${s%% *}-$(echo "${s#* }" | tr / _)"
+	done
+	;;
+elf)
+	# every ELF file of the test data (the traced program of the simpleperf recording, the
+	# ETE snapshot's binaries)
+	max_len=${FUZZ_MAX_LEN:-65536}
+	find "$td" -type f -size -1024k 2>/dev/null | while read -r f; do
+		[ "$(head -c 4 "$f" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] &&
+			cp "$f" "$corpus/seed-$(echo "${f#"$td"/}" | tr / _)"
+	done
+	;;
 pt)
 	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
 	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
@@ -123,7 +148,9 @@ esac
 
 seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"
-"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+# A wall-clock limit: OpenCSD's decode of one input takes seconds on a loaded machine.
+case $name in snapshot|etm) tmo=60 ;; *) tmo=10 ;; esac
+"$bin" -max_total_time="$secs" -timeout=$tmo -rss_limit_mb=2048 -max_len="$max_len" \
 	-print_final_stats=1 -artifact_prefix="$art" "$corpus" >"$log" 2>&1
 rc=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
