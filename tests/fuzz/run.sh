@@ -3,7 +3,9 @@
 # DIR/fuzz_NAME is the binary; DIR/CORPUS the corpus, seeded here (never in the repo) from
 # TESTDATA: perf_data gets the perf.data files under perfdata/, pt_session the Intel PT ones
 # (and a pt_truth recording), cs_frame the first max_len bytes of every trace buffer an
-# OpenCSD snapshot's trace.ini names. FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
+# OpenCSD snapshot's trace.ini names, snapshot each snapshot packed, etm real buffers behind
+# a configuration header, elf the ELF files, output trace bytes and ini text (see each case
+# below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
 # out or ran out of memory.
 set -u
@@ -118,6 +120,20 @@ elf)
 		[ "$(head -c 4 "$f" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] &&
 			cp "$f" "$corpus/seed-$(echo "${f#"$td"/}" | tr / _)"
 	done
+	;;
+output)
+	# Records cut from real trace bytes, then (after ff ff) a string pool from the
+	# snapshot's device inis (names of cores, registers, files): see fuzz_output.c.
+	max_len=${FUZZ_MAX_LEN:-16384}
+	if [ -d "$td/opencsd" ]; then
+		find "$td/opencsd" -name trace.ini | while read -r ini; do
+			d=$(dirname "$ini")
+			b=$(sed -n 's/^file=//p' "$ini" | tr -d '\r' | head -n 1)
+			[ -f "$d/$b" ] || continue
+			{ head -c 2800 "$d/$b"; printf '\377\377'; cat "$d"/*.ini | head -c 1000; } \
+				>"$corpus/seed-$(echo "${d#"$td"/}" | tr / _)"
+		done
+	fi
 	;;
 pt)
 	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
