@@ -438,9 +438,9 @@ static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *
 		qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
 	if (raw && !meta_has_cpu(s, b->cpu)) {
 		/* a session per CPU: only for the CPUs the metadata declares */
-		tc_diag_add(&s->notes, "AUXTRACE buffer at offset 0x%" PRIx64 " is on cpu %d, which "
-			    "the CS_ETM metadata does not describe: not decoded", b->file_off,
-			    b->cpu);
+		tc_diag_add(&s->notes, "AUXTRACE buffer at offset 0x%" PRIx64 " is on cpu %d, "
+			    "which the CS_ETM metadata does not describe: not decoded",
+			    b->file_off, b->cpu);
 		free(cuts);
 		return 0;
 	}

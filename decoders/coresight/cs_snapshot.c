@@ -320,9 +320,9 @@ void tc_cs_snapshot_mem_diag(const struct tc_cs_snapshot_mem *m, struct tc_diag 
 				dup |= k < i;
 			}
 		if (!used && !dup)
-			tc_diag_add(notes, "memory dump %s at 0x%" PRIx64 ": no traced code was found "
-				    "in it (%" PRIu64 " reads found no dump, the first at 0x%" PRIx64 ")",
-				    r->path, r->start, m->misses,
+			tc_diag_add(notes, "memory dump %s at 0x%" PRIx64 ": no traced code was "
+				    "found in it (%" PRIu64 " reads found no dump, the first at "
+				    "0x%" PRIx64 ")", r->path, r->start, m->misses,
 				    m->first_miss);
 	}
 }

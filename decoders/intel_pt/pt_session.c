@@ -232,12 +232,18 @@ static struct queue *get_queue(struct tc_pt_session *s, int key, int cpu)
 	return q;
 }
 
-/* CPUs a recording can have: its nrcpus feature's, else the kernel's NR_CPUS bound. */
-static uint32_t max_cpus(const struct tc_perf_data *pd)
+/* CPUs a recording can have: its nrcpus feature's, else the kernel's NR_CPUS bound. A
+ * pipe's features are not the recording's (perf inject writes its own host's). */
+static bool header_cpus(const struct tc_perf_data *pd)
 {
 	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
 
-	return f->has_nrcpus && f->nr_cpus_avail ? f->nr_cpus_avail : TC_PT_MAX_CPUS;
+	return !tc_perf_data_is_pipe(pd) && f->has_nrcpus && f->nr_cpus_avail;
+}
+
+static uint32_t max_cpus(const struct tc_perf_data *pd)
+{
+	return header_cpus(pd) ? tc_perf_data_features(pd)->nr_cpus_avail : TC_PT_MAX_CPUS;
 }
 
 static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r,
@@ -293,11 +299,10 @@ int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd,
 		/* a queue per CPU: no more of them than the header says the machine had */
 		if (s->pt.per_cpu_mmaps && r->u.auxtrace.cpu != UINT32_MAX &&
 		    r->u.auxtrace.cpu >= max_cpus(pd))
-			return tc_err_set(e, EINVAL, "%s: AUXTRACE record at offset 0x%llx: cpu %u, "
-					  "but %s %u CPUs", tc_perf_data_name(pd),
+			return tc_err_set(e, EINVAL, "%s: AUXTRACE record at offset 0x%llx: "
+					  "cpu %u, but %s %u CPUs", tc_perf_data_name(pd),
 					  (unsigned long long)r->offset, r->u.auxtrace.cpu,
-					  tc_perf_data_features(pd)->has_nrcpus
-						  ? "the header's nrcpus feature gives"
+					  header_cpus(pd) ? "the header's nrcpus feature gives"
 						  : "a machine has at most",
 					  max_cpus(pd));
 		return add_buffer(s, r, e);

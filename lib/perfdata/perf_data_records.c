@@ -126,7 +126,15 @@ static int fetch_map(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 	r->type = pd_u32(p);
 	r->misc = pd_u16(p + 4);
 	r->size = pd_u16(p + 6);
-	/* A size below the header would make no progress: refuse instead of looping. */
+	/* A size below the header would make no progress: refuse instead of looping. Past
+	 * the end of a truncated file's data the rest is not records: what came before is. */
+	if (r->size < HDR && pd->cut && !pd->pipe) {
+		tc_diag_add(&pd->warn, "%s: no record at offset 0x%llx (size 0x%x): its %llu "
+			    "bytes up to the end of the file are left out", pd->name,
+			    (unsigned long long)pd->pos, r->size, (unsigned long long)left);
+		pd->pos = end;
+		return 0;
+	}
 	if (r->size < HDR)
 		return rec_err(pd, e, r, "has size 0x%x, less than its 8-byte header", r->size);
 	if (r->size > left) {

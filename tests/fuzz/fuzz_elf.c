@@ -48,7 +48,8 @@ static void look(struct tc_elf *elf)
 				sink += buf[j];
 			if (!tc_elf_vaddr_to_offset(elf, at[k], &off)) {
 				CHECK(off < tc_elf_size(elf));
-				CHECK(tc_elf_read_offset(elf, off, buf, sizeof(buf)) <= sizeof(buf));
+				got = tc_elf_read_offset(elf, off, buf, sizeof(buf));
+				CHECK(got <= sizeof(buf));
 				if (!tc_elf_offset_to_vaddr(elf, off, &va))
 					sink += va;
 			}

@@ -9,6 +9,7 @@
  * their ini files and the first KiB of each buffer and dump). The directory is opened, then
  * every buffer it lists is decoded as packets and as instructions. A reader error is fine;
  * a crash, leak, hang or a record out of place is not. */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,9 +58,7 @@ static int unpack(const uint8_t *p, size_t len)
 		FILE *f;
 
 		while (i < len && p[i] != '\n') {
-			if (k < 64 && (p[i] == '.' || p[i] == '_' || p[i] == '-' ||
-				       (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z') ||
-				       (p[i] >= 'A' && p[i] <= 'Z')))
+			if (k < 64 && (isalnum(p[i]) || p[i] == '.' || p[i] == '_' || p[i] == '-'))
 				name[k++] = (char)p[i];
 			i++;
 		}
