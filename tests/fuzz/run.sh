@@ -154,13 +154,9 @@ pt)
 	;;
 esac
 
-# Leaks inside libraries (not ours) are listed with make test-asan's.
-export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp:print_suppressions=0}"
+# Leaks inside libraries (not ours) are listed in tests/fuzz/lsan.supp.
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}"
 
-# OpenCSD's frames have no frame pointers: the slow unwinder reaches the suppressed function.
-case $name in
-snapshot|etm) export ASAN_OPTIONS="${ASAN_OPTIONS:-fast_unwind_on_malloc=0}" ;;
-esac
 
 seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"
