@@ -296,8 +296,11 @@ static int read_all(struct tc_session *s, struct tc_err *e)
 static int report_missing(struct tc_session *s, struct tc_diag *m)
 {
 	const char *in = s->o.input;
+	const struct tc_diag *w = tc_perf_data_warnings(s->pd);
 	int problems = 0;
 
+	for (size_t i = 0; i < w->n; i++, problems++)
+		tc_diag_add(m, "%s", w->msgs[i].text);
 	if (s->aux_bytes && !s->auxtrace_recs) {
 		struct tc_rec lost = { .type = TC_REC_LOST, .id = -1, .cpu = -1, .pid = -1,
 				       .tid = -1, .offset = s->first_aux_offset,

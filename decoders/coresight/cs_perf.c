@@ -21,7 +21,7 @@ struct buf {
 
 struct aux {
 	int cpu;
-	uint64_t off;
+	uint64_t off, size, file_off;
 	bool raw;
 };
 
@@ -201,6 +201,7 @@ int tc_cs_perf_record(struct tc_cs_perf *s, const struct tc_perf_data_record *r,
 			return nomem(e);
 		s->auxs[s->nauxs++] = (struct aux){
 			.cpu = r->sid.has_cpu ? (int)r->sid.cpu : -1, .off = r->u.aux.aux_offset,
+			.size = r->u.aux.aux_size, .file_off = r->offset,
 			.raw = r->u.aux.format == 1 };
 		return 0;
 	case PERF_RECORD_AUX_OUTPUT_HW_ID:
@@ -344,6 +345,14 @@ static struct tc_cs_session *new_session(struct tc_cs_perf *s, int only_cpu, str
 	return css;
 }
 
+static bool meta_has_cpu(const struct tc_cs_perf *s, int cpu)
+{
+	for (size_t i = 0; i < s->meta.ncfgs; i++)
+		if (s->meta.cfgs[i].cpu == (cpu < 0 ? 0 : cpu))
+			return true;
+	return false;
+}
+
 static struct tc_cs_session *raw_session(struct tc_cs_perf *s, int cpu, struct tc_err *e)
 {
 	if (cpu < 0)
@@ -369,6 +378,38 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static bool holds(const struct buf *b, const struct aux *a)
+{
+	return (a->cpu < 0 || b->cpu < 0 || a->cpu == b->cpu) && a->off >= b->aux_off &&
+	       a->off - b->aux_off < b->size;
+}
+
+/* An AUX record no buffer holds (a corrupt aux_offset) loses its block boundary: say so. */
+static void stray_auxs(struct tc_cs_perf *s)
+{
+	const struct aux *first = NULL;
+	size_t n = 0;
+
+	if (!s->nbufs)
+		return;		/* no trace at all is noted on its own */
+	for (size_t i = 0; i < s->nauxs; i++) {
+		bool held = false;
+
+		if (!s->auxs[i].size)
+			continue;
+		for (size_t k = 0; k < s->nbufs && !held; k++)
+			held = holds(&s->bufs[k], &s->auxs[i]);
+		if (!held && !n++)
+			first = &s->auxs[i];
+	}
+	if (n)
+		tc_diag_add(&s->notes, "%zu AUX record%s (the first at offset 0x%" PRIx64
+			    ", AUX offset 0x%" PRIx64 ") lie%s in no AUXTRACE buffer: %s trace "
+			    "block boundar%s not known", n, n > 1 ? "s" : "", first->file_off,
+			    first->off, n > 1 ? "" : "s", n > 1 ? "their" : "its",
+			    n > 1 ? "ies are" : "y is");
+}
+
 /* Decode one AUXTRACE buffer, cut where the kernel's AUX blocks begin: perf decodes each
  * block on its own, since the sink may have wrapped or been refilled in between. */
 static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *e)
@@ -381,9 +422,7 @@ static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *
 	for (size_t i = 0; i < s->nauxs; i++) {
 		const struct aux *a = &s->auxs[i];
 
-		if (a->cpu >= 0 && b->cpu >= 0 && a->cpu != b->cpu)
-			continue;
-		if (a->off < b->aux_off || a->off >= b->aux_off + b->size)
+		if (!holds(b, a))
 			continue;
 		raw |= a->raw;
 		if (a->off == b->aux_off)
@@ -397,6 +436,14 @@ static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *
 	}
 	if (ncuts)	/* qsort(NULL, 0) is undefined (UBSan) */
 		qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
+	if (raw && !meta_has_cpu(s, b->cpu)) {
+		/* a session per CPU: only for the CPUs the metadata declares */
+		tc_diag_add(&s->notes, "AUXTRACE buffer at offset 0x%" PRIx64 " is on cpu %d, "
+			    "which the CS_ETM metadata does not describe: not decoded",
+			    b->file_off, b->cpu);
+		free(cuts);
+		return 0;
+	}
 	css = raw ? raw_session(s, b->cpu, e) : s->framed;
 	if (!css) {
 		free(cuts);
@@ -429,6 +476,7 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 	for (size_t i = 0; i < s->nbufs; i++)
 		if (decode_buf(s, &s->bufs[i], e))
 			return -1;
+	stray_auxs(s);
 	tc_cs_session_flush(s->framed);
 	for (size_t i = 0; i < s->nraw; i++)
 		if (s->raw[i])

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,11 +182,14 @@ struct region {
 	const uint8_t *p;
 	void *map;
 	size_t map_len;
+	const char *path;		/* the snapshot's, for messages */
+	uint64_t hits;			/* reads it answered */
 };
 
 struct tc_cs_snapshot_mem {
 	struct region *r;
 	size_t n;
+	uint64_t misses, first_miss;	/* reads no dump answered */
 };
 
 /* Memory dumps are mapped, not read: the cap only keeps the address space sane. */
@@ -235,7 +239,7 @@ static int map_dump(struct tc_cs_snapshot_mem *m, const struct tc_snapshot *ss,
 	m->r = r;
 	m->r[m->n++] = (struct region){ .start = d->address, .len = len,
 					.p = (const uint8_t *)p + d->offset, .map = p,
-					.map_len = (size_t)st.st_size };
+					.map_len = (size_t)st.st_size, .path = d->path };
 	return 0;
 }
 
@@ -290,9 +294,37 @@ size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint6
 	(void)mc;
 	/* The first dump that holds addr (a handful of dumps: a scan is enough). */
 	for (size_t i = 0; i < m->n; i++)
-		if (holds(&m->r[i], addr))
+		if (holds(&m->r[i], addr)) {
+			m->r[i].hits++;
 			return copy_from(&m->r[i], addr, buf, len);
+		}
+	if (!m->misses++)
+		m->first_miss = addr;
 	return 0;
+}
+
+/* A dump at a wrong address answers nothing while the decoder finds no code: name it. Dumps
+ * of the same bytes at the same address (one per core) are one. */
+void tc_cs_snapshot_mem_diag(const struct tc_cs_snapshot_mem *m, struct tc_diag *notes)
+{
+	if (!m || !m->misses)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct region *r = &m->r[i];
+		bool used = false, dup = false;
+
+		for (size_t k = 0; k < m->n; k++)
+			if (m->r[k].start == r->start && m->r[k].len == r->len &&
+			    !strcmp(m->r[k].path, r->path)) {
+				used |= m->r[k].hits > 0;
+				dup |= k < i;
+			}
+		if (!used && !dup)
+			tc_diag_add(notes, "memory dump %s at 0x%" PRIx64 ": no traced code was "
+				    "found in it (%" PRIu64 " reads found no dump, the first at "
+				    "0x%" PRIx64 ")", r->path, r->start, m->misses,
+				    m->first_miss);
+	}
 }
 
 /* ---- driver ---- */
@@ -408,6 +440,43 @@ static int add_sources(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *
 	return 0;
 }
 
+/* Trace of an ID no source claims (an ini with a wrong trace ID) would vanish unsaid: one
+ * note, the IDs with the most bytes first (a sink's garbage scatters over many IDs). */
+static void unclaimed_ids(struct tc_cs_snapshot_run *run, const struct tc_snapshot_buffer *buf,
+			  const struct tc_cs_session *css)
+{
+	uint64_t bytes[128] = { 0 }, total = 0;
+	unsigned nids = 0, shown = 0;
+	char list[160] = "";
+	size_t o = 0;
+
+	for (unsigned id = 1; id < 128; id++) {
+		uint64_t n = tc_cs_session_id_bytes(css, (uint8_t)id);
+
+		if (n && !tc_cs_session_stats(css, (uint8_t)id) &&
+		    (!run->want_id || run->want_id[id])) {
+			bytes[id] = n;
+			total += n;
+			nids++;
+		}
+	}
+	while (shown < 4 && shown < nids) {
+		unsigned best = 0;
+
+		for (unsigned id = 1; id < 128; id++)
+			if (bytes[id] > bytes[best])
+				best = id;
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s0x%02x (%" PRIu64 ")",
+				      shown ? ", " : "", best, bytes[best]);
+		bytes[best] = 0;
+		shown++;
+	}
+	if (nids)
+		tc_diag_add(&run->notes, "%" PRIu64 " bytes of trace ID%s %s%s, which no source of "
+			    "buffer %s uses: not decoded", total, nids > 1 ? "s" : "", list,
+			    nids > shown ? ", ..." : "", buf->name);
+}
+
 int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_run *run,
 			  struct tc_err *e)
 {
@@ -445,8 +514,10 @@ int tc_cs_snapshot_decode(const struct tc_snapshot *ss, struct tc_cs_snapshot_ru
 		run->ranges += st->ranges;
 		run->insns += st->insns;
 	}
+	unclaimed_ids(run, buf, css);
 	tc_cs_session_demux_diag(css, &run->notes);
 	tc_cs_session_guard_diag(css, &run->notes);
+	tc_cs_snapshot_mem_diag(j.mem, &run->notes);
 	rc = 0;
 out:
 	tc_cs_session_free(css);

@@ -25,6 +25,8 @@ struct tc_cs_snapshot_mem;
 struct tc_cs_snapshot_mem *tc_cs_snapshot_mem_open(const struct tc_snapshot *ss,
 						   struct tc_diag *notes, struct tc_err *e);
 void tc_cs_snapshot_mem_free(struct tc_cs_snapshot_mem *m);
+/* Notes each dump that answered no read while some read found no dump. */
+void tc_cs_snapshot_mem_diag(const struct tc_cs_snapshot_mem *m, struct tc_diag *notes);
 /* A tc_etm_mem_fn over the dumps: ctx is the struct tc_cs_snapshot_mem. Address spaces are not
  * told apart (trc_pkt_lister maps the dumps of these snapshots for any space too). */
 size_t tc_cs_snapshot_mem_read(void *ctx, const struct tc_etm_mem_ctx *mc, uint64_t addr,

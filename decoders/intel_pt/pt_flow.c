@@ -129,7 +129,8 @@ static void check_space(struct tc_pt_flow *d)
 		return;
 	d->space = now;
 	pt_image_remove_by_asid(d->image, NULL);
-	memset(d->lens, 0, LEN_CACHE * sizeof(*d->lens));
+	if (d->lens)
+		memset(d->lens, 0, LEN_CACHE * sizeof(*d->lens));
 	d->have_pending = false;
 	d->failed_start = UINT64_MAX;
 }
@@ -280,9 +281,16 @@ static enum pt_insn_class classify(const uint8_t *b, size_t n)
 static bool last_insn(struct tc_pt_flow *d, const struct pt_block *b, unsigned *size,
 		      enum pt_insn_class *iclass)
 {
-	struct len_entry *c = &d->lens[(b->end_ip ^ b->end_ip >> 12) & (LEN_CACHE - 1)];
+	struct len_entry none = { 0 }, *c = &none;
 	uint8_t buf[16];
 	size_t n;
+
+	/* the cache comes with the first block: a queue that never decodes one costs little
+	 * (without memory for it, every length is read) */
+	if (!d->lens)
+		d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
+	if (d->lens)
+		c = &d->lens[(b->end_ip ^ b->end_ip >> 12) & (LEN_CACHE - 1)];
 
 	if (b->truncated) {
 		*size = b->size;
@@ -481,8 +489,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->failed_start = UINT64_MAX;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
-	d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
-	if (!d->image || !d->iscache || !d->lens ||
+	if (!d->image || !d->iscache ||
 	    pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0 ||
 	    pt_image_set_callback(d->image, read_mem, d) < 0) {
 		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");

@@ -28,6 +28,8 @@ struct sw {
 	int cpu, pid, tid;
 };
 
+#define TC_PT_MAX_CPUS 8192	/* Linux's largest NR_CPUS */
+
 struct buf {
 	uint64_t offset;	/* file offset of the trace bytes */
 	uint8_t *data;
@@ -214,6 +216,9 @@ static struct queue *get_queue(struct tc_pt_session *s, int key, int cpu)
 {
 	struct queue *q;
 
+	/* buffers come in runs of one queue: the last one first */
+	if (s->nq && s->q[s->nq - 1].key == key)
+		return &s->q[s->nq - 1];
 	for (size_t i = 0; i < s->nq; i++)
 		if (s->q[i].key == key)
 			return &s->q[i];
@@ -225,6 +230,20 @@ static struct queue *get_queue(struct tc_pt_session *s, int key, int cpu)
 	q->cpu = cpu;
 	q->pid = q->tid = -1;
 	return q;
+}
+
+/* CPUs a recording can have: its nrcpus feature's, else the kernel's NR_CPUS bound. A
+ * pipe's features are not the recording's (perf inject writes its own host's). */
+static bool header_cpus(const struct tc_perf_data *pd)
+{
+	const struct tc_perf_data_features *f = tc_perf_data_features(pd);
+
+	return !tc_perf_data_is_pipe(pd) && f->has_nrcpus && f->nr_cpus_avail;
+}
+
+static uint32_t max_cpus(const struct tc_perf_data *pd)
+{
+	return header_cpus(pd) ? tc_perf_data_features(pd)->nr_cpus_avail : TC_PT_MAX_CPUS;
 }
 
 static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r,
@@ -277,6 +296,15 @@ int tc_pt_session_record(struct tc_pt_session *s, const struct tc_perf_data *pd,
 			return tc_err_set(e, EINVAL, "%s: AUXTRACE record at offset 0x%llx: cpu %u "
 					  "is not a CPU number", tc_perf_data_name(pd),
 					  (unsigned long long)r->offset, r->u.auxtrace.cpu);
+		/* a queue per CPU: no more of them than the header says the machine had */
+		if (s->pt.per_cpu_mmaps && r->u.auxtrace.cpu != UINT32_MAX &&
+		    r->u.auxtrace.cpu >= max_cpus(pd))
+			return tc_err_set(e, EINVAL, "%s: AUXTRACE record at offset 0x%llx: "
+					  "cpu %u, but %s %u CPUs", tc_perf_data_name(pd),
+					  (unsigned long long)r->offset, r->u.auxtrace.cpu,
+					  header_cpus(pd) ? "the header's nrcpus feature gives"
+						  : "a machine has at most",
+					  max_cpus(pd));
 		return add_buffer(s, r, e);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -530,10 +558,14 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 	return q->d ? 0 : -1;
 }
 
+/* Its decoder goes when its trace is done; its images stay (symbols, after). */
 static void close_queue(struct tc_pt_session *s, struct queue *q)
 {
-	const struct tc_pt_flow_stats *st = tc_pt_flow_stats(q->d);
+	const struct tc_pt_flow_stats *st;
 
+	if (!q->d)
+		return;
+	st = tc_pt_flow_stats(q->d);
 	s->st.insns += st->insns;
 	s->st.ranges += st->ranges;
 	s->st.branches += st->branches;
@@ -548,12 +580,16 @@ static void close_queue(struct tc_pt_session *s, struct queue *q)
 }
 
 /* Without time: each queue on its own, buffer after buffer (perf's timeless decoding). */
-static int decode_in_turn(struct tc_pt_session *s, struct queue *q, struct tc_err *e)
+static int decode_in_turn(struct tc_pt_session *s, struct queue *q,
+			  const struct tc_perf_data_features *f, struct tc_err *e)
 {
 	s->cur = q;
+	if (open_queue(s, q, f, e))
+		return -1;
 	for (size_t i = 0; i < q->nbufs; i++)
 		if (tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
 			return -1;
+	close_queue(s, q);
 	return 0;
 }
 
@@ -567,7 +603,8 @@ static uint64_t resumes_at(const struct queue *q)
 
 /* With time, as perf orders its queues: the queue furthest behind runs until its trace
  * passes the next one's time. */
-static int decode_by_time(struct tc_pt_session *s, struct tc_err *e)
+static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+			  struct tc_err *e)
 {
 	struct tc_time_heap h;
 	int ret = 0;
@@ -582,8 +619,14 @@ static int decode_by_time(struct tc_pt_session *s, struct tc_err *e)
 		s->cur = q;
 		if (!q->begun) {
 			if (q->next_buf == q->nbufs) {
+				close_queue(s, q);
 				tc_time_heap_pop(&h);
 				continue;
+			}
+			/* a decoder only while the queue has trace to give */
+			if (!q->d && open_queue(s, q, f, e)) {
+				ret = -1;
+				break;
 			}
 			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
 					       q->bufs[q->next_buf].size,
@@ -615,12 +658,10 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	if (s->nsw)
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
-	for (size_t i = 0; i < s->nq && !ret; i++)
-		ret = open_queue(s, &s->q[i], f, e);
-	if (!ret && by_time(s))
-		ret = decode_by_time(s, e);
+	if (by_time(s))
+		ret = decode_by_time(s, f, e);
 	for (size_t i = 0; i < s->nq && !ret && !by_time(s); i++)
-		ret = decode_in_turn(s, &s->q[i], e);
+		ret = decode_in_turn(s, &s->q[i], f, e);
 	for (size_t i = 0; i < s->nq; i++)
 		if (s->q[i].d)
 			close_queue(s, &s->q[i]);

@@ -140,6 +140,13 @@ static int load(struct tc_elf *t, struct tc_err *e)
 		t->segs[t->nsegs++] = (struct tc_elf_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
 							   ph.p_filesz, !!(ph.p_flags & PF_X) };
 	}
+	/* A program or shared object without one (a corrupt e_phnum) gives no address: say so
+	 * rather than map nothing. */
+	if (!t->nsegs && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
+		tc_err_set(e, EINVAL, "%s: no loadable segment (e_phnum %u, %zu program headers)",
+			   t->path, (unsigned)eh.e_phnum, nph);
+		goto out;
+	}
 	read_build_id(t, elf);
 	if (read_symbols(t, elf))
 		goto nomem;

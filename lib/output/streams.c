@@ -1,7 +1,8 @@
 /* Files are opened relative to the directory's descriptor, never through a symbolic link:
  * the directory is opened with O_NOFOLLOW, each file with O_NOFOLLOW and, the first time,
  * O_EXCL (or O_TRUNC when the caller said an existing directory may be overwritten), so a
- * link planted in DIR (or DIR itself a link) is refused, not written through. */
+ * link planted in DIR (or DIR itself a link) is refused, not written through. DIR is
+ * flock()ed while open, so a second decode into it is refused. */
 #include "lib/output/streams.h"
 
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +71,16 @@ static int open_dir(const char *dir, bool overwrite, struct tc_err *e)
 			return tc_err_set(e, 0, "%s is a symbolic link: not writing through it "
 					  "(give the directory itself)", dir);
 		return tc_err_sys(e, errno, "cannot open directory %s", dir);
+	}
+	/* Two decodes into one DIR would mix or truncate each other's streams: the first holds
+	 * a lock on DIR itself until it closes (the kernel drops it if it dies). */
+	if (flock(dfd, LOCK_EX | LOCK_NB)) {
+		int err = errno;
+
+		close(dfd);
+		return err == EWOULDBLOCK ? tc_err_set(e, 0, "%s is in use by another tracectl "
+						       "decode: not mixing streams into it", dir)
+					  : tc_err_sys(e, err, "cannot lock directory %s", dir);
 	}
 	if (made || overwrite)
 		return dfd;

@@ -107,6 +107,13 @@ static int read_attrs(struct tc_perf_data *pd, const uint8_t *h, struct tc_err *
 	return 0;
 }
 
+static void drop_feature(struct tc_perf_data *pd, unsigned f)
+{
+	pd->feat.present[f / 64] &= ~(1ULL << (f % 64));
+}
+
+/* A feature that cannot be read is left out with a warning, as perf does: the records do
+ * not need it. Only running out of memory is fatal. */
 static int read_features(struct tc_perf_data *pd, struct tc_err *e)
 {
 	uint64_t tab = pd->data_off + pd->data_size;
@@ -114,25 +121,39 @@ static int read_features(struct tc_perf_data *pd, struct tc_err *e)
 
 	for (unsigned f = 0; f < TC_PERF_DATA_FEAT_BITS; f++) {
 		uint64_t off, size;
+		struct tc_err fe = { 0 };
 
 		if (!(pd->feat.present[f / 64] & (1ULL << (f % 64))))
 			continue;
 		/* One {offset, size} per set bit, in bit order, right after the data. */
-		if (!in_map(pd, tab + n * 16, 16))
-			return tc_err_set(e, EINVAL, "%s: feature table entry for feature %u at "
-					  "offset 0x%llx is past the end of the file (0x%zx)",
-					  pd->name, f, (unsigned long long)(tab + n * 16),
-					  pd->map_len);
+		if (!in_map(pd, tab + n * 16, 16)) {
+			tc_diag_add(&pd->warn, "%s: feature table entry for feature %u at offset "
+				    "0x%llx is past the end of the file (0x%zx): features from "
+				    "%u on left out", pd->name, f,
+				    (unsigned long long)(tab + n * 16), pd->map_len, f);
+			for (; f < TC_PERF_DATA_FEAT_BITS; f++)
+				drop_feature(pd, f);
+			return 0;
+		}
 		off = pd_u64(pd->map + tab + n * 16);
 		size = pd_u64(pd->map + tab + n * 16 + 8);
 		n++;
-		if (!in_map(pd, off, size))
-			return tc_err_set(e, EINVAL, "%s: feature %u section 0x%llx+0x%llx runs "
-					  "past the end of the file (0x%zx)", pd->name, f,
-					  (unsigned long long)off, (unsigned long long)size,
-					  pd->map_len);
-		if (pd_parse_feature(pd, f, pd->map + off, size, off, e))
-			return -1;
+		if (!in_map(pd, off, size)) {
+			tc_diag_add(&pd->warn, "%s: feature %u section 0x%llx+0x%llx runs past the "
+				    "end of the file (0x%zx): left out", pd->name, f,
+				    (unsigned long long)off, (unsigned long long)size,
+				    pd->map_len);
+			drop_feature(pd, f);
+			continue;
+		}
+		if (pd_parse_feature(pd, f, pd->map + off, size, off, &fe)) {
+			if (fe.errnum == ENOMEM) {
+				*e = fe;
+				return -1;
+			}
+			tc_diag_add(&pd->warn, "%s: left out", fe.msg);
+			drop_feature(pd, f);
+		}
 	}
 	return 0;
 }
@@ -146,6 +167,16 @@ static int read_file_header(struct tc_perf_data *pd, struct tc_err *e)
 				  "header (0x%x)", pd->name, pd->map_len, PD_FILE_HDR_SIZE);
 	pd->data_off = pd_u64(h + 40);
 	pd->data_size = pd_u64(h + 48);
+	/* A file cut short (a full disk, a copy interrupted): the records that are there. */
+	if (pd->data_off >= PD_FILE_HDR_SIZE && pd->data_off <= pd->map_len &&
+	    !in_map(pd, pd->data_off, pd->data_size)) {
+		tc_diag_add(&pd->warn, "%s: data section 0x%llx+0x%llx runs past the end of the "
+			    "file (0x%zx): the file is truncated; the records before its end are "
+			    "read", pd->name, (unsigned long long)pd->data_off,
+			    (unsigned long long)pd->data_size, pd->map_len);
+		pd->data_size = pd->map_len - pd->data_off;
+		pd->cut = true;
+	}
 	if (!in_map(pd, pd->data_off, pd->data_size))
 		return tc_err_set(e, EINVAL, "%s: data section 0x%llx+0x%llx runs past the end "
 				  "of the file (0x%zx)", pd->name,
@@ -166,6 +197,7 @@ static int open_map(struct tc_perf_data *pd, struct tc_err *e)
 	if (pd->pipe) {
 		pd->data_off = pd->pos = PD_PIPE_HDR_SIZE;
 		pd->data_size = pd->map_len - PD_PIPE_HDR_SIZE;
+		pd->cut = true;	/* a pipe's data ends where the input does */
 		return 0;
 	}
 	return read_file_header(pd, e);
@@ -320,7 +352,13 @@ void tc_perf_data_close(struct tc_perf_data *pd)
 	tc_auxtrace_info_intel_pt_free(&pd->ipt);
 	free(pd->buf);
 	free(pd->name);
+	tc_diag_free(&pd->warn);
 	free(pd);
+}
+
+const struct tc_diag *tc_perf_data_warnings(const struct tc_perf_data *pd)
+{
+	return &pd->warn;
 }
 
 int pd_add_attr(struct tc_perf_data *pd, const uint8_t *p, size_t len, uint64_t off,

@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 
 #include "lib/perfdata/auxtrace_info.h"
+#include "lib/util/diag.h"
 #include "lib/util/err.h"
 #include "lib/util/strv.h"
 
@@ -218,6 +219,10 @@ const struct tc_perf_data_attr *tc_perf_data_attr(const struct tc_perf_data *pd,
 /* Pipe mode fills this as HEADER_FEATURE records arrive. */
 const struct tc_perf_data_features *tc_perf_data_features(const struct tc_perf_data *pd);
 bool tc_perf_data_has_feature(const struct tc_perf_data *pd, unsigned feat);
+/* What the reader stepped over rather than give up, as perf does: a feature section it
+ * could not use (left out), a file or stream that ends inside its data (the records before
+ * are read). One line each, naming the file; empty if none. */
+const struct tc_diag *tc_perf_data_warnings(const struct tc_perf_data *pd);
 
 /* "MMAP2", "AUXTRACE", ... or NULL for a type we have no name for. */
 const char *tc_perf_data_type_name(uint32_t type);

@@ -34,6 +34,9 @@ struct tc_perf_data {
 	uint64_t data_off, data_size, pos;
 	bool failed, done;
 	struct tc_err fail;
+	bool cut;			/* the input may end inside the data: not fatal */
+	bool eof_inside;		/* a stream ended inside a record */
+	struct tc_diag warn;
 
 	struct tc_perf_data_attr *attrs;
 	size_t nr_attrs, cap_attrs;

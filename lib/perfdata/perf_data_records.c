@@ -97,6 +97,16 @@ static int extra_size(struct tc_perf_data *pd, const struct tc_perf_data_record 
 	return 0;
 }
 
+/* The input ends inside the record at pd->pos: the ones before it are what there is. */
+static int cut_off(struct tc_perf_data *pd, uint64_t left)
+{
+	tc_diag_add(&pd->warn, "%s: the input ends inside the record at offset 0x%llx: its "
+		    "%llu bytes there are left out", pd->name, (unsigned long long)pd->pos,
+		    (unsigned long long)left);
+	pd->pos = pd->data_off + pd->data_size;
+	return 0;
+}
+
 static int fetch_map(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 		     const uint8_t **extra_p, uint64_t *extra, struct tc_err *e)
 {
@@ -106,26 +116,46 @@ static int fetch_map(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 	if (pd->pos >= end)
 		return 0;
 	r->offset = pd->pos;
-	if (left < HDR)
+	if (left < HDR) {
+		if (pd->cut)
+			return cut_off(pd, left);
 		return tc_err_set(e, EINVAL, "%s: record at offset 0x%llx is cut off: %llu bytes "
 				  "left in the data section, a header needs %d", pd->name,
 				  (unsigned long long)pd->pos, (unsigned long long)left, HDR);
+	}
 	r->type = pd_u32(p);
 	r->misc = pd_u16(p + 4);
 	r->size = pd_u16(p + 6);
-	/* A size below the header would make no progress: refuse instead of looping. */
+	/* A size below the header would make no progress: refuse instead of looping. Past
+	 * the end of a truncated file's data the rest is not records: what came before is. */
+	if (r->size < HDR && pd->cut && !pd->pipe) {
+		tc_diag_add(&pd->warn, "%s: no record at offset 0x%llx (size 0x%x): its %llu "
+			    "bytes up to the end of the file are left out", pd->name,
+			    (unsigned long long)pd->pos, r->size, (unsigned long long)left);
+		pd->pos = end;
+		return 0;
+	}
 	if (r->size < HDR)
 		return rec_err(pd, e, r, "has size 0x%x, less than its 8-byte header", r->size);
-	if (r->size > left)
+	if (r->size > left) {
+		if (pd->cut)
+			return cut_off(pd, left);
 		return tc_err_set(e, EINVAL, "%s: record at offset 0x%llx has size 0x%x past the "
 				  "end of the data section (0x%llx)", pd->name,
 				  (unsigned long long)pd->pos, r->size, (unsigned long long)end);
+	}
 	if (extra_size(pd, r, p, extra, e))
 		return -1;
-	if (*extra > left - r->size)
+	if (*extra > left - r->size) {
+		if (pd->pipe && *extra > STREAM_MAX_EXTRA)	/* as a stream would say */
+			return rec_err(pd, e, r, "claims 0x%llx bytes follow it",
+				       (unsigned long long)*extra);
+		if (pd->cut)
+			return cut_off(pd, left);
 		return rec_err(pd, e, r, "is followed by 0x%llx bytes that run past the end of "
 			       "the data section (0x%llx)", (unsigned long long)*extra,
 			       (unsigned long long)end);
+	}
 	r->raw = p;
 	*extra_p = p + r->size;
 	pd->pos += r->size + *extra;
@@ -167,6 +197,7 @@ static int stream_read(struct tc_perf_data *pd, size_t at, uint64_t n, const cha
 						  pd->name, what, (unsigned long long)pd->spos);
 			if (!done && !at)
 				return 0;	/* clean end between records */
+			pd->eof_inside = true;
 			return tc_err_set(e, EINVAL, "%s: stream ends at offset 0x%llx inside %s "
 					  "(%llu of %llu bytes)", pd->name,
 					  (unsigned long long)pd->spos, what,
@@ -174,6 +205,15 @@ static int stream_read(struct tc_perf_data *pd, size_t at, uint64_t n, const cha
 		}
 	}
 	return 1;
+}
+
+/* As cut_off, for a stream. */
+static int stream_cut(struct tc_perf_data *pd, uint64_t off)
+{
+	tc_diag_add(&pd->warn, "%s: the input ends inside the record at offset 0x%llx: its "
+		    "%llu bytes there are left out", pd->name, (unsigned long long)off,
+		    (unsigned long long)(pd->spos - off));
+	return 0;
 }
 
 static int fetch_stream(struct tc_perf_data *pd, struct tc_perf_data_record *r,
@@ -184,6 +224,8 @@ static int fetch_stream(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 
 	r->offset = pd->spos;
 	ret = stream_read(pd, 0, HDR, "a record header", e);
+	if (ret < 0 && pd->eof_inside)
+		return stream_cut(pd, r->offset);
 	if (ret <= 0)
 		return ret;
 	r->type = pd_u32(pd->buf);
@@ -193,7 +235,7 @@ static int fetch_stream(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 		return rec_err(pd, e, r, "has size 0x%x, less than its 8-byte header", r->size);
 	snprintf(what, sizeof(what), "the record at 0x%llx", (unsigned long long)r->offset);
 	if (stream_read(pd, HDR, r->size - HDR, what, e) <= 0)
-		return -1;
+		return pd->eof_inside ? stream_cut(pd, r->offset) : -1;
 	if (extra_size(pd, r, pd->buf, extra, e))
 		return -1;
 	if (*extra > STREAM_MAX_EXTRA)
@@ -202,7 +244,7 @@ static int fetch_stream(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 	snprintf(what, sizeof(what), "the data after the record at 0x%llx",
 		 (unsigned long long)r->offset);
 	if (*extra && stream_read(pd, r->size, *extra, what, e) <= 0)
-		return -1;
+		return pd->eof_inside ? stream_cut(pd, r->offset) : -1;
 	r->raw = pd->buf;
 	*extra_p = pd->buf + r->size;
 	pd->pos = pd->spos;

@@ -304,11 +304,17 @@ static void walk(struct tc_perf_data *pd, const char *how, struct walk *w)
 	touch_tracing_data(pd);
 }
 
+/* Set when the file-mode read or its pipe conversion stepped over a truncated tail (a
+ * warning, the records before it read): a file knows its data section's size, a pipe only
+ * that its input ended, so one may fail on the last bytes where the other warns. The
+ * records must still be the same. */
+static bool file_was_cut;
+
 /* Same records in the same order (offsets too if same_off), same outcome. Records past
  * skip_b in b are compared with a's from the start. */
 static void same_walk(const struct walk *a, const struct walk *b, size_t skip_b, bool same_off)
 {
-	CHECK(a->ret == b->ret);
+	CHECK(a->ret == b->ret || file_was_cut);
 	CHECK(a->n + skip_b == b->n);
 	for (size_t i = 0; i < a->n && i + skip_b < MAX_KEEP && i < MAX_KEEP; i++) {
 		const struct rec_key *x = &a->k[i], *y = &b->k[i + skip_b];
@@ -414,6 +420,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct tc_perf_data *pd;
 	struct tc_err e = { 0 };
 
+	file_was_cut = false;
 	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "mem");
 	if (tc_perf_data_open_mem(&pd, data, len, "fuzz", &e)) {
 		CHECK(e.msg[0] && strlen(e.msg) < sizeof(e.msg));
@@ -431,6 +438,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		size_t plen, nattr;
 
 		read_fd(data, len, &wm);
+		file_was_cut = tc_perf_data_warnings(pd)->n > 0;
 		/* Pipe conversion: the attrs' HEADER_ATTR records come first. */
 		p = to_pipe(pd, data, &plen, &nattr);
 		if (p) {
@@ -439,8 +447,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			snprintf(fuzz_ctx, sizeof(fuzz_ctx), "converted pipe, mem");
 			CHECK(tc_perf_data_open_mem(&pp, p, plen, "fuzz-pipe", &e) == 0);
 			walk(pp, "converted pipe, mem", &wp);
+			file_was_cut |= tc_perf_data_warnings(pp)->n > 0;
 			tc_perf_data_close(pp);
 			same_walk(&wm, &wp, nattr, false);
+			file_was_cut = false;	/* pipe against pipe: the same outcome */
 			CHECK(read_stream(p, plen, &ws) == 0);
 			same_walk(&wp, &ws, 0, true);
 			free(p);

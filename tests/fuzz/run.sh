@@ -3,7 +3,9 @@
 # DIR/fuzz_NAME is the binary; DIR/CORPUS the corpus, seeded here (never in the repo) from
 # TESTDATA: perf_data gets the perf.data files under perfdata/, pt_session the Intel PT ones
 # (and a pt_truth recording), cs_frame the first max_len bytes of every trace buffer an
-# OpenCSD snapshot's trace.ini names. FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
+# OpenCSD snapshot's trace.ini names, snapshot each snapshot packed, etm real buffers behind
+# a configuration header, elf the ELF files, output trace bytes and ini text (see each case
+# below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
 # out or ran out of memory.
 set -u
@@ -20,6 +22,12 @@ if [ ! -d "$td" ]; then
 	fi
 	echo "warning: $td missing; fuzz_$name starts from an empty corpus" >&2
 fi
+
+# A 32-bit little-endian length, as four bytes.
+le32() {
+	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+		$(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
 
 case $name in
 pt_session)
@@ -66,6 +74,67 @@ cs_frame)
 		done
 	fi
 	;;
+snapshot)
+	# Each snapshot as fuzz_snapshot's entries (name line, 4-byte length, bytes): its ini
+	# files whole, the first 2 KiB of every other file it names (buffers, dumps).
+	max_len=${FUZZ_MAX_LEN:-65536}
+	if [ -d "$td/opencsd" ]; then
+		find "$td/opencsd" -name snapshot.ini | while read -r ini; do
+			d=$(dirname "$ini")
+			out="$corpus/seed-$(echo "${d#"$td"/}" | tr / _)"
+			: >"$out"
+			for f in "$d"/*.ini $(sed -n 's/^\(file\|metadata\)=//p' "$d"/*.ini |
+					    tr -d '\r' | sort -u); do
+				case $f in /*) ;; *) f=$d/$f ;; esac
+				[ -f "$f" ] || continue
+				case $f in *.ini) n=$(wc -c <"$f") ;; *) n=2048 ;; esac
+				head -c "$n" "$f" >"$dir/.part"
+				n=$(wc -c <"$dir/.part")
+				{ basename "$f"; le32 "$n"; cat "$dir/.part"; } >>"$out"
+			done
+			rm -f "$dir/.part"
+		done
+	fi
+	;;
+etm)
+	# A header byte (protocol, framing, trace ID 0x10 + n; see fuzz_etm.c), 15 zero bytes
+	# (the default registers), then the first KiB of a real buffer of that protocol (every atom of
+	# it walks instructions: longer inputs only slow the run down).
+	max_len=${FUZZ_MAX_LEN:-1040}
+	o=$td/opencsd
+	for s in "200 juno_r1_1/cstrace.bin" "210 juno_r1_1/cstrace.bin" "230 juno_r1_1/cstrace.bin" \
+		 "202 TC2/cstrace.bin" "233 TC2/cstrace.bin" "203 Snowball/cstrace.bin" \
+		 "100 init-short-addr/tracebuffer.bin" "101 ete/ete_ip/session1.bin" \
+		 "003 trace_cov_a15/PTM_0_2.bin" "220 bugfix-exact-match/cstrace.bin"; do
+		f=$o/${s#* }
+		[ -f "$f" ] || continue
+		{ printf "\\${s%% *}"; head -c 15 /dev/zero; head -c 1024 "$f"; } \
+			>"$corpus/seed-${s%% *}-$(echo "${s#* }" | tr / _)"
+	done
+	;;
+elf)
+	# every ELF file of the test data (the traced program of the simpleperf recording, the
+	# ETE snapshot's binaries)
+	max_len=${FUZZ_MAX_LEN:-65536}
+	find "$td" -type f -size -1024k 2>/dev/null | while read -r f; do
+		[ "$(head -c 4 "$f" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] &&
+			cp "$f" "$corpus/seed-$(echo "${f#"$td"/}" | tr / _)"
+	done
+	;;
+output)
+	# Records cut from real trace bytes, then (after ff ff) a string pool from the
+	# snapshot's device inis (names of cores, registers, files): see fuzz_output.c.
+	max_len=${FUZZ_MAX_LEN:-16384}
+	if [ -d "$td/opencsd" ]; then
+		find "$td/opencsd" -name trace.ini | while read -r ini; do
+			d=$(dirname "$ini")
+			b=$(sed -n 's/^file=//p' "$ini" | tr -d '\r' | head -n 1)
+			[ -f "$d/$b" ] || continue
+			{ head -c 2800 "$d/$b"; printf '\377\377'; cat "$d"/*.ini | head -c 1000; } \
+				>"$corpus/seed-$(echo "${d#"$td"/}" | tr / _)"
+		done
+	fi
+	;;
 pt)
 	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
 	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
@@ -85,12 +154,15 @@ pt)
 	;;
 esac
 
-# Leaks inside libraries (not ours) are listed with make test-asan's.
-export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp:print_suppressions=0}"
+# Leaks inside libraries (not ours) are listed in tests/fuzz/lsan.supp.
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}"
+
 
 seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"
-"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+# A wall-clock limit: OpenCSD's decode of one input takes seconds on a loaded machine.
+case $name in snapshot|etm) tmo=60 ;; *) tmo=10 ;; esac
+"$bin" -max_total_time="$secs" -timeout=$tmo -rss_limit_mb=2048 -max_len="$max_len" \
 	-print_final_stats=1 -artifact_prefix="$art" "$corpus" >"$log" 2>&1
 rc=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
