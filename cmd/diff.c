@@ -12,7 +12,7 @@
 enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS };
 
 const struct tc_opt diff_opts[] = {
-	{ "fail-above", OPT_FAIL_ABOVE, 1, "PCT", "exit 1 when a function's self instructions "
+	{ "fail-above", OPT_FAIL_ABOVE, 1, "PCT", "exit 4 when a function's self instructions "
 	  "grew by more than PCT percent" },
 	{ "sort", OPT_SORT, 1, "KEY", "order rows by the change in self (default), total, calls, "
 	  "or by name" },

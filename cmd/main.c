@@ -16,7 +16,7 @@ const struct tc_cmd tc_cmds[] = {
 	{ "report", do_report, "",
 	  "per-function instruction profile of a recording (self, total, calls)", report_opts },
 	{ "diff", do_diff, "<A> <B>",
-	  "compare the profiles of two recordings; exit 1 when a function grew", diff_opts },
+	  "compare the profiles of two recordings; exit 4 when a function grew", diff_opts },
 	{ "record", do_record, "[--] <command> [args]",
 	  "record processor trace of a command, tasks or CPUs into perf.data", record_opts },
 	{ "help", do_help, "[<command>]", "show help for tracectl or a command", help_opts },

@@ -15,7 +15,7 @@
 enum {
 	TC_EXIT_OK = 0,		/* done */
 	TC_EXIT_FAIL = 1,	/* could not do it (fatal:) */
-	TC_EXIT_GREW = 1,	/* diff --fail-above: a function grew (CI gates on non-zero) */
+	TC_EXIT_GREW = 4,	/* diff --fail-above: a function grew (not a failed run) */
 	TC_EXIT_USAGE = 2,	/* bad command line */
 	TC_EXIT_DATA = 3,	/* done, but the input had problems (warnings were given) */
 	TC_EXIT_PIPE = 141,	/* stdout closed by the reader (as if killed by SIGPIPE) */

@@ -1,7 +1,7 @@
 # tracectl report and diff: the profile's instruction totals are the decoder's, sorting,
 # --limit and the filters cut what they say; on pt_truth recordings (exact, single-stepped)
 # call counts are the fixture's; diff of a recording with itself is empty (exit 0), against
-# a run that does more work it names the function and --fail-above exits 1.
+# a run that does more work it names the function and --fail-above exits 4 (1 is a failed run).
 . "$TOP/tests/e2e/lib.sh"
 
 expect_code 2 'report: an unknown sort key is a usage error' 'tracectl report -i x --sort size'
@@ -104,7 +104,7 @@ expect_code 0 'diff of two recordings of the same run is empty, exit 0 with --fa
 	tracectl diff a.data a2.data --fail-above 0 >d.txt 2>err && cat d.txt &&
 	[ "$(wc -l <d.txt)" = 2 ] && ! grep -q "^error:" err
 '
-expect_code 1 'diff against a run doing more work names the function, --fail-above exits 1' '
+expect_code 4 'diff against a run doing more work names the function, --fail-above exits 4' '
 	tracectl diff a.data b.data --fail-above 20 >d.txt 2>err; rc=$?
 	cat d.txt err
 	[ "$(sed -n 3p d.txt | awk "{ print \$NF }")" = "[$exe]" ] &&
@@ -116,5 +116,9 @@ expect_code 0 'diff: below the threshold exits 0; JSON rows; --limit does not hi
 	jq -e ".rows[0].name == \"fib\" and .rows[0].b_self > .rows[0].a_self" d.json &&
 	jq -e ".rows | map(.name) | index(\"deep\") != null" d.json &&
 	tracectl diff --limit 1 --sort name a.data b.data --fail-above 20 >l.txt 2>/dev/null
-	[ $? = 1 ] && [ "$(wc -l <l.txt)" = 3 ] && ! grep -q fib l.txt
+	[ $? = 4 ] && [ "$(wc -l <l.txt)" = 3 ] && ! grep -q fib l.txt
+'
+expect_code 1 'diff with a missing input is a failed run (1), not a regression (4)' '
+	tracectl diff a.data nosuch.data --fail-above 20 >/dev/null 2>err; rc=$?
+	grep -q "^fatal: " err && exit $rc
 '
