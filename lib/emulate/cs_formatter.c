@@ -138,6 +138,19 @@ int tc_cs_formatter_flush(struct tc_cs_formatter *f, struct tc_err *e)
 	return 0;
 }
 
+int tc_cs_formatter_pad_frame(struct tc_cs_formatter *f, struct tc_err *e)
+{
+	/* an ID change opens it, as every frame of a snapshot ring needs */
+	if (tc_cs_formatter_flush(f, e) || change_id(f, 0, e))
+		return -1;
+	do {
+		put_data(f, 0);
+		if (frame_done(f, e))
+			return -1;
+	} while (f->pos);
+	return 0;
+}
+
 int tc_cs_formatter_fsync4(struct tc_cs_formatter *f, struct tc_err *e)
 {
 	static const uint8_t fs[FRAME] = { 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f,

@@ -24,6 +24,9 @@ int tc_cs_formatter_write(struct tc_cs_formatter *f, uint8_t id, const void *dat
 		   struct tc_err *e);
 /* Complete a partial frame with null-ID (0x00) padding, as a sink does on flush. */
 int tc_cs_formatter_flush(struct tc_cs_formatter *f, struct tc_err *e);
+/* Flush, then one whole frame of null-ID padding: the sink's last trace bytes are not in its
+ * last frame (see emu_etm.c, end_sink()). */
+int tc_cs_formatter_pad_frame(struct tc_cs_formatter *f, struct tc_err *e);
 /* Flush, then a frame of four FSYNCs (perf separates AUX blocks of an ETR so); the next
  * byte written starts with an ID change again. */
 int tc_cs_formatter_fsync4(struct tc_cs_formatter *f, struct tc_err *e);

@@ -5,7 +5,7 @@
 . "$TOP/tests/e2e/lib.sh"
 
 if ! command -v perf >/dev/null ||
-   ! perf record -q -e sched:sched_switch -e sched:sched_process_exec -a -o tp.data \
+   ! perf record -q -m 1024 -e sched:sched_switch -e sched:sched_process_exec -a -o tp.data \
 	-- sleep 0.2 >rec.log 2>&1; then
 	skip 'tracepoint samples against perf script' \
 	     "perf record of tracepoints failed here: $(tail -n 1 rec.log 2>/dev/null)"
@@ -56,7 +56,7 @@ expect 'pipe mode (perf record -o -): the same as perf script' '
 	sort pp.txt >a && sort po.txt >b && diff a b
 '
 expect '--per-thread: each event in its thread'\''s stream, none lost' '
-	tracectl -j decode -i tp.data --per-thread st 2>/dev/null &&
+	tracectl -j decode -i tp.data --per-thread st 2>err; decoded $? &&
 	pid=$(jq -r "select(.name == \"sched:sched_process_exec\" and .fields.filename == \"/usr/bin/sleep\") | .tid" out.jsonl | head -n 1) &&
 	grep -q "\"name\":\"sched:sched_process_exec\"" "st/tid-$pid.jsonl" &&
 	[ "$(cat st/*.jsonl | jq -s "map(select(.type == \"event\")) | length")" = "$(wc -l <perf.txt)" ]
@@ -106,7 +106,7 @@ if have_testdata perfdata; then
 	PT="$TC_TESTDATA/perfdata/intel_pt/perf.data.intel_pt-4.14"
 	expect 'Intel PT packets: each event between the buffers around it in the file' '
 		"$SPLICE" "$PT" tp.data 1 sp.data &&
-		tracectl -j decode --packets -i sp.data >sp.jsonl 2>err &&
+		tracectl -j decode --packets -i sp.data >sp.jsonl 2>err; decoded $? &&
 		[ "$(order sp.jsonl)" = AEB ] &&
 		[ "$(jq -s "map(select(.type == \"packet\")) | length" sp.jsonl)" = 105109 ] &&
 		[ "$(jq -s "map(select(.type == \"event\")) | length" sp.jsonl)" = "$(wc -l <perf.txt)" ] &&
