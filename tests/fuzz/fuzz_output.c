@@ -1,5 +1,5 @@
 /* libFuzzer target for the output formatters (lib/output/listing.c text and JSON,
- * autofdo.c, and through lib/analysis folded.c, chrome.c, svg.c and the report tables):
+ * branch_profile.c with autofdo.c and bolt.c, and through lib/analysis folded.c, chrome.c, svg.c and the report tables):
  * the input is a stream of decoded records (14 bytes each: type, IDs, addresses, counts,
  * instruction class) and, after a 0xff 0xff marker, a pool of strings that packet names,
  * error texts, symbol names, thread names and binary paths are cut from (control bytes,
@@ -14,6 +14,8 @@
 
 #include "lib/analysis/analysis.h"
 #include "lib/output/autofdo.h"
+#include "lib/output/bolt.h"
+#include "lib/output/branch_profile.h"
 #include "lib/output/listing.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -170,7 +172,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	static struct tc_rec v[MAX_RECS];
 	size_t n = 0, recs = len;
 	struct tc_listing out;
-	struct tc_autofdo *afdo;
+	struct tc_branch_profile *bp;
+	const struct tc_branch_profile_bin *bins;
+	size_t nbins;
 	char *buf = NULL;
 	size_t blen = 0;
 	FILE *f;
@@ -199,16 +203,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		buf = NULL;
 	}
 
-	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "autofdo");
-	afdo = tc_autofdo_new(&(struct tc_autofdo_opts){ .file = file, .read = read_mem });
-	CHECK(afdo != NULL);
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "autofdo, bolt");
+	bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){ .file = file,
+								   .read = read_mem });
+	CHECK(bp != NULL);
 	for (size_t i = 0; i < n; i++)
-		tc_autofdo_feed(afdo, &v[i]);
+		tc_branch_profile_feed(bp, &v[i]);
+	CHECK(tc_branch_profile_finish(bp, &bins, &nbins) == 0);
 	CHECK((f = open_memstream(&buf, &blen)) != NULL);
-	CHECK(tc_autofdo_write(afdo, f) == 0);
+	CHECK(tc_autofdo_write(bins, nbins, f) == 0);
+	for (size_t i = 0; i < nbins; i++)
+		CHECK(tc_bolt_write(&bins[i], f) == 0);
 	fclose(f);
 	free(buf);
-	tc_autofdo_free(afdo);
+	buf = NULL;
+	tc_branch_profile_free(bp);
 
 	for (int fmt = TC_ANALYSIS_FOLDED; fmt <= TC_ANALYSIS_PROFILE; fmt++)
 		analysis((enum tc_analysis_format)fmt, v, n);
