@@ -352,6 +352,20 @@ static int thread_end(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_ru
 	return rc;
 }
 
+/* Ring i is read to its end: its thread ends and the slot goes back to the plugin. */
+static int reclaim(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops *ops,
+		   void *arg, struct tc_err *e)
+{
+	struct tc_qp_ring *ring = ring_at(r, i);
+
+	if (thread_end(r, i, ops, arg, e))
+		return -1;
+	ring->head = 0;
+	ring->tail = 0;
+	__atomic_store_n(&ring->state, TC_QP_RING_RECLAIMED, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* One pass over the rings: *n counts the entries handed over. */
 static int pass(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
 		uint64_t *n, struct tc_err *e)
@@ -367,12 +381,9 @@ static int pass(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *
 		if (st != TC_QP_RING_EXITED ||
 		    ring->tail != __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE))
 			continue;
-		/* drained after its exit: the slot goes back to the plugin */
-		if (thread_end(r, i, ops, arg, e))
+		/* drained after its exit */
+		if (reclaim(r, i, ops, arg, e))
 			return -1;
-		ring->head = 0;
-		ring->tail = 0;
-		__atomic_store_n(&ring->state, TC_QP_RING_RECLAIMED, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
@@ -417,12 +428,7 @@ static int recover(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_o
 		if (drain(r, i, ops, arg, &n, e))
 			return -1;
 	} while (n);
-	if (thread_end(r, i, ops, arg, e))
-		return -1;
-	ring->head = 0;
-	ring->tail = 0;
-	__atomic_store_n(&ring->state, TC_QP_RING_RECLAIMED, __ATOMIC_RELEASE);
-	return 0;
+	return reclaim(r, i, ops, arg, e);
 }
 
 /* The rings of processes that died without their exit callback are recovered, and those
