@@ -201,6 +201,14 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t idx,
 	d->st.elements++;
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		if (el->en_addr <= el->st_addr || !el->num_instr_range) {
+			/* corrupt trace (an address that wrapped): no instructions to show */
+			d->st.errors++;
+			r.type = TC_REC_ERROR;
+			r.start = el->st_addr;
+			r.text = "instruction range without instructions (corrupt trace)";
+			break;
+		}
 		r.type = TC_REC_RANGE;
 		r.start = el->st_addr;
 		r.end = el->en_addr;
