@@ -159,7 +159,7 @@ fuzz-run: $(FUZZ_BINS)
 fuzz-smoke: $(FUZZ_BINS)
 	@rc=0; for n in $(FUZZ_NAMES); do \
 		rm -rf $(B)/fuzz/smoke-corpus-$$n; \
-		./tests/fuzz/run.sh $(B)/fuzz $$n $(FUZZ_SMOKE_SECONDS) smoke-corpus-$$n \
+		FUZZ_SEED=$${FUZZ_SEED:-1} ./tests/fuzz/run.sh $(B)/fuzz $$n $(FUZZ_SMOKE_SECONDS) smoke-corpus-$$n \
 			"$(FUZZ_TESTDATA)" || rc=1; \
 	done; exit $$rc
 

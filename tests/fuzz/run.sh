@@ -162,8 +162,10 @@ seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"
 # A wall-clock limit: OpenCSD's decode of one input takes seconds on a loaded machine.
 case $name in snapshot|etm) tmo=60 ;; *) tmo=10 ;; esac
+# FUZZ_SEED (fuzz-smoke sets 1): the same mutations each run, so a smoke run is repeatable.
 "$bin" -max_total_time="$secs" -timeout=$tmo -rss_limit_mb=2048 -max_len="$max_len" \
-	-print_final_stats=1 -artifact_prefix="$art" "$corpus" >"$log" 2>&1
+	${FUZZ_SEED:+-seed=$FUZZ_SEED} -print_final_stats=1 -artifact_prefix="$art" "$corpus" \
+	>"$log" 2>&1
 rc=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
