@@ -16,7 +16,7 @@ fi
 
 # -no-pie: hot's address is the one nm prints; DWARF 4 for autofdo 0.19's reader;
 # --emit-relocs lets BOLT move functions.
-clang -O2 -gdwarf-4 -no-pie -Wl,--emit-relocs -o hot "$TOP/tests/fixtures/progs/fdo_hot.c" &&
+clang -O2 -gdwarf-4 -no-pie -Wl,--emit-relocs -o hot "$TOP/tests/fixtures/fdo/fdo_hot.c" &&
 ./hot >want.out &&
 tracectl record --pmu emulated --ground-truth truth -o h.data -- ./hot >/dev/null 2>rec.err ||
 	{ echo "not ok $T: emulated record of the fixture failed"; sed 's/^/#   /' rec.err; }
@@ -36,7 +36,7 @@ expect 'autofdo: create_llvm_prof takes it; the hottest function is hot, entered
 '
 expect 'autofdo: clang builds with the profile, and the program still does the same' '
 	clang -O2 -gdwarf-4 -no-pie -fprofile-sample-use=h.prof -o hot.fdo \
-		"$TOP/tests/fixtures/progs/fdo_hot.c" 2>warn && ./hot.fdo >fdo.out &&
+		"$TOP/tests/fixtures/fdo/fdo_hot.c" 2>warn && ./hot.fdo >fdo.out &&
 	cmp want.out fdo.out && ! grep -q "warning: .*profile" warn
 '
 expect 'bolt: perf2bolt -pa takes it; the call edge main -> hot has the trace'"'"'s count' '
