@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_pair(const void *x, const void *y)
-{
-	const struct tc_branch_profile_pair *p = x, *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
-}
-
 /* The pairs relative to base, sorted; ranges keep only pairs at or above base, branches
  * need only from there (a target below it becomes 0). */
 static int write_pairs(const struct tc_branch_profile_pair *in, size_t nin, uint64_t base,
@@ -34,7 +25,7 @@ static int write_pairs(const struct tc_branch_profile_pair *in, size_t nin, uint
 		p.b = p.b >= base ? p.b - base : 0;
 		v[n++] = p;
 	}
-	qsort(v, n, sizeof(*v), cmp_pair);
+	qsort(v, n, sizeof(*v), tc_branch_profile_pair_cmp);
 	fprintf(f, "%zu\n", n);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRIx64 "%s%" PRIx64 ":%" PRIu64 "\n", v[i].a, branches ? "->" : "-",

@@ -5,15 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_pair(const void *x, const void *y)
-{
-	const struct tc_branch_profile_pair *p = x, *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
-}
-
 /* The pairs sorted, for a stable file. */
 static struct tc_branch_profile_pair *sorted(const struct tc_branch_profile_pair *v, size_t n)
 {
@@ -21,7 +12,7 @@ static struct tc_branch_profile_pair *sorted(const struct tc_branch_profile_pair
 
 	if (s) {
 		memcpy(s, v, n * sizeof(*s));
-		qsort(s, n, sizeof(*s), cmp_pair);
+		qsort(s, n, sizeof(*s), tc_branch_profile_pair_cmp);
 	}
 	return s;
 }

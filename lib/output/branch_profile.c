@@ -253,6 +253,15 @@ int tc_branch_profile_feed(struct tc_branch_profile *a, const struct tc_rec *r)
 }
 
 
+int tc_branch_profile_pair_cmp(const void *x, const void *y)
+{
+	const struct tc_branch_profile_pair *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
 static int cmp_bin(const void *x, const void *y)
 {
 	return strcmp(((const struct binary *)x)->dso, ((const struct binary *)y)->dso);

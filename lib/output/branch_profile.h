@@ -31,6 +31,9 @@ struct tc_branch_profile_pair {
 	uint64_t a, b, n;
 };
 
+/* qsort order of pairs: by a, then b (the writers' line order). */
+int tc_branch_profile_pair_cmp(const void *x, const void *y);
+
 struct tc_branch_profile_bin {
 	const char *dso, *build_id;	/* the decoder's strings */
 	uint64_t base;			/* link-time address of the first PT_LOAD segment */
