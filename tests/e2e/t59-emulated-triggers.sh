@@ -128,6 +128,49 @@ int main(int argc, char **argv)
 }
 EOF
 
+cat >tail.c <<'EOF'
+/* Three workers run short pseudo-random loops; main joins them, then runs a long one
+ * (argv[1] iterations). Whatever order the emulator drains the threads' rings into the
+ * shared sink, its last 16 KiB then hold more than 4 KiB of main's trace, so an A-sync of
+ * main's (one per 4 KiB of an ETM's own trace) is in a snapshot of them. */
+#include <pthread.h>
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+
+static unsigned long __attribute__((noinline)) mix(unsigned long x) { return x >> 40; }
+
+static unsigned long __attribute__((noinline)) work(unsigned long n, unsigned long x)
+{
+	unsigned long s = 0;
+
+	for (unsigned long i = 0; i < n; i++) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		s += x >> 63 ? mix(x) : (x & 7);
+	}
+	return s;
+}
+
+static void *worker(void *arg)
+{
+	sink += work(200 + 100 * (unsigned long)arg, (unsigned long)arg + 1);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[3];
+
+	for (long i = 0; i < 3; i++)
+		if (pthread_create(&t[i], 0, worker, (void *)i))
+			return 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], 0);
+	sink += work(argc > 1 ? strtoul(argv[1], 0, 0) : 0, 7);
+	return 0;
+}
+EOF
+
 if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null ||
    ! command -v qemu-x86_64 >/dev/null; then
 	skip 'emulated Intel PT trace control' 'needs x86-64, gcc and qemu-x86_64'
@@ -193,7 +236,8 @@ if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/
 else
 	aarch64-linux-gnu-gcc -O2 -static -o a64-paths "$FIXT/etm/paths.c" &&
 	aarch64-linux-gnu-gcc -O1 -static -pthread -o a64-thr "$TOP/examples/threads.c" &&
-	aarch64-linux-gnu-gcc -O1 -static -o a64-snap snap.c ||
+	aarch64-linux-gnu-gcc -O1 -static -o a64-snap snap.c &&
+	aarch64-linux-gnu-gcc -O1 -static -pthread -o a64-tail tail.c ||
 		echo "not ok $T: cannot build the aarch64 fixtures"
 	NM=aarch64-linux-gnu-nm
 	# a64-paths 9 exits with its sum's low bit, and record with it
@@ -223,10 +267,14 @@ else
 		[ "$(cut -d" " -f1 eth.want | sort -u | wc -l)" = 4 ] &&
 		[ -z "$(inside $NM a64-thr fib eth.want)" ]
 	'
-	# one sink: a thread whose last A-sync is before the kept 4 KiB does not decode
+	# one sink: a thread whose last A-sync is before the kept 16 KiB does not decode, and
+	# which threads' trace ends the sink depends on when their rings were drained; main's
+	# long tail (tail.c) makes sure of one decoding thread: main, the one with most branches
 	expect 'ETM -S with 4 threads: one sink; the threads that decode end their last snapshot' '
-		tracectl record --pmu emulated -S -m 128,1 -o est.data --ground-truth est.truth \
-			-- ./a64-thr && tails est 2
+		tracectl record --pmu emulated -S -m 128,4 -o est.data --ground-truth est.truth \
+			-- ./a64-tail 20000 && tails est 1 &&
+		main=$(cut -d" " -f1 est.want | uniq -c | sort -n | tail -n1 | awk "{ print \$2 }") &&
+		grep -q "^$main " est.got && [ "$(wc -l <est.got)" -lt "$(wc -l <est.want)" ]
 	'
 	expect 'ETM -S: snapshots on SIGUSR2 and at the end, each a run of the truth' '
 		tracectl record --pmu emulated -S -m 128,4 -o es.data --ground-truth es.truth \
