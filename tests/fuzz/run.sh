@@ -10,6 +10,8 @@
 # out or ran out of memory.
 set -u
 dir=$1 name=$2 secs=$3 corpus=$dir/$4 td=$5
+# absolute: a snapshot's ini names its files relative to its own directory
+[ -d "$td" ] && td=$(cd "$td" && pwd)
 bin=$dir/fuzz_$name
 log=$dir/$name.log
 art=$dir/artifacts-$name/
