@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "cmd/prof_args.h"
 #include "cmd/progress.h"
 #include "cmd/tracectl.h"
 #include "decoders/itrace.h"
