@@ -131,7 +131,7 @@ static void details(struct tc_show_events *o, const struct tc_perf_data_record *
 		f_uint(o, "lost", r->u.lost.lost);
 		break;
 	case TC_PERF_DATA_AUXTRACE:
-		f_hex(o, "size", r->u.auxtrace.size);
+		f_hex(o, "trace_size", r->u.auxtrace.size);
 		f_hex(o, "aux_offset", r->u.auxtrace.offset);
 		f_hex(o, "reference", r->u.auxtrace.reference);
 		f_uint(o, "idx", r->u.auxtrace.idx);
