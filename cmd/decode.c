@@ -39,8 +39,8 @@ const struct tc_opt decode_opts[] = {
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
 	  "(flame graph); or a profile for an optimiser: autofdo (simpleperf inject's text), "
 	  "bolt (perf2bolt -pa's branches)" },
-	{ "itrace", OPT_ITRACE, 1, "LETTERS", "synthesize perf's --itrace kinds only: b branches, "
-	  "c calls, r returns, e errors (e.g. --itrace=cre)" },
+	{ "itrace", OPT_ITRACE, 1, "LETTERS", "synthesize perf's --itrace kinds only: i instructions, "
+	  "b branches, c calls, r returns, e errors (e.g. --itrace=cre)" },
 	{ "call-trace", OPT_CALL_TRACE, 0, NULL, "calls and returns, one line each, the function "
 	  "indented by call depth (perf script --call-trace)" },
 	{ "show-events", OPT_SHOW_EVENTS, 0, NULL, "list the file's side-band and sample records "
@@ -382,6 +382,8 @@ int do_decode(int argc, char **argv)
 			.ctx = dec });
 	if (d.itrace && !(d.it = tc_itrace_new(d.itrace, filtered, &d)))
 		tc_fatal("out of memory");
+	if (d.it)
+		tc_itrace_read(d.it, tc_session_read, dec);
 	if (d.call_trace) {
 		tc_call_trace_init(&d.ct, stdout, tc_g.json);
 		d.ct.sym = tc_session_sym;

@@ -46,7 +46,7 @@ _tracectl()
 		COMPREPLY=($(compgen -W "qemu ptrace" -- "$cur"))
 		return ;;
 	--itrace)
-		COMPREPLY=($(compgen -W "b c r e cr cre be" -- "$cur"))
+		COMPREPLY=($(compgen -W "i b c r e cr cre be ie" -- "$cur"))
 		return ;;
 	--time|--comm|--sym)
 		return ;;

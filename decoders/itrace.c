@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/isa/x86.h"
 #include "lib/util/grow.h"
 
 /* perf's letters tracectl does not synthesize, with perf's meaning, for the refusal. */
@@ -12,7 +13,6 @@ static const struct {
 	char c;
 	const char *what;
 } unsupported[] = {
-	{ 'i', "instruction samples: the default output's ranges give every instruction" },
 	{ 'y', "cycle samples" },
 	{ 'x', "transaction samples" },
 	{ 'w', "ptwrite samples" },
@@ -40,14 +40,15 @@ int tc_itrace_parse(const char *s, unsigned *kinds, struct tc_err *e)
 	unsigned k = 0;
 
 	if (!*s)
-		return tc_err_set(e, 0, "--itrace needs letters: b (branches), c (calls), "
-				  "r (returns), e (errors)");
+		return tc_err_set(e, 0, "--itrace needs letters: i (instructions), b (branches), "
+				  "c (calls), r (returns), e (errors)");
 	for (const char *p = s; *p; p++) {
 		switch (*p) {
 		case 'b': k |= TC_ITRACE_BRANCHES; continue;
 		case 'c': k |= TC_ITRACE_CALLS; continue;
 		case 'r': k |= TC_ITRACE_RETURNS; continue;
 		case 'e': k |= TC_ITRACE_ERRORS; continue;
+		case 'i': k |= TC_ITRACE_INSNS; continue;
 		}
 		if (*p >= '0' && *p <= '9')
 			return tc_err_set(e, 0, "--itrace=%s: periods ('%c...') are not supported: "
@@ -55,7 +56,7 @@ int tc_itrace_parse(const char *s, unsigned *kinds, struct tc_err *e)
 		for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
 			if (unsupported[i].c == *p)
 				return tc_err_set(e, 0, "--itrace=%s: '%c' (%s) is not supported; "
-						  "tracectl has b, c, r and e", s, *p,
+						  "tracectl has i, b, c, r and e", s, *p,
 						  unsupported[i].what);
 		return tc_err_set(e, 0, "--itrace=%s: '%c' is not an --itrace letter (b branches, "
 				  "c calls, r returns, e errors)", s, *p);
@@ -78,7 +79,72 @@ struct tc_itrace {
 	struct thread *th;
 	size_t n, cap, last;
 	bool nomem;
+	size_t (*read)(void *ctx, int pid, uint64_t addr, void *buf, size_t len);
+	void *read_ctx;
 };
+
+void tc_itrace_read(struct tc_itrace *t,
+		    size_t (*read)(void *ctx, int pid, uint64_t addr, void *buf, size_t len),
+		    void *ctx)
+{
+	t->read = read;
+	t->read_ctx = ctx;
+}
+
+/* The length of the instruction at addr, 0 where it cannot be told. */
+static unsigned insn_len(struct tc_itrace *t, const struct tc_rec *r, uint64_t addr)
+{
+	unsigned char b[16];
+	size_t n;
+
+	switch (r->isa) {
+	case TC_ISA_A64:
+	case TC_ISA_A32:
+		return 4;
+	case TC_ISA_T32:
+		if (!t->read || t->read(t->read_ctx, r->pid, addr, b, 2) < 2)
+			return 0;
+		return (unsigned)(b[1] >> 3) >= 0x1d ? 4 : 2;
+	case TC_ISA_X86_64:
+	case TC_ISA_X86_32:
+		if (!t->read)
+			return 0;
+		n = t->read(t->read_ctx, r->pid, addr, b, r->end - addr < sizeof(b) ?
+			    (size_t)(r->end - addr) : sizeof(b));
+		return n ? tc_x86_len(b, n, r->isa == TC_ISA_X86_64) : 0;
+	default:
+		return 0;
+	}
+}
+
+/* i: the range instruction by instruction. */
+static void insns(struct tc_itrace *t, const struct tc_rec *r)
+{
+	struct tc_rec one = *r;
+	uint64_t addr = r->start;
+	uint32_t left = r->insns;
+
+	while (left > 1 && addr < r->end) {
+		unsigned len = insn_len(t, r, addr);
+
+		if (!len || addr + len >= r->end)
+			break;	/* the rest as it is */
+		one.start = addr;
+		one.end = addr + len;
+		one.insns = 1;
+		one.last = 'E';
+		one.last_type = TC_INSN_OTHER;
+		one.last_size = (uint8_t)len;
+		one.last_taken = false;
+		t->emit(t->ctx, &one);
+		addr += len;
+		left--;
+	}
+	one = *r;
+	one.start = addr;
+	one.insns = left;
+	t->emit(t->ctx, &one);
+}
 
 struct tc_itrace *tc_itrace_new(unsigned kinds, void (*emit)(void *ctx, const struct tc_rec *r),
 				void *ctx)
@@ -176,6 +242,8 @@ void tc_itrace_feed(void *ctx, const struct tc_rec *r)
 	case TC_REC_RANGE:
 		if (t->kinds & (TC_ITRACE_CALLS | TC_ITRACE_RETURNS))
 			on_range(t, r);
+		if (t->kinds & TC_ITRACE_INSNS)
+			insns(t, r);
 		return;
 	case TC_REC_BRANCH:
 		if (t->kinds & TC_ITRACE_BRANCHES)

@@ -4,8 +4,8 @@
 # calls and returns of fib nest exactly as the recursion does.
 . "$TOP/tests/e2e/lib.sh"
 
-expect_code 2 '--itrace=i is refused, naming the letter and what perf means by it' '
-	tracectl decode --itrace=i 2>err; rc=$?; grep -q "'\''i'\'' (instruction samples" err; exit $rc'
+expect_code 2 '--itrace=x is refused, naming the letter and what perf means by it' '
+	tracectl decode --itrace=x 2>err; rc=$?; grep -q "'\''x'\'' (transaction samples" err; exit $rc'
 expect_code 2 '--itrace with a letter perf does not have is refused, naming it' '
 	tracectl decode --itrace=bK 2>err; rc=$?; grep -q "'\''K'\'' is not an --itrace letter" err; exit $rc'
 expect_code 2 '--call-trace does not go with --format' '
@@ -69,6 +69,17 @@ expect '--itrace=cr gives the same calls and returns as branch records; =c the c
 	tracectl -j decode -i thr.data --itrace=c 2>/dev/null | jq -c "[.from, .to]" >c &&
 	jq -c "select(.type == \"call\") | [.from, .to]" ct.json >want && [ -s c ] && cmp want c
 '
+if command -v perf >/dev/null; then
+	expect '--itrace=i lists every instruction perf script --itrace=i1i lists, thread by thread' '
+		perf script -i thr.data --itrace=i1i -F tid,ip 2>/dev/null | awk "{ print \$1, \$2 }" |
+			sort -s -k1,1n >want &&
+		tracectl -j decode -i thr.data --itrace=i 2>/dev/null |
+			jq -r "\"\(.tid) \(.start | ltrimstr(\"0x\"))\"" | sort -s -k1,1n >got &&
+		wc -l want got && [ "$(wc -l <want)" -gt 100000 ] && cmp want got
+	'
+else
+	skip '--itrace=i against perf' 'perf is not installed (Debian: linux-perf)'
+fi
 expect '--call-trace takes the filters: --tid keeps one thread'\''s lines' '
 	t=$(jq -r .tid ct.json | sort -un | tail -n 1) &&
 	jq -c "select(.tid == $t)" ct.json >want && [ -s want ] &&

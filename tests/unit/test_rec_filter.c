@@ -197,7 +197,9 @@ TEST(itrace_letters)
 	CHECK_INT(tc_itrace_parse("bx", &k, &e), -1);
 	CHECK(strstr(e.msg, "'x' (transaction") != NULL);
 	CHECK_INT(tc_itrace_parse("i100ns", &k, &e), -1);
-	CHECK(strstr(e.msg, "'i'") != NULL);
+	CHECK(strstr(e.msg, "periods") != NULL);
+	CHECK_INT(tc_itrace_parse("ib", &k, &e), 0);
+	CHECK_INT(k, TC_ITRACE_INSNS | TC_ITRACE_BRANCHES);
 	CHECK_INT(tc_itrace_parse("b?", &k, &e), -1);
 	CHECK(strstr(e.msg, "'?' is not") != NULL);
 	CHECK_INT(tc_itrace_parse("", &k, &e), -1);
