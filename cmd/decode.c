@@ -321,109 +321,120 @@ static void write_profile(struct decode *d)
 	free(pick);
 }
 
+static int decode_main(struct decode *d, int argc, char **argv);
+
+/* The filter outlives every return of decode_main, usage errors included. */
 int do_decode(int argc, char **argv)
 {
-	const struct tc_cmd *cmd = tc_cmd_find("decode");
 	struct decode d = { .a.input = "perf.data" };
+	int rc = decode_main(&d, argc, argv);
+
+	tc_rec_filter_free(d.filter);
+	return rc;
+}
+
+static int decode_main(struct decode *d, int argc, char **argv)
+{
+	const struct tc_cmd *cmd = tc_cmd_find("decode");
 	struct tc_session *dec;
 	struct tc_err e;
-	int i = tc_opts_parse(cmd, argc, argv, on_opt, &d), problems;
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, d), problems;
 	unsigned nstreams = 0;
 
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
 		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
-	if (d.format && (d.a.packets || d.a.branches || d.per_thread))
+	if (d->format && (d->a.packets || d->a.branches || d->per_thread))
 		return tc_msg_usage_error(cmd,
 					  "--format takes instruction ranges: not with --packets, "
 					  "--branches or --per-thread"),
 		       TC_EXIT_USAGE;
-	if (d.filter && profile_format(d.format))
-		tc_rec_filter_dso_off(d.filter);	/* --dso chooses the profiles written */
-	if ((d.call_trace || d.itrace) && (d.a.packets || d.a.branches || d.per_thread ||
-					   d.format))
+	if (d->filter && profile_format(d->format))
+		tc_rec_filter_dso_off(d->filter);	/* --dso chooses the profiles written */
+	if ((d->call_trace || d->itrace) &&
+	    (d->a.packets || d->a.branches || d->per_thread || d->format))
 		return tc_msg_usage_error(cmd, "--%s lists records of its own: not with --packets, "
 					  "--branches, --per-thread or --format",
-					  d.call_trace ? "call-trace" : "itrace"),
+					  d->call_trace ? "call-trace" : "itrace"),
 		       TC_EXIT_USAGE;
-	if (d.show_events && (d.a.packets || d.a.branches || d.per_thread || d.format ||
-			      d.call_trace || d.itrace))
+	if (d->show_events && (d->a.packets || d->a.branches || d->per_thread || d->format ||
+			       d->call_trace || d->itrace))
 		return tc_msg_usage_error(cmd, "--show-events lists the file's records instead of "
 					  "decoding: not with --packets, --branches, --per-thread, "
 					  "--format, --itrace or --call-trace"),
 		       TC_EXIT_USAGE;
-	if (d.call_trace)
-		d.itrace = TC_ITRACE_CALLS | TC_ITRACE_RETURNS;
-	if (d.itrace & TC_ITRACE_BRANCHES)
-		d.a.branches = true;	/* the decoder's own branches */
-	if (d.force && !d.per_thread)
+	if (d->call_trace)
+		d->itrace = TC_ITRACE_CALLS | TC_ITRACE_RETURNS;
+	if (d->itrace & TC_ITRACE_BRANCHES)
+		d->a.branches = true;	/* the decoder's own branches */
+	if (d->force && !d->per_thread)
 		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
-	if (d.a.packets && d.a.branches)
+	if (d->a.packets && d->a.branches)
 		return tc_msg_usage_error(cmd, "--packets and --branches exclude each other"),
 		       TC_EXIT_USAGE;
-	tc_listing_init(&d.out, stdout, tc_g.json);
-	if (d.show_events) {
-		tc_show_events_init(&d.se, stdout, tc_g.json);
-		d.a.record = show_record;
-		d.a.record_ctx = &d;
+	tc_listing_init(&d->out, stdout, tc_g.json);
+	if (d->show_events) {
+		tc_show_events_init(&d->se, stdout, tc_g.json);
+		d->a.record = show_record;
+		d->a.record_ctx = d;
 	}
-	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, d.force, &e)))
+	if (d->per_thread &&
+	    !(d->streams = tc_streams_open(d->per_thread, tc_g.json, d->force, &e)))
 		tc_fatal("%s", e.msg);
-	if (!(dec = tc_session_new(&d.a, emit, &d)))
+	if (!(dec = tc_session_new(&d->a, emit, d)))
 		tc_fatal("out of memory");
-	if (!d.streams && !d.format) {
-		d.out.sym = tc_session_symbolize;
-		d.out.sym_ctx = dec;
+	if (!d->streams && !d->format) {
+		d->out.sym = tc_session_symbolize;
+		d->out.sym_ctx = dec;
 	}
-	if (d.filter)
-		tc_rec_filter_source(d.filter, &(struct tc_rec_filter_src){
+	if (d->filter)
+		tc_rec_filter_source(d->filter, &(struct tc_rec_filter_src){
 			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm,
 			.ctx = dec });
-	if (d.itrace && !(d.it = tc_itrace_new(d.itrace, filtered, &d)))
+	if (d->itrace && !(d->it = tc_itrace_new(d->itrace, filtered, d)))
 		tc_fatal("out of memory");
-	if (d.it)
-		tc_itrace_read(d.it, tc_session_read, dec);
-	if (d.call_trace) {
-		tc_call_trace_init(&d.ct, stdout, tc_g.json);
-		d.ct.sym = tc_session_sym;
-		d.ct.symbolize = tc_session_symbolize;
-		d.ct.ctx = dec;
-		d.ct.other = &d.out;
+	if (d->it)
+		tc_itrace_read(d->it, tc_session_read, dec);
+	if (d->call_trace) {
+		tc_call_trace_init(&d->ct, stdout, tc_g.json);
+		d->ct.sym = tc_session_sym;
+		d->ct.symbolize = tc_session_symbolize;
+		d->ct.ctx = dec;
+		d->ct.other = &d->out;
 	}
-	if (profile_format(d.format)) {
-		d.bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
+	if (profile_format(d->format)) {
+		d->bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
 			.file = tc_session_file, .read = tc_session_read, .ctx = dec });
-		if (!d.bp)
+		if (!d->bp)
 			tc_fatal("out of memory");
-	} else if (d.format) {
+	} else if (d->format) {
 		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1,
 					.sym = tc_session_sym, .sym_ctx = dec,
 					.dso = tc_session_dso, .dso_ctx = dec,
 					.comm = tc_session_comm, .comm_ctx = dec,
 					.title = "tracectl decode (instructions)" };
 
-		tc_analysis_format_parse(d.format, &o.format);
-		if (!(d.an = tc_analysis_new(&o)))
+		tc_analysis_format_parse(d->format, &o.format);
+		if (!(d->an = tc_analysis_new(&o)))
 			tc_fatal("out of memory");
 	}
 	problems = tc_decode_run(dec);
-	if (d.it && tc_itrace_finish(d.it))
+	if (d->it && tc_itrace_finish(d->it))
 		tc_fatal("out of memory");
-	tc_itrace_free(d.it);
-	if (d.an && tc_analysis_finish(d.an))
+	tc_itrace_free(d->it);
+	if (d->an && tc_analysis_finish(d->an))
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
-			 d.format);
-	tc_analysis_free(d.an);
-	if (d.bp)
-		write_profile(&d);
-	tc_branch_profile_free(d.bp);
-	tc_rec_filter_free(d.filter);
+			 d->format);
+	tc_analysis_free(d->an);
+	if (d->bp)
+		write_profile(d);
+	tc_branch_profile_free(d->bp);
 	tc_session_free(dec);
-	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
-	    d.stream_failed)
-		tc_fatal("%s", d.serr.msg);
-	if (d.per_thread)
-		tc_status("tracectl decode: %u streams written to %s", nstreams, d.per_thread);
+	if (tc_streams_close(d->streams, &nstreams, d->stream_failed ? NULL : &d->serr) ||
+	    d->stream_failed)
+		tc_fatal("%s", d->serr.msg);
+	if (d->per_thread)
+		tc_status("tracectl decode: %u streams written to %s", nstreams, d->per_thread);
 	return problems ? TC_EXIT_DATA : TC_EXIT_OK;
 }

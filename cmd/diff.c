@@ -100,11 +100,15 @@ int do_diff(int argc, char **argv)
 		next = tc_opts_parse(cmd, argc - i, argv + i, on_opt, &d);
 		i = next < 0 ? -1 : i + next;
 	}
-	if (i < 0)
+	if (i < 0) {
+		tc_rec_filter_free(d.filter);
 		return TC_EXIT_USAGE;
-	if (n != 2)
+	}
+	if (n != 2) {
+		tc_rec_filter_free(d.filter);
 		return tc_msg_usage_error(cmd, "diff takes two recordings (or snapshots), A and B"),
 		       TC_EXIT_USAGE;
+	}
 	for (int k = 0; k < 2; k++)
 		problems += profile(in[k], d.symfs, d.filter, &an[k], &dec[k]);
 	/* The whole difference is checked against the threshold; --limit only cuts the output. */

@@ -166,10 +166,14 @@ int do_report(int argc, char **argv)
 	struct tc_session *dec;
 	int i = tc_opts_parse(cmd, argc, argv, on_opt, &r), problems;
 
-	if (i < 0)
+	if (i < 0) {
+		tc_rec_filter_free(r.filter);
 		return TC_EXIT_USAGE;
-	if (i < argc)
+	}
+	if (i < argc) {
+		tc_rec_filter_free(r.filter);
 		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	}
 	r.o.format = tc_g.json ? TC_ANALYSIS_REPORT_JSON : TC_ANALYSIS_REPORT;
 	problems = tc_report_run(&r.a, &r.o, r.filter, &an, &dec);
 	tc_rec_filter_free(r.filter);
