@@ -6,20 +6,26 @@
 
 #include <string.h>
 
+#include "cmd/prof_args.h"
 #include "cmd/progress.h"
 #include "cmd/tracectl.h"
+#include "decoders/itrace.h"
+#include "decoders/rec_filter.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 #include "lib/output/autofdo.h"
 #include "lib/output/bolt.h"
 #include "lib/output/branch_profile.h"
+#include "lib/output/call_trace.h"
 #include "lib/output/listing.h"
+#include "lib/output/show_events.h"
 #include "lib/output/streams.h"
 #include "lib/util/diag.h"
 #include "lib/util/parse.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
-       OPT_BRANCHES, OPT_FORCE, OPT_DSO };
+       OPT_BRANCHES, OPT_FORCE, OPT_DSO, OPT_TIME, OPT_CPU, OPT_PID, OPT_TID, OPT_COMM,
+       OPT_SYM, OPT_ITRACE, OPT_CALL_TRACE, OPT_SHOW_EVENTS };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -33,8 +39,21 @@ const struct tc_opt decode_opts[] = {
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
 	  "(flame graph); or a profile for an optimiser: autofdo (simpleperf inject's text), "
 	  "bolt (perf2bolt -pa's branches)" },
-	{ "dso", OPT_DSO, 1, "BINARY", "--format autofdo or bolt: the profile of this binary only "
-	  "(its recorded path or file name)" },
+	{ "itrace", OPT_ITRACE, 1, "LETTERS", "synthesize perf's --itrace kinds only: i instructions, "
+	  "b branches, c calls, r returns, e errors (e.g. --itrace=cre)" },
+	{ "call-trace", OPT_CALL_TRACE, 0, NULL, "calls and returns, one line each, the function "
+	  "indented by call depth (perf script --call-trace)" },
+	{ "show-events", OPT_SHOW_EVENTS, 0, NULL, "list the file's side-band and sample records "
+	  "(COMM, MMAP, FORK, EXIT, SWITCH, AUX, LOST...) instead of decoding" },
+	{ "time", OPT_TIME, 1, "START,END", "keep records with perf time in [START,END] (seconds "
+	  "as perf script prints them; either may be empty)" },
+	{ "cpu", OPT_CPU, 1, "LIST", "keep records of these CPUs (0-3,6)" },
+	{ "pid", OPT_PID, 1, "LIST", "keep records of these processes" },
+	{ "tid", OPT_TID, 1, "LIST", "keep records of these threads" },
+	{ "comm", OPT_COMM, 1, "NAME[,NAME]", "keep records of threads with these command names" },
+	{ "dso", OPT_DSO, 1, "NAME[,NAME]", "keep records at addresses in these binaries (recorded "
+	  "path or file name); --format autofdo or bolt: write these binaries' profiles" },
+	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "keep records at addresses in these functions" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
@@ -51,8 +70,34 @@ struct decode {
 	int stream_failed;
 	struct tc_analysis *an;
 	struct tc_branch_profile *bp;	/* --format autofdo or bolt */
-	const char *dso;
+	struct tc_rec_filter *filter;	/* --time, --cpu, --pid, --tid, --comm, --dso, --sym */
+	struct tc_itrace *it;		/* --itrace, --call-trace */
+	unsigned itrace;
+	bool call_trace, show_events;
+	struct tc_call_trace ct;
+	struct tc_show_events se;
 };
+
+static const struct { int key; enum tc_rec_filter_key k; } filter_keys[] = {
+	{ OPT_TIME, TC_REC_FILTER_TIME }, { OPT_CPU, TC_REC_FILTER_CPU },
+	{ OPT_PID, TC_REC_FILTER_PID }, { OPT_TID, TC_REC_FILTER_TID },
+	{ OPT_COMM, TC_REC_FILTER_COMM }, { OPT_DSO, TC_REC_FILTER_DSO },
+	{ OPT_SYM, TC_REC_FILTER_SYM },
+};
+
+/* A filter option of decode, report or diff into *f (made on first use); the usage
+ * error's code for a bad value. */
+int tc_decode_filter_opt(const struct tc_cmd *cmd, struct tc_rec_filter **f,
+			 enum tc_rec_filter_key k, const char *arg)
+{
+	struct tc_err e;
+
+	if (!*f && !(*f = tc_rec_filter_new()))
+		tc_fatal("out of memory");
+	if (tc_rec_filter_add(*f, k, arg, &e))
+		return tc_msg_usage_error(cmd, "%s", e.msg);
+	return 0;
+}
 
 /* The formats written from a branch profile (lib/output/branch_profile.h). */
 static bool profile_format(const char *f)
@@ -85,16 +130,31 @@ static int on_opt(int key, const char *arg, void *ctx)
 					      "chrome, svg, autofdo or bolt)", arg);
 		d->format = arg;
 		break;
-	case OPT_DSO: d->dso = arg; break;
+	case OPT_ITRACE: {
+		struct tc_err e;
+
+		if (tc_itrace_parse(arg, &d->itrace, &e))
+			return tc_msg_usage_error(tc_cmd_find("decode"), "%s", e.msg);
+		break;
+	}
+	case OPT_CALL_TRACE: d->call_trace = true; break;
+	case OPT_SHOW_EVENTS: d->show_events = true; break;
+	default:
+		for (size_t i = 0; i < sizeof(filter_keys) / sizeof(filter_keys[0]); i++)
+			if (filter_keys[i].key == key)
+				return tc_decode_filter_opt(tc_cmd_find("decode"), &d->filter,
+							    filter_keys[i].k, arg);
 	}
 	return 0;
 }
 
-static void emit(void *ctx, const struct tc_rec *r)
+static void write_rec(void *ctx, const struct tc_rec *r)
 {
 	struct decode *d = ctx;
 
-	if (d->an)
+	if (d->call_trace)
+		tc_call_trace_write(&d->ct, r);
+	else if (d->an)
 		tc_analysis_feed(d->an, r);	/* out of memory shows at tc_analysis_finish */
 	else if (d->bp)
 		tc_branch_profile_feed(d->bp, r);	/* ENOMEM shows at its finish */
@@ -102,6 +162,55 @@ static void emit(void *ctx, const struct tc_rec *r)
 		tc_listing_write(&d->out, r);
 	else if (!d->stream_failed && tc_streams_write(d->streams, r, &d->serr))
 		d->stream_failed = 1;
+}
+
+/* After --itrace: the filter, then the writer. The analyses and branch profiles follow a
+ * thread's flow, so they are told where the filter left records out. */
+static void filtered(void *ctx, const struct tc_rec *r)
+{
+	struct decode *d = ctx;
+
+	if (d->an || d->bp) {
+		if (tc_rec_filter_pass(d->filter, r, write_rec, d))
+			tc_fatal("out of memory");
+	} else if (tc_rec_filter_keep(d->filter, r)) {
+		write_rec(d, r);
+	}
+}
+
+/* The decoder's records: --itrace's choice, the filter, the writer. */
+static void emit(void *ctx, const struct tc_rec *r)
+{
+	struct decode *d = ctx;
+
+	if (d->it)
+		tc_itrace_feed(d->it, r);
+	else
+		filtered(d, r);
+}
+
+/* --show-events: a perf.data record, not decoded; the --cpu, --pid, --tid and --time
+ * filters apply to what it carries. */
+static void show_record(void *ctx, const struct tc_perf_data_record *pr)
+{
+	struct decode *d = ctx;
+	/* what the filter looks at: a sample's ip is its address */
+	struct tc_rec r = { .type = TC_REC_OTHER, .id = -1, .cpu = -1, .pid = -1, .tid = -1,
+			    .offset = pr->offset, .has_time = pr->sid.has_time,
+			    .time = pr->sid.time };
+
+	if (pr->sid.has_cpu)
+		r.cpu = (int)pr->sid.cpu;
+	if (pr->sid.has_tid) {
+		r.pid = (int)pr->sid.pid;
+		r.tid = (int)pr->sid.tid;
+	}
+	if (pr->type == PERF_RECORD_SAMPLE && pr->u.sample.has_ip) {
+		r.type = TC_REC_ADDR_NACC;
+		r.start = pr->u.sample.ip;
+	}
+	if (tc_rec_filter_keep(d->filter, &r))
+		tc_show_events_write(&d->se, pr);
 }
 
 static void watch_begin(void *ctx)
@@ -154,14 +263,6 @@ int tc_decode_run(struct tc_session *s)
 	return problems;
 }
 
-/* Does the binary's recorded path, or its file name, say name? */
-static bool dso_is(const char *path, const char *name)
-{
-	const char *base = strrchr(path, '/');
-
-	return !strcmp(path, name) || (base && !strcmp(base + 1, name));
-}
-
 /* The binaries the trace ran in, for messages. */
 static void dso_names(const struct tc_branch_profile_bin *b, size_t n, char *buf, size_t len)
 {
@@ -172,11 +273,13 @@ static void dso_names(const struct tc_branch_profile_bin *b, size_t n, char *buf
 		snprintf(buf, len, "none that was found (--symfs gives where they are)");
 }
 
-/* --format autofdo or bolt: the binaries (--dso: that one) written from the profile. */
+/* --format autofdo or bolt: the binaries (--dso: those) written from the profile. */
 static void write_profile(struct decode *d)
 {
-	const struct tc_branch_profile_bin *bins, *pick = NULL;
-	size_t n, matches = 0;
+	const struct tc_branch_profile_bin *bins;
+	const char *const *want = d->filter ? tc_rec_filter_dsos(d->filter) : NULL;
+	struct tc_branch_profile_bin *pick = NULL;
+	size_t n, npick = 0;
 	char names[1024];
 	bool bolt = !strcmp(d->format, "bolt");
 	int rc;
@@ -184,96 +287,154 @@ static void write_profile(struct decode *d)
 	if (tc_branch_profile_finish(d->bp, &bins, &n))
 		tc_fatal("%s profile: out of memory", d->format);
 	dso_names(bins, n, names, sizeof(names));
-	for (size_t i = 0; d->dso && i < n; i++)
-		if (dso_is(bins[i].dso, d->dso)) {
-			pick = pick ? pick : &bins[i];
-			matches++;
-		}
-	if (d->dso && !matches)
-		tc_fatal("--dso %s: the trace ran in no such binary; it ran in %s", d->dso, names);
-	if (matches > 1)
-		tc_fatal("--dso %s names %zu binaries (different build ids or paths): give its "
-			 "recorded path; the trace ran in %s", d->dso, matches, names);
-	if (bolt && !pick && n != 1)
+	for (size_t w = 0; want && want[w]; w++) {
+		size_t matches = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (tc_rec_filter_dso_is(bins[i].dso, want[w])) {
+				if (!matches &&
+				    !(pick = reallocarray(pick, npick + 1, sizeof(*pick))))
+					tc_fatal("out of memory");
+				if (!matches++)
+					pick[npick++] = bins[i];
+			}
+		if (!matches)
+			tc_fatal("--dso %s: the trace ran in no such binary; it ran in %s", want[w],
+				 names);
+		if (matches > 1)
+			tc_fatal("--dso %s names %zu binaries (different build ids or paths): give "
+				 "its recorded path; the trace ran in %s", want[w], matches, names);
+	}
+	if (bolt && npick > 1)
+		tc_fatal("--format bolt writes the profile of one binary: give one --dso");
+	if (bolt && !npick && n != 1)
 		tc_fatal("--format bolt writes the profile of one binary: choose it with --dso "
 			 "(the trace ran in %s)", names);
-	if (bolt && !pick)
-		pick = &bins[0];
-	rc = bolt ? tc_bolt_write(pick, stdout) :
-	     pick ? tc_autofdo_write(pick, 1, stdout) : tc_autofdo_write(bins, n, stdout);
+	rc = bolt ? tc_bolt_write(npick ? pick : &bins[0], stdout) :
+	     npick ? tc_autofdo_write(pick, npick, stdout) : tc_autofdo_write(bins, n, stdout);
 	if (rc)
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
 			 d->format);
-	if (pick)
-		tc_status("tracectl decode: %s profile of %s (build id %s)", d->format, pick->dso,
-			  *pick->build_id ? pick->build_id : "none");
+	for (size_t i = 0; i < npick; i++)
+		tc_status("tracectl decode: %s profile of %s (build id %s)", d->format, pick[i].dso,
+			  *pick[i].build_id ? pick[i].build_id : "none");
+	free(pick);
 }
 
+static int decode_main(struct decode *d, int argc, char **argv);
+
+/* The filter outlives every return of decode_main, usage errors included. */
 int do_decode(int argc, char **argv)
 {
-	const struct tc_cmd *cmd = tc_cmd_find("decode");
 	struct decode d = { .a.input = "perf.data" };
+	int rc = decode_main(&d, argc, argv);
+
+	tc_rec_filter_free(d.filter);
+	return rc;
+}
+
+static int decode_main(struct decode *d, int argc, char **argv)
+{
+	const struct tc_cmd *cmd = tc_cmd_find("decode");
 	struct tc_session *dec;
 	struct tc_err e;
-	int i = tc_opts_parse(cmd, argc, argv, on_opt, &d), problems;
+	int i = tc_opts_parse(cmd, argc, argv, on_opt, d), problems;
 	unsigned nstreams = 0;
 
 	if (i < 0)
 		return TC_EXIT_USAGE;
 	if (i < argc)
 		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
-	if (d.format && (d.a.packets || d.a.branches || d.per_thread))
+	if (d->format && (d->a.packets || d->a.branches || d->per_thread))
 		return tc_msg_usage_error(cmd,
 					  "--format takes instruction ranges: not with --packets, "
 					  "--branches or --per-thread"),
 		       TC_EXIT_USAGE;
-	if (d.dso && !profile_format(d.format))
-		return tc_msg_usage_error(cmd, "--dso chooses the binary of --format autofdo or "
-					  "bolt"),
+	if (d->filter && profile_format(d->format))
+		tc_rec_filter_dso_off(d->filter);	/* --dso chooses the profiles written */
+	if ((d->call_trace || d->itrace) &&
+	    (d->a.packets || d->a.branches || d->per_thread || d->format))
+		return tc_msg_usage_error(cmd, "--%s lists records of its own: not with --packets, "
+					  "--branches, --per-thread or --format",
+					  d->call_trace ? "call-trace" : "itrace"),
 		       TC_EXIT_USAGE;
-	if (d.force && !d.per_thread)
+	if (d->show_events && (d->a.packets || d->a.branches || d->per_thread || d->format ||
+			       d->call_trace || d->itrace))
+		return tc_msg_usage_error(cmd, "--show-events lists the file's records instead of "
+					  "decoding: not with --packets, --branches, --per-thread, "
+					  "--format, --itrace or --call-trace"),
+		       TC_EXIT_USAGE;
+	if (d->call_trace)
+		d->itrace = TC_ITRACE_CALLS | TC_ITRACE_RETURNS;
+	if (d->itrace & TC_ITRACE_BRANCHES)
+		d->a.branches = true;	/* the decoder's own branches */
+	if (d->force && !d->per_thread)
 		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
-	if (d.a.packets && d.a.branches)
+	if (d->a.packets && d->a.branches)
 		return tc_msg_usage_error(cmd, "--packets and --branches exclude each other"),
 		       TC_EXIT_USAGE;
-	tc_listing_init(&d.out, stdout, tc_g.json);
-	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, d.force, &e)))
-		tc_fatal("%s", e.msg);
-	if (!(dec = tc_session_new(&d.a, emit, &d)))
-		tc_fatal("out of memory");
-	if (!d.streams && !d.format) {
-		d.out.sym = tc_session_symbolize;
-		d.out.sym_ctx = dec;
+	tc_listing_init(&d->out, stdout, tc_g.json);
+	if (d->show_events) {
+		tc_show_events_init(&d->se, stdout, tc_g.json);
+		d->a.record = show_record;
+		d->a.record_ctx = d;
 	}
-	if (profile_format(d.format)) {
-		d.bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
+	if (d->per_thread &&
+	    !(d->streams = tc_streams_open(d->per_thread, tc_g.json, d->force, &e)))
+		tc_fatal("%s", e.msg);
+	if (!(dec = tc_session_new(&d->a, emit, d)))
+		tc_fatal("out of memory");
+	if (!d->streams && !d->format) {
+		d->out.sym = tc_session_symbolize;
+		d->out.sym_ctx = dec;
+	}
+	if (d->filter)
+		tc_rec_filter_source(d->filter, &(struct tc_rec_filter_src){
+			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm,
+			.ctx = dec });
+	if (d->itrace && !(d->it = tc_itrace_new(d->itrace, filtered, d)))
+		tc_fatal("out of memory");
+	if (d->it)
+		tc_itrace_read(d->it, tc_session_read, dec);
+	if (d->call_trace) {
+		tc_call_trace_init(&d->ct, stdout, tc_g.json);
+		d->ct.sym = tc_session_sym;
+		d->ct.symbolize = tc_session_symbolize;
+		d->ct.ctx = dec;
+		d->ct.other = &d->out;
+	}
+	if (profile_format(d->format)) {
+		d->bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
 			.file = tc_session_file, .read = tc_session_read, .ctx = dec });
-		if (!d.bp)
+		if (!d->bp)
 			tc_fatal("out of memory");
-	} else if (d.format) {
+	} else if (d->format) {
 		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1,
 					.sym = tc_session_sym, .sym_ctx = dec,
 					.dso = tc_session_dso, .dso_ctx = dec,
 					.comm = tc_session_comm, .comm_ctx = dec,
 					.title = "tracectl decode (instructions)" };
 
-		tc_analysis_format_parse(d.format, &o.format);
-		if (!(d.an = tc_analysis_new(&o)))
+		tc_analysis_format_parse(d->format, &o.format);
+		if (!(d->an = tc_analysis_new(&o)))
 			tc_fatal("out of memory");
 	}
 	problems = tc_decode_run(dec);
-	if (d.an && tc_analysis_finish(d.an))
+	if (d->it && tc_itrace_finish(d->it))
+		tc_fatal("out of memory");
+	tc_itrace_free(d->it);
+	if (d->an && tc_analysis_finish(d->an))
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
-			 d.format);
-	tc_analysis_free(d.an);
-	if (d.bp)
-		write_profile(&d);
-	tc_branch_profile_free(d.bp);
+			 d->format);
+	tc_analysis_free(d->an);
+	if (d->bp)
+		write_profile(d);
+	tc_branch_profile_free(d->bp);
 	tc_session_free(dec);
-	if (tc_streams_close(d.streams, &nstreams, d.stream_failed ? NULL : &d.serr) ||
-	    d.stream_failed)
-		tc_fatal("%s", d.serr.msg);
-	if (d.per_thread)
-		tc_status("tracectl decode: %u streams written to %s", nstreams, d.per_thread);
+	if (tc_streams_close(d->streams, &nstreams, d->stream_failed ? NULL : &d->serr) ||
+	    d->stream_failed)
+		tc_fatal("%s", d->serr.msg);
+	if (d->per_thread)
+		tc_status("tracectl decode: %u streams written to %s", nstreams, d->per_thread);
 	return problems ? TC_EXIT_DATA : TC_EXIT_OK;
 }

@@ -9,7 +9,8 @@
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 
-enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS };
+enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS, OPT_TIME, OPT_CPU,
+       OPT_PID, OPT_TID, OPT_COMM, OPT_DSO, OPT_SYM };
 
 const struct tc_opt diff_opts[] = {
 	{ "fail-above", OPT_FAIL_ABOVE, 1, "PCT", "exit 4 when a function's self instructions "
@@ -18,6 +19,15 @@ const struct tc_opt diff_opts[] = {
 	  "or by name" },
 	{ "limit", OPT_LIMIT, 1, "N", "show at most N functions (0: all)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
+	{ "time", OPT_TIME, 1, "START,END", "compare only what has perf time in [START,END] "
+	  "(seconds; either may be empty; both recordings)" },
+	{ "cpu", OPT_CPU, 1, "LIST", "compare only what ran on these CPUs (0-3,6)" },
+	{ "pid", OPT_PID, 1, "LIST", "compare only these processes" },
+	{ "tid", OPT_TID, 1, "LIST", "compare only these threads" },
+	{ "comm", OPT_COMM, 1, "NAME[,NAME]", "compare only threads with these command names" },
+	{ "dso", OPT_DSO, 1, "NAME[,NAME]", "compare only code in these binaries (recorded path or "
+	  "file name)" },
+	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "compare only these functions" },
 	{ 0 },
 };
 
@@ -26,6 +36,7 @@ struct diff {
 	struct tc_profile_view view;	/* its limit only cuts the output (see do_diff) */
 	double fail_above;
 	bool gate;
+	struct tc_rec_filter *filter;	/* applied to both recordings */
 };
 
 static int on_opt(int key, const char *arg, void *ctx)
@@ -36,6 +47,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 
 	switch (key) {
 	case OPT_SYMFS: d->symfs = arg; break;
+	case OPT_TIME: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_TIME, arg);
+	case OPT_CPU: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_CPU, arg);
+	case OPT_PID: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_PID, arg);
+	case OPT_TID: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_TID, arg);
+	case OPT_COMM: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_COMM, arg);
+	case OPT_DSO: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_DSO, arg);
+	case OPT_SYM: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_SYM, arg);
 	case OPT_SORT:
 	case OPT_LIMIT:
 		return tc_report_view_opt(cmd, key == OPT_SORT, arg, &d->view);
@@ -51,13 +69,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-static int profile(const char *input, const char *symfs, struct tc_analysis **an,
-		   struct tc_session **dec)
+static int profile(const char *input, const char *symfs, struct tc_rec_filter *filter,
+		   struct tc_analysis **an, struct tc_session **dec)
 {
 	struct tc_session_opts a = { .input = input, .symfs = symfs };
 	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };
 
-	return tc_report_run(&a, &o, an, dec);
+	return tc_report_run(&a, &o, filter, an, dec);
 }
 
 int do_diff(int argc, char **argv)
@@ -82,13 +100,17 @@ int do_diff(int argc, char **argv)
 		next = tc_opts_parse(cmd, argc - i, argv + i, on_opt, &d);
 		i = next < 0 ? -1 : i + next;
 	}
-	if (i < 0)
+	if (i < 0) {
+		tc_rec_filter_free(d.filter);
 		return TC_EXIT_USAGE;
-	if (n != 2)
+	}
+	if (n != 2) {
+		tc_rec_filter_free(d.filter);
 		return tc_msg_usage_error(cmd, "diff takes two recordings (or snapshots), A and B"),
 		       TC_EXIT_USAGE;
+	}
 	for (int k = 0; k < 2; k++)
-		problems += profile(in[k], d.symfs, &an[k], &dec[k]);
+		problems += profile(in[k], d.symfs, d.filter, &an[k], &dec[k]);
 	/* The whole difference is checked against the threshold; --limit only cuts the output. */
 	limit = d.view.limit;
 	d.view.limit = 0;
@@ -112,6 +134,7 @@ int do_diff(int argc, char **argv)
 			 d.fail_above, (unsigned long long)grew->a_self,
 			 (unsigned long long)grew->b_self);
 	tc_profile_diff_free(&pd);
+	tc_rec_filter_free(d.filter);
 	for (int k = 0; k < 2; k++) {
 		tc_analysis_free(an[k]);
 		tc_session_free(dec[k]);

@@ -4,6 +4,7 @@
 #define TC_CMD_PROF_ARGS_H
 
 #include "cmd/tracectl.h"
+#include "decoders/rec_filter.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 
@@ -21,6 +22,12 @@ int tc_report_view_opt(const struct tc_cmd *cmd, bool sort, const char *arg,
  * *dec the session (its symbols are the profile's strings) for the caller to free. Returns
  * the number of problems the decode warned about. */
 int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
-		  struct tc_analysis **out, struct tc_session **dec);
+		  struct tc_rec_filter *filter, struct tc_analysis **out,
+		  struct tc_session **dec);
+
+/* The record filters decode, report and diff share (cmd/decode.c): one option's value
+ * into *f (made on first use); the usage error's code for a bad value. */
+int tc_decode_filter_opt(const struct tc_cmd *cmd, struct tc_rec_filter **f,
+			 enum tc_rec_filter_key k, const char *arg);
 
 #endif

@@ -11,17 +11,22 @@
 #include "lib/analysis/analysis.h"
 
 enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
-       OPT_PER_THREAD, OPT_SYMFS };
+       OPT_PER_THREAD, OPT_SYMFS, OPT_TIME, OPT_PID, OPT_SYM };
 
 const struct tc_opt report_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
 	  "OpenCSD snapshot directory" },
 	{ "sort", OPT_SORT, 1, "KEY", "order rows by self (default), total, calls or name" },
 	{ "limit", OPT_LIMIT, 1, "N", "at most N functions per table (0: all)" },
-	{ "tid", OPT_TID, 1, "TID", "count only thread TID" },
-	{ "cpu", OPT_CPU, 1, "CPU", "count only what ran on CPU" },
-	{ "comm", OPT_COMM, 1, "NAME", "count only threads whose command is NAME" },
-	{ "dso", OPT_DSO, 1, "PATH", "show only functions of the binary PATH" },
+	{ "time", OPT_TIME, 1, "START,END", "count only what has perf time in [START,END] "
+	  "(seconds; either may be empty)" },
+	{ "cpu", OPT_CPU, 1, "LIST", "count only what ran on these CPUs (0-3,6)" },
+	{ "pid", OPT_PID, 1, "LIST", "count only these processes" },
+	{ "tid", OPT_TID, 1, "LIST", "count only these threads" },
+	{ "comm", OPT_COMM, 1, "NAME[,NAME]", "count only threads with these command names" },
+	{ "dso", OPT_DSO, 1, "NAME[,NAME]", "count only code in these binaries (recorded path or "
+	  "file name)" },
+	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "count only code in these functions" },
 	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one table per thread" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	{ 0 },
@@ -71,22 +76,41 @@ int tc_report_view_opt(const struct tc_cmd *cmd, bool sort, const char *arg,
 	return 0;
 }
 
+struct feed {
+	struct tc_analysis **an;
+	struct tc_rec_filter *filter;
+};
+
+static void feed_one(void *ctx, const struct tc_rec *r)
+{
+	tc_analysis_feed(ctx, r);	/* out of memory shows at tc_analysis_finish */
+}
+
+/* The filter (decoders/rec_filter.h) between the decoder and the analysis. */
 static void feed(void *ctx, const struct tc_rec *r)
 {
-	tc_analysis_feed(*(struct tc_analysis **)ctx,
-			 r); /* out of memory shows at tc_analysis_finish */
+	struct feed *f = ctx;
+
+	if (tc_rec_filter_pass(f->filter, r, feed_one, *f->an))
+		tc_fatal("out of memory");
 }
 
 int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
-		  struct tc_analysis **out, struct tc_session **dec)
+		  struct tc_rec_filter *filter, struct tc_analysis **out,
+		  struct tc_session **dec)
 {
 	struct tc_session *d;
+	struct feed f = { out, filter };
 	int problems;
 
 	/* The analysis needs the session's symbols and the session the analysis to feed: the
 	 * session comes first, feeding whatever *out holds once it runs. */
-	if (!(d = tc_session_new(a, feed, out)))
+	if (!(d = tc_session_new(a, feed, &f)))
 		tc_fatal("out of memory");
+	if (filter)
+		tc_rec_filter_source(filter, &(struct tc_rec_filter_src){
+			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm,
+			.ctx = d });
 	o->sym = tc_session_sym;
 	o->sym_ctx = d;
 	o->dso = tc_session_dso;
@@ -105,13 +129,15 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 struct report {
 	struct tc_session_opts a;
 	struct tc_analysis_opts o;
+	struct tc_rec_filter *filter;
 };
+
+
 
 static int on_opt(int key, const char *arg, void *ctx)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("report");
 	struct report *r = ctx;
-	long v;
 
 	switch (key) {
 	case 'i': r->a.input = arg; break;
@@ -119,15 +145,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 	case OPT_SORT:
 	case OPT_LIMIT:
 		return tc_report_view_opt(cmd, key == OPT_SORT, arg, &r->o.view);
-	case OPT_TID:
-	case OPT_CPU:
-		if (tc_report_parse_count(arg, &v) || v > 0x7fffffff)
-			return tc_msg_usage_error(cmd, "bad --%s '%s'",
-						  key == OPT_TID ? "tid" : "cpu", arg);
-		*(key == OPT_TID ? &r->o.tid : &r->o.cpu) = (int)v;
-		break;
-	case OPT_COMM: r->o.comm_is = arg; break;
-	case OPT_DSO: r->o.view.dso = arg; break;
+	case OPT_TIME: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_TIME, arg);
+	case OPT_CPU: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_CPU, arg);
+	case OPT_PID: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_PID, arg);
+	case OPT_TID: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_TID, arg);
+	case OPT_COMM: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_COMM, arg);
+	case OPT_DSO: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_DSO, arg);
+	case OPT_SYM: return tc_decode_filter_opt(cmd, &r->filter, TC_REC_FILTER_SYM, arg);
 	case OPT_PER_THREAD: r->o.view.per_thread = true; break;
 	}
 	return 0;
@@ -142,12 +166,17 @@ int do_report(int argc, char **argv)
 	struct tc_session *dec;
 	int i = tc_opts_parse(cmd, argc, argv, on_opt, &r), problems;
 
-	if (i < 0)
+	if (i < 0) {
+		tc_rec_filter_free(r.filter);
 		return TC_EXIT_USAGE;
-	if (i < argc)
+	}
+	if (i < argc) {
+		tc_rec_filter_free(r.filter);
 		return tc_msg_usage_error(cmd, "unexpected argument '%s'", argv[i]), TC_EXIT_USAGE;
+	}
 	r.o.format = tc_g.json ? TC_ANALYSIS_REPORT_JSON : TC_ANALYSIS_REPORT;
-	problems = tc_report_run(&r.a, &r.o, &an, &dec);
+	problems = tc_report_run(&r.a, &r.o, r.filter, &an, &dec);
+	tc_rec_filter_free(r.filter);
 	tc_analysis_free(an);
 	tc_session_free(dec);
 	return problems ? TC_EXIT_DATA : TC_EXIT_OK;

@@ -7,9 +7,9 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks --graph" ;;
-	decode) echo "--input --packets --per-thread --force --buffer --id --format --dso --symfs --branches" ;;
-	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
-	diff) echo "--fail-above --sort --limit --symfs" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --branches" ;;
+	report) echo "--input --sort --limit --time --cpu --pid --tid --comm --dso --sym --per-thread --symfs" ;;
+	diff) echo "--fail-above --sort --limit --symfs --time --cpu --pid --tid --comm --dso --sym" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
@@ -44,6 +44,11 @@ _tracectl()
 		return ;;
 	--emulator)
 		COMPREPLY=($(compgen -W "qemu ptrace" -- "$cur"))
+		return ;;
+	--itrace)
+		COMPREPLY=($(compgen -W "i b c r e cr cre be ie" -- "$cur"))
+		return ;;
+	--time|--comm|--sym)
 		return ;;
 	--filter)
 		return ;;

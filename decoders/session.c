@@ -307,7 +307,8 @@ static int report_missing(struct tc_session *s, struct tc_diag *m)
 				       .text = "AUX records announce trace but the file holds "
 					       "no AUXTRACE data" };
 
-		s->emit(s->ctx, &lost);
+		if (!s->o.record)	/* --show-events lists records, not trace */
+			s->emit(s->ctx, &lost);
 		tc_diag_add(m, "%s: %" PRIu64 " AUX records announce %" PRIu64
 			    " bytes of trace, but the file holds no AUXTRACE data: the trace is "
 			    "missing", in, s->aux_recs, s->aux_bytes);
@@ -380,6 +381,30 @@ static int decode(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 	return problems;
 }
 
+/* --show-events: the records, one by one, and the account of what was lost. */
+static int list_records(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
+{
+	struct tc_perf_data_record r;
+	int n;
+
+	while ((n = tc_perf_data_next(s->pd, &r, e)) > 0) {
+		if (account(s, &r, e))
+			return -1;
+		s->o.record(s->o.record_ctx, &r);
+		if (s->p->at)
+			s->p->at(s->p->ctx, r.offset);
+		if (s->p->stop && s->p->stop(s->p->ctx))
+			break;	/* the command reports it */
+	}
+	if (n < 0)
+		return -1;
+	progress_end(s);
+	tc_diag_status(m, "tracectl decode: %" PRIu64 " AUX records, %" PRIu64 " AUXTRACE "
+		       "records (%" PRIu64 " bytes of trace), %" PRIu64 " LOST records",
+		       s->aux_recs, s->auxtrace_recs, s->auxtrace_bytes, s->lost_recs);
+	return report_missing(s, m);
+}
+
 static int run_perf_data(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 {
 	int rc;
@@ -388,7 +413,7 @@ static int run_perf_data(struct tc_session *s, struct tc_diag *m, struct tc_err 
 		return -1;
 	if (s->p->begin)
 		s->p->begin(s->p->ctx);
-	rc = decode(s, m, e);
+	rc = s->o.record ? list_records(s, m, e) : decode(s, m, e);
 	if (rc < 0)
 		progress_end(s);
 	tc_perf_data_close(s->pd);
@@ -441,7 +466,10 @@ int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,
 	int rc;
 
 	s->p = p ? p : &no_progress;
-	if (tc_snapshot_is(s->o.input))
+	if (tc_snapshot_is(s->o.input) && s->o.record)
+		rc = tc_err_set(e, 0, "%s: a snapshot directory has no perf.data records to show",
+				s->o.input);
+	else if (tc_snapshot_is(s->o.input))
 		rc = run_snapshot(s, m, e);
 	else
 		rc = run_perf_data(s, m, e);

@@ -14,6 +14,7 @@
 
 #include "decoders/rec.h"
 #include "lib/images/images.h"
+#include "lib/perfdata/perf_data.h"
 #include "lib/util/diag.h"
 #include "lib/util/err.h"
 
@@ -24,6 +25,11 @@ struct tc_session_opts {
 	bool packets, branches;
 	bool any_id;			/* want_id was given (--id) */
 	bool want_id[128];
+	/* decode --show-events: every record of a perf.data goes here, in file order, and
+	 * nothing is decoded (the session still reports lost data and a bad file). r is
+	 * valid only during the call. */
+	void (*record)(void *ctx, const struct tc_perf_data_record *r);
+	void *record_ctx;
 };
 
 /* What the command watches while a perf.data is read; every member may be NULL. */
