@@ -35,6 +35,9 @@ const struct tc_opt decode_opts[] = {
 	  "bolt (perf2bolt -pa's branches)" },
 	{ "dso", OPT_DSO, 1, "BINARY", "--format autofdo or bolt: the profile of this binary only "
 	  "(its recorded path or file name)" },
+	{ "fields", 'F', 1, "F[,F]", "list these fields, perf script's names: comm, pid, tid, "
+	  "cpu, time, event, flags, insncnt, ip, sym, symoff, dso, dsoff, addr, and offset, id "
+	  "(text in perf script's layout; JSON: these keys)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
@@ -52,6 +55,7 @@ struct decode {
 	struct tc_analysis *an;
 	struct tc_branch_profile *bp;	/* --format autofdo or bolt */
 	const char *dso;
+	unsigned fields;		/* -F, lib/output/listing.h; 0 the default listing */
 };
 
 /* The formats written from a branch profile (lib/output/branch_profile.h). */
@@ -86,6 +90,14 @@ static int on_opt(int key, const char *arg, void *ctx)
 		d->format = arg;
 		break;
 	case OPT_DSO: d->dso = arg; break;
+	case 'F': {
+		char bad[64];
+
+		if (tc_listing_fields_parse(arg, &d->fields, bad, sizeof(bad)))
+			return tc_msg_usage_error(tc_cmd_find("decode"), "-F: unknown field '%s' "
+						  "(known: %s)", bad, tc_listing_field_names());
+		break;
+	}
 	}
 	return 0;
 }
@@ -209,6 +221,16 @@ static void write_profile(struct decode *d)
 			  *pick->build_id ? pick->build_id : "none");
 }
 
+/* The record writer's symbols, thread names and fields, from the session. */
+static void listing_setup(struct tc_listing *o, struct tc_session *dec, unsigned fields)
+{
+	o->sym = tc_session_symbolize;
+	o->sym_ctx = dec;
+	o->comm = tc_session_comm;
+	o->comm_ctx = dec;
+	o->fields = fields;
+}
+
 int do_decode(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("decode");
@@ -231,6 +253,9 @@ int do_decode(int argc, char **argv)
 		return tc_msg_usage_error(cmd, "--dso chooses the binary of --format autofdo or "
 					  "bolt"),
 		       TC_EXIT_USAGE;
+	if (d.fields && d.format)
+		return tc_msg_usage_error(cmd, "-F chooses the fields of the listing: not with "
+					  "--format"), TC_EXIT_USAGE;
 	if (d.force && !d.per_thread)
 		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
 	if (d.a.packets && d.a.branches)
@@ -241,10 +266,8 @@ int do_decode(int argc, char **argv)
 		tc_fatal("%s", e.msg);
 	if (!(dec = tc_session_new(&d.a, emit, &d)))
 		tc_fatal("out of memory");
-	if (!d.streams && !d.format) {
-		d.out.sym = tc_session_symbolize;
-		d.out.sym_ctx = dec;
-	}
+	if (!d.format)
+		listing_setup(d.streams ? tc_streams_listing(d.streams) : &d.out, dec, d.fields);
 	if (profile_format(d.format)) {
 		d.bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
 			.file = tc_session_file, .read = tc_session_read, .ctx = dec });

@@ -95,11 +95,11 @@ void tc_session_free(struct tc_session *s)
 	free(s);
 }
 
-int tc_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+int tc_session_symbolize(void *ctx, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_session *s = ctx;
 
-	return s->dec ? s->dec->ops->symbolize(s->dec->dec, addr, buf, len) : -1;
+	return s->dec ? s->dec->ops->symbolize(s->dec->dec, addr, sym) : -1;
 }
 
 int tc_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
@@ -140,10 +140,12 @@ const char *tc_session_comm(void *ctx, int pid, int tid)
 {
 	struct tc_session *s = ctx;
 
-	(void)pid;
 	for (size_t i = s->ncomms; i-- > 0;)
 		if (s->comms[i].tid == tid)
 			return s->comms[i].name;
+	for (size_t i = s->ncomms; tid != pid && pid >= 0 && i-- > 0;)
+		if (s->comms[i].tid == pid)
+			return s->comms[i].name;	/* a thread without COMM of its own */
 	return NULL;
 }
 

@@ -52,9 +52,10 @@ void tc_session_free(struct tc_session *s);
 int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,
 		   struct tc_diag *m, struct tc_err *e);
 
-/* The record writer's symboliser (lib/output/listing.h tc_symbolize_fn); ctx is the
- * session. Valid while records are emitted. */
-int tc_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+/* The record writer's symboliser (lib/output/listing.h tc_symbolize_fn): symbol, offset
+ * and DSO of addr in the address space of the record being emitted; ctx is the session.
+ * Valid while records are emitted. */
+int tc_session_symbolize(void *ctx, uint64_t addr, struct tc_images_sym *sym);
 
 /* For analyses (lib/analysis/analysis.h): symbols, dso and thread names of what was
  * decoded; ctx is the session. Valid during tc_session_run and until tc_session_free. */

@@ -668,13 +668,13 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	return ret;
 }
 
-int tc_pt_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+int tc_pt_session_symbolize(void *ctx, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_pt_session *s = ctx;
 
 	if (!s->cur)
 		return -1;
-	return tc_images_format_sym(s->cur->im, s->cur->pid, addr, buf, len);
+	return tc_images_symbol(s->cur->im, s->cur->pid, addr, sym);
 }
 
 struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint64_t addr)
