@@ -19,7 +19,7 @@
 #include "lib/util/parse.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
-       OPT_BRANCHES, OPT_FORCE, OPT_DSO };
+       OPT_BRANCHES, OPT_FORCE, OPT_DSO, OPT_NO_COMM };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -33,6 +33,8 @@ const struct tc_opt decode_opts[] = {
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
 	  "(flame graph); or a profile for an optimiser: autofdo (simpleperf inject's text), "
 	  "bolt (perf2bolt -pa's branches)" },
+	{ "no-comm", OPT_NO_COMM, 0, NULL, "--format folded or svg: no root frame with the "
+	  "command name (comm) of each stack" },
 	{ "dso", OPT_DSO, 1, "BINARY", "--format autofdo or bolt: the profile of this binary only "
 	  "(its recorded path or file name)" },
 	{ "fields", 'F', 1, "F[,F]", "list these fields, perf script's names: comm, pid, tid, "
@@ -55,6 +57,7 @@ struct decode {
 	struct tc_analysis *an;
 	struct tc_branch_profile *bp;	/* --format autofdo or bolt */
 	const char *dso;
+	bool no_comm;			/* --no-comm */
 	unsigned fields;		/* -F, lib/output/listing.h; 0 the default listing */
 };
 
@@ -90,6 +93,7 @@ static int on_opt(int key, const char *arg, void *ctx)
 		d->format = arg;
 		break;
 	case OPT_DSO: d->dso = arg; break;
+	case OPT_NO_COMM: d->no_comm = true; break;
 	case 'F': {
 		char bad[64];
 
@@ -256,6 +260,9 @@ int do_decode(int argc, char **argv)
 	if (d.fields && d.format)
 		return tc_msg_usage_error(cmd, "-F chooses the fields of the listing: not with "
 					  "--format"), TC_EXIT_USAGE;
+	if (d.no_comm && (!d.format || (strcmp(d.format, "folded") && strcmp(d.format, "svg"))))
+		return tc_msg_usage_error(cmd, "--no-comm is for --format folded or svg"),
+		       TC_EXIT_USAGE;
 	if (d.force && !d.per_thread)
 		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
 	if (d.a.packets && d.a.branches)
@@ -278,6 +285,7 @@ int do_decode(int argc, char **argv)
 					.sym = tc_session_sym, .sym_ctx = dec,
 					.dso = tc_session_dso, .dso_ctx = dec,
 					.comm = tc_session_comm, .comm_ctx = dec,
+					.comm_roots = !d.no_comm,
 					.title = "tracectl decode (instructions)" };
 
 		tc_analysis_format_parse(d.format, &o.format);

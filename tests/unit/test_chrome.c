@@ -24,7 +24,7 @@ static void write_trace(const struct stream *st)
 	fd = mkstemp(path);
 	CHECK(fd >= 0);
 	f = fdopen(fd, "w");
-	c = tc_chrome_new(f, st_sym, NULL);
+	c = tc_chrome_new(f, st_sym, NULL, NULL, NULL);
 	ops.ctx = c;
 	cs = tc_callstack_new(&ops);
 	for (int i = 0; i < st->n; i++)
