@@ -129,10 +129,9 @@ static void json_sym(const struct tc_listing *o, uint64_t addr, const char *pref
 		snprintf(key, sizeof(key), "%sdso", prefix);
 		tc_json_kstr(j, key, s.dso);
 	}
-	if (s.dso && (all || has(o, TC_LF_DSOFF))) {
+	if (s.dso && (all || has(o, TC_LF_DSOFF))) {	/* an address: hex, as the others */
 		snprintf(key, sizeof(key), "%sdsoff", prefix);
-		tc_json_key(j, key);
-		tc_json_uint(j, s.dso_off);
+		tc_json_khex(j, key, s.dso_off);
 	}
 }
 

@@ -104,7 +104,7 @@ TEST(symbols_on_both_ends)
 	CHECK_STR(render_with(true, 0, &br),
 		  "{\"type\":\"branch\",\"cpu\":1,\"pid\":42,\"tid\":43,\"offset\":16,"
 		  "\"from\":\"0x102c\",\"to\":\"0x2010\",\"sym\":\"main+0x2c\",\"symoff\":44,"
-		  "\"dso\":\"/bin/app\",\"dsoff\":44,\"to_dso\":\"/lib/stripped\",\"to_dsoff\":4112}\n");
+		  "\"dso\":\"/bin/app\",\"dsoff\":\"0x2c\",\"to_dso\":\"/lib/stripped\",\"to_dsoff\":\"0x1010\"}\n");
 	CHECK_STR(render_with(false, 0, &r),
 		  "       69c  id 0x10 cpu 0 42/43  range     0x1004-0xffffffc000096a10 4 A64 E"
 		  "  main+0x4 (/bin/app)\n");
