@@ -206,7 +206,7 @@ void tc_calltree_range(void *tree, const struct tc_callstack_range *r)
 
 	if (t->failed)
 		return;
-	if (t->o.thread_roots || t->o.comm_roots) {
+	if (t->o.thread_roots || (t->o.comm_roots && r->tid >= 0)) {
 		name = thread_name(t, r);
 		if (name < 0 || (at = child(t, 0, (size_t)name)) < 0)
 			goto nomem;

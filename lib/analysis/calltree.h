@@ -15,7 +15,8 @@ struct tc_calltree_opts {
 	void *sym_ctx;
 	bool thread_roots;	/* a root frame per thread: "comm tid N" / "tid N" / "cpu N" */
 	/* A root frame per command (flamegraph.pl's and perf's "comm;frame;frame count"): the
-	 * thread's comm, "tid N" / "cpu N" where it has none. thread_roots wins. */
+	 * thread's comm, "tid N" where it has none; no root where the thread is not known
+	 * (snapshots). thread_roots wins. */
 	bool comm_roots;
 	const char *(*comm)(void *ctx, int pid, int tid);	/* optional, for the roots */
 	void *comm_ctx;
