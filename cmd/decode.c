@@ -230,7 +230,7 @@ static void listing_setup(struct tc_listing *o, struct tc_session *dec, unsigned
 {
 	o->sym = tc_session_symbolize;
 	o->sym_ctx = dec;
-	o->comm = tc_session_comm;
+	o->comm = tc_session_comm_rec;
 	o->comm_ctx = dec;
 	o->fields = fields;
 }

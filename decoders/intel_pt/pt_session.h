@@ -62,8 +62,9 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 
 const struct tc_pt_session_stats *tc_pt_session_stats(const struct tc_pt_session *s);
 /* A tc_symbolize_fn (lib/output/listing.h) for records while they are emitted: what maps
- * addr in the address space of the queue at work; ctx is the session. */
-int tc_pt_session_symbolize(void *ctx, uint64_t addr, struct tc_images_sym *sym);
+ * addr in the address space of the queue at work (pid -1: its thread's); for another pid
+ * (an event's), the first queue's that maps it; ctx is the session. */
+int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym);
 /* For analyses after decoding (lib/analysis/analysis.h's tc_sym_fn and dso callback); ctx is the
  * session, valid until tc_pt_session_free. */
 int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);

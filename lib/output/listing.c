@@ -57,10 +57,10 @@ static bool has(const struct tc_listing *o, enum tc_listing_field f)
 
 /* The symbol and DSO of addr, or false where none is known (no symboliser, address 0 at
  * a trace gap, nothing mapped there). */
-static bool lookup(const struct tc_listing *o, uint64_t addr, struct tc_images_sym *s)
+static bool lookup(const struct tc_listing *o, int pid, uint64_t addr, struct tc_images_sym *s)
 {
 	memset(s, 0, sizeof(*s));
-	return o->sym && addr && !o->sym(o->sym_ctx, addr, s) && (s->sym || s->dso);
+	return o->sym && addr && !o->sym(o->sym_ctx, pid, addr, s) && (s->sym || s->dso);
 }
 
 static const char *base_name(const char *path)
@@ -70,11 +70,13 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* Does the record have an address to show (ip), and a second one (addr)? */
+/* Does the record have an address to show (ip: an event's where it was sampled), and a
+ * second one (addr)? */
 static bool ip_of(const struct tc_rec *r, uint64_t *ip)
 {
 	*ip = r->start;
-	return r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH || r->type == TC_REC_ADDR_NACC;
+	return r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH ||
+	       r->type == TC_REC_ADDR_NACC || (r->type == TC_REC_EVENT && r->start);
 }
 
 static bool addr_of(const struct tc_rec *r, uint64_t *addr)
@@ -104,13 +106,14 @@ static const char *flags_of(const struct tc_rec *r)
 
 /* JSON: "sym" ("name+0xoff", or "name" without symoff), "symoff", "dso", "dsoff", each with
  * prefix ("" or "to_"). all: the default listing's keys (every one). */
-static void json_sym(const struct tc_listing *o, uint64_t addr, const char *prefix, bool all)
+static void json_sym(const struct tc_listing *o, int pid, uint64_t addr, const char *prefix,
+		     bool all)
 {
 	struct tc_json *j = (struct tc_json *)&o->j;
 	struct tc_images_sym s;
 	char key[16], buf[512];
 
-	if (!lookup(o, addr, &s))
+	if (!lookup(o, pid, addr, &s))
 		return;
 	if (s.sym && (all || has(o, TC_LF_SYM))) {
 		if (all || has(o, TC_LF_SYMOFF))
@@ -223,17 +226,17 @@ static void write_json(struct tc_listing *o, const struct tc_rec *r)
 
 			tc_json_kstr(j, "last", last);
 		}
-		json_sym(o, r->start, "", true);
+		json_sym(o, r->pid, r->start, "", true);
 		break;
 	case TC_REC_BRANCH:
 		TC_JSON_KHEX(j, "from", r->start);
 		TC_JSON_KHEX(j, "to", r->end);
-		json_sym(o, r->start, "", true);
-		json_sym(o, r->end, "to_", true);
+		json_sym(o, r->pid, r->start, "", true);
+		json_sym(o, r->pid, r->end, "to_", true);
 		break;
 	case TC_REC_ADDR_NACC:
 		tc_json_khex(j, "addr", r->start);
-		json_sym(o, r->start, "", true);
+		json_sym(o, r->pid, r->start, "", true);
 		break;
 	default:
 		break;
@@ -246,7 +249,7 @@ static void write_json(struct tc_listing *o, const struct tc_rec *r)
 static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 {
 	struct tc_json *j = &o->j;
-	const char *comm = o->comm ? o->comm(o->comm_ctx, r->pid, r->tid) : NULL;
+	const char *comm = o->comm ? o->comm(o->comm_ctx, r) : NULL;
 	uint64_t ip, addr;
 
 	tc_json_obj_open(j);
@@ -274,23 +277,23 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 	if (ip_of(r, &ip)) {
 		if (has(o, TC_LF_IP))
 			TC_JSON_KHEX(j, "ip", ip);
-		json_sym(o, ip, "", false);
+		json_sym(o, r->pid, ip, "", false);
 	}
 	if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {
 		TC_JSON_KHEX(j, "addr", addr);
 		if (r->type == TC_REC_BRANCH)
-			json_sym(o, addr, "to_", false);
+			json_sym(o, r->pid, addr, "to_", false);
 	}
 	json_detail(j, r, has(o, TC_LF_TIME));
 	tc_json_obj_close(j);
 }
 
 /* Default text: " sym+0xoff (dso)", " [file+0xoff] (dso)" without a symbol. */
-static void text_sym(const struct tc_listing *o, uint64_t addr, const char *sep)
+static void text_sym(const struct tc_listing *o, int pid, uint64_t addr, const char *sep)
 {
 	struct tc_images_sym s;
 
-	if (!lookup(o, addr, &s))
+	if (!lookup(o, pid, addr, &s))
 		return;
 	if (s.sym)
 		fprintf(o->f, "%s%s+0x%" PRIx64, sep, s.sym, s.sym_off);
@@ -338,17 +341,17 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 	case TC_REC_RANGE:
 		fprintf(f, " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c", r->start, r->end, r->insns,
 			tc_rec_isa_name(r->isa), r->last ? r->last : '?');
-		text_sym(o, r->start, "  ");
+		text_sym(o, r->pid, r->start, "  ");
 		break;
 	case TC_REC_BRANCH:
 		fprintf(f, " 0x%" PRIx64, r->start);
-		text_sym(o, r->start, " ");
+		text_sym(o, r->pid, r->start, " ");
 		fprintf(f, " -> 0x%" PRIx64, r->end);
-		text_sym(o, r->end, " ");
+		text_sym(o, r->pid, r->end, " ");
 		break;
 	case TC_REC_ADDR_NACC:
 		fprintf(f, " 0x%" PRIx64, r->start);
-		text_sym(o, r->start, " ");
+		text_sym(o, r->pid, r->start, " ");
 		break;
 	case TC_REC_EVENT:
 		/* perf script's "secs.nsecs: name: text" */
@@ -365,10 +368,10 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 }
 
 /* -F text, perf script's layout: " ip sym+0xoff (dso)", "[unknown]" where not known. */
-static void text_fields_sym(const struct tc_listing *o, uint64_t addr)
+static void text_fields_sym(const struct tc_listing *o, int pid, uint64_t addr)
 {
 	struct tc_images_sym s;
-	bool found = lookup(o, addr, &s);
+	bool found = lookup(o, pid, addr, &s);
 
 	if (has(o, TC_LF_SYM)) {
 		if (found && s.sym) {
@@ -397,7 +400,7 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 	bool any_ip = ip_of(r, &ip);
 
 	if (has(o, TC_LF_COMM))
-		comm = o->comm ? o->comm(o->comm_ctx, r->pid, r->tid) : NULL;
+		comm = o->comm ? o->comm(o->comm_ctx, r) : NULL;
 	if (has(o, TC_LF_OFFSET))
 		fprintf(f, "%10" PRIx64, r->offset);
 	if (has(o, TC_LF_ID))
@@ -417,7 +420,7 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 		else
 			fputs(" -:", f);
 	}
-	if (has(o, TC_LF_EVENT) || !(any_ip || r->type == TC_REC_EVENT))
+	if (has(o, TC_LF_EVENT) || !(any_ip || r->type == TC_REC_EVENT))	/* else implied */
 		fprintf(f, " %s:", tc_rec_type_name(r->type));
 	if (has(o, TC_LF_FLAGS))
 		fprintf(f, " %10s", flags_of(r));
@@ -426,14 +429,15 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 	if (any_ip) {
 		if (has(o, TC_LF_IP))
 			fprintf(f, " %16" PRIx64, ip);
-		text_fields_sym(o, ip);
+		text_fields_sym(o, r->pid, ip);
 		if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {
 			fprintf(f, r->type == TC_REC_BRANCH ? " => %16" PRIx64 : " .. %16" PRIx64,
 				addr);
 			if (r->type == TC_REC_BRANCH)
-				text_fields_sym(o, addr);
+				text_fields_sym(o, r->pid, addr);
 		}
-	} else if (r->type == TC_REC_EVENT) {
+	}
+	if (r->type == TC_REC_EVENT) {
 		fprintf(f, " %s: %s", r->name ? r->name : "?", r->text ? r->text : "");
 	} else {
 		text_detail(f, r);

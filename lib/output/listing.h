@@ -19,11 +19,11 @@
 #include "lib/images/images.h"
 #include "lib/util/json.h"
 
-/* Optional symboliser: fills *s for addr (dso and/or sym may be NULL), returns 0 where addr
- * is mapped, -1 otherwise. */
-typedef int (*tc_symbolize_fn)(void *ctx, uint64_t addr, struct tc_images_sym *s);
-/* Optional thread names: the command name of tid (else of pid), or NULL. */
-typedef const char *(*tc_comm_fn)(void *ctx, int pid, int tid);
+/* Optional symboliser: fills *s for pid's addr (the record's pid, -1 unknown; dso and/or sym
+ * may be NULL), returns 0 where addr is mapped, -1 otherwise. */
+typedef int (*tc_symbolize_fn)(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s);
+/* Optional thread names: the command name of r's thread when r happened, or NULL. */
+typedef const char *(*tc_comm_fn)(void *ctx, const struct tc_rec *r);
 
 /* -F fields, in the order they are printed whatever the order given (perf script's). */
 enum tc_listing_field {

@@ -59,6 +59,23 @@ if have_testdata perfdata; then
 	'
 fi
 
+# Samples of a tracepoint and a uprobe (tests/tools/rec_nopmu): the comm at the sample's
+# time (a child is its parent's until its exec) and the sample's ip, as perf script (a file
+# without AUX trace has no decoder, so no images: no symbols for its samples yet).
+REC="${TC_TOOLS:-$TOP/build/obj/tools}/rec_nopmu"
+if [ -x "$REC" ] && "$REC" -o rn.data -e sched:sched_switch -e "$TRACECTL:main" -- \
+	sh -c "\"$TRACECTL\" --version >/dev/null; sleep 0.05" >/dev/null 2>&1; then
+	expect 'events: comm at the time of each sample and its ip, as perf script' '
+		perf script -i rn.data -F comm,pid,tid,ip 2>/dev/null | squeeze >p.txt &&
+		grep -q "^sh " p.txt && grep -q "^tracectl " p.txt &&
+		tracectl decode -i rn.data -F comm,pid,tid,ip 2>/dev/null |
+			sed "s/ [^ ]*:[^ ]*: .*//" | squeeze >o.txt &&
+		diff p.txt o.txt
+	'
+else
+	skip 'comm of tracepoint samples' 'rec_nopmu could not record here'
+fi
+
 if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null; then
 	skip 'symbols on an emulated recording' 'needs x86-64 and gcc'
 	exit 0

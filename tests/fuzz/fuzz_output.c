@@ -67,8 +67,14 @@ static const char *comm(void *ctx, int pid, int tid)
 	return tid & 1 ? str((unsigned)tid) : NULL;
 }
 
-static int symbolize(void *ctx, uint64_t addr, struct tc_images_sym *s)
+static const char *rec_comm(void *ctx, const struct tc_rec *r)
 {
+	return comm(ctx, r->pid, r->tid);
+}
+
+static int symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s)
+{
+	(void)pid;
 	const char *n;
 	uint64_t start;
 
@@ -196,7 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		CHECK((f = open_memstream(&buf, &blen)) != NULL);
 		tc_listing_init(&out, f, json);
 		out.sym = n & 8 ? symbolize : NULL;
-		out.comm = n & 16 ? comm : NULL;
+		out.comm = n & 16 ? rec_comm : NULL;
 		out.fields = n & 32 ? (unsigned)(data[0] | data[len - 1] << 8) : 0;
 		for (size_t i = 0; i < n; i++)
 			tc_listing_write(&out, &v[i]);

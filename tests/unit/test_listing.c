@@ -49,9 +49,10 @@ TEST(branch_packet_and_unknowns)
 }
 
 /* 0x1000.. is main in /bin/app, 0x2000.. is in /lib/stripped without symbols. */
-static int fake_sym(void *ctx, uint64_t addr, struct tc_images_sym *s)
+static int fake_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s)
 {
 	(void)ctx;
+	(void)pid;
 	*s = (struct tc_images_sym){ 0 };
 	if (addr >= 0x1000 && addr < 0x1100)
 		*s = (struct tc_images_sym){ .dso = "/bin/app", .sym = "main",
@@ -63,10 +64,10 @@ static int fake_sym(void *ctx, uint64_t addr, struct tc_images_sym *s)
 	return 0;
 }
 
-static const char *fake_comm(void *ctx, int pid, int tid)
+static const char *fake_comm(void *ctx, const struct tc_rec *r)
 {
 	(void)ctx;
-	return pid == 42 && tid == 43 ? "app" : NULL;
+	return r->pid == 42 && r->tid == 43 ? "app" : NULL;
 }
 
 static char *render_with(bool json, unsigned fields, const struct tc_rec *r)
