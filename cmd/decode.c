@@ -25,7 +25,7 @@
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
        OPT_BRANCHES, OPT_FORCE, OPT_DSO, OPT_TIME, OPT_CPU, OPT_PID, OPT_TID, OPT_COMM,
-       OPT_SYM, OPT_ITRACE, OPT_CALL_TRACE, OPT_SHOW_EVENTS };
+       OPT_SYM, OPT_ITRACE, OPT_CALL_TRACE, OPT_SHOW_EVENTS, OPT_NO_COMM };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -39,6 +39,11 @@ const struct tc_opt decode_opts[] = {
 	{ "format", OPT_FORMAT, 1, "FMT", "write call stacks: folded, chrome (trace JSON) or svg "
 	  "(flame graph); or a profile for an optimiser: autofdo (simpleperf inject's text), "
 	  "bolt (perf2bolt -pa's branches)" },
+	{ "no-comm", OPT_NO_COMM, 0, NULL, "--format folded or svg: no root frame with the "
+	  "command name (comm) of each stack" },
+	{ "fields", 'F', 1, "F[,F]", "list these fields, perf script's names: comm, pid, tid, "
+	  "cpu, time, event, flags, insncnt, ip, sym, symoff, dso, dsoff, addr, and offset, id "
+	  "(text in perf script's layout; JSON: these keys)" },
 	{ "itrace", OPT_ITRACE, 1, "LETTERS", "synthesize perf's --itrace kinds only: i instructions, "
 	  "b branches, c calls, r returns, e errors (e.g. --itrace=cre)" },
 	{ "call-trace", OPT_CALL_TRACE, 0, NULL, "calls and returns, one line each, the function "
@@ -76,6 +81,8 @@ struct decode {
 	bool call_trace, show_events;
 	struct tc_call_trace ct;
 	struct tc_show_events se;
+	bool no_comm;			/* --no-comm */
+	unsigned fields;		/* -F, lib/output/listing.h; 0 the default listing */
 };
 
 static const struct { int key; enum tc_rec_filter_key k; } filter_keys[] = {
@@ -139,6 +146,15 @@ static int on_opt(int key, const char *arg, void *ctx)
 	}
 	case OPT_CALL_TRACE: d->call_trace = true; break;
 	case OPT_SHOW_EVENTS: d->show_events = true; break;
+	case OPT_NO_COMM: d->no_comm = true; break;
+	case 'F': {
+		char bad[64];
+
+		if (tc_listing_fields_parse(arg, &d->fields, bad, sizeof(bad)))
+			return tc_msg_usage_error(tc_cmd_find("decode"), "-F: unknown field '%s' "
+						  "(known: %s)", bad, tc_listing_field_names());
+		break;
+	}
 	default:
 		for (size_t i = 0; i < sizeof(filter_keys) / sizeof(filter_keys[0]); i++)
 			if (filter_keys[i].key == key)
@@ -321,6 +337,16 @@ static void write_profile(struct decode *d)
 	free(pick);
 }
 
+/* The record writer's symbols, thread names and fields, from the session. */
+static void listing_setup(struct tc_listing *o, struct tc_session *dec, unsigned fields)
+{
+	o->sym = tc_session_symbolize;
+	o->sym_ctx = dec;
+	o->comm = tc_session_comm_rec;
+	o->comm_ctx = dec;
+	o->fields = fields;
+}
+
 static int decode_main(struct decode *d, int argc, char **argv);
 
 /* The filter outlives every return of decode_main, usage errors included. */
@@ -368,6 +394,12 @@ static int decode_main(struct decode *d, int argc, char **argv)
 		d->itrace = TC_ITRACE_CALLS | TC_ITRACE_RETURNS;
 	if (d->itrace & TC_ITRACE_BRANCHES)
 		d->a.branches = true;	/* the decoder's own branches */
+	if (d->fields && (d->format || d->call_trace || d->show_events))
+		return tc_msg_usage_error(cmd, "-F chooses the fields of the listing: not with "
+					  "--format, --call-trace or --show-events"), TC_EXIT_USAGE;
+	if (d->no_comm && (!d->format || (strcmp(d->format, "folded") && strcmp(d->format, "svg"))))
+		return tc_msg_usage_error(cmd, "--no-comm is for --format folded or svg"),
+		       TC_EXIT_USAGE;
 	if (d->force && !d->per_thread)
 		return tc_msg_usage_error(cmd, "--force is for --per-thread DIR"), TC_EXIT_USAGE;
 	if (d->a.packets && d->a.branches)
@@ -384,13 +416,11 @@ static int decode_main(struct decode *d, int argc, char **argv)
 		tc_fatal("%s", e.msg);
 	if (!(dec = tc_session_new(&d->a, emit, d)))
 		tc_fatal("out of memory");
-	if (!d->streams && !d->format) {
-		d->out.sym = tc_session_symbolize;
-		d->out.sym_ctx = dec;
-	}
+	if (!d->format)
+		listing_setup(d->streams ? tc_streams_listing(d->streams) : &d->out, dec, d->fields);
 	if (d->filter)
 		tc_rec_filter_source(d->filter, &(struct tc_rec_filter_src){
-			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm,
+			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm_rec,
 			.ctx = dec });
 	if (d->itrace && !(d->it = tc_itrace_new(d->itrace, filtered, d)))
 		tc_fatal("out of memory");
@@ -413,6 +443,7 @@ static int decode_main(struct decode *d, int argc, char **argv)
 					.sym = tc_session_sym, .sym_ctx = dec,
 					.dso = tc_session_dso, .dso_ctx = dec,
 					.comm = tc_session_comm, .comm_ctx = dec,
+					.comm_roots = !d->no_comm,
 					.title = "tracectl decode (instructions)" };
 
 		tc_analysis_format_parse(d->format, &o.format);

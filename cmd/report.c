@@ -109,7 +109,7 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 		tc_fatal("out of memory");
 	if (filter)
 		tc_rec_filter_source(filter, &(struct tc_rec_filter_src){
-			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm,
+			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm_rec,
 			.ctx = d });
 	o->sym = tc_session_sym;
 	o->sym_ctx = d;

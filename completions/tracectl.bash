@@ -7,7 +7,7 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks --graph" ;;
-	decode) echo "--input --packets --per-thread --force --buffer --id --format --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --branches" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --no-comm --fields --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --branches" ;;
 	report) echo "--input --sort --limit --time --cpu --pid --tid --comm --dso --sym --per-thread --symfs" ;;
 	diff) echo "--fail-above --sort --limit --symfs --time --cpu --pid --tid --comm --dso --sym" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
@@ -69,6 +69,9 @@ _tracectl()
 		return ;;
 	--format)
 		COMPREPLY=($(compgen -W "folded chrome svg autofdo bolt" -- "$cur"))
+		return ;;
+	-F|--fields)
+		COMPREPLY=($(compgen -P "${cur%${cur##*,}}" -W "comm pid tid cpu time event flags insncnt ip sym symoff dso dsoff addr offset id" -- "${cur##*,}"))
 		return ;;
 	--sort)
 		COMPREPLY=($(compgen -W "self total calls name" -- "$cur"))

@@ -44,8 +44,11 @@ struct tc_decoder_ops {
 	int (*finish)(void *dec, const struct tc_perf_data *pd, const char *input,
 		      struct tc_diag *m, struct tc_err *e);
 	void (*free)(void *dec);
-	/* tc_symbolize_fn (lib/output/listing.h) for the record writer; -1 where unknown. */
-	int (*symbolize)(void *dec, uint64_t addr, char *buf, size_t len);
+	/* tc_symbolize_fn (lib/output/listing.h) for the record writer, valid while a record
+	 * is emitted: what maps pid's addr in that record's address space (the one the
+	 * decoder is in: a later mapping is not seen early; for another pid, as an event's,
+	 * any that maps it); -1 where nothing maps it. */
+	int (*symbolize)(void *dec, int pid, uint64_t addr, struct tc_images_sym *s);
 	/* For analyses after decoding (lib/analysis/analysis.h's sym and dso callbacks). */
 	int (*sym)(void *dec, int pid, uint64_t addr, const char **name, uint64_t *start);
 	const char *(*dso)(void *dec, int pid, uint64_t addr);

@@ -13,7 +13,7 @@
 #include "lib/util/grow.h"
 
 struct ev {
-	uint64_t time, offset, id;
+	uint64_t time, offset, id, ip;
 	size_t attr;			/* its index in the file's attrs (for the name) */
 	size_t raw_at;			/* in tc_events.raw */
 	uint32_t raw_len;
@@ -78,6 +78,7 @@ int tc_events_record(struct tc_events *x, const struct tc_perf_data *pd,
 	*ev = (struct ev){ .time = s->time,
 			   .has_time = s->has_time,
 			   .offset = r->offset,
+			   .ip = r->u.sample.has_ip ? r->u.sample.ip : 0,
 			   .id = r->attr->attr.config,
 			   .attr = (size_t)(r->attr - tc_perf_data_attr(pd, 0)),
 			   .raw_at = x->raw_len,
@@ -123,8 +124,8 @@ static void emit_one(struct tc_events *x, const struct tc_perf_data *pd, const s
 {
 	const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, ev->attr);
 	struct tc_rec r = { .type = TC_REC_EVENT, .id = -1, .cpu = ev->cpu, .pid = ev->pid,
-			    .tid = ev->tid, .offset = ev->offset, .has_time = ev->has_time,
-			    .time = ev->time };
+			    .tid = ev->tid, .offset = ev->offset, .start = ev->ip,
+			    .has_time = ev->has_time, .time = ev->time };
 	struct tc_err e;
 
 	if (!x->tpe) {

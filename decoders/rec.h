@@ -59,7 +59,8 @@ struct tc_rec {
 	int cpu;		/* -1 if unknown */
 	int pid, tid;		/* -1 if unknown */
 	uint64_t offset;	/* byte offset in the input (file or buffer) */
-	uint64_t start, end;	/* RANGE: [start, end); BRANCH: from, to; ADDR_NACC: start */
+	uint64_t start, end;	/* RANGE: [start, end); BRANCH: from, to; ADDR_NACC: start;
+				 * EVENT: start, the sample's ip (0 where not sampled) */
 	uint32_t insns;		/* RANGE: instruction count */
 	enum tc_isa isa;
 	char last;		/* RANGE: 'E' last instruction executed, 'N' not executed */

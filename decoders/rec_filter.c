@@ -225,9 +225,9 @@ bool tc_rec_filter_dso_is(const char *path, const char *name)
 	return !strcmp(path, name) || (base && !strcmp(base + 1, name));
 }
 
-const char *tc_rec_filter_comm(const struct tc_rec_filter *f, int pid, int tid)
+const char *tc_rec_filter_comm(const struct tc_rec_filter *f, const struct tc_rec *r)
 {
-	return f->src.comm && tid >= 0 ? f->src.comm(f->src.ctx, pid, tid) : NULL;
+	return f->src.comm && r->tid >= 0 ? f->src.comm(f->src.ctx, r) : NULL;
 }
 
 static bool in_spans(const struct spans *s, int v)
@@ -290,7 +290,7 @@ bool tc_rec_filter_keep(const struct tc_rec_filter *f, const struct tc_rec *r)
 	if (f->tid.n && !in_spans(&f->tid, r->tid))
 		return false;
 	if (f->comm.n) {
-		const char *c = tc_rec_filter_comm(f, r->pid, r->tid);
+		const char *c = tc_rec_filter_comm(f, r);
 
 		if (!c || !tc_strv_has(&f->comm, c))
 			return false;

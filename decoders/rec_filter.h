@@ -5,7 +5,7 @@
  * A record is kept when it passes every filter given; a record without the value a filter
  * looks at (no perf time, no CPU, no thread, no address) is not kept by that filter. The
  * address of a record is a range's start, a branch's source, an inaccessible address; the
- * thread's name is the one its COMM records gave it last (tc_rec_filter_comm). */
+ * thread's name is the one it had when the record happened (tc_rec_filter_comm). */
 #ifndef TC_DECODERS_REC_FILTER_H
 #define TC_DECODERS_REC_FILTER_H
 
@@ -29,7 +29,7 @@ enum tc_rec_filter_key {
 struct tc_rec_filter_src {
 	int (*sym)(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 	const char *(*dso)(void *ctx, int pid, uint64_t addr);
-	const char *(*comm)(void *ctx, int pid, int tid);
+	const char *(*comm)(void *ctx, const struct tc_rec *r);	/* r's thread's name then */
 	void *ctx;
 };
 
@@ -56,7 +56,7 @@ void tc_rec_filter_source(struct tc_rec_filter *f, const struct tc_rec_filter_sr
 bool tc_rec_filter_dso_is(const char *path, const char *name);
 
 /* The thread's name, or NULL: the one place the filter asks for it. */
-const char *tc_rec_filter_comm(const struct tc_rec_filter *f, int pid, int tid);
+const char *tc_rec_filter_comm(const struct tc_rec_filter *f, const struct tc_rec *r);
 
 /* The predicate. Always true when no filter was given. */
 bool tc_rec_filter_keep(const struct tc_rec_filter *f, const struct tc_rec *r);

@@ -22,8 +22,10 @@
 #include "lib/util/diag.h"
 #include "lib/util/grow.h"
 
+/* A thread's name from a time on (COMM, or the parent's at FORK), in file order. */
 struct comm {
 	int tid;
+	uint64_t time;		/* perf time, 0 where the record has none */
 	char *name;
 };
 
@@ -95,11 +97,11 @@ void tc_session_free(struct tc_session *s)
 	free(s);
 }
 
-int tc_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+int tc_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_session *s = ctx;
 
-	return s->dec ? s->dec->ops->symbolize(s->dec->dec, addr, buf, len) : -1;
+	return s->dec ? s->dec->ops->symbolize(s->dec->dec, pid, addr, sym) : -1;
 }
 
 int tc_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
@@ -136,29 +138,65 @@ size_t tc_session_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len)
 	return im ? tc_images_read(im, pid, addr, buf, len) : 0;
 }
 
-const char *tc_session_comm(void *ctx, int pid, int tid)
+/* tid's name at time: the one from the latest time at or before it (records in the file
+ * need not be in time order), else its earliest; the latest of all where !timed. */
+static const char *comm_of(const struct tc_session *s, int tid, bool timed, uint64_t time)
 {
-	struct tc_session *s = ctx;
+	const struct comm *first = NULL, *best = NULL;
 
-	(void)pid;
-	for (size_t i = s->ncomms; i-- > 0;)
-		if (s->comms[i].tid == tid)
-			return s->comms[i].name;
-	return NULL;
+	for (size_t i = 0; tid >= 0 && i < s->ncomms; i++) {
+		const struct comm *c = &s->comms[i];
+
+		if (c->tid != tid)
+			continue;
+		if (!first || c->time < first->time)
+			first = c;
+		if ((!timed || c->time <= time) && (!best || c->time >= best->time))
+			best = c;
+	}
+	return best ? best->name : first ? first->name : NULL;
 }
 
-static int add_comm(struct tc_session *s, int tid, const char *name, struct tc_err *e)
+/* The thread's, else its process's (a thread without COMM or FORK of its own). */
+static const char *comm_at(const struct tc_session *s, int pid, int tid, bool timed,
+			   uint64_t time)
 {
-	for (size_t i = 0; i < s->ncomms; i++)
-		if (s->comms[i].tid == tid) {
-			free(s->comms[i].name);
-			s->comms[i].name = strdup(name);
-			return 0;
-		}
-	if (tc_grow((void **)&s->comms, &s->ccomms, s->ncomms + 1, sizeof(*s->comms)))
+	const char *n = comm_of(s, tid, timed, time);
+
+	return n || pid == tid ? n : comm_of(s, pid, timed, time);
+}
+
+const char *tc_session_comm(void *ctx, int pid, int tid)
+{
+	return comm_at(ctx, pid, tid, false, 0);
+}
+
+const char *tc_session_comm_rec(void *ctx, const struct tc_rec *r)
+{
+	return comm_at(ctx, r->pid, r->tid, r->has_time, r->time);
+}
+
+static int add_comm(struct tc_session *s, int tid, uint64_t time, const char *name,
+		    struct tc_err *e)
+{
+	char *copy = strdup(name);
+
+	if (!copy || tc_grow((void **)&s->comms, &s->ccomms, s->ncomms + 1, sizeof(*s->comms))) {
+		free(copy);
 		return tc_err_set(e, 0, "out of memory");
-	s->comms[s->ncomms++] = (struct comm){ tid, strdup(name) };
+	}
+	s->comms[s->ncomms++] = (struct comm){ tid, time, copy };
 	return 0;
+}
+
+/* A new thread or process has its parent's name until it sets its own. */
+static int on_fork(struct tc_session *s, const struct tc_perf_data_record *r, struct tc_err *e)
+{
+	const char *parent = comm_of(s, (int)r->u.fork.ptid, true, r->u.fork.time);
+
+	if (r->u.fork.tid == r->u.fork.ptid || !parent)
+		return 0;
+	return add_comm(s, (int)r->u.fork.tid, r->u.fork.time, parent, e);
 }
 
 /* The decoders' records pass here on their way to the command: progress, and the
@@ -246,7 +284,10 @@ static int account(struct tc_session *s, const struct tc_perf_data_record *r, st
 		on_aux(s, r);
 		break;
 	case PERF_RECORD_COMM:
-		return add_comm(s, (int)r->u.comm.tid, r->u.comm.comm, e);
+		return add_comm(s, (int)r->u.comm.tid, r->sid.has_time ? r->sid.time : 0,
+				r->u.comm.comm, e);
+	case PERF_RECORD_FORK:
+		return on_fork(s, r, e);
 	case PERF_RECORD_LOST:
 		s->lost_recs++;
 		s->lost_events += r->u.lost.lost;

@@ -58,15 +58,21 @@ void tc_session_free(struct tc_session *s);
 int tc_session_run(struct tc_session *s, const struct tc_session_progress *p,
 		   struct tc_diag *m, struct tc_err *e);
 
-/* The record writer's symboliser (lib/output/listing.h tc_symbolize_fn); ctx is the
- * session. Valid while records are emitted. */
-int tc_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+/* The record writer's symboliser (lib/output/listing.h tc_symbolize_fn): symbol, offset
+ * and DSO of pid's addr in the address space of the record being emitted; ctx is the session.
+ * Valid while records are emitted. */
+int tc_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym);
 
 /* For analyses (lib/analysis/analysis.h): symbols, dso and thread names of what was
  * decoded; ctx is the session. Valid during tc_session_run and until tc_session_free. */
 int tc_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_session_dso(void *ctx, int pid, uint64_t addr);
-const char *tc_session_comm(void *ctx, int pid, int tid);
+const char *tc_session_comm(void *ctx, int pid, int tid);	/* the latest name */
+/* The one lookup of a record's thread name (lib/output/listing.h tc_comm_fn; filters by
+ * comm): tid's command name when r happened (r's perf time; the latest where r has none),
+ * from COMM records and, before a thread's first, its parent's at FORK; the process's
+ * where the thread has none. NULL where unknown. */
+const char *tc_session_comm_rec(void *ctx, const struct tc_rec *r);
 /* The binary behind addr (lib/output/autofdo.h), and its bytes; -1 / 0 where unknown. */
 int tc_session_file(void *ctx, int pid, uint64_t addr, struct tc_images_file *f);
 size_t tc_session_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len);

@@ -97,9 +97,9 @@ static void cs_free(void *dec)
 	free(c);
 }
 
-static int cs_symbolize(void *dec, uint64_t addr, char *buf, size_t len)
+static int cs_symbolize(void *dec, int pid, uint64_t addr, struct tc_images_sym *s)
 {
-	return tc_cs_perf_symbolize(((struct cs_decoder *)dec)->s, addr, buf, len);
+	return tc_cs_perf_symbolize(((struct cs_decoder *)dec)->s, pid, addr, s);
 }
 
 /* One address space for the whole recording: the trace has no perf time to replay the

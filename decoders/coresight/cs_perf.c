@@ -516,11 +516,11 @@ void tc_cs_perf_diag(const struct tc_cs_perf *s, struct tc_diag *diag)
 		tc_diag_add(diag, "image not found: %s (use --symfs DIR)", miss[i]);
 }
 
-int tc_cs_perf_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+int tc_cs_perf_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_cs_perf *s = ctx;
 
-	return tc_images_format_sym(s->im, s->cur_pid, addr, buf, len);
+	return tc_images_symbol(s->im, pid >= 0 ? pid : s->cur_pid, addr, sym);
 }
 
 struct tc_images *tc_cs_perf_images(struct tc_cs_perf *s)

@@ -56,7 +56,7 @@ const struct tc_cs_perf_stats *tc_cs_perf_stats(const struct tc_cs_perf *s);
 /* Problems worth a warning (demux errors, IDs without metadata, missing images). */
 void tc_cs_perf_diag(const struct tc_cs_perf *s, struct tc_diag *diag);
 /* A tc_symbolize_fn (lib/output/listing.h) valid while records are emitted; ctx is the session. */
-int tc_cs_perf_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+int tc_cs_perf_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym);
 
 /* The address spaces, for analyses after decoding (lib/analysis/analysis.h's tc_analysis_images_sym). */
 struct tc_images *tc_cs_perf_images(struct tc_cs_perf *s);

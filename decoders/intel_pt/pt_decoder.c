@@ -165,11 +165,11 @@ static void pt_free(void *dec)
 	free(p);
 }
 
-static int pt_symbolize(void *dec, uint64_t addr, char *buf, size_t len)
+static int pt_symbolize(void *dec, int pid, uint64_t addr, struct tc_images_sym *s)
 {
 	struct pt_decoder *p = dec;
 
-	return p->s ? tc_pt_session_symbolize(p->s, addr, buf, len) : -1;
+	return p->s ? tc_pt_session_symbolize(p->s, pid, addr, s) : -1;
 }
 
 static int pt_sym(void *dec, int pid, uint64_t addr, const char **name, uint64_t *start)

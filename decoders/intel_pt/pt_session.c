@@ -668,13 +668,15 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	return ret;
 }
 
-int tc_pt_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_pt_session *s = ctx;
+	struct tc_images *im;
 
-	if (!s->cur)
-		return -1;
-	return tc_images_format_sym(s->cur->im, s->cur->pid, addr, buf, len);
+	if (s->cur && (pid < 0 || pid == s->cur->pid))
+		return tc_images_symbol(s->cur->im, s->cur->pid, addr, sym);
+	im = pid >= 0 ? tc_pt_session_images_at(s, pid, addr) : NULL;
+	return im ? tc_images_symbol(im, pid, addr, sym) : -1;
 }
 
 struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint64_t addr)

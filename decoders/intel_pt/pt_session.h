@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "decoders/rec.h"
+#include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
 #include "lib/util/err.h"
 
@@ -60,9 +61,10 @@ bool tc_pt_session_is_intel_pt(const struct tc_pt_session *s);
 int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd, struct tc_err *e);
 
 const struct tc_pt_session_stats *tc_pt_session_stats(const struct tc_pt_session *s);
-/* A tc_symbolize_fn (lib/output/listing.h) for records while they are emitted: "sym+0xoff", or
- * "[file+0xoff]" without a symbol; ctx is the session. */
-int tc_pt_session_symbolize(void *ctx, uint64_t addr, char *buf, size_t len);
+/* A tc_symbolize_fn (lib/output/listing.h) for records while they are emitted: what maps
+ * addr in the address space of the queue at work (pid -1: its thread's); for another pid
+ * (an event's), the first queue's that maps it; ctx is the session. */
+int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym);
 /* For analyses after decoding (lib/analysis/analysis.h's tc_sym_fn and dso callback); ctx is the
  * session, valid until tc_pt_session_free. */
 int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);

@@ -48,12 +48,13 @@ struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 	case TC_ANALYSIS_SVG:
 		a->tree = tc_calltree_new(&(struct tc_calltree_opts){
 			.sym = o->sym, .sym_ctx = o->sym_ctx, .thread_roots = o->thread_roots,
+			.comm_roots = o->comm_roots,
 			.comm = o->comm, .comm_ctx = o->comm_ctx });
 		ops.range = tc_calltree_range;
 		ops.ctx = a->tree;
 		break;
 	case TC_ANALYSIS_CHROME:
-		a->chrome = tc_chrome_new(o->f, o->sym, o->sym_ctx);
+		a->chrome = tc_chrome_new(o->f, o->sym, o->sym_ctx, o->comm, o->comm_ctx);
 		ops.range = tc_chrome_range;
 		ops.brk = tc_chrome_brk;
 		ops.ctx = a->chrome;

@@ -35,6 +35,7 @@ struct tc_analysis_opts {
 	const char *comm_is;	/* report/profile: count only this command */
 	struct tc_profile_view view;	/* report: sort, limit, per thread, dso */
 	bool thread_roots;	/* folded, svg: a root frame per thread */
+	bool comm_roots;	/* folded, svg: a root frame per command name (comm) */
 	const char *title;	/* svg */
 };
 

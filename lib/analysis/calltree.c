@@ -166,7 +166,9 @@ static ptrdiff_t thread_name(struct tc_calltree *t, const struct tc_callstack_ra
 						      : NULL;
 	char buf[128];
 
-	if (r->tid >= 0 && comm)
+	if (comm && !t->o.thread_roots)
+		snprintf(buf, sizeof(buf), "%s", comm);
+	else if (r->tid >= 0 && comm)
 		snprintf(buf, sizeof(buf), "%s tid %d", comm, r->tid);
 	else if (r->tid >= 0)
 		snprintf(buf, sizeof(buf), "tid %d", r->tid);
@@ -204,7 +206,7 @@ void tc_calltree_range(void *tree, const struct tc_callstack_range *r)
 
 	if (t->failed)
 		return;
-	if (t->o.thread_roots) {
+	if (t->o.thread_roots || (t->o.comm_roots && r->tid >= 0)) {
 		name = thread_name(t, r);
 		if (name < 0 || (at = child(t, 0, (size_t)name)) < 0)
 			goto nomem;

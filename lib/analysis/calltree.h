@@ -14,7 +14,11 @@ struct tc_calltree_opts {
 	tc_sym_fn sym;		/* names (unknown: "0x<addr>") */
 	void *sym_ctx;
 	bool thread_roots;	/* a root frame per thread: "comm tid N" / "tid N" / "cpu N" */
-	const char *(*comm)(void *ctx, int pid, int tid);	/* optional, for thread roots */
+	/* A root frame per command (flamegraph.pl's and perf's "comm;frame;frame count"): the
+	 * thread's comm, "tid N" where it has none; no root where the thread is not known
+	 * (snapshots). thread_roots wins. */
+	bool comm_roots;
+	const char *(*comm)(void *ctx, int pid, int tid);	/* optional, for the roots */
 	void *comm_ctx;
 };
 

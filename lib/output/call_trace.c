@@ -1,6 +1,7 @@
 #include "lib/output/call_trace.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 void tc_call_trace_init(struct tc_call_trace *c, FILE *f, bool json)
 {
@@ -14,11 +15,16 @@ static const char *name_of(struct tc_call_trace *c, const struct tc_rec *r, uint
 {
 	const char *name = NULL;
 	uint64_t start;
+	struct tc_images_sym s;
 
 	if (c->sym && !c->sym(c->ctx, r->pid, addr, &name, &start) && name)
 		return name;
-	if (c->symbolize && !c->symbolize(c->ctx, addr, buf, len))
+	if (c->symbolize && !c->symbolize(c->ctx, r->pid, addr, &s) && s.dso) {
+		const char *base = strrchr(s.dso, '/');
+
+		snprintf(buf, len, "[%s+0x%" PRIx64 "]", base ? base + 1 : s.dso, s.dso_off);
 		return buf;
+	}
 	snprintf(buf, len, "0x%" PRIx64, addr);
 	return buf;
 }

@@ -19,12 +19,17 @@ struct tc_chrome {
 	struct tc_json j;
 	tc_sym_fn sym;
 	void *sym_ctx;
+	const char *(*comm)(void *ctx, int pid, int tid);
+	void *comm_ctx;
+	int *named_pids;	/* processes that have their process_name */
+	size_t npids, cpids;
 	struct cthread *th;
 	size_t nth, cth;
 	bool failed;
 };
 
-struct tc_chrome *tc_chrome_new(FILE *f, tc_sym_fn sym, void *sym_ctx)
+struct tc_chrome *tc_chrome_new(FILE *f, tc_sym_fn sym, void *sym_ctx,
+				const char *(*comm)(void *ctx, int pid, int tid), void *comm_ctx)
 {
 	struct tc_chrome *c = calloc(1, sizeof(*c));
 
@@ -32,6 +37,8 @@ struct tc_chrome *tc_chrome_new(FILE *f, tc_sym_fn sym, void *sym_ctx)
 		return NULL;
 	c->sym = sym;
 	c->sym_ctx = sym_ctx;
+	c->comm = comm;
+	c->comm_ctx = comm_ctx;
 	tc_json_init(&c->j, f, false);
 	tc_json_obj_open(&c->j);
 	tc_json_kstr(&c->j, "displayTimeUnit", "ns");
@@ -43,6 +50,49 @@ struct tc_chrome *tc_chrome_new(FILE *f, tc_sym_fn sym, void *sym_ctx)
 static int key_of(int tid, int cpu)
 {
 	return tid >= 0 ? tid : cpu >= 0 ? -2 - cpu : INT_MIN;
+}
+
+/* {"ph":"M","name":what,"pid":..,"tid":..,"args":{"name":name}} */
+static void metadata(struct tc_chrome *c, const char *what, int pid, int tid, const char *name)
+{
+	struct tc_json *j = &c->j;
+
+	tc_json_obj_open(j);
+	tc_json_kstr(j, "ph", "M");
+	tc_json_kstr(j, "name", what);
+	tc_json_kint(j, "pid", pid);
+	tc_json_kint(j, "tid", tid);
+	tc_json_key(j, "args");
+	tc_json_obj_open(j);
+	tc_json_kstr(j, "name", name);
+	tc_json_obj_close(j);
+	tc_json_obj_close(j);
+}
+
+/* A new thread's name, and its process's the first time the process is seen. */
+static void name_thread(struct tc_chrome *c, const struct cthread *t, int pid, int tid, int cpu)
+{
+	const char *comm = c->comm && tid >= 0 ? c->comm(c->comm_ctx, pid, tid) : NULL;
+	const char *pcomm = c->comm && pid > 0 ? c->comm(c->comm_ctx, pid, pid) : NULL;
+	char buf[32];
+	bool named = false;
+
+	if (comm) {
+		metadata(c, "thread_name", t->pid, t->tid, comm);
+	} else if (tid < 0 && cpu >= 0) {
+		snprintf(buf, sizeof(buf), "cpu %d", cpu);
+		metadata(c, "thread_name", t->pid, t->tid, buf);
+	}
+	for (size_t i = 0; i < c->npids; i++)
+		named |= c->named_pids[i] == t->pid;
+	if (named || !pcomm)
+		return;
+	if (tc_grow((void **)&c->named_pids, &c->cpids, c->npids + 1, sizeof(*c->named_pids))) {
+		c->failed = true;
+		return;
+	}
+	c->named_pids[c->npids++] = t->pid;
+	metadata(c, "process_name", t->pid, t->tid, pcomm);
 }
 
 static struct cthread *thread(struct tc_chrome *c, int pid, int tid, int cpu, bool create)
@@ -61,6 +111,7 @@ static struct cthread *thread(struct tc_chrome *c, int pid, int tid, int cpu, bo
 	t = &c->th[c->nth++];
 	*t = (struct cthread){ .key = key, .pid = pid >= 0 ? pid : 0,
 			       .tid = tid >= 0 ? tid : cpu >= 0 ? 1000000 + cpu : 999999 };
+	name_thread(c, t, pid, tid, cpu);
 	return t;
 }
 
@@ -149,6 +200,7 @@ int tc_chrome_finish(struct tc_chrome *c)
 	tc_json_obj_close(&c->j);
 	rc = c->failed || ferror(f) ? -1 : 0;
 	free(c->th);
+	free(c->named_pids);
 	free(c);
 	return rc;
 }

@@ -1,4 +1,13 @@
-/* Writes decoded records as a text listing or JSON lines (one object per record). */
+/* Writes decoded records as a text listing or JSON lines (one object per record).
+ *
+ * Every address a record shows (a range's start, both ends of a branch, an address without
+ * code) is followed by its symbol, offset and DSO where a symboliser is given and finds
+ * them. Text: "sym+0xoff (dso)", "[file+0xoff] (dso)" without a symbol. JSON keys, added
+ * beside the address keys: "sym" ("name+0xoff"), "symoff", "dso", "dsoff" (the address in
+ * the file, as perf's dsoff), and for a branch's target the same with "to_" in front.
+ *
+ * A field list (tc_listing_fields_parse, perf script's -F names) chooses the columns of
+ * the text and the keys of the JSON instead; text then follows perf script's layout. */
 #ifndef TC_LIB_OUTPUT_LISTING_H
 #define TC_LIB_OUTPUT_LISTING_H
 
@@ -7,10 +16,35 @@
 #include <stdio.h>
 
 #include "decoders/rec.h"
+#include "lib/images/images.h"
 #include "lib/util/json.h"
 
-/* Optional symboliser: fills buf with "sym+0xoff" for addr, returns 0 if found. */
-typedef int (*tc_symbolize_fn)(void *ctx, uint64_t addr, char *buf, size_t len);
+/* Optional symboliser: fills *s for pid's addr (the record's pid, -1 unknown; dso and/or sym
+ * may be NULL), returns 0 where addr is mapped, -1 otherwise. */
+typedef int (*tc_symbolize_fn)(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s);
+/* Optional thread names: the command name of r's thread when r happened, or NULL. */
+typedef const char *(*tc_comm_fn)(void *ctx, const struct tc_rec *r);
+
+/* -F fields, in the order they are printed whatever the order given (perf script's). */
+enum tc_listing_field {
+	TC_LF_OFFSET,		/* tracectl: byte offset in the input */
+	TC_LF_ID,		/* tracectl: CoreSight trace ID */
+	TC_LF_COMM,
+	TC_LF_PID,
+	TC_LF_TID,
+	TC_LF_CPU,
+	TC_LF_TIME,
+	TC_LF_EVENT,		/* the record's type ("range", "branch", ...) */
+	TC_LF_FLAGS,		/* branch kind: call, return, jmp, jcc, syscall, tr strt ... */
+	TC_LF_INSNCNT,		/* instructions in a range */
+	TC_LF_IP,		/* a range's start, a branch's source */
+	TC_LF_SYM,
+	TC_LF_SYMOFF,
+	TC_LF_DSO,
+	TC_LF_DSOFF,
+	TC_LF_ADDR,		/* a branch's target, a range's end (exclusive) */
+	TC_LF_COUNT
+};
 
 struct tc_listing {
 	FILE *f;
@@ -18,9 +52,17 @@ struct tc_listing {
 	struct tc_json j;
 	tc_symbolize_fn sym;
 	void *sym_ctx;
+	tc_comm_fn comm;
+	void *comm_ctx;
+	unsigned fields;	/* 1u << enum tc_listing_field; 0: the default listing */
 };
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
+
+/* "comm,tid,ip,sym" into *fields; -1 with the first unknown name in bad (len bytes). */
+int tc_listing_fields_parse(const char *list, unsigned *fields, char *bad, size_t len);
+/* The field names, comma-separated, for messages and help. */
+const char *tc_listing_field_names(void);
 
 #endif

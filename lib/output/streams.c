@@ -32,6 +32,7 @@ struct tc_streams {
 	char *dir;
 	int dfd;		/* DIR, opened without following a link */
 	bool json, overwrite;
+	struct tc_listing like;		/* the writer's settings for every stream */
 	struct stream *v;
 	size_t n, cap, nopen;
 	unsigned long clock;
@@ -115,7 +116,13 @@ struct tc_streams *tc_streams_open(const char *dir, bool json, bool overwrite,
 	s->dfd = dfd;
 	s->json = json;
 	s->overwrite = overwrite;
+	tc_listing_init(&s->like, NULL, json);
 	return s;
+}
+
+struct tc_listing *tc_streams_listing(struct tc_streams *s)
+{
+	return &s->like;
 }
 
 static void key_of(const struct tc_rec *r, char *key, size_t len)
@@ -219,6 +226,11 @@ int tc_streams_write(struct tc_streams *s, const struct tc_rec *r, struct tc_err
 	if (!st)
 		return -1;
 	tc_listing_init(&o, st->f, s->json);
+	o.sym = s->like.sym;
+	o.sym_ctx = s->like.sym_ctx;
+	o.comm = s->like.comm;
+	o.comm_ctx = s->like.comm_ctx;
+	o.fields = s->like.fields;
 	tc_listing_write(&o, r);
 	return 0;
 }

@@ -67,14 +67,22 @@ static const char *comm(void *ctx, int pid, int tid)
 	return tid & 1 ? str((unsigned)tid) : NULL;
 }
 
-static int symbolize(void *ctx, uint64_t addr, char *buf, size_t len)
+static const char *rec_comm(void *ctx, const struct tc_rec *r)
 {
-	const char *n;
-	uint64_t s;
+	return comm(ctx, r->pid, r->tid);
+}
 
-	if (sym(ctx, 1, addr, &n, &s))
-		return -1;
-	snprintf(buf, len, "%s+0x%llx", n, (unsigned long long)(addr - s));
+static int symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s)
+{
+	(void)pid;
+	const char *n;
+	uint64_t start;
+
+	*s = (struct tc_images_sym){ .dso = dso(ctx, 1, addr), .dso_off = addr & 0xfff };
+	if (sym(ctx, 1, addr, &n, &start))
+		return s->dso ? 0 : -1;
+	s->sym = n;
+	s->sym_off = addr - start;
 	return 0;
 }
 
@@ -194,6 +202,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		CHECK((f = open_memstream(&buf, &blen)) != NULL);
 		tc_listing_init(&out, f, json);
 		out.sym = n & 8 ? symbolize : NULL;
+		out.comm = n & 16 ? rec_comm : NULL;
+		out.fields = n & 32 ? (unsigned)(data[0] | data[len - 1] << 8) : 0;
 		for (size_t i = 0; i < n; i++)
 			tc_listing_write(&out, &v[i]);
 		fclose(f);

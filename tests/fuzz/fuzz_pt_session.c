@@ -22,13 +22,13 @@ struct run {
 static void on_rec(void *ctx, const struct tc_rec *r)
 {
 	struct run *x = ctx;
-	char sym[128];
+	struct tc_images_sym sym;
 
 	CHECK(r->cpu >= -1);
 	x->ranges += r->type == TC_REC_RANGE;
 	x->branch_recs += r->type == TC_REC_BRANCH;
 	if (r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH)
-		(void)tc_pt_session_symbolize(x->s, r->start, sym, sizeof(sym));
+		(void)tc_pt_session_symbolize(x->s, r->pid, r->start, &sym);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,6 +9,7 @@
 #include "tests/unit/tc_test.h"
 
 static char path[64];
+static const char *(*comm_fn)(void *ctx, int pid, int tid);	/* names, or NULL */
 
 static void write_trace(const struct stream *st)
 {
@@ -24,7 +25,7 @@ static void write_trace(const struct stream *st)
 	fd = mkstemp(path);
 	CHECK(fd >= 0);
 	f = fdopen(fd, "w");
-	c = tc_chrome_new(f, st_sym, NULL);
+	c = tc_chrome_new(f, st_sym, NULL, comm_fn, NULL);
 	ops.ctx = c;
 	cs = tc_callstack_new(&ops);
 	for (int i = 0; i < st->n; i++)
@@ -117,5 +118,29 @@ TEST(empty_stream_is_a_document)
 
 	write_trace(&st);
 	CHECK_STR(jq(".traceEvents | length"), "0");
+	unlink(path);
+}
+
+static const char *comm_of(void *ctx, int pid, int tid)
+{
+	(void)ctx;
+	return tid == 1 ? "worker" : tid == pid ? "app" : NULL;
+}
+
+TEST(threads_and_processes_are_named)
+{
+	struct stream st = { .n = 0 };
+
+	st_nested(&st, 1);
+	st_range(&st, 2, MAIN, MAIN + 0x10, TC_INSN_OTHER);
+	st_range_cpu(&st, -1, 3, BAZ, BAZ + 0x10, TC_INSN_OTHER);
+	comm_fn = comm_of;
+	write_trace(&st);
+	comm_fn = NULL;
+	CHECK_STR(jq(nested), "true");
+	/* one thread_name per thread seen (by comm, or its CPU), a process_name per process */
+	CHECK_STR(jq("[.traceEvents[] | select(.ph == \"M\") | [.name, .pid, .tid, .args.name]]"),
+		  "[[\"thread_name\",100,1,\"worker\"],[\"process_name\",100,1,\"app\"],"
+		  "[\"thread_name\",0,1000003,\"cpu 3\"]]");
 	unlink(path);
 }

@@ -149,3 +149,21 @@ TEST(many_stacks_weigh_all)
 	CHECK_INT(weights(buf), st.insns);
 	tc_calltree_free(t);
 }
+
+TEST(comm_roots_flamegraph_convention)
+{
+	struct stream st = { .n = 0 };
+	struct tc_calltree_opts o = { .sym = st_sym, .comm_roots = true, .comm = comm_of };
+	struct tc_calltree *t;
+	char *s;
+
+	st_nested(&st, 1);
+	st_range(&st, 2, BAZ, BAZ + 0x10, TC_INSN_OTHER);
+	t = tree(&st, &o);
+	s = folded(t);
+	/* comm alone as the root (flamegraph.pl's comm;frame;frame count); no comm: tid N */
+	CHECK_STR(s, "app;main 12\napp;main;foo 6\napp;main;foo;bar 10\napp;main;foo;bar;baz 16\n"
+		     "tid 2;baz 4\n");
+	CHECK_INT(weights(s), st.insns);
+	tc_calltree_free(t);
+}

@@ -47,3 +47,101 @@ TEST(branch_packet_and_unknowns)
 		  "{\"type\":\"packet\",\"id\":\"0x11\",\"offset\":86,\"packet\":\"I_NOT_SYNC\"}\n");
 	CHECK_STR(tc_rec_type_name((enum tc_rec_type)999), "unknown");
 }
+
+/* 0x1000.. is main in /bin/app, 0x2000.. is in /lib/stripped without symbols. */
+static int fake_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s)
+{
+	(void)ctx;
+	(void)pid;
+	*s = (struct tc_images_sym){ 0 };
+	if (addr >= 0x1000 && addr < 0x1100)
+		*s = (struct tc_images_sym){ .dso = "/bin/app", .sym = "main",
+					     .sym_off = addr - 0x1000, .dso_off = addr - 0x1000 };
+	else if (addr >= 0x2000 && addr < 0x3000)
+		*s = (struct tc_images_sym){ .dso = "/lib/stripped", .dso_off = addr - 0x1000 };
+	else
+		return -1;
+	return 0;
+}
+
+static const char *fake_comm(void *ctx, const struct tc_rec *r)
+{
+	(void)ctx;
+	return r->pid == 42 && r->tid == 43 ? "app" : NULL;
+}
+
+static char *render_with(bool json, unsigned fields, const struct tc_rec *r)
+{
+	static char buf[1024];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	struct tc_listing o;
+
+	tc_listing_init(&o, f, json);
+	o.sym = fake_sym;
+	o.comm = fake_comm;
+	o.fields = fields;
+	tc_listing_write(&o, r);
+	fclose(f);
+	return buf;
+}
+
+static const struct tc_rec br = {
+	.type = TC_REC_BRANCH, .id = -1, .cpu = 1, .pid = 42, .tid = 43, .offset = 16,
+	.start = 0x102c, .end = 0x2010,
+};
+
+TEST(symbols_on_both_ends)
+{
+	struct tc_rec gap = br, r = range;
+
+	gap.start = 0;
+	gap.end = 0x5000;	/* unmapped */
+	r.start = 0x1004;
+	CHECK_STR(render_with(false, 0, &br),
+		  "        10  cpu 1 42/43  branch    0x102c main+0x2c (/bin/app) -> 0x2010 "
+		  "[stripped+0x1010] (/lib/stripped)\n");
+	CHECK_STR(render_with(false, 0, &gap),
+		  "        10  cpu 1 42/43  branch    0x0 -> 0x5000\n");
+	CHECK_STR(render_with(true, 0, &br),
+		  "{\"type\":\"branch\",\"cpu\":1,\"pid\":42,\"tid\":43,\"offset\":16,"
+		  "\"from\":\"0x102c\",\"to\":\"0x2010\",\"sym\":\"main+0x2c\",\"symoff\":44,"
+		  "\"dso\":\"/bin/app\",\"dsoff\":\"0x2c\",\"to_dso\":\"/lib/stripped\",\"to_dsoff\":\"0x1010\"}\n");
+	CHECK_STR(render_with(false, 0, &r),
+		  "       69c  id 0x10 cpu 0 42/43  range     0x1004-0xffffffc000096a10 4 A64 E"
+		  "  main+0x4 (/bin/app)\n");
+}
+
+TEST(fields_choose_columns_and_keys)
+{
+	unsigned f;
+	char bad[16];
+
+	CHECK_INT(tc_listing_fields_parse("ip,sym,symoff,addr,dso", &f, bad, sizeof(bad)), 0);
+	/* perf script's layout */
+	CHECK_STR(render_with(false, f, &br),
+		  "             102c main+0x2c (/bin/app) =>             2010 [unknown] "
+		  "(/lib/stripped)\n");
+	CHECK_STR(render_with(true, f, &br),
+		  "{\"type\":\"branch\",\"ip\":\"0x102c\",\"sym\":\"main+0x2c\",\"symoff\":44,"
+		  "\"dso\":\"/bin/app\",\"addr\":\"0x2010\",\"to_dso\":\"/lib/stripped\"}\n");
+	CHECK_INT(tc_listing_fields_parse("comm,tid,sym", &f, bad, sizeof(bad)), 0);
+	CHECK_STR(render_with(false, f, &br), "              app      43 main\n");
+	CHECK_STR(render_with(true, f, &br),
+		  "{\"type\":\"branch\",\"comm\":\"app\",\"tid\":43,\"sym\":\"main\"}\n");
+	CHECK_INT(tc_listing_fields_parse("ip,nope", &f, bad, sizeof(bad)), -1);
+	CHECK_STR(bad, "nope");
+	CHECK_INT(tc_listing_fields_parse("", &f, bad, sizeof(bad)), -1);
+}
+
+TEST(fields_keep_what_records_without_address_say)
+{
+	struct tc_rec p = { .type = TC_REC_ERROR, .id = -1, .cpu = 2, .pid = -1, .tid = -1,
+			    .offset = 9, .text = "bad packet" };
+	unsigned f;
+	char bad[16];
+
+	CHECK_INT(tc_listing_fields_parse("cpu,ip", &f, bad, sizeof(bad)), 0);
+	CHECK_STR(render_with(false, f, &p), " [002] error: (bad packet)\n");
+	CHECK_STR(render_with(true, f, &p),
+		  "{\"type\":\"error\",\"cpu\":2,\"text\":\"bad packet\"}\n");
+}

@@ -26,10 +26,10 @@ static const char *fake_dso(void *ctx, int pid, uint64_t addr)
 	return addr < 0x3000 ? "/usr/bin/prog" : "/lib/libc.so.6";
 }
 
-static const char *fake_comm(void *ctx, int pid, int tid)
+static const char *fake_comm(void *ctx, const struct tc_rec *r)
 {
-	(void)ctx, (void)pid;
-	return tid == 7 ? "worker" : "prog";
+	(void)ctx;
+	return r->tid == 7 ? "worker" : "prog";
 }
 
 static struct tc_rec_filter *with(enum tc_rec_filter_key k, const char *arg)
