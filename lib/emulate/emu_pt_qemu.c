@@ -626,6 +626,15 @@ out:
 	free(m.parents);
 	free(m.gone);
 	tc_addr_filter_maps_free(&m.snap);
+	/* a run stopped inside a signal handler: the blocks it held (fuzz_emulate found) */
+	for (size_t i = 0; i < m.s.n; i++) {
+		struct qthr *t = (struct qthr *)m.s.t[i];
+
+		if (t->as) {
+			free(t->as->v);
+			free(t->as);
+		}
+	}
 	tc_pt_stream_fini(&m.s);
 	return rc;
 }

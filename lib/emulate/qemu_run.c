@@ -253,8 +253,12 @@ bool tc_qemu_run_stopped(const struct tc_qemu_run *r)
 static const struct tc_qp_desc *desc(struct tc_qemu_run *r, uint32_t id)
 {
 	if (id >= r->n_descs) {
+		/* ids past the table are none, whatever the count says (the plugin counts
+		 * those it could not store too; fuzz_emulate found one read past it) */
 		r->n_descs = __atomic_load_n(&r->hdr->n_descs, __ATOMIC_ACQUIRE);
-		if (id >= r->n_descs || id >= r->hdr->max_descs)
+		if (r->n_descs > r->hdr->max_descs)
+			r->n_descs = r->hdr->max_descs;
+		if (id >= r->n_descs)
 			return NULL;
 	}
 	return &r->descs[id];
@@ -298,6 +302,13 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 
 	if (tail == head)
 		return 0;
+	/* the plugin waits while its ring is full: a head further on is no count of entries
+	 * (fuzz_emulate found the consumer reading such a ring for ever) */
+	if (head - tail > mask + 1)
+		return tc_err_set(e, EPROTO, "QEMU plugin: the ring of thread %u has head %llu, "
+				  "tail %llu: more than its %llu entries", ring->tid,
+				  (unsigned long long)head, (unsigned long long)tail,
+				  (unsigned long long)(mask + 1));
 	if (!s->live) {
 		/* the plugin stores the tid before its first publication */
 		s->live = true;
@@ -329,7 +340,7 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 						"ring of thread %u", w, s->tid);
 			s->ev_left = TC_QP_EV_LEN(w);
 			s->ev_n = 0;
-		} else if (!(d = desc(r, w))) {
+		} else if (!w || !(d = desc(r, w))) {	/* id 0 is never used */
 			rc = tc_err_set(e, EPROTO, "QEMU plugin: block id %u without a descriptor "
 					"(thread %u)", w, s->tid);
 		} else if (ops->block) {
