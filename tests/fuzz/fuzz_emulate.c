@@ -26,7 +26,7 @@
  * process killed by a signal). Seeds: FUZZ_EMULATE_SEEDS=DIR fuzz_emulate writes valid
  * sequences (loops, calls, system calls, mmap, two threads, a fork child, a signal
  * handler, ETM and PT) into DIR and exits (tests/fuzz/run.sh does); FUZZ_EMULATE_VERBOSE
- * set prints each input's outcome.
+ * set prints each input's outcome and keeps the last perf.data.
  *
  * A crash, leak or hang is a finding; so is an error without a message. */
 #include <errno.h>
@@ -391,6 +391,8 @@ static void cleanup(void)
 {
 	char old[80];
 
+	if (verbose)	/* the last input's file stays, to be looked at */
+		return;
 	snprintf(old, sizeof(old), "%s.old", out_path);
 	unlink(out_path);
 	unlink(old);
@@ -441,8 +443,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	rc = etm ? tc_emu_etm_record(&o, &st, &e) : tc_emu_pt_qemu_record(&o, &st, &e);
 	CHECK(!rc || e.msg[0]);
 	if (verbose)
-		fprintf(stderr, "fuzz_emulate %s: %s (%u threads, %llu instructions, %llu trace "
-			"bytes)\n", fuzz_ctx, rc ? e.msg : "written", st.threads,
+		fprintf(stderr, "fuzz_emulate %s: %s%s (%u threads, %llu instructions, %llu trace "
+			"bytes)\n", fuzz_ctx, rc ? e.msg : "written to ", rc ? "" : out_path, st.threads,
 			(unsigned long long)st.insns, (unsigned long long)st.bytes);
 	if (g.r)
 		tc_qemu_run_free(g.r);
@@ -604,9 +606,63 @@ static void s_thread(struct seed *s, unsigned r, unsigned tid, unsigned b, bool 
 	s_op(s, 5, r);
 }
 
+/* x86-64 at 0x100: lea rax,[rip+9]; call rax; rep movsb; jmp rax... (to 0x120); f: ret;
+ * at 0x120 syscall */
+static const uint8_t x86i[] = { 0x48, 0x8d, 0x05, 9, 0, 0, 0, 0xff, 0xd0, 0xf3, 0xa4, 0xff,
+				0xe0, 0xcc, 0xcc, 0xcc, 0xc3 };
+/* A64 at 0x100: adr x0,f; blr x0; isb; b 0x11c; f: ret; at 0x11c svc #0 */
+static const uint8_t a64i[] = { 0x80, 0, 0, 0x10, 0, 0, 0x3f, 0xd6, 0xdf, 0x3f, 0x03, 0xd5,
+				4, 0, 0, 0x14, 0xc0, 0x03, 0x5f, 0xd6 };
+static const uint8_t sys_x86[] = { 0x0f, 0x05 }, sys_a64[] = { 1, 0, 0, 0xd4 };
+
+/* Indirect calls and jumps, a rep instruction repeated, an ISB; then the same thread's
+ * program exec'd (a new ring, TC_QP_R_EXEC) running the first seed's loop. */
+static void s_indirect(struct seed *s, bool etm)
+{
+	put8(s, etm);
+	s_code(s, 0x100, etm ? a64i : x86i, etm ? sizeof(a64i) : sizeof(x86i));
+	s_code(s, 0x120 - (etm ? 4 : 0), etm ? sys_a64 : sys_x86, etm ? 4 : 2);
+	if (etm) {
+		s_desc(s, 0x100, 8, 2, TC_QP_ICALL, 4, 0);		/* 1 */
+		s_desc(s, 0x110, 4, 1, TC_QP_RET, 4, 0);		/* 2 */
+		s_desc(s, 0x108, 4, 1, TC_QP_OTHER, 4, 0);		/* 3 */
+		s_desc(s, 0x10c, 4, 1, TC_QP_JUMP, 4, 0x11c);		/* 4 */
+		s_desc(s, 0x11c, 4, 1, TC_QP_SYSCALL, 4, 0);		/* 5 */
+	} else {
+		s_desc(s, 0x100, 9, 2, TC_QP_ICALL, 2, 0);		/* 1 */
+		s_desc(s, 0x110, 1, 1, TC_QP_RET, 1, 0);		/* 2 */
+		s_desc(s, 0x109, 2, 1, TC_QP_OTHER, 2, 0);		/* 3: rep */
+		s->b[s->n - 1] = 1;	/* its flags: TC_QP_F_REP */
+		s_desc(s, 0x10b, 2, 1, TC_QP_IJUMP, 2, 0);		/* 4 */
+		s_desc(s, 0x120, 2, 1, TC_QP_SYSCALL, 2, 0);		/* 5 */
+	}
+	s_claim(s, 0, 0, 0);
+	if (etm)
+		s_ids(s, 0, (const uint8_t[]){ 1, 2, 3, 4, 5 }, 5);
+	else
+		s_ids(s, 0, (const uint8_t[]){ 1, 2, 3, 3, 3, 4, 5 }, 7);
+	s_op(s, 5, 0);
+	s_op(s, 6, 0);
+	/* the exec'd program: the loop of the first seeds, at the code base */
+	s_code(s, 0, etm ? a64 : x86, etm ? sizeof(a64) : sizeof(x86));
+	s_desc(s, 0x00, 9, 3, TC_QP_COND, 2, 0x05);			/* 6 */
+	s_desc(s, 0x05, 4, 2, TC_QP_COND, 2, 0x05);			/* 7 */
+	s_claim(s, 1, 0, 4);
+	s_ids(s, 1, (const uint8_t[]){ 6, 7, 7 }, 3);
+	s_op(s, 5, 1);
+	s_op(s, 6, 0);
+}
+
 static void write_seeds(const char *dir)
 {
 	struct seed s;
+
+	s.n = 0;
+	s_indirect(&s, false);
+	s_write(dir, "pt-indirect", &s);
+	s.n = 0;
+	s_indirect(&s, true);
+	s_write(dir, "etm-indirect", &s);
 
 	for (int etm = 0; etm < 2; etm++) {
 		char name[32];
