@@ -289,9 +289,12 @@ static void dso_names(const struct tc_branch_profile_bin *b, size_t n, char *buf
 		snprintf(buf, len, "none that was found (--symfs gives where they are)");
 }
 
-/* --format autofdo or bolt: the binaries (--dso: those) written from the profile. */
-static void write_profile(struct decode *d)
+/* --format autofdo or bolt: the binaries (--dso: those) written from the profile; true if
+ * ranges were left out for want of their binary (warned). */
+static bool write_profile(struct decode *d)
 {
+	struct tc_diag m = { 0 };
+	uint64_t dropped;
 	const struct tc_branch_profile_bin *bins;
 	const char *const *want = d->filter ? tc_rec_filter_dsos(d->filter) : NULL;
 	struct tc_branch_profile_bin *pick = NULL;
@@ -302,6 +305,11 @@ static void write_profile(struct decode *d)
 
 	if (tc_branch_profile_finish(d->bp, &bins, &n))
 		tc_fatal("%s profile: out of memory", d->format);
+	/* before any refusal below: it may be why no binary is there */
+	dropped = tc_branch_profile_warn(d->bp, d->format, &m);
+	for (size_t i = 0; i < m.n; i++)
+		tc_warning("%s", m.msgs[i].text);
+	tc_diag_free(&m);
 	dso_names(bins, n, names, sizeof(names));
 	for (size_t w = 0; want && want[w]; w++) {
 		size_t matches = 0;
@@ -335,6 +343,7 @@ static void write_profile(struct decode *d)
 		tc_status("tracectl decode: %s profile of %s (build id %s)", d->format, pick[i].dso,
 			  *pick[i].build_id ? pick[i].build_id : "none");
 	free(pick);
+	return dropped != 0;
 }
 
 /* The record writer's symbols, thread names and fields, from the session. */
@@ -435,7 +444,8 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	}
 	if (profile_format(d->format)) {
 		d->bp = tc_branch_profile_new(&(struct tc_branch_profile_opts){
-			.file = tc_session_file, .read = tc_session_read, .ctx = dec });
+			.file = tc_session_file, .read = tc_session_read, .dso = tc_session_dso,
+			.ctx = dec });
 		if (!d->bp)
 			tc_fatal("out of memory");
 	} else if (d->format) {
@@ -458,8 +468,8 @@ static int decode_main(struct decode *d, int argc, char **argv)
 		tc_fatal("%s output could not be written in full (out of memory or a write error)",
 			 d->format);
 	tc_analysis_free(d->an);
-	if (d->bp)
-		write_profile(d);
+	if (d->bp && write_profile(d))
+		problems++;
 	tc_branch_profile_free(d->bp);
 	tc_session_free(dec);
 	if (tc_streams_close(d->streams, &nstreams, d->stream_failed ? NULL : &d->serr) ||

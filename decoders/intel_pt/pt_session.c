@@ -42,8 +42,12 @@ struct queue {
 	int cpu;
 	struct buf *bufs;
 	size_t nbufs, capbufs;
+	/* Its address spaces: made when its decoder first reads code (tc_images_new and the
+	 * side-band up to sb_next applied then), so that a queue whose trace reads none (a
+	 * crafted file's thousands of CPUs, each a PSB) costs a few hundred bytes, not a copy
+	 * of the side-band. */
 	struct tc_images *im;
-	size_t sb_next;		/* side-band applied up to here */
+	size_t sb_next;		/* side-band applied (or due, without im) up to here */
 	size_t sw_lo, sw_hi;	/* this cpu's part of s->sw */
 	int pid, tid;
 	uint64_t space;		/* changes with what reads see: side-band applied, pid */
@@ -80,6 +84,7 @@ struct tc_pt_session {
 	struct missing *miss;	/* dso "" collects stops at unmapped addresses */
 	size_t nmiss, capmiss;
 	struct tc_pt_session_missing *list;
+	const struct tc_perf_data_features *f;	/* at decode time: build ids for images */
 };
 
 struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e)
@@ -364,31 +369,55 @@ static int cmp_sw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Apply address-space side-band up to perf time now (all of it: UINT64_MAX). */
+/* Side-band record b into q's address spaces. */
+static void apply_sb(struct queue *q, const struct sb *b)
+{
+	switch (b->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		tc_images_map(q->im, b->pid, b->start, b->len, b->pgoff, b->filename,
+			      b->bid_len ? b->bid : NULL, b->bid_len);
+		break;
+	case PERF_RECORD_COMM:
+		/* Without time all of it applies at once, the trace before an exec
+		 * included: its mappings stay, as perf's timeless decoding keeps them. */
+		if (!q->s->pt.timeless)
+			tc_images_exec(q->im, b->pid);
+		break;
+	case PERF_RECORD_FORK:
+		tc_images_fork(q->im, b->ppid, b->pid);
+		break;
+	}
+}
+
+/* q's address spaces, made now if its decoder has not needed them yet (NULL: out of
+ * memory, read as no code). */
+static struct tc_images *images(struct queue *q)
+{
+	struct tc_pt_session *s = q->s;
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
+
+	if (q->im)
+		return q->im;
+	if (!(q->im = tc_images_new(&io)))
+		return NULL;
+	if (s->f)
+		tc_images_add_build_ids(q->im, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < q->sb_next; i++)
+		apply_sb(q, &s->sb[i]);
+	return q->im;
+}
+
+/* Apply address-space side-band up to perf time now (all of it: UINT64_MAX); without
+ * images yet, only note how far (images() applies it). */
 static void advance_images(struct queue *q, uint64_t now)
 {
 	struct tc_pt_session *s = q->s;
 
 	for (; q->sb_next < s->nsb && s->sb[q->sb_next].time <= now; q->sb_next++) {
-		const struct sb *b = &s->sb[q->sb_next];
-
 		q->space++;
-		switch (b->type) {
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			tc_images_map(q->im, b->pid, b->start, b->len, b->pgoff, b->filename,
-				      b->bid_len ? b->bid : NULL, b->bid_len);
-			break;
-		case PERF_RECORD_COMM:
-			/* Without time all of it applies at once, the trace before an exec
-			 * included: its mappings stay, as perf's timeless decoding keeps them. */
-			if (!q->s->pt.timeless)
-				tc_images_exec(q->im, b->pid);
-			break;
-		case PERF_RECORD_FORK:
-			tc_images_fork(q->im, b->ppid, b->pid);
-			break;
-		}
+		if (q->im)
+			apply_sb(q, &s->sb[q->sb_next]);
 	}
 }
 
@@ -396,19 +425,22 @@ static size_t read_cb(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *
 {
 	struct queue *q = ctx;
 
+	struct tc_images *im = images(q);
+
 	(void)cpu;
 	(void)cr3;
-	return tc_images_read(q->im, q->pid, addr, buf, len);
+	return im ? tc_images_read(im, q->pid, addr, buf, len) : 0;
 }
 
 static int span_cb(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *sp)
 {
 	struct queue *q = ctx;
+	struct tc_images *im = images(q);
 	struct tc_images_span is;
 
 	(void)cpu;
 	(void)cr3;
-	if (tc_images_span(q->im, q->pid, addr, &is))
+	if (!im || tc_images_span(im, q->pid, addr, &is))
 		return -1;
 	*sp = (struct tc_pt_flow_span){ is.path, is.start, is.len, is.offset };
 	return 0;
@@ -483,7 +515,7 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 		struct tc_images_sym sym;
 		struct missing *m;
 
-		if (tc_images_symbol(q->im, q->pid, r->start, &sym) || !sym.dso)
+		if (!images(q) || tc_images_symbol(q->im, q->pid, r->start, &sym) || !sym.dso)
 			s->st.nomap_unmapped++;
 		else if ((m = miss_for(s, sym.dso)))
 			m->stops++;
@@ -496,7 +528,7 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 static void add_missing_lines(struct tc_pt_session *s, struct tc_images *im)
 {
 	const char *const *lines;
-	size_t n = tc_images_missing(im, &lines);
+	size_t n = im ? tc_images_missing(im, &lines) : 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct missing *m = NULL;
@@ -530,13 +562,9 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
 		.ticks = by_time(s) };
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
 
 	q->s = s;
-	if (!(q->im = tc_images_new(&io)))
-		return nomem(e);
-	if (f)
-		tc_images_add_build_ids(q->im, f->build_ids, f->nr_build_ids);
+	s->f = f;	/* images() takes the build ids from there */
 	/* This cpu's switches. */
 	q->sw_lo = q->sw_hi = 0;
 	if (s->pt.per_cpu_mmaps) {
@@ -674,7 +702,7 @@ int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_
 	struct tc_images *im;
 
 	if (s->cur && (pid < 0 || pid == s->cur->pid))
-		return tc_images_symbol(s->cur->im, s->cur->pid, addr, sym);
+		return images(s->cur) ? tc_images_symbol(s->cur->im, s->cur->pid, addr, sym) : -1;
 	im = pid >= 0 ? tc_pt_session_images_at(s, pid, addr) : NULL;
 	return im ? tc_images_symbol(im, pid, addr, sym) : -1;
 }

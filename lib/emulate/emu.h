@@ -9,10 +9,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "lib/util/err.h"
 
 enum tc_emu_format { TC_EMU_AUTO, TC_EMU_PT, TC_EMU_ETM };
+
+struct tc_maps;
+struct tc_qemu_run_ops;
+
+/* Tests and fuzzing (tests/fuzz/fuzz_emulate.c): what stands in for qemu and the guest's
+ * processes in the QEMU-based emulators (emu_pt_qemu.c, emu_etm.c). run feeds ops as
+ * tc_qemu_run_loop does (the caller's shared memory through tc_qemu_run_attach) and sets
+ * the program's wait status; maps gives a process's mappings as /proc/PID/maps would (host
+ * addresses); read its memory at a host address, as process_vm_readv (bytes read). */
+struct tc_emu_guest {
+	int (*run)(void *ctx, const struct tc_qemu_run_ops *ops, void *arg, int *status,
+		   struct tc_err *e);
+	int (*maps)(void *ctx, pid_t pid, struct tc_maps *out, struct tc_err *e);
+	size_t (*read)(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
 
 /* How an x86-64 program is followed: QEMU with tracectl's plugin when qemu-x86_64 and the
  * plugin are there (AUTO), or ptrace single-step (slow; the program's own code by default). */
@@ -47,6 +64,7 @@ struct tc_emu_opts {
 	volatile sig_atomic_t *snap_req;	/* -S: take a snapshot now (SIGUSR2) */
 	volatile sig_atomic_t *stop_req;	/* stop the program and write what was traced
 						 * (SIGINT, SIGTERM, SIGHUP) */
+	const struct tc_emu_guest *guest;	/* NULL: qemu and real processes */
 };
 
 struct tc_emu_stats {

@@ -114,10 +114,13 @@ static size_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 	struct vcpu *c = ctx;
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)(addr + c->guest_base),
 						      len };
+	const struct tc_emu_guest *g = c->m->o->guest;
 	ssize_t n;
 
 	if (c->own_elf && c->m->elf_code)
 		return tc_elf_read_vaddr(c->m->elf, addr, buf, len);
+	if (g)	/* no files behind it either */
+		return g->read(g->ctx, c->pid, addr + c->guest_base, buf, len);
 	/* the process waits at its exit (and exec) until its blocks are read */
 	if ((n = process_vm_readv(c->pid, &local, 1, &remote, 1, 0)) > 0)
 		return (size_t)n;
@@ -408,7 +411,8 @@ static int learn_map(struct emu *m, struct vcpu *c, uint64_t va, struct tc_err *
 		}
 	if (c->own_elf && m->elf_code)
 		return 0;	/* elf_maps has them */
-	if (tc_addr_filter_maps_read(c->pid, &now, &ignore))
+	if (m->o->guest ? m->o->guest->maps(m->o->guest->ctx, c->pid, &now, &ignore) :
+	    tc_addr_filter_maps_read(c->pid, &now, &ignore))
 		return 0;	/* gone (a fatal signal): its code cannot be read either */
 	for (size_t i = 0; i < now.n; i++) {
 		struct tc_map x = now.v[i];
@@ -525,12 +529,17 @@ static int run(struct emu *m, struct tc_err *e)
 	struct tc_qemu_run *r;
 	int rc;
 
-	if (tc_qemu_run_start(&r, &ro, e))
-		return -1;
-	rc = tc_qemu_run_loop(r, &ops, m, &m->st->status, e);
-	tc_qemu_run_free(r);
-	if (rc)
-		return -1;
+	if (m->o->guest) {
+		if (m->o->guest->run(m->o->guest->ctx, &ops, m, &m->st->status, e))
+			return -1;
+	} else {
+		if (tc_qemu_run_start(&r, &ro, e))
+			return -1;
+		rc = tc_qemu_run_loop(r, &ops, m, &m->st->status, e);
+		tc_qemu_run_free(r);
+		if (rc)
+			return -1;
+	}
 	if (!m->nv)
 		return tc_err_set(e, EINVAL, "%s ran no code under %s", m->real, ro.qemu);
 	for (unsigned i = 0; i < m->nv; i++)

@@ -89,6 +89,24 @@ struct emu {
 	struct tc_err filter_err;
 };
 
+/* The guest's mappings and memory: its qemu process's, or tc_emu_opts' stand-in. */
+static int maps_read(const struct emu *m, pid_t pid, struct tc_maps *out, struct tc_err *e)
+{
+	const struct tc_emu_guest *g = m->s.o->guest;
+
+	return g ? g->maps(g->ctx, pid, out, e) : tc_addr_filter_maps_read(pid, out, e);
+}
+
+static ssize_t mem_read(const struct emu *m, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	const struct tc_emu_guest *g = m->s.o->guest;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	if (g)
+		return (ssize_t)g->read(g->ctx, pid, addr, buf, len);
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0);
+}
+
 static uint64_t last_ip(const struct tc_qp_desc *d)
 {
 	return d->vaddr + d->size - d->last_size;
@@ -146,12 +164,13 @@ static int learn_map(struct emu *m, const struct qthr *t, uint64_t va, struct tc
 		}
 	/* /proc/PID/maps is read in pieces, not at once: while the guest maps and protects
 	 * (ld.so at work) a line can be missed, or seen between an unmap and its new map. */
-	for (int tries = 0; tries < MAPS_TRIES && (!hit || !hit->path[0]) && (!tries || now.n);
+	for (int tries = 0; tries < MAPS_TRIES && (!hit || !hit->path[0]) && (!tries || now.n) &&
+	     (!tries || !m->s.o->guest);	/* a stand-in's maps are read whole */
 	     tries++) {
 		if (tries)
 			usleep(1000);
 		tc_addr_filter_maps_free(&now);
-		if (tc_addr_filter_maps_read(pid, &now, e)) {
+		if (maps_read(m, pid, &now, e)) {
 			if (e && e->errnum != ENOENT && e->errnum != ESRCH)
 				return -1;
 			break;	/* reaped after a fatal signal: as empty maps */
@@ -248,9 +267,7 @@ static int walk(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struc
 	uint64_t ip = d->vaddr, end = last_ip(d);
 	size_t n = d->size < sizeof(code) ? d->size : sizeof(code);
 
-	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)d->vaddr, n };
-
-	if (process_vm_readv(t->pt.pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+	if (mem_read(m, t->pt.pid, d->vaddr, code, n) != (ssize_t)n)
 		return tc_err_sys(e, errno, "reading guest code at 0x%llx",
 				  (unsigned long long)d->vaddr);
 	while (ip < end) {
@@ -547,7 +564,7 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 		struct tc_pt_stream_thr *t = tc_pt_stream_find(&m->s, (pid_t)tid);
 		pid_t pid = t ? t->pid : m->s.pid;
 
-		if (!tc_addr_filter_maps_read(pid, &now, &ignore) && now.n) {
+		if (!maps_read(m, pid, &now, &ignore) && now.n) {
 			tc_addr_filter_maps_free(&m->snap);
 			m->snap = now;
 			m->snap_pid = pid;
@@ -584,9 +601,8 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 	snprintf(m.s.comm, sizeof(m.s.comm), "%s", strrchr(real, '/') + 1);
 	if (o->truth && !(m.s.truth = fopen(o->truth, "w")))
 		return tc_err_sys(e, errno, "%s", o->truth);
-	if (tc_qemu_run_start(&m.run, &ro, e))
-		goto out;
-	if (tc_qemu_run_loop(m.run, &ops, &m, &st->status, e))
+	if (o->guest ? o->guest->run(o->guest->ctx, &ops, &m, &st->status, e) :
+	    tc_qemu_run_start(&m.run, &ro, e) || tc_qemu_run_loop(m.run, &ops, &m, &st->status, e))
 		goto out;
 	if (o->filter && !m.resolved) {
 		*e = m.filter_err;
@@ -610,6 +626,15 @@ out:
 	free(m.parents);
 	free(m.gone);
 	tc_addr_filter_maps_free(&m.snap);
+	/* a run stopped inside a signal handler: the blocks it held (fuzz_emulate found) */
+	for (size_t i = 0; i < m.s.n; i++) {
+		struct qthr *t = (struct qthr *)m.s.t[i];
+
+		if (t->as) {
+			free(t->as->v);
+			free(t->as);
+		}
+	}
 	tc_pt_stream_fini(&m.s);
 	return rc;
 }

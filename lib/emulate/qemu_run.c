@@ -39,6 +39,7 @@ struct tc_qemu_run {
 	pid_t pid;
 	volatile sig_atomic_t *stop_req;
 	bool reaped, acked, stopped;
+	bool attached;		/* the memory is the caller's (tc_qemu_run_attach) */
 	int status;
 	struct timespec stuck;	/* since when no process is seen, though procs says some */
 	char qemu[PATH_MAX];
@@ -252,8 +253,12 @@ bool tc_qemu_run_stopped(const struct tc_qemu_run *r)
 static const struct tc_qp_desc *desc(struct tc_qemu_run *r, uint32_t id)
 {
 	if (id >= r->n_descs) {
+		/* ids past the table are none, whatever the count says (the plugin counts
+		 * those it could not store too; fuzz_emulate found one read past it) */
 		r->n_descs = __atomic_load_n(&r->hdr->n_descs, __ATOMIC_ACQUIRE);
-		if (id >= r->n_descs || id >= r->hdr->max_descs)
+		if (r->n_descs > r->hdr->max_descs)
+			r->n_descs = r->hdr->max_descs;
+		if (id >= r->n_descs)
 			return NULL;
 	}
 	return &r->descs[id];
@@ -297,6 +302,13 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 
 	if (tail == head)
 		return 0;
+	/* the plugin waits while its ring is full: a head further on is no count of entries
+	 * (fuzz_emulate found the consumer reading such a ring for ever) */
+	if (head - tail > mask + 1)
+		return tc_err_set(e, EPROTO, "QEMU plugin: the ring of thread %u has head %llu, "
+				  "tail %llu: more than its %llu entries", ring->tid,
+				  (unsigned long long)head, (unsigned long long)tail,
+				  (unsigned long long)(mask + 1));
 	if (!s->live) {
 		/* the plugin stores the tid before its first publication */
 		s->live = true;
@@ -328,7 +340,7 @@ static int drain(struct tc_qemu_run *r, unsigned i, const struct tc_qemu_run_ops
 						"ring of thread %u", w, s->tid);
 			s->ev_left = TC_QP_EV_LEN(w);
 			s->ev_n = 0;
-		} else if (!(d = desc(r, w))) {
+		} else if (!w || !(d = desc(r, w))) {	/* id 0 is never used */
 			rc = tc_err_set(e, EPROTO, "QEMU plugin: block id %u without a descriptor "
 					"(thread %u)", w, s->tid);
 		} else if (ops->block) {
@@ -550,10 +562,63 @@ void tc_qemu_run_free(struct tc_qemu_run *r)
 		while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (r->hdr)
+	if (r->hdr && !r->attached)
 		munmap(r->hdr, r->size);
 	if (r->shm[0])
 		unlink(r->shm);
 	free(r->slots);
 	free(r);
+}
+
+int tc_qemu_run_attach(struct tc_qemu_run **out, void *mem, size_t size, struct tc_err *e)
+{
+	const struct tc_qp_hdr *h = mem;
+	struct tc_qemu_run *r;
+	uint64_t rings_end;
+
+	*out = NULL;
+	if (size < TC_QP_HDR_SIZE || h->magic != TC_QP_MAGIC || h->version != TC_QP_VERSION ||
+	    !h->ring_entries || (h->ring_entries & (h->ring_entries - 1)) || !h->max_rings ||
+	    h->max_rings > 4096 || h->ring_stride != TC_QP_RING_HDR + 4ULL * h->ring_entries ||
+	    h->ring_off < TC_QP_HDR_SIZE || h->ring_off % 64 || h->ring_off > size ||
+	    (rings_end = h->ring_off + h->max_rings * h->ring_stride) > size ||
+	    h->desc_off < rings_end || h->desc_off % 8 || h->desc_off > size ||
+	    h->max_descs > (size - h->desc_off) / sizeof(struct tc_qp_desc))
+		return tc_err_set(e, EINVAL, "not a shared memory image of the QEMU plugin's "
+				  "layout in %zu bytes", size);
+	if (!(r = calloc(1, sizeof(*r))) || !(r->slots = calloc(h->max_rings, sizeof(*r->slots)))) {
+		free(r);
+		return tc_err_set(e, ENOMEM, "out of memory");
+	}
+	r->hdr = mem;
+	r->size = size;
+	r->descs = (struct tc_qp_desc *)((char *)mem + h->desc_off);
+	r->attached = r->reaped = true;
+	r->pid = -1;
+	*out = r;
+	return 0;
+}
+
+int tc_qemu_run_pass(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		     uint64_t *n, struct tc_err *e)
+{
+	*n = 0;
+	return pass(r, ops, arg, n, e);
+}
+
+int tc_qemu_run_finish(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		       struct tc_err *e)
+{
+	uint64_t n;
+
+	do {
+		n = 0;
+		if (pass(r, ops, arg, &n, e))
+			return -1;
+	} while (n);
+	for (unsigned i = 0; i < r->hdr->max_rings; i++)
+		if (__atomic_load_n(&ring_at(r, i)->state, __ATOMIC_ACQUIRE) ==
+		    TC_QP_RING_ACTIVE && r->slots[i].live && recover(r, i, ops, arg, e))
+			return -1;
+	return 0;
 }

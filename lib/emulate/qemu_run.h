@@ -94,4 +94,16 @@ bool tc_qemu_run_stopped(const struct tc_qemu_run *r);
 /* Kills qemu if it still runs, reaps it, removes the shared memory. */
 void tc_qemu_run_free(struct tc_qemu_run *r);
 
+/* Tests and fuzzing (tests/fuzz/fuzz_emulate.c): the consumer over a shared memory image
+ * the caller made and writes as the plugin would, with no qemu and no process behind it.
+ * attach checks the header's layout against size (the memory stays the caller's, also
+ * after tc_qemu_run_free); pass is one of tc_qemu_run_loop's passes over the rings (*n
+ * counts the entries handed over); finish passes until nothing moves, then hands over the
+ * rings still ACTIVE as those of a process that died (their unpublished entries too). */
+int tc_qemu_run_attach(struct tc_qemu_run **out, void *mem, size_t size, struct tc_err *e);
+int tc_qemu_run_pass(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		     uint64_t *n, struct tc_err *e);
+int tc_qemu_run_finish(struct tc_qemu_run *r, const struct tc_qemu_run_ops *ops, void *arg,
+		       struct tc_err *e);
+
 #endif

@@ -37,8 +37,17 @@ struct pending {
 	uint64_t start, end, to;
 };
 
+/* Ranges left out: no binary was found for their start. */
+struct dropped {
+	const char *dso;	/* the decoder's string; NULL: no mapping there */
+	uint64_t n, lo, hi;	/* ranges, lowest and highest start */
+};
+
 struct tc_branch_profile {
 	struct tc_branch_profile_opts o;
+	uint64_t ranges;	/* every range fed */
+	struct dropped *drop;
+	size_t ndrop, cdrop;
 	struct binary *bins;
 	size_t nbins, cbins;
 	struct pending *st;
@@ -113,6 +122,7 @@ void tc_branch_profile_free(struct tc_branch_profile *a)
 	}
 	free(a->out);
 	free(a->st);
+	free(a->drop);
 	free(a);
 }
 
@@ -196,6 +206,27 @@ static bool direct_branch(struct tc_branch_profile *a, const struct tc_rec *r, u
 	return r->last_type == TC_INSN_JUMP;
 }
 
+/* A range without its binary: counted by recorded path. */
+static int drop(struct tc_branch_profile *a, const struct tc_rec *r)
+{
+	const char *dso = a->o.dso ? a->o.dso(a->o.ctx, r->pid, r->start) : NULL;
+	struct dropped *d = NULL;
+
+	for (size_t i = 0; i < a->ndrop && !d; i++)
+		if (a->drop[i].dso == dso || (dso && a->drop[i].dso && !strcmp(a->drop[i].dso, dso)))
+			d = &a->drop[i];
+	if (!d) {
+		if (tc_grow((void **)&a->drop, &a->cdrop, a->ndrop + 1, sizeof(*a->drop)))
+			return -1;
+		d = &a->drop[a->ndrop++];
+		*d = (struct dropped){ dso, 0, r->start, r->start };
+	}
+	d->n++;
+	d->lo = r->start < d->lo ? r->start : d->lo;
+	d->hi = r->start > d->hi ? r->start : d->hi;
+	return 0;
+}
+
 static int range(struct tc_branch_profile *a, const struct tc_rec *r)
 {
 	struct pending *p = stream(a, r);
@@ -207,8 +238,9 @@ static int range(struct tc_branch_profile *a, const struct tc_rec *r)
 
 	if (!p)
 		return -1;
+	a->ranges++;
 	if (a->o.file(a->o.ctx, r->pid, r->start, &f))
-		return flush(a, p);
+		return flush(a, p) | drop(a, r);
 	if (p->valid && p->wait_fix)
 		p->to = f.vaddr;
 	rc |= flush(a, p);
@@ -260,6 +292,63 @@ int tc_branch_profile_pair_cmp(const void *x, const void *y)
 	if (p->a != q->a)
 		return p->a < q->a ? -1 : 1;
 	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int cmp_drop(const void *x, const void *y)
+{
+	const struct dropped *p = x, *q = y;
+
+	return p->n != q->n ? (p->n < q->n ? 1 : -1) : p->lo < q->lo ? -1 : p->lo > q->lo;
+}
+
+/* A recorded path for a message: control bytes escaped (\xNN), at most 120 bytes kept. */
+static void safe_path(char *out, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < size && n < 120; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		n += (size_t)snprintf(out + n, size - n, c < 0x20 || c == 0x7f ? "\\x%02x" : "%c",
+				      c);
+	}
+	out[n] = 0;
+}
+
+uint64_t tc_branch_profile_warn(struct tc_branch_profile *a, const char *format,
+				struct tc_diag *d)
+{
+	char buf[1024];
+	size_t len = 0, shown = 0;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < a->ndrop; i++)
+		n += a->drop[i].n;
+	if (!n)
+		return 0;
+	qsort(a->drop, a->ndrop, sizeof(*a->drop), cmp_drop);
+	buf[0] = 0;
+	/* a line, not a list: the most dropped first, the rest counted */
+	for (size_t i = 0; i < a->ndrop && len + 200 < sizeof(buf); i++, shown++) {
+		const struct dropped *x = &a->drop[i];
+		char path[160];
+		int k;
+
+		safe_path(path, sizeof(path), x->dso ? x->dso : "no file mapped");
+		k = snprintf(buf + len, sizeof(buf) - len, "%s%s (%llu, 0x%llx-0x%llx)",
+			     i ? ", " : "", path,
+			     (unsigned long long)x->n, (unsigned long long)x->lo,
+			     (unsigned long long)x->hi);
+		if (k < 0 || (size_t)k >= sizeof(buf) - len)
+			break;
+		len += (size_t)k;
+	}
+	if (shown < a->ndrop)
+		snprintf(buf + len, sizeof(buf) - len, " and %zu more", a->ndrop - shown);
+	tc_diag_add(d, "--format %s: %llu of %llu instruction ranges left out, their binary "
+		    "not found (none mapped there, or --symfs DIR has it): %s", format,
+		    (unsigned long long)n, (unsigned long long)a->ranges, buf);
+	return n;
 }
 
 static int cmp_bin(const void *x, const void *y)

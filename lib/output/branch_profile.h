@@ -8,7 +8,8 @@
  * range ending in a taken direct branch branches to the start of the next range of its
  * trace stream (CoreSight trace ID, else thread), or to its encoded target (A64; 0 for
  * others) when trace turns off first; a taken indirect branch (return, register call) goes
- * to 0. Trace on ends a stream's chain. Addresses without a found binary are left out. */
+ * to 0. Trace on ends a stream's chain. Addresses without a found binary are left out,
+ * counted per recorded path (tc_branch_profile_warn says which). */
 #ifndef TC_LIB_OUTPUT_BRANCH_PROFILE_H
 #define TC_LIB_OUTPUT_BRANCH_PROFILE_H
 
@@ -17,12 +18,16 @@
 
 #include "decoders/rec.h"
 #include "lib/images/images.h"
+#include "lib/util/diag.h"
 
 struct tc_branch_profile_opts {
 	/* the binary behind an address, and its bytes (to tell direct from indirect calls and
 	 * find direct targets); ctx is the decoder's */
 	int (*file)(void *ctx, int pid, uint64_t addr, struct tc_images_file *f);
 	size_t (*read)(void *ctx, int pid, uint64_t addr, void *buf, size_t len);
+	/* the recorded path mapped at an address whose binary was not found (NULL: none
+	 * mapped); may be NULL */
+	const char *(*dso)(void *ctx, int pid, uint64_t addr);
 	void *ctx;
 };
 
@@ -51,6 +56,11 @@ int tc_branch_profile_feed(struct tc_branch_profile *p, const struct tc_rec *r);
  * -1 if memory ran out now or while feeding. */
 int tc_branch_profile_finish(struct tc_branch_profile *p, const struct tc_branch_profile_bin **bins,
 			     size_t *n);
+/* After finish: one warning in d if ranges were left out for want of their binary, with
+ * how many of all, and the recorded paths (or "no mapping") and address spans they were
+ * in, the most first; format names the output ("autofdo"). Returns the ranges left out. */
+uint64_t tc_branch_profile_warn(struct tc_branch_profile *p, const char *format,
+				struct tc_diag *d);
 void tc_branch_profile_free(struct tc_branch_profile *p);
 
 #endif

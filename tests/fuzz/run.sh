@@ -4,8 +4,8 @@
 # TESTDATA: perf_data gets the perf.data files under perfdata/, pt_session the Intel PT ones
 # (and a pt_truth recording), cs_frame the first max_len bytes of every trace buffer an
 # OpenCSD snapshot's trace.ini names, snapshot each snapshot packed, etm real buffers behind
-# a configuration header, elf the ELF files, output trace bytes and ini text (see each case
-# below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
+# a configuration header, elf the ELF files, output trace bytes and ini text, emulate the
+# QEMU plugin's messages fuzz_emulate synthesizes (see each case below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
 # out or ran out of memory.
 set -u
@@ -150,6 +150,14 @@ pt)
 				>"$corpus/seed-$(basename "$f")"
 		done
 	fi
+	;;
+emulate)
+	# The plugin's messages (TB descriptors, ring entries, thread and mmap events) as
+	# fuzz_emulate's operations: it writes valid sequences itself (a loop, a call, system
+	# calls, an mmap, two threads, a fork child, a signal handler; for PT and ETM).
+	max_len=${FUZZ_MAX_LEN:-4096}
+	FUZZ_EMULATE_SEEDS=$corpus "$bin" >/dev/null 2>&1 ||
+		echo "warning: fuzz_emulate wrote no seeds" >&2
 	;;
 *)
 	max_len=${FUZZ_MAX_LEN:-65536}
