@@ -273,6 +273,9 @@ int tc_decode_run(struct tc_session *s)
 		else
 			tc_warning("%s", m.msgs[i].text);
 	}
+	/* a warning is a problem with the input: exit 3 (man tracectl), whoever gave it */
+	if (problems == 0 && tc_diag_warnings(&m))
+		problems = 1;
 	tc_diag_free(&m);
 	if (problems < 0)
 		tc_fatal("%s", e.msg);

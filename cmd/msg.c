@@ -1,5 +1,6 @@
 /* Reporting on stderr (fatal:/error:/warning:, bracketed status lines) and stdout checks. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,18 @@ const char *tc_msg_color_off(void)
 	return color_out ? "\033[m" : "";
 }
 
+/* Has the reader of standard output gone (| head -c1 exited)? Then every write there fails
+ * with EPIPE, and whatever fails after it (a writer's "could not be written", a status line)
+ * is a consequence, not news: the run ends quietly with TC_EXIT_PIPE, as perf and git do.
+ * Asked of the descriptor itself (a pipe's write end polls POLLERR once it has no reader), so
+ * it does not depend on errno surviving to the message. */
+static bool stdout_reader_gone(void)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
 /* A progress line (cmd/progress.c) is cleared before anything else goes to stderr. */
 static void clear_progress(void)
 {
@@ -74,7 +87,7 @@ void tc_warning(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (tc_g.quiet)
+	if (tc_g.quiet || stdout_reader_gone())
 		return;
 	va_start(ap, fmt);
 	vreport("warning:", "\033[1;33m", fmt, ap);
@@ -85,6 +98,8 @@ void tc_fatal(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (stdout_reader_gone())
+		exit(TC_EXIT_PIPE);
 	va_start(ap, fmt);
 	vreport("fatal:", "\033[1;31m", fmt, ap);
 	va_end(ap);
@@ -107,7 +122,7 @@ void tc_status(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (tc_g.quiet)
+	if (tc_g.quiet || stdout_reader_gone())
 		return;
 	clear_progress();
 	fputs("[ ", stderr);
@@ -139,7 +154,7 @@ int tc_msg_finish_stdout(int rc)
 		err = errno ? errno : EIO;
 	if (!err)
 		return rc;
-	if (err == EPIPE)
+	if (err == EPIPE || stdout_reader_gone())
 		return TC_EXIT_PIPE;	/* the reader went away: not worth a message */
 	fprintf(stderr, "fatal: write error on standard output: %s\n", strerror(err));
 	return TC_EXIT_FAIL;

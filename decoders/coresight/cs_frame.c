@@ -430,8 +430,12 @@ void tc_cs_frame_errors_to_diag(const struct tc_cs_frame *d, struct tc_diag *dia
 	char msg[160];
 
 	for (size_t i = 0; i < d->nerr; i++) {
+		char kind[32];
+
+		/* one warning per kind of frame error, with how many more there were */
 		tc_cs_frame_err_str(&d->errs[i], msg, sizeof(msg));
-		tc_diag_add(diag, "%s", msg);
+		snprintf(kind, sizeof(kind), "cs_frame error %d", (int)d->errs[i].kind);
+		tc_diag_add_kind(diag, kind, "%s", msg);
 	}
 	if (d->st.errors > d->nerr)
 		tc_diag_add(diag, "%llu more frame errors not listed",

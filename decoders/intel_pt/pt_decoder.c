@@ -126,9 +126,15 @@ static int pt_finish(void *dec, const struct tc_perf_data *pd, const char *input
 			    "root with --symfs DIR); decoding stopped %" PRIu64 " times for lack "
 			    "of code", input, nmiss, st->nomap);
 		for (size_t i = 0; i < nmiss; i++)
-			tc_diag_add(m, "%s: image not found: %s: decoding stopped"
-				    " there %" PRIu64 " times", input, miss[i].line,
-				    miss[i].stops);
+			if (!miss[i].reached)
+				tc_diag_add(m, "%s: image not found: %s: decoding stopped"
+					    " there %" PRIu64 " times", input, miss[i].line,
+					    miss[i].stops);
+			else
+				tc_diag_add(m, "%s: image not found: %s: decoding stopped"
+					    " there %" PRIu64 " times; %" PRIu64 " branches into it"
+					    " were followed in the packets without its code", input,
+					    miss[i].line, miss[i].stops, miss[i].reached);
 		problems++;
 	}
 	if (st->nomap_unmapped) {
@@ -138,7 +144,7 @@ static int pt_finish(void *dec, const struct tc_perf_data *pd, const char *input
 	}
 	if (st->errors || st->overflows) {
 		tc_diag_add(m, "%s: %" PRIu64 " decode errors, %" PRIu64
-			    " overflows (decoding resynchronised at the next PSB after each)",
+			    " overflows (decoding resumed at the next packet with an IP after each)",
 			    input, st->errors, st->overflows);
 		problems++;
 	}

@@ -39,10 +39,39 @@ struct tc_pt_flow {
 	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
 	struct len_entry *lens;
 
-	/* Per feed. */
-	struct pt_block_decoder *dec;
+	/* Per feed. dec is the decoder that goes on: main over the buffer itself, or side over a
+	 * copy of a stretch of it behind a PSB+ written here (resume()). */
+	struct pt_block_decoder *dec, *main, *side;
+	const uint8_t *buf;
 	uint64_t file_offset;
 	size_t len;
+	uint8_t *side_buf;
+	size_t side_cap, side_hdr;	/* side_buf's size; its PSB+'s length */
+	uint64_t side_base, side_end;	/* buffer offsets of the stretch copied after the PSB+ */
+	size_t side_len;	/* bytes in side_buf */
+	bool side_psb;		/* the copy ends with the PSB+ at side_end (see side_start) */
+	/* After an error or a stop without code: the packets themselves, followed from the last
+	 * PSB with the state that IP compression, time and the address space need, looking for
+	 * the next packet that says where the flow is (resume()). */
+	struct pt_packet_decoder *scan, *peek;
+	bool scanning;		/* resume() is due (from scan_from on) */
+	uint64_t scan_from;	/* the packets before this buffer offset only update the state */
+	uint64_t scan_off;	/* records' offset while scanning; UINT64_MAX otherwise */
+	bool scan_tsc_due;	/* a TSC read but held back by until: time to apply first */
+	uint64_t scan_tsc;
+	struct {
+		uint64_t last_ip, fup_ip;
+		bool in_psb;	/* between PSB and PSBEND */
+		bool fup;	/* a FUP whose TIP or TIP.PGD has not come yet */
+		bool ovf;	/* an OVF whose FUP (where trace resumed) has not come yet */
+		enum pt_exec_mode mode;
+		/* time: the last TSC, moved on by MTCs after a TMA (as the SDM describes) */
+		bool have_tsc, have_tma;
+		uint64_t now, tsc_base, fc, ctc_base, ctc;
+		/* raw packets for the PSB+ of a side decoder */
+		uint8_t pip[8], tsc[8], tma[7], cbr[4], mode_exec[2];
+		uint8_t npip, ntsc, ntma, ncbr, nmode_exec;
+	} sc;
 	uint64_t last_sync;
 	int status;		/* libipt's, where decoding resumes */
 	/* Stepwise decoding (tc_pt_flow_run): the event or block that would have passed until is
@@ -102,13 +131,24 @@ static enum tc_isa isa_of(enum pt_exec_mode m)
 	}
 }
 
+/* The buffer offset of the active decoder's offset off (within side's PSB+: where its
+ * stretch starts). */
+static uint64_t buf_offset(const struct tc_pt_flow *d, uint64_t off)
+{
+	if (d->dec && d->dec == d->side)
+		return d->side_base + (off < d->side_hdr ? 0 : off - d->side_hdr);
+	return off;
+}
+
 static uint64_t cur_offset(struct tc_pt_flow *d)
 {
 	uint64_t off = 0;
 
+	if (d->scan_off != UINT64_MAX)
+		return d->file_offset + d->scan_off;
 	if (d->dec)
 		pt_blk_get_offset(d->dec, &off);
-	return d->file_offset + off;
+	return d->file_offset + buf_offset(d, off);
 }
 
 static struct tc_rec new_rec(struct tc_pt_flow *d, enum tc_rec_type type)
@@ -178,7 +218,9 @@ static void decoder_time(struct tc_pt_flow *d)
 {
 	uint64_t tsc;
 
-	if (d->dec && pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0)
+	if (d->dec && pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0 &&
+	    /* a side decoder's time starts from an older TSC than the flow may have reached */
+	    !(d->dec == d->side && d->time.has_tsc && tsc < d->time.tsc))
 		set_time(d, tsc);
 }
 
@@ -462,6 +504,22 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
 	return (int)(n < size ? n : size);
 }
 
+static void free_decoders(struct tc_pt_flow *d)
+{
+	if (d->main)
+		pt_blk_free_decoder(d->main);
+	if (d->side)
+		pt_blk_free_decoder(d->side);
+	if (d->scan)
+		pt_pkt_free_decoder(d->scan);
+	if (d->peek)
+		pt_pkt_free_decoder(d->peek);
+	d->dec = d->main = d->side = NULL;
+	d->scan = d->peek = NULL;
+	d->scanning = false;
+	d->scan_off = UINT64_MAX;
+}
+
 struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_pt_time_conv *tc,
 			  int cpu, const struct tc_pt_flow_ops *ops, struct tc_err *e)
 {
@@ -487,6 +545,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->pid = d->tid = -1;
 	d->cr3 = TC_PT_FLOW_NO_CR3;
 	d->failed_start = UINT64_MAX;
+	d->scan_off = UINT64_MAX;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
 	if (!d->image || !d->iscache ||
@@ -503,8 +562,8 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 {
 	if (!d)
 		return;
-	if (d->dec)
-		pt_blk_free_decoder(d->dec);
+	free_decoders(d);
+	free(d->side_buf);
 	if (d->image)
 		pt_image_free(d->image);
 	if (d->iscache)
@@ -580,6 +639,7 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 #define MAX_INSNS_PER_OFFSET 100000
 #define ST_ENDLESS (-10000)
 #define ST_PAUSE (-10001)
+#define ST_HANDOVER (-10002)
 
 /* Would this perf time pass the run's until? Then keep the event or block for the next run
  * (perf time of a TSC value: after the caller's until, nothing of it may come out yet). */
@@ -635,6 +695,11 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			add_pending(d);
 			if (status < 0)
 				return status;
+			/* the side decoder at the PSB+ its copy ends with: the main decoder goes on
+			 * from that PSB (and gives its status events) */
+			if (d->dec == d->side && d->side_psb && d->held_ev.status_update &&
+			    pt_blk_get_offset(d->dec, &off) == 0 && off >= d->side_len)
+				return ST_HANDOVER;
 			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc)) {
 				d->held = HELD_EVENT;
 				d->status = status;
@@ -655,37 +720,456 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 	return status;
 }
 
-int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
-		 struct tc_err *e)
+/* Resuming after an error or a stop without code, as perf does: not at the next PSB but at
+ * the next packet that says where the flow is. The packets are followed from the last PSB
+ * (IP compression makes an IP relative to the last one, whatever the flow did), so every
+ * TIP's IP is known, not only the uncompressed ones perf waits for:
+ * - TIP, TIP.PGE: the flow is at its IP (from 0, or from a FUP's IP: an asynchronous branch);
+ * - FUP then TIP.PGD: the flow stopped at the FUP's IP; FUP after OVF: trace resumed there;
+ * - PSB: the main decoder synchronises there.
+ * Each branch found is emitted; where its target has code, a side decoder takes over: libipt
+ * synchronises only on a PSB, so it gets a copy of the stretch up to the next PSB behind a
+ * PSB+ written here (the last PIP, TSC, TMA, CBR and MODE.Exec seen, and a FUP with the
+ * IP). Its end hands over to the main decoder at that PSB, with the flow going on. */
+
+static void scan_reset(struct tc_pt_flow *d)
+{
+	memset(&d->sc, 0, sizeof(d->sc));
+	d->sc.mode = ptem_64bit;
+}
+
+static uint64_t packet_ip(uint64_t last, const struct pt_packet_ip *p)
+{
+	switch (p->ipc) {
+	case pt_ipc_update_16:
+		return (last & ~0xffffULL) | (p->ip & 0xffffULL);
+	case pt_ipc_update_32:
+		return (last & ~0xffffffffULL) | (p->ip & 0xffffffffULL);
+	case pt_ipc_update_48:
+		return (last & ~0xffffffffffffULL) | (p->ip & 0xffffffffffffULL);
+	case pt_ipc_sext_48:
+		return (p->ip & (1ULL << 47)) ? p->ip | ~0xffffffffffffULL : p->ip & 0xffffffffffffULL;
+	default:
+		return p->ip;
+	}
+}
+
+static void keep_raw(struct tc_pt_flow *d, uint8_t *dst, size_t cap, uint8_t *n, uint64_t at,
+		     int size)
+{
+	if (size <= 0 || (size_t)size > cap || at + (size_t)size > d->len)
+		return;
+	memcpy(dst, d->buf + at, (size_t)size);
+	*n = (uint8_t)size;
+}
+
+/* The next packet, applied to the state IP compression, time and the address space need;
+ * its size, or libipt's error. *at is its buffer offset. */
+static int scan_next(struct tc_pt_flow *d, struct pt_packet *p, uint64_t *at)
+{
+	int size;
+
+	if (pt_pkt_get_offset(d->scan, at) < 0)
+		return -pte_nosync;
+	size = pt_pkt_next(d->scan, p, sizeof(*p));
+	if (size < 0)
+		return size;
+	switch (p->type) {
+	case ppt_psb:
+		scan_reset(d);
+		d->sc.in_psb = true;
+		break;
+	case ppt_psbend:
+		d->sc.in_psb = false;
+		break;
+	case ppt_fup:
+	case ppt_tip:
+	case ppt_tip_pge:
+	case ppt_tip_pgd:
+		if (p->payload.ip.ipc != pt_ipc_suppressed)
+			d->sc.last_ip = packet_ip(d->sc.last_ip, &p->payload.ip);
+		break;
+	case ppt_mode:
+		if (p->payload.mode.leaf == pt_mol_exec) {
+			d->sc.mode = pt_get_exec_mode(&p->payload.mode.bits.exec);
+			keep_raw(d, d->sc.mode_exec, sizeof(d->sc.mode_exec), &d->sc.nmode_exec, *at,
+				 size);
+		}
+		break;
+	case ppt_pip:
+		keep_raw(d, d->sc.pip, sizeof(d->sc.pip), &d->sc.npip, *at, size);
+		break;
+	case ppt_tsc:
+		keep_raw(d, d->sc.tsc, sizeof(d->sc.tsc), &d->sc.ntsc, *at, size);
+		d->sc.have_tsc = true;
+		d->sc.have_tma = false;
+		d->sc.now = d->sc.tsc_base = p->payload.tsc.tsc;
+		break;
+	case ppt_tma:
+		keep_raw(d, d->sc.tma, sizeof(d->sc.tma), &d->sc.ntma, *at, size);
+		if (d->sc.have_tsc) {
+			d->sc.have_tma = true;
+			d->sc.ctc_base = d->sc.ctc = p->payload.tma.ctc;
+			d->sc.fc = p->payload.tma.fc;
+		}
+		break;
+	case ppt_mtc:
+		/* the CTC's bits mtc_freq..mtc_freq+7; the TSC at the TMA's CTC is the TSC
+		 * packet's less the fast counter; CTC to TSC by CPUID 0x15's EBX/EAX */
+		if (d->sc.have_tma && d->base.cpuid_0x15_eax && d->base.mtc_freq < 40) {
+			uint64_t mask = (1ULL << (d->base.mtc_freq + 8)) - 1;
+			uint64_t to = (uint64_t)p->payload.mtc.ctc << d->base.mtc_freq;
+			uint64_t t;
+
+			d->sc.ctc += (to - (d->sc.ctc & mask)) & mask;
+			t = d->sc.tsc_base - d->sc.fc + (d->sc.ctc - d->sc.ctc_base) *
+			    d->base.cpuid_0x15_ebx / d->base.cpuid_0x15_eax;
+			if (t > d->sc.now)
+				d->sc.now = t;
+		}
+		break;
+	case ppt_cbr:
+		keep_raw(d, d->sc.cbr, sizeof(d->sc.cbr), &d->sc.ncbr, *at, size);
+		break;
+	default:
+		break;
+	}
+	return size;
+}
+
+static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+
+static struct pt_block_decoder *new_decoder(struct tc_pt_flow *d, const uint8_t *buf, size_t len)
 {
 	struct pt_config cfg = d->base;
+	struct pt_block_decoder *dec;
 
-	if (d->dec) {
-		pt_blk_free_decoder(d->dec);
-		d->dec = NULL;
-	}
-	d->held = HELD_NONE;
-	if (!len)
-		return 0;
 	/* libipt never writes through begin/end; its config just isn't const. */
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
 	cfg.flags.variant.block.enable_tick_events = d->ops.ticks;
-	d->dec = pt_blk_alloc_decoder(&cfg);
-	if (!d->dec || pt_blk_set_image(d->dec, d->image) < 0) {
-		if (d->dec)
-			pt_blk_free_decoder(d->dec);
-		d->dec = NULL;
-		return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (dec && pt_blk_set_image(dec, d->image) < 0) {
+		pt_blk_free_decoder(dec);
+		dec = NULL;
 	}
+	return dec;
+}
+
+/* Where the PSB+ at buffer offset at ends (past its PSBEND); at itself if it cannot be read. */
+static uint64_t psb_plus_end(struct tc_pt_flow *d, uint64_t at)
+{
+	struct pt_packet p;
+	uint64_t off;
+
+	if (!d->peek || pt_pkt_sync_set(d->peek, at) < 0)
+		return at;
+	while (pt_pkt_next(d->peek, &p, sizeof(p)) >= 0) {
+		if (p.type == ppt_psbend)
+			return pt_pkt_get_offset(d->peek, &off) < 0 ? at : off;
+		if (p.type == ppt_invalid || p.type == ppt_tnt_8 || p.type == ppt_tnt_64 ||
+		    p.type == ppt_tip)
+			break;
+	}
+	return at;
+}
+
+/* A side decoder from buffer offset from (just after the packet that gave ip) to the next
+ * PSB, starting at ip. The copy takes in that PSB+ too: libipt, as over the whole buffer,
+ * then ends the flow's last block at the PSB+'s IP to give its status events, where
+ * decode_run hands over to the main decoder; without it, the side decoder would go on past
+ * that IP, through code that needs no trace, to where its trace ends. Its libipt status,
+ * or a negative error (then the scan goes on). */
+static int side_start(struct tc_pt_flow *d, uint64_t from, uint64_t ip)
+{
+	const uint8_t *psb = from < d->len ? memmem(d->buf + from, d->len - from, psb_bytes,
+						    sizeof(psb_bytes)) : NULL;
+	uint64_t end = psb ? (uint64_t)(psb - d->buf) : d->len;
+	uint64_t copy_end = psb ? psb_plus_end(d, end) : d->len;
+	size_t need = sizeof(psb_bytes) + sizeof(d->sc.pip) + sizeof(d->sc.tsc) +
+		      sizeof(d->sc.tma) + sizeof(d->sc.cbr) + sizeof(d->sc.mode_exec) + 9 + 2 +
+		      (copy_end - from), n = 0;
+	uint8_t *b;
+	int ret;
+
+	if (need > d->side_cap) {
+		b = realloc(d->side_buf, need);
+		if (!b)
+			return -pte_nomem;
+		d->side_buf = b;
+		d->side_cap = need;
+	}
+	b = d->side_buf;
+	memcpy(b, psb_bytes, sizeof(psb_bytes));
+	n = sizeof(psb_bytes);
+#define PUT(f) (memcpy(b + n, d->sc.f, d->sc.n##f), n += d->sc.n##f)
+	PUT(pip);
+	PUT(tsc);
+	PUT(tma);
+	PUT(cbr);
+	PUT(mode_exec);
+#undef PUT
+	b[n++] = 0xdd;	/* FUP, IPBytes 110: the whole 8-byte IP */
+	for (int i = 0; i < 8; i++)
+		b[n++] = (uint8_t)(ip >> (8 * i));
+	b[n++] = 0x02;	/* PSBEND */
+	b[n++] = 0x23;
+	d->side_hdr = n;
+	memcpy(b + n, d->buf + from, copy_end - from);
+	n += copy_end - from;
+	d->side_len = n;
+	d->side_psb = copy_end > end;
+
+	if (d->side)
+		pt_blk_free_decoder(d->side);
+	d->side = new_decoder(d, b, n);
+	if (!d->side) {
+		d->dec = d->main;
+		return -pte_nomem;
+	}
+	d->dec = d->side;
+	d->side_base = from;
+	d->side_end = end;
+	ret = pt_blk_sync_forward(d->side);
+	add_pending(d);
+	if (ret < 0) {
+		d->dec = d->main;
+		return ret;
+	}
+	decoder_time(d);
+	ask_thread(d);
+	return ret;
+}
+
+/* The main decoder on the PSB at buffer offset at. */
+static int sync_main(struct tc_pt_flow *d, uint64_t at)
+{
+	int ret;
+
+	d->dec = d->main;
+	ret = pt_blk_sync_set(d->main, at);
+	add_pending(d);
+	if (ret < 0)
+		return ret;
+	d->last_sync = at;
+	d->st.syncs++;
+	decoder_time(d);
+	ask_thread(d);
+	return ret;
+}
+
+static bool has_code(struct tc_pt_flow *d, uint64_t ip)
+{
+	uint8_t b;
+
+	return d->ops.read(d->ops.ctx, d->cpu, d->cr3, ip, &b, 1) > 0;
+}
+
+static void scan_error(struct tc_pt_flow *d, const char *what, int err)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
+	emit_text(d, TC_REC_ERROR, msg);
+	d->st.errors++;
+}
+
+/* A branch found in the packets: from (0: unknown) to ip, where the flow goes on. Where ip has
+ * code, a side decoder takes over at buffer offset next (the packets after the one that gave
+ * ip): 0 and d->status set; else negative, and the scan goes on. */
+static int goto_target(struct tc_pt_flow *d, uint64_t from, uint64_t ip, uint64_t next)
+{
+	int ret;
+
+	emit_branch(d, from, ip, isa_of(d->sc.mode));
+	if (!has_code(d, ip)) {
+		struct tc_rec r = new_rec(d, TC_REC_ADDR_NACC);
+
+		/* not a new stop: the caller counts where the flow went */
+		r.start = ip;
+		r.isa = isa_of(d->sc.mode);
+		r.value = 1;
+		r.text = "no image at this address";
+		d->ops.emit(d->ops.ctx, &r);
+		return -1;
+	}
+	ret = side_start(d, next, ip);
+	if (ret < 0) {
+		scan_error(d, "resume", ret);
+		return -1;
+	}
+	d->scan_off = UINT64_MAX;
+	d->scanning = false;
+	d->status = ret;
+	return 0;
+}
+
+/* Follow the packets from d->scan_from for where the flow goes on (see above). Sets d->status
+ * to the status of the decoder that takes over, or a negative one when the buffer ends first;
+ * ST_PAUSE when a TSC passes until (the scan resumes at the next run). */
+static int resume(struct tc_pt_flow *d)
+{
+	struct pt_packet p;
+	uint64_t at, from;
+	int size, ret;
+
+	if (d->scan_tsc_due) {
+		d->scan_tsc_due = false;
+		set_time(d, d->scan_tsc);
+	}
+	for (;;) {
+		size = scan_next(d, &p, &at);
+		d->scan_off = at;
+		if (size < 0) {
+			if (size == -pte_eos)
+				break;
+			/* a packet libipt cannot read: the next PSB, as before */
+			scan_error(d, "packet", size);
+			if (pt_pkt_sync_forward(d->scan) < 0 || pt_pkt_get_sync_offset(d->scan, &at) < 0)
+				break;
+			d->scan_from = at;
+			continue;
+		}
+		if (at < d->scan_from) {
+			if (p.type != ppt_psb && p.type != ppt_ovf)
+				continue;
+			/* a PSB or OVF the decoder went past: state only */
+			if (p.type == ppt_ovf)
+				d->sc.fup = false;
+			continue;
+		}
+		switch (p.type) {
+		case ppt_psb:
+			ret = sync_main(d, at);
+			if (ret >= 0) {
+				d->scan_off = UINT64_MAX;
+				d->scanning = false;
+				d->status = ret;
+				/* the decoder reads the PSB+ itself: the scan starts past it */
+				return ret;
+			}
+			scan_error(d, "sync", ret);
+			break;
+		case ppt_ovf:
+			d->st.overflows++;
+			emit_text(d, TC_REC_LOST, "trace overflow (OVF): the CPU dropped trace");
+			d->sc.ovf = true;
+			d->sc.fup = false;
+			break;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+			/* a FUP with no TIP (MODE.TSX, PTWRITE, ...): the flow is at its IP, and
+			 * this TNT is its own */
+			if (d->sc.fup) {
+				d->sc.fup = false;
+				if (goto_target(d, 0, d->sc.fup_ip, at) >= 0)
+					return d->status;
+			}
+			break;
+		case ppt_pip:
+			if (!d->sc.in_psb) {
+				d->cr3 = p.payload.pip.cr3;
+				ask_thread(d);
+			}
+			break;
+		case ppt_tsc:
+		case ppt_mtc:
+			if (!d->sc.have_tsc || (d->time.has_tsc && d->sc.now <= d->time.tsc))
+				break;
+			if (passes_until(d, true, d->sc.now)) {
+				d->scan_tsc_due = true;
+				d->scan_tsc = d->sc.now;
+				return ST_PAUSE;
+			}
+			set_time(d, d->sc.now);
+			break;
+		case ppt_tip_pgd:
+			if (d->sc.fup)
+				emit_branch(d, d->sc.fup_ip, 0, isa_of(d->sc.mode));
+			d->sc.fup = false;
+			break;
+		case ppt_fup:
+			if (d->sc.in_psb || p.payload.ip.ipc == pt_ipc_suppressed)
+				break;
+			if (d->sc.ovf) {
+				d->sc.ovf = false;
+				if (goto_target(d, 0, d->sc.last_ip, at + (uint64_t)size) >= 0)
+					return d->status;
+				break;
+			}
+			/* a FUP before this one had no TIP: the flow was at its IP */
+			if (d->sc.fup && goto_target(d, 0, d->sc.fup_ip, at) >= 0)
+				return d->status;
+			d->sc.fup = true;
+			d->sc.fup_ip = d->sc.last_ip;
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+			if (p.payload.ip.ipc == pt_ipc_suppressed) {
+				d->sc.fup = false;
+				break;
+			}
+			from = p.type == ppt_tip && d->sc.fup ? d->sc.fup_ip : 0;
+			d->sc.fup = false;
+			if (goto_target(d, from, d->sc.last_ip, at + (uint64_t)size) >= 0)
+				return d->status;
+			break;
+		default:
+			break;
+		}
+	}
+	/* The buffer ended before the flow could go on. */
+	d->scan_off = UINT64_MAX;
+	d->scanning = false;
+	d->dec = d->main;
+	d->status = -pte_eos;
+	return -pte_eos;
+}
+
+/* After a stop at buffer offset off: the scan is due from there. */
+static void start_scan(struct tc_pt_flow *d, uint64_t off)
+{
+	d->scanning = true;
+	d->scan_from = off;
+	if (!d->scan)
+		d->status = -pte_eos;	/* never synchronised */
+}
+
+int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e)
+{
+	struct pt_config cfg = d->base;
+
+	free_decoders(d);
+	d->held = HELD_NONE;
+	d->scan_tsc_due = false;
+	if (!len)
+		return 0;
+	d->buf = buf;
+	d->main = d->dec = new_decoder(d, buf, len);
+	if (!d->dec)
+		return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
 	d->file_offset = file_offset;
 	d->len = len;
 	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
 	d->in_range = d->have_last = false;
 	d->last_sync = UINT64_MAX;
 	d->status = sync(d, len, 0, &d->last_sync);
+	/* The packets are followed from the first PSB, for resume(). */
+	if (d->last_sync != UINT64_MAX) {
+		cfg.begin = (uint8_t *)buf;
+		cfg.end = (uint8_t *)buf + len;
+		d->scan = pt_pkt_alloc_decoder(&cfg);
+		d->peek = pt_pkt_alloc_decoder(&cfg);
+		if (d->scan && pt_pkt_sync_set(d->scan, d->last_sync) < 0) {
+			pt_pkt_free_decoder(d->scan);
+			d->scan = NULL;
+		}
+		scan_reset(d);
+	}
 	return 0;
 }
 
@@ -697,12 +1181,22 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 	int status;
 
 	d->until = until;
-	/* A held block may come with libipt's error after it: take the block first. */
-	while (d->dec && (d->status >= 0 || d->held != HELD_NONE)) {
+	for (;;) {
+		if (d->scanning && d->scan && resume(d) == ST_PAUSE)
+			return 1;
+		d->scanning = false;
+		/* A held block may come with libipt's error after it: take the block first. */
+		if (!d->dec || (d->status < 0 && d->held == HELD_NONE))
+			break;
 		status = decode_run(d, d->status, &at, &mode);
 		if (status == ST_PAUSE)
 			return 1;
-		if (status == -pte_eos) {
+		if (status == ST_HANDOVER || status == -pte_eos) {
+			/* a side decoder's stretch ends at a PSB: the flow goes on there */
+			if (d->dec == d->side && d->side_end < d->len) {
+				start_scan(d, d->side_end);
+				continue;
+			}
 			flow_stop(d);
 			break;
 		}
@@ -731,17 +1225,15 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 		}
 		off = 0;
 		pt_blk_get_offset(d->dec, &off);
-		d->status = sync(d, d->len, off, &d->last_sync);
+		start_scan(d, buf_offset(d, off));
 	}
-	if (d->dec)
-		pt_blk_free_decoder(d->dec);
-	d->dec = NULL;
+	free_decoders(d);
 	return 0;
 }
 
 bool tc_pt_flow_next_time(const struct tc_pt_flow *d, uint64_t *t)
 {
-	if (d->held != HELD_NONE) {
+	if (d->held != HELD_NONE || d->scan_tsc_due) {
 		*t = d->held_time;
 		return true;
 	}

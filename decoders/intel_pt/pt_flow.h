@@ -5,9 +5,13 @@
  *
  * Records: TC_REC_RANGE for each run of sequentially executed instructions; TC_REC_BRANCH
  * for each taken branch, in perf's convention (from 0 where trace starts, to 0 where it
- * stops, overflows or cannot be followed); TC_REC_ADDR_NACC where there is no image;
- * TC_REC_LOST for overflows; TC_REC_ERROR for decode errors (decoding resumes at the next
- * PSB); TC_REC_NO_SYNC for bytes skipped looking for a PSB. */
+ * stops, overflows or cannot be followed); TC_REC_ADDR_NACC where there is no image (value
+ * 0: the flow stopped there; value 1: while stopped, a branch found in the packets went there,
+ * also without code: not a record to show, a count for the caller); TC_REC_LOST for
+ * overflows; TC_REC_ERROR for decode errors; TC_REC_NO_SYNC for bytes skipped looking for a
+ * PSB. After a stop or an error, decoding resumes at the next packet that tells where the flow
+ * is (TIP, TIP.PGE, FUP after OVF; a FUP before a TIP gives the branch's source), each giving
+ * a branch record, not at the next PSB. */
 #ifndef TC_DECODERS_INTEL_PT_PT_FLOW_H
 #define TC_DECODERS_INTEL_PT_PT_FLOW_H
 

@@ -62,7 +62,7 @@ struct tid_pid {
 
 struct missing {
 	char *line, *dso;
-	uint64_t stops;
+	uint64_t stops, reached;
 };
 
 struct tc_pt_session {
@@ -500,7 +500,7 @@ static struct missing *miss_for(struct tc_pt_session *s, const char *dso)
 			return &s->miss[i];
 	if (tc_grow((void **)&s->miss, &s->capmiss, s->nmiss + 1, sizeof(*s->miss)))
 		return NULL;
-	s->miss[s->nmiss] = (struct missing){ NULL, strdup(dso), 0 };
+	s->miss[s->nmiss] = (struct missing){ NULL, strdup(dso), 0, 0 };
 	if (!s->miss[s->nmiss].dso)
 		return NULL;
 	return &s->miss[s->nmiss++];
@@ -515,10 +515,17 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 		struct tc_images_sym sym;
 		struct missing *m;
 
-		if (!images(q) || tc_images_symbol(q->im, q->pid, r->start, &sym) || !sym.dso)
-			s->st.nomap_unmapped++;
-		else if ((m = miss_for(s, sym.dso)))
-			m->stops++;
+		if (!images(q) || tc_images_symbol(q->im, q->pid, r->start, &sym) || !sym.dso) {
+			if (!r->value)
+				s->st.nomap_unmapped++;
+		} else if ((m = miss_for(s, sym.dso))) {
+			if (r->value)
+				m->reached++;
+			else
+				m->stops++;
+		}
+		if (r->value)
+			return;	/* a branch target without code, not a stop (pt_flow.h) */
 	}
 	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
 		return;
@@ -758,7 +765,8 @@ size_t tc_pt_session_missing(const struct tc_pt_session *s,
 	for (size_t i = 0; i < s->nmiss; i++)
 		if (s->miss[i].line)
 			m->list[n++] =
-				(struct tc_pt_session_missing){ s->miss[i].line, s->miss[i].stops };
+				(struct tc_pt_session_missing){ s->miss[i].line, s->miss[i].stops,
+								s->miss[i].reached };
 	*list = m->list;
 	return n;
 }

@@ -42,6 +42,7 @@ struct tc_pt_session_stats {
 struct tc_pt_session_missing {
 	const char *line;	/* "path (build id ...) (why)" from lib/images/images */
 	uint64_t stops;
+	uint64_t reached;	/* branches into it found while decoding was stopped */
 };
 
 struct tc_pt_session;
