@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "cmd/kernel_opts.h"
 #include "cmd/progress.h"
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
@@ -19,7 +20,8 @@
 #include "lib/util/parse.h"
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
-       OPT_BRANCHES, OPT_FORCE, OPT_DSO };
+       OPT_BRANCHES, OPT_FORCE, OPT_DSO,
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -36,6 +38,7 @@ const struct tc_opt decode_opts[] = {
 	{ "dso", OPT_DSO, 1, "BINARY", "--format autofdo or bolt: the profile of this binary only "
 	  "(its recorded path or file name)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
+	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
 	{ 0 },
@@ -64,6 +67,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 {
 	struct decode *d = ctx;
 
+	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &d->a.kernel))
+		return 0;
 	switch (key) {
 	case 'i': d->a.input = arg; break;
 	case OPT_PACKETS: d->a.packets = true; break;
@@ -239,6 +244,7 @@ int do_decode(int argc, char **argv)
 	tc_listing_init(&d.out, stdout, tc_g.json);
 	if (d.per_thread && !(d.streams = tc_streams_open(d.per_thread, tc_g.json, d.force, &e)))
 		tc_fatal("%s", e.msg);
+	d.a.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
 	if (!(dec = tc_session_new(&d.a, emit, &d)))
 		tc_fatal("out of memory");
 	if (!d.streams && !d.format) {

@@ -4,12 +4,14 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "cmd/kernel_opts.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 
-enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS };
+enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS,
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
 
 const struct tc_opt diff_opts[] = {
 	{ "fail-above", OPT_FAIL_ABOVE, 1, "PCT", "exit 4 when a function's self instructions "
@@ -18,11 +20,13 @@ const struct tc_opt diff_opts[] = {
 	  "or by name" },
 	{ "limit", OPT_LIMIT, 1, "N", "show at most N functions (0: all)" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
+	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
 	{ 0 },
 };
 
 struct diff {
 	const char *symfs;
+	struct tc_kernel_opts kernel;
 	struct tc_profile_view view;	/* its limit only cuts the output (see do_diff) */
 	double fail_above;
 	bool gate;
@@ -34,6 +38,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	struct diff *d = ctx;
 	char *end;
 
+	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &d->kernel))
+		return 0;
 	switch (key) {
 	case OPT_SYMFS: d->symfs = arg; break;
 	case OPT_SORT:
@@ -51,10 +57,10 @@ static int on_opt(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-static int profile(const char *input, const char *symfs, struct tc_analysis **an,
+static int profile(const char *input, const struct diff *d, struct tc_analysis **an,
 		   struct tc_session **dec)
 {
-	struct tc_session_opts a = { .input = input, .symfs = symfs };
+	struct tc_session_opts a = { .input = input, .symfs = d->symfs, .kernel = d->kernel };
 	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };
 
 	return tc_report_run(&a, &o, an, dec);
@@ -88,7 +94,7 @@ int do_diff(int argc, char **argv)
 		return tc_msg_usage_error(cmd, "diff takes two recordings (or snapshots), A and B"),
 		       TC_EXIT_USAGE;
 	for (int k = 0; k < 2; k++)
-		problems += profile(in[k], d.symfs, &an[k], &dec[k]);
+		problems += profile(in[k], &d, &an[k], &dec[k]);
 	/* The whole difference is checked against the threshold; --limit only cuts the output. */
 	limit = d.view.limit;
 	d.view.limit = 0;

@@ -38,6 +38,7 @@ struct tc_session {
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;
 	char *buildid_dir;
+	struct tc_kernel *kernel;	/* the decoders' kernel images */
 	struct cand *cands;
 	size_t ncands;
 	struct cand *dec;		/* the one picked, or NULL */
@@ -87,6 +88,7 @@ void tc_session_free(struct tc_session *s)
 		return;
 	free_cands(s, NULL);
 	free(s->cands);
+	tc_kernel_free(s->kernel);
 	tc_events_free(s->ev);
 	for (size_t i = 0; i < s->ncomms; i++)
 		free(s->comms[i].name);
@@ -187,12 +189,15 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 	const struct tc_decoder_ops *const *all = tc_decoders_all(&n);
 	struct tc_decoder_opts o = { .symfs = s->o.symfs,
 				     .buildid_dir = s->buildid_dir = tc_buildid_cache_dir(),
+				     .kernel = s->kernel,
 				     .packets = s->o.packets,
 				     .branches = s->o.branches,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,
 				     .ctx = s };
 
+	if (!s->kernel && !(o.kernel = s->kernel = tc_kernel_open(&s->o.kernel, e)))
+		return -1;
 	if (!(s->cands = calloc(n, sizeof(*s->cands))))
 		return tc_err_set(e, 0, "out of memory");
 	s->ncands = n;

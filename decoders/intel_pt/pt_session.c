@@ -530,7 +530,8 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
 		.ticks = by_time(s) };
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
 
 	q->s = s;
 	if (!(q->im = tc_images_new(&io)))

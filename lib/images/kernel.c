@@ -1,0 +1,203 @@
+#include "lib/images/kernel.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/images/elf.h"
+#include "lib/images/kallsyms.h"
+#include "lib/images/kcore.h"
+#include "lib/util/sysfs.h"
+
+struct tc_kernel {
+	struct tc_elf *vmlinux;
+	struct tc_kallsyms *ks;
+	struct tc_kcore *kcore;
+	char *sysfs_root;
+	char ks_path[4096];
+	/* the recording's reference and what follows from it */
+	char ref[64];
+	uint64_t ref_addr;
+	bool ref_set;
+	uint64_t vm_reloc;		/* run-time - link-time address of the vmlinux */
+	uint64_t ks_delta;		/* kallsyms address - run-time address */
+	bool ks_ok;			/* kallsyms places against the reference */
+	char why[512];
+};
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISDIR(st.st_mode);
+}
+
+struct tc_kernel *tc_kernel_open(const struct tc_kernel_opts *o, struct tc_err *e)
+{
+	struct tc_kernel *k = calloc(1, sizeof(*k));
+	char kc[4096] = "", ks[4096] = "";
+
+	if (!k) {
+		tc_err_sys(e, ENOMEM, "kernel images");
+		return NULL;
+	}
+	if (o->sysfs_root && *o->sysfs_root && !(k->sysfs_root = strdup(o->sysfs_root)))
+		goto nomem;
+	if (o->kallsyms && *o->kallsyms)
+		snprintf(ks, sizeof(ks), "%s", o->kallsyms);
+	if (o->kcore && *o->kcore) {
+		/* a kcore_dir: its kcore, and its kallsyms unless one was given */
+		if (is_dir(o->kcore)) {
+			snprintf(kc, sizeof(kc), "%s/kcore", o->kcore);
+			if (!ks[0])
+				snprintf(ks, sizeof(ks), "%s/kallsyms", o->kcore);
+		} else {
+			snprintf(kc, sizeof(kc), "%s", o->kcore);
+		}
+	}
+	if (o->vmlinux && *o->vmlinux) {
+		struct tc_err ee;
+
+		if (!(k->vmlinux = tc_elf_open(o->vmlinux, &ee))) {
+			tc_err_set(e, ee.errnum, "--vmlinux: %s", ee.msg);
+			goto fail;
+		}
+		if (tc_elf_type(k->vmlinux) != ET_EXEC && tc_elf_type(k->vmlinux) != ET_DYN) {
+			tc_err_set(e, EINVAL, "--vmlinux: %s is not a linked kernel (ELF type %d)",
+				   o->vmlinux, tc_elf_type(k->vmlinux));
+			goto fail;
+		}
+	}
+	if (ks[0]) {
+		struct tc_err ee;
+
+		if (!(k->ks = tc_kallsyms_open(ks, &ee))) {
+			tc_err_set(e, ee.errnum, "%s: %s", o->kallsyms ? "--kallsyms" : "--kcore",
+				   ee.msg);
+			goto fail;
+		}
+		snprintf(k->ks_path, sizeof(k->ks_path), "%s", ks);
+	}
+	if (kc[0]) {
+		struct tc_err ee;
+
+		if (!(k->kcore = tc_kcore_open(kc, &ee))) {
+			tc_err_set(e, ee.errnum, "--kcore: %s", ee.msg);
+			goto fail;
+		}
+	}
+	k->ks_ok = k->ks != NULL;
+	return k;
+nomem:
+	tc_err_sys(e, ENOMEM, "kernel images");
+fail:
+	tc_kernel_free(k);
+	return NULL;
+}
+
+void tc_kernel_free(struct tc_kernel *k)
+{
+	if (!k)
+		return;
+	tc_elf_close(k->vmlinux);
+	tc_kallsyms_free(k->ks);
+	tc_kcore_close(k->kcore);
+	free(k->sysfs_root);
+	free(k);
+}
+
+bool tc_kernel_has_text(const struct tc_kernel *k) { return k && (k->kcore || k->vmlinux); }
+bool tc_kernel_has_symbols(const struct tc_kernel *k) { return k && (k->ks || k->vmlinux); }
+struct tc_elf *tc_kernel_vmlinux(const struct tc_kernel *k) { return k ? k->vmlinux : NULL; }
+const char *tc_kernel_why(const struct tc_kernel *k) { return k ? k->why : ""; }
+
+void tc_kernel_set_ref(struct tc_kernel *k, const char *name, uint64_t addr)
+{
+	uint64_t v;
+
+	if (!name)
+		name = "";
+	if (k->ref_set && k->ref_addr == addr && !strcmp(k->ref, name))
+		return;
+	snprintf(k->ref, sizeof(k->ref), "%s", name);
+	k->ref_addr = addr;
+	k->ref_set = true;
+	k->vm_reloc = 0;
+	k->ks_delta = 0;
+	k->ks_ok = k->ks != NULL;
+	k->why[0] = 0;
+	if (!*name)
+		return;
+	/* The vmlinux's own address of the reference: a kernel relocated at boot (KASLR)
+	 * ran at addresses that much away from the vmlinux's. */
+	if (k->vmlinux && !tc_elf_symtab_value(k->vmlinux, name, &v))
+		k->vm_reloc = addr - v;
+	/* A kallsyms file of another boot: its addresses are off by the difference of its
+	 * reference; perf will not use one that lacks the reference. */
+	if (k->ks) {
+		if (tc_kallsyms_addr(k->ks, name, &v)) {
+			k->ks_ok = false;
+			snprintf(k->why, sizeof(k->why),
+				 "%.300s has no %.40s to place its symbols against the recording's",
+				 k->ks_path, name);
+		} else {
+			k->ks_delta = v - addr;
+		}
+	}
+}
+
+size_t tc_kernel_read_kcore(struct tc_kernel *k, uint64_t addr, void *buf, size_t len)
+{
+	return k && k->kcore ? tc_kcore_read(k->kcore, addr + (k->ks_ok ? k->ks_delta : 0), buf,
+					     len)
+			     : 0;
+}
+
+size_t tc_kernel_read(struct tc_kernel *k, uint64_t addr, void *buf, size_t len)
+{
+	size_t n;
+
+	if (!k)
+		return 0;
+	if (k->kcore && (n = tc_kernel_read_kcore(k, addr, buf, len)))
+		return n;
+	if (k->vmlinux)
+		return tc_elf_read_vaddr(k->vmlinux, addr - k->vm_reloc, buf, len);
+	return 0;
+}
+
+uint64_t tc_kernel_link_addr(struct tc_kernel *k, uint64_t addr)
+{
+	return k && k->vmlinux ? addr - k->vm_reloc : addr;
+}
+
+const char *tc_kernel_symbol(struct tc_kernel *k, uint64_t addr, uint64_t *off,
+			     const char **module)
+{
+	const char *s;
+
+	if (module)
+		*module = NULL;
+	if (!k)
+		return NULL;
+	if (k->vmlinux && (s = tc_elf_symbol(k->vmlinux, addr - k->vm_reloc, off)))
+		return s;
+	if (k->ks && k->ks_ok)
+		return tc_kallsyms_find(k->ks, addr + k->ks_delta, off, module);
+	return NULL;
+}
+
+int tc_kernel_module_section(const struct tc_kernel *k, const char *name, const char *sec,
+			     uint64_t *addr)
+{
+	char path[4096];
+
+	if (!k || !k->sysfs_root || strchr(name, '/') || strchr(sec, '/'))
+		return -1;
+	tc_sysfs_pathf(path, sizeof(path), "%s/module/%s/sections/%s", k->sysfs_root, name,
+		       sec);
+	return path[0] ? tc_sysfs_read_u64(path, 16, addr, NULL) : -1;
+}
