@@ -397,3 +397,29 @@ int tc_elf_symtab_value(const struct tc_elf *t, const char *name, uint64_t *valu
 	}
 	return -1;
 }
+
+int tc_elf_each_symbol(const struct tc_elf *t,
+		       int (*fn)(void *ctx, const char *name, const GElf_Sym *sym), void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    !(n = elf_strptr(t->elf, sh.sh_link, s.st_name)))
+				continue;
+			if (fn(ctx, n, &s))
+				return -1;
+		}
+	}
+	return 0;
+}

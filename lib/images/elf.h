@@ -4,6 +4,7 @@
 #define TC_LIB_IMAGES_ELF_H
 
 #include <stddef.h>
+#include <gelf.h>
 #include <stdint.h>
 
 #include "lib/util/err.h"
@@ -60,6 +61,10 @@ int tc_elf_vaddr_to_offset(const struct tc_elf *elf, uint64_t vaddr, uint64_t *o
 /* Value of the symbol named name of any type in .symtab (a vmlinux's _text label); -1 if
  * there is none. */
 int tc_elf_symtab_value(const struct tc_elf *elf, const char *name, uint64_t *value);
+
+/* Call fn for every .symtab entry (names point into the file); stops at fn's non-zero. */
+int tc_elf_each_symbol(const struct tc_elf *elf,
+		       int (*fn)(void *ctx, const char *name, const GElf_Sym *sym), void *ctx);
 
 /* The function symbol containing vaddr, or NULL; *off gets vaddr - symbol start. */
 const char *tc_elf_symbol(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);

@@ -651,7 +651,7 @@ static int kernel_symbol(struct tc_images *im, uint64_t addr, struct tc_images_s
 {
 	const char *module;
 
-	s->dso = "[kernel.kallsyms]";
+	s->dso = tc_kernel_covers(im->kernel, addr) ? "[kernel.kallsyms]" : NULL;
 	s->dso_off = tc_kernel_link_addr(im->kernel, addr);
 	s->sym = tc_kernel_symbol(im->kernel, addr, &s->sym_off, &module);
 	if (module)

@@ -1,6 +1,7 @@
 #include "lib/images/kallsyms.h"
 
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,15 +10,19 @@
 
 struct ksym {
 	uint64_t start, end;
-	const char *name, *module;	/* into k->text */
+	const char *name, *module;	/* into k->text (or the caller's strings) */
 	size_t line;			/* order in the file, for a stable sort */
 	char type;
+	uint8_t bind;			/* STB_LOCAL, STB_GLOBAL, STB_WEAK */
+	bool dead;			/* lost to another at its address */
 };
 
 struct tc_kallsyms {
 	char *text;
 	struct ksym *v;
-	size_t n;
+	size_t n, cap;
+	uint64_t ref[2];		/* _text, _stext */
+	bool has_ref[2];
 };
 
 static char *slurp(const char *path, struct tc_err *e)
@@ -81,22 +86,111 @@ static int cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static bool same_module(const struct ksym *a, const struct ksym *b)
-{
-	if (!a->module || !b->module)
-		return !a->module && !b->module;
-	return !strcmp(a->module, b->module);
-}
-
 static uint64_t page_after(uint64_t a)
 {
 	return ((a + 4095) & ~4095ULL) + 4096;
 }
 
+int tc_kallsyms_add(struct tc_kallsyms *k, uint64_t addr, uint64_t size, char type, int bind,
+		    const char *name, const char *module)
+{
+	if (k->cap == k->n) {
+		size_t cap = k->cap ? 2 * k->cap : 4096;
+		struct ksym *nv = realloc(k->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		k->v = nv;
+		k->cap = cap;
+	}
+	k->v[k->n] = (struct ksym){ addr, addr + size, name, module, k->n, type, (uint8_t)bind,
+				    false };
+	k->n++;
+	return 0;
+}
+
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* perf's choice between two symbols at one address: true to keep a over b. */
+static bool better(const struct ksym *a, const struct ksym *b)
+{
+	uint64_t la = a->end - a->start, lb = b->end - b->start;
+	size_t na, nb;
+
+	if (!la != !lb)
+		return la > 0;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	if (underscores(a->name) != underscores(b->name))
+		return underscores(a->name) < underscores(b->name);
+	na = strlen(a->name);
+	nb = strlen(b->name);
+	if (na != nb)
+		return na > nb;
+	return !(strncmp(a->name, "SyS", 3) == 0 || strncmp(a->name, "compat_SyS", 10) == 0);
+}
+
+void tc_kallsyms_finish(struct tc_kallsyms *k, bool kallsyms)
+{
+	if (!k->n)
+		return;
+	qsort(k->v, k->n, sizeof(*k->v), cmp);
+	/* A symbol without a size ends where the next one starts; in kallsyms the kernel's
+	 * last before a module's (or a module's before the kernel's) a page on. */
+	for (size_t i = 0; i + 1 < k->n; i++) {
+		struct ksym *a = &k->v[i], *b = &k->v[i + 1];
+
+		if (a->end != a->start)
+			continue;
+		if (kallsyms && !a->module != !b->module)
+			a->end = page_after(a->start);
+		else
+			a->end = b->start;
+	}
+	if (k->v[k->n - 1].end == k->v[k->n - 1].start)
+		k->v[k->n - 1].end = page_after(k->v[k->n - 1].start);
+	/* Several at one address: one stands (perf's choice, in order). */
+	for (size_t i = 0; i < k->n;) {
+		size_t cur = i, j = i + 1;
+
+		for (; j < k->n && k->v[j].start == k->v[i].start; j++) {
+			if (better(&k->v[cur], &k->v[j])) {
+				k->v[j].dead = true;
+			} else {
+				k->v[cur].dead = true;
+				cur = j;
+			}
+		}
+		i = j;
+	}
+	{
+		size_t w = 0;
+
+		for (size_t i = 0; i < k->n; i++)
+			if (!k->v[i].dead)
+				k->v[w++] = k->v[i];
+		k->n = w;
+	}
+}
+
+struct tc_kallsyms *tc_kallsyms_new(void)
+{
+	return calloc(1, sizeof(struct tc_kallsyms));
+}
+
 struct tc_kallsyms *tc_kallsyms_open(const char *path, struct tc_err *e)
 {
 	struct tc_kallsyms *k = calloc(1, sizeof(*k));
-	size_t cap = 0, lines = 0, nonzero = 0;
+	size_t lines = 0, nonzero = 0;
 	char *p;
 
 	if (!k || !(k->text = slurp(path, e))) {
@@ -106,7 +200,7 @@ struct tc_kallsyms *tc_kallsyms_open(const char *path, struct tc_err *e)
 		return NULL;
 	}
 	for (p = k->text; *p;) {
-		char *eol = strchr(p, '\n'), *end, *name, *tab;
+		char *eol = strchr(p, '\n'), *end, *name, *tab, *module = NULL;
 		uint64_t addr;
 		char type;
 
@@ -128,30 +222,26 @@ struct tc_kallsyms *tc_kallsyms_open(const char *path, struct tc_err *e)
 			nonzero++;
 		if (!*name || !wanted(type) || name[0] == '$')
 			goto next;
-		if (cap == k->n) {
-			struct ksym *nv = realloc(k->v, (cap = cap ? 2 * cap : 4096) * sizeof(*nv));
-
-			if (!nv) {
-				tc_err_sys(e, ENOMEM, "%s", path);
-				tc_kallsyms_free(k);
-				return NULL;
-			}
-			k->v = nv;
-		}
-		k->v[k->n] = (struct ksym){ addr, addr, name, NULL, lines, type };
 		if ((tab = strchr(name, '\t'))) {
 			char *m = tab + 1, *close;
 
 			*tab = 0;
 			if (*m == '[' && (close = strchr(m, ']'))) {
 				*close = 0;
-				k->v[k->n].module = m + 1;
+				module = m + 1;
 			}
 		}
 		/* trailing blanks are not part of the name */
 		for (char *t = name + strlen(name); t > name && isspace((unsigned char)t[-1]);)
 			*--t = 0;
-		k->n++;
+		if (tc_kallsyms_add(k, addr, 0, type,
+				    type == 'W' || type == 'w' ? STB_WEAK
+				    : isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL,
+				    name, module)) {
+			tc_err_sys(e, ENOMEM, "%s", path);
+			tc_kallsyms_free(k);
+			return NULL;
+		}
 next:
 		if (!eol)
 			break;
@@ -170,17 +260,14 @@ next:
 		tc_kallsyms_free(k);
 		return NULL;
 	}
+	/* The relocation reference is looked up among all, before some are dropped. */
 	qsort(k->v, k->n, sizeof(*k->v), cmp);
-	/* Ends: the next symbol's start; the last of the kernel or of a module a page on. */
-	for (size_t i = 0; i + 1 < k->n; i++) {
-		struct ksym *a = &k->v[i], *b = &k->v[i + 1];
-
-		a->end = same_module(a, b) ? b->start : page_after(a->start);
-	}
-	k->v[k->n - 1].end = page_after(k->v[k->n - 1].start);
-	/* Several at one address: the last in the file stands (the only one with a length
-	 * once the ends are set, which is what perf keeps); the search below finds the last
-	 * symbol starting at or before an address, so the others are only found by name. */
+	for (size_t i = 0; i < k->n; i++)
+		if (is_text(k->v[i].type) && !k->v[i].module &&
+		    (!strcmp(k->v[i].name, "_text") || !strcmp(k->v[i].name, "_stext")))
+			k->ref[!strcmp(k->v[i].name, "_stext")] = k->v[i].start,
+			k->has_ref[!strcmp(k->v[i].name, "_stext")] = true;
+	tc_kallsyms_finish(k, true);
 	return k;
 }
 
@@ -197,9 +284,15 @@ size_t tc_kallsyms_count(const struct tc_kallsyms *k) { return k->n; }
 
 int tc_kallsyms_addr(const struct tc_kallsyms *k, const char *name, uint64_t *addr)
 {
-	for (size_t i = 0; i < k->n; i++)
-		if (is_text(k->v[i].type) && !k->v[i].module && !strcmp(k->v[i].name, name)) {
-			*addr = k->v[i].start;
+	int i = !strcmp(name, "_text") ? 0 : !strcmp(name, "_stext") ? 1 : -1;
+
+	if (i >= 0 && k->has_ref[i]) {
+		*addr = k->ref[i];
+		return 0;
+	}
+	for (size_t j = 0; j < k->n; j++)
+		if (is_text(k->v[j].type) && !k->v[j].module && !strcmp(k->v[j].name, name)) {
+			*addr = k->v[j].start;
 			return 0;
 		}
 	return -1;

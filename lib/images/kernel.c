@@ -14,6 +14,7 @@
 
 struct tc_kernel {
 	struct tc_elf *vmlinux;
+	struct tc_kallsyms *vmsyms;	/* the vmlinux's symbols, as perf reads them */
 	struct tc_kallsyms *ks;
 	struct tc_kcore *kcore;
 	char *sysfs_root;
@@ -27,6 +28,36 @@ struct tc_kernel {
 	bool ks_ok;			/* kallsyms places against the reference */
 	char why[512];
 };
+
+struct vm_ctx {
+	struct tc_kernel *k;
+	const struct tc_elf_sec *sec;
+	size_t nsec;
+};
+
+/* perf's kernel symbols from an ELF: functions and objects, and labels (untyped symbols)
+ * in text sections; of allocated sections only. */
+static int vm_sym(void *ctx, const char *name, const GElf_Sym *s)
+{
+	struct vm_ctx *c = ctx;
+	int type = GELF_ST_TYPE(s->st_info), bind = GELF_ST_BIND(s->st_info);
+	const struct tc_elf_sec *sec;
+
+	if (!*name || s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ||
+	    s->st_shndx >= c->nsec)
+		return 0;
+	sec = &c->sec[s->st_shndx];
+	if (!(sec->flags & SHF_ALLOC))
+		return 0;
+	if (type == STT_NOTYPE) {
+		if (!strstr(sec->name, "text"))
+			return 0;
+	} else if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT) {
+		return 0;
+	}
+	return tc_kallsyms_add(c->k->vmsyms, s->st_value, s->st_size,
+			       type == STT_OBJECT ? 'd' : 't', bind, name, NULL);
+}
 
 static bool is_dir(const char *p)
 {
@@ -70,6 +101,15 @@ struct tc_kernel *tc_kernel_open(const struct tc_kernel_opts *o, struct tc_err *
 				   o->vmlinux, tc_elf_type(k->vmlinux));
 			goto fail;
 		}
+		{
+			struct vm_ctx c = { k, NULL, 0 };
+
+			c.sec = tc_elf_sections(k->vmlinux, &c.nsec);
+			if (!(k->vmsyms = tc_kallsyms_new()) ||
+			    tc_elf_each_symbol(k->vmlinux, vm_sym, &c))
+				goto nomem;
+			tc_kallsyms_finish(k->vmsyms, false);
+		}
 	}
 	if (ks[0]) {
 		struct tc_err ee;
@@ -102,6 +142,7 @@ void tc_kernel_free(struct tc_kernel *k)
 {
 	if (!k)
 		return;
+	tc_kallsyms_free(k->vmsyms);
 	tc_elf_close(k->vmlinux);
 	tc_kallsyms_free(k->ks);
 	tc_kcore_close(k->kcore);
@@ -183,7 +224,7 @@ const char *tc_kernel_symbol(struct tc_kernel *k, uint64_t addr, uint64_t *off,
 		*module = NULL;
 	if (!k)
 		return NULL;
-	if (k->vmlinux && (s = tc_elf_symbol(k->vmlinux, addr - k->vm_reloc, off)))
+	if (k->vmsyms && (s = tc_kallsyms_find(k->vmsyms, addr - k->vm_reloc, off, NULL)))
 		return s;
 	if (k->ks && k->ks_ok)
 		return tc_kallsyms_find(k->ks, addr + k->ks_delta, off, module);
@@ -200,4 +241,20 @@ int tc_kernel_module_section(const struct tc_kernel *k, const char *name, const 
 	tc_sysfs_pathf(path, sizeof(path), "%s/module/%s/sections/%s", k->sysfs_root, name,
 		       sec);
 	return path[0] ? tc_sysfs_read_u64(path, 16, addr, NULL) : -1;
+}
+
+bool tc_kernel_covers(struct tc_kernel *k, uint64_t addr)
+{
+	const struct tc_elf_sec *sec;
+	size_t n;
+	uint64_t va;
+
+	if (!k || !k->vmlinux)
+		return true;
+	va = addr - k->vm_reloc;
+	sec = tc_elf_sections(k->vmlinux, &n);
+	for (size_t i = 1; i < n; i++)
+		if ((sec[i].flags & SHF_ALLOC) && va >= sec[i].addr && va - sec[i].addr < sec[i].size)
+			return true;
+	return false;
 }

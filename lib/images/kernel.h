@@ -47,6 +47,9 @@ size_t tc_kernel_read_kcore(struct tc_kernel *k, uint64_t addr, void *buf, size_
  * *module gets the module's name, NULL for the kernel itself). NULL if none. */
 const char *tc_kernel_symbol(struct tc_kernel *k, uint64_t addr, uint64_t *off,
 			     const char **module);
+/* Is addr in the kernel's image? With a vmlinux, in one of its sections (perf's kernel map
+ * is the vmlinux's, an address past it is in no DSO); without one, always. */
+bool tc_kernel_covers(struct tc_kernel *k, uint64_t addr);
 /* addr's link-time address in the vmlinux (addr itself without one). */
 uint64_t tc_kernel_link_addr(struct tc_kernel *k, uint64_t addr);
 /* The vmlinux, for its build id and path; NULL without one. */
