@@ -7,9 +7,9 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks --graph" ;;
-	decode) echo "--input --packets --per-thread --force --buffer --id --format --dso --symfs --branches" ;;
-	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs" ;;
-	diff) echo "--fail-above --sort --limit --symfs" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --dso --symfs --vmlinux --kallsyms --kcore --branches" ;;
+	report) echo "--input --sort --limit --tid --cpu --comm --dso --per-thread --symfs --vmlinux --kallsyms --kcore" ;;
+	diff) echo "--fail-above --sort --limit --symfs --vmlinux --kallsyms --kcore" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
@@ -59,7 +59,7 @@ _tracectl()
 		return ;;
 	-C|--cpu|-p|--pid|-t|--tid|-m|--mmap-pages)
 		return ;;
-	-i|--input)
+	-i|--input|--vmlinux|--kallsyms|--kcore)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--format)
