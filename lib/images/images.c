@@ -405,6 +405,11 @@ static void note_missing(struct tc_images *im, struct file *f)
 
 	if (f->needed)
 		return;
+	if (is_kernel_image(f->path) && !f->why[0])
+		snprintf(f->why, sizeof(f->why), "%s",
+			 im->kernel && *tc_kernel_why(im->kernel)
+				 ? tc_kernel_why(im->kernel)
+				 : "give the kernel's code with --vmlinux FILE or --kcore FILE");
 	f->needed = true;
 	n = snprintf(line, sizeof(line), "%s", f->path);
 	if (f->bid[0])
@@ -437,14 +442,29 @@ static struct tc_elf *elf_quiet(struct tc_images *im, struct file *f)
 	return f->elf;
 }
 
+/* The kernel's images, once checked against the recorded kernel's build id. */
+static void kernel_check(const struct tc_images *im)
+{
+	char want[2 * 20 + 1];
+
+	feature_bid(im, "[kernel.kallsyms]", want);
+	tc_kernel_expect_build_id(im->kernel, want);
+}
+
 static bool kernel_text(const struct tc_images *im)
 {
-	return im->kernel && tc_kernel_has_text(im->kernel);
+	if (!im->kernel)
+		return false;
+	kernel_check(im);
+	return tc_kernel_has_text(im->kernel);
 }
 
 static bool kernel_syms(const struct tc_images *im)
 {
-	return im->kernel && tc_kernel_has_symbols(im->kernel);
+	if (!im->kernel)
+		return false;
+	kernel_check(im);
+	return tc_kernel_has_symbols(im->kernel);
 }
 
 /* An address in the upper half: the kernel's, where no mapping says otherwise. */
@@ -678,17 +698,28 @@ int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 		return kernel_symbol(im, addr, s);
 	s->dso = m->file->path[0] ? m->file->path : NULL;
 	s->dso_off = off;
-	if (kern && !is_kernel_image(m->file->path) && !m->file->special) {
-		/* a module: its own symbols where its file is found, else kallsyms' */
-		elf = elf_quiet(im, m->file);
+	if (kern && !is_kernel_image(m->file->path)) {
+		/* a module: its own symbols where its file is found, else kallsyms' (perf
+		 * names a module whose file it did not know "[name]") */
+		elf = m->file->special ? NULL : elf_quiet(im, m->file);
 		if ((l = module_of(im, m, kern, elf))) {
 			s->dso_off = addr - l->base;
 			if ((s->sym = module_symbol(l, addr, &s->sym_off)))
 				return 0;
 		}
-		if (kernel_syms(im) && (s->sym = tc_kernel_symbol(im->kernel, addr, &s->sym_off,
-								  NULL)))
-			return 0;
+		/* kallsyms' symbol, if it is this module's */
+		if (kernel_syms(im)) {
+			const char *mod;
+			char want[256];
+
+			module_name(m->file->path, want, sizeof(want));
+			s->sym = tc_kernel_symbol(im->kernel, addr, &s->sym_off, &mod);
+			if (s->sym && (!mod || strlen(mod) != strlen(want) + 2 ||
+				       strncmp(mod + 1, want, strlen(want))))
+				s->sym = NULL;
+			if (s->sym)
+				return 0;
+		}
 		if (l || !elf)
 			return 0;
 	}

@@ -227,8 +227,8 @@ struct tc_kallsyms *tc_kallsyms_open(const char *path, struct tc_err *e)
 
 			*tab = 0;
 			if (*m == '[' && (close = strchr(m, ']'))) {
-				*close = 0;
-				module = m + 1;
+				close[1] = 0;
+				module = m;	/* "[name]", as perf names the module */
 			}
 		}
 		/* trailing blanks are not part of the name */

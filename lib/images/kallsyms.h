@@ -33,7 +33,7 @@ void tc_kallsyms_finish(struct tc_kallsyms *k, bool kallsyms);
  * (_text, _stext); -1 if there is none. */
 int tc_kallsyms_addr(const struct tc_kallsyms *k, const char *name, uint64_t *addr);
 /* The symbol covering addr, or NULL; *off gets addr - its start, *module its module's name
- * (NULL for the kernel itself). Strings live as long as k. */
+ * ("[name]"; NULL for the kernel itself). Strings live as long as k. */
 const char *tc_kallsyms_find(const struct tc_kallsyms *k, uint64_t addr, uint64_t *off,
 			     const char **module);
 

@@ -26,6 +26,7 @@ struct tc_kernel {
 	uint64_t vm_reloc;		/* run-time - link-time address of the vmlinux */
 	uint64_t ks_delta;		/* kallsyms address - run-time address */
 	bool ks_ok;			/* kallsyms places against the reference */
+	bool vm_bad;			/* the vmlinux is not the recorded kernel */
 	char why[512];
 };
 
@@ -150,9 +151,30 @@ void tc_kernel_free(struct tc_kernel *k)
 	free(k);
 }
 
-bool tc_kernel_has_text(const struct tc_kernel *k) { return k && (k->kcore || k->vmlinux); }
-bool tc_kernel_has_symbols(const struct tc_kernel *k) { return k && (k->ks || k->vmlinux); }
-struct tc_elf *tc_kernel_vmlinux(const struct tc_kernel *k) { return k ? k->vmlinux : NULL; }
+static bool vm(const struct tc_kernel *k) { return k->vmlinux && !k->vm_bad; }
+
+bool tc_kernel_has_text(const struct tc_kernel *k) { return k && (k->kcore || vm(k)); }
+bool tc_kernel_has_symbols(const struct tc_kernel *k) { return k && (k->ks_ok || vm(k)); }
+
+void tc_kernel_expect_build_id(struct tc_kernel *k, const char *want)
+{
+	const char *have;
+	size_t n = want ? strlen(want) : 0;
+
+	if (!k || !k->vmlinux || !n || k->vm_bad)
+		return;
+	have = tc_elf_build_id(k->vmlinux);
+	if (strlen(have) >= n && !strncmp(have, want, n))
+		return;
+	/* perf will not use a vmlinux of another build: its code and symbols would be wrong */
+	k->vm_bad = true;
+	snprintf(k->why, sizeof(k->why), "--vmlinux %.300s has build id %s, not the recorded %s",
+		 tc_elf_path(k->vmlinux), *have ? have : "(none)", want);
+}
+struct tc_elf *tc_kernel_vmlinux(const struct tc_kernel *k)
+{
+	return k && vm(k) ? k->vmlinux : NULL;
+}
 const char *tc_kernel_why(const struct tc_kernel *k) { return k ? k->why : ""; }
 
 void tc_kernel_set_ref(struct tc_kernel *k, const char *name, uint64_t addr)
@@ -169,7 +191,8 @@ void tc_kernel_set_ref(struct tc_kernel *k, const char *name, uint64_t addr)
 	k->vm_reloc = 0;
 	k->ks_delta = 0;
 	k->ks_ok = k->ks != NULL;
-	k->why[0] = 0;
+	if (!k->vm_bad)
+		k->why[0] = 0;
 	if (!*name)
 		return;
 	/* The vmlinux's own address of the reference: a kernel relocated at boot (KASLR)
@@ -205,30 +228,39 @@ size_t tc_kernel_read(struct tc_kernel *k, uint64_t addr, void *buf, size_t len)
 		return 0;
 	if (k->kcore && (n = tc_kernel_read_kcore(k, addr, buf, len)))
 		return n;
-	if (k->vmlinux)
+	if (vm(k))
 		return tc_elf_read_vaddr(k->vmlinux, addr - k->vm_reloc, buf, len);
 	return 0;
 }
 
 uint64_t tc_kernel_link_addr(struct tc_kernel *k, uint64_t addr)
 {
-	return k && k->vmlinux ? addr - k->vm_reloc : addr;
+	return k && vm(k) ? addr - k->vm_reloc : addr;
 }
 
 const char *tc_kernel_symbol(struct tc_kernel *k, uint64_t addr, uint64_t *off,
 			     const char **module)
 {
-	const char *s;
+	const char *s, *mod = NULL;
 
 	if (module)
 		*module = NULL;
 	if (!k)
 		return NULL;
-	if (k->vmsyms && (s = tc_kallsyms_find(k->vmsyms, addr - k->vm_reloc, off, NULL)))
+	if (vm(k) && (s = tc_kallsyms_find(k->vmsyms, addr - k->vm_reloc, off, NULL)))
 		return s;
-	if (k->ks && k->ks_ok)
-		return tc_kallsyms_find(k->ks, addr + k->ks_delta, off, module);
-	return NULL;
+	if (!k->ks || !k->ks_ok)
+		return NULL;
+	/* The kernel's symbols move with the kernel (another boot's file); modules are
+	 * where that boot loaded them, taken as they are (as perf does). */
+	s = tc_kallsyms_find(k->ks, addr + k->ks_delta, off, &mod);
+	if (s && !mod)
+		return s;
+	if (k->ks_delta && (!(s = tc_kallsyms_find(k->ks, addr, off, &mod)) || !mod))
+		s = NULL;
+	if (module)
+		*module = s ? mod : NULL;
+	return s;
 }
 
 int tc_kernel_module_section(const struct tc_kernel *k, const char *name, const char *sec,
@@ -249,7 +281,7 @@ bool tc_kernel_covers(struct tc_kernel *k, uint64_t addr)
 	size_t n;
 	uint64_t va;
 
-	if (!k || !k->vmlinux)
+	if (!k || !vm(k))
 		return true;
 	va = addr - k->vm_reloc;
 	sec = tc_elf_sections(k->vmlinux, &n);

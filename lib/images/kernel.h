@@ -37,6 +37,10 @@ bool tc_kernel_has_symbols(const struct tc_kernel *k);
  * pgoff. Set before reading (name "" or NULL: none, addresses are taken as they are). */
 void tc_kernel_set_ref(struct tc_kernel *k, const char *name, uint64_t addr);
 
+/* The recorded kernel's build id (lowercase hex; "" unknown): a vmlinux of another build is
+ * not used (as perf), and tc_kernel_why says so. */
+void tc_kernel_expect_build_id(struct tc_kernel *k, const char *want);
+
 /* Bytes of the kernel at run-time address addr: kcore, else the vmlinux (its file-backed
  * text, by link address); returns the count. */
 size_t tc_kernel_read(struct tc_kernel *k, uint64_t addr, void *buf, size_t len);

@@ -111,6 +111,12 @@ expect 'decode --vmlinux: kernel ranges from the vmlinux'"'"'s bytes, named by i
 	awk "{ print \$1 }" ranges.vm | "$IMG" --vmlinux vmlinux "$PT" | awk "{ print \$1, \$2 }" >img.vm &&
 	diff img.vm ranges.vm
 '
+expect 'a vmlinux of another build is not used (as perf), and the warning says why' '
+	ld -nostdlib -static -Ttext=$LINK --build-id=0x0123456789abcdef -e _text -o vmlinux.other vm.o &&
+	perf_pairs --vmlinux vmlinux.other >perf.other.vm && ! grep -q vfn_ perf.other.vm &&
+	tracectl decode -i "$PT" --vmlinux vmlinux.other >dec.other 2>err.other; [ $? -le 3 ] &&
+	! grep -q vfn_ dec.other && grep -q "build id 0123456789abcdef, not the recorded $KBID" err.other
+'
 expect 'decode without kernel images: the kernel is an image not found' '
 	tracectl decode -i "$PT" >/dev/null 2>err.none; [ $? -le 3 ] &&
 	grep -q "image not found: \[kernel.kallsyms\]" err.none

@@ -89,12 +89,12 @@ TEST(kallsyms_perf_rules)
 	CHECK(tc_kallsyms_find(k, 0xffffffff81002000, &off, NULL) == NULL);
 	/* module symbols and their module */
 	CHECK_STR(tc_kallsyms_find(k, 0xffffffffc0000044, &off, &mod), "mod_a_fn2");
-	CHECK_STR(mod, "mod_a");
+	CHECK_STR(mod, "[mod_a]");
 	CHECK_INT(off, 4);
 	/* module to module: the next one's start (perf 6.1) */
 	CHECK_STR(tc_kallsyms_find(k, 0xffffffffc0000fff, &off, &mod), "mod_a_fn2");
 	CHECK_STR(tc_kallsyms_find(k, 0xffffffffc0001000, &off, &mod), "mod_b_fn");
-	CHECK_STR(mod, "mod_b");
+	CHECK_STR(mod, "[mod_b]");
 	/* the last one: the page after next */
 	CHECK_STR(tc_kallsyms_find(k, 0xffffffffc0001fff, &off, NULL), "mod_b_fn");
 	CHECK(tc_kallsyms_find(k, 0xffffffffc0002000, &off, NULL) == NULL);
@@ -246,6 +246,21 @@ TEST(kernel_relocation)
 	CHECK_STR(s.dso, "[kernel.kallsyms]");
 	CHECK_INT(tc_images_read(im, 1234, va1 + 0x2000000 + 0x105, &b, 1), 1);
 	CHECK_INT(b, pattern(0x105));
+	/* a module perf named "[mod_a]" (no file): kallsyms' symbols, where that boot
+	 * loaded it (not shifted with the kernel) */
+	tc_images_map(im, TC_IMG_PID_KERNEL, 0xffffffffc0000000, 0x1000, 0, "[mod_a]", NULL, 0);
+	CHECK(!tc_images_symbol(im, 1234, 0xffffffffc0000044, &s));
+	CHECK_STR(s.sym, "mod_a_fn2");
+	CHECK_INT(s.sym_off, 4);
+	CHECK_STR(s.dso, "[mod_a]");
+	/* in mod_a's mapping, another module's symbol is not mod_a's */
+	tc_images_map(im, TC_IMG_PID_KERNEL, 0xffffffffc0001000, 0x800, 0, "[mod_c]", NULL, 0);
+	CHECK(!tc_images_symbol(im, 1234, 0xffffffffc0001004, &s) && s.sym == NULL);
+	CHECK_STR(s.dso, "[mod_c]");
+	/* an address past every mapping in the upper half: the kernel images still answer */
+	CHECK(!tc_images_symbol(im, 1234, 0xffffffffc0001ffc, &s));
+	CHECK_STR(s.sym, "mod_b_fn");
+	CHECK_STR(s.dso, "[mod_b]");
 	/* a reference kallsyms does not have: no symbols, and the reason */
 	tc_images_map(im, TC_IMG_PID_KERNEL, va1, 0x1000000, va1, "[kernel.kallsyms]_nosuch",
 		      NULL, 0);
