@@ -147,6 +147,10 @@ expect 'kcore_dir (perf record --kcore): its kcore and kallsyms' '
 	tracectl decode -i "$PT" --kcore kcore_dir >dec.kd 2>/dev/null; [ $? -le 3 ] &&
 	diff dec.kc dec.kd
 '
+expect 'a perf.data directory (perf record --kcore): its data, with its kcore_dir' '
+	mkdir -p pd.dir && cp "$PT" pd.dir/data && cp -r kcore_dir pd.dir/ &&
+	tracectl decode -i pd.dir >dec.pd 2>/dev/null; [ $? -le 3 ] && diff dec.kd dec.pd
+'
 expect 'report and diff take the kernel images too' '
 	tracectl report -i "$PT" --vmlinux vmlinux >rep 2>/dev/null; [ $? -le 3 ] &&
 	grep -q vfn_ rep &&
