@@ -60,6 +60,7 @@ struct space {
 struct tc_images {
 	char *symfs, *buildid_dir;
 	struct tc_kernel *kernel;	/* borrowed */
+	bool kchecked;			/* the kernel's build id was checked */
 	struct file **files;
 	size_t nfiles, capfiles;
 	struct space *spaces;
@@ -133,6 +134,7 @@ void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_bui
 
 	if (!n || tc_grow((void **)&im->bids, &cap, im->nbids + n, sizeof(*im->bids)))
 		return;
+	im->kchecked = false;
 	for (size_t i = 0; i < n; i++) {
 		struct tc_perf_data_build_id *b = &im->bids[im->nbids];
 
@@ -443,15 +445,18 @@ static struct tc_elf *elf_quiet(struct tc_images *im, struct file *f)
 }
 
 /* The kernel's images, once checked against the recorded kernel's build id. */
-static void kernel_check(const struct tc_images *im)
+static void kernel_check(struct tc_images *im)
 {
 	char want[2 * 20 + 1];
 
+	if (im->kchecked)
+		return;
+	im->kchecked = true;
 	feature_bid(im, "[kernel.kallsyms]", want);
 	tc_kernel_expect_build_id(im->kernel, want);
 }
 
-static bool kernel_text(const struct tc_images *im)
+static bool kernel_text(struct tc_images *im)
 {
 	if (!im->kernel)
 		return false;
@@ -459,7 +464,7 @@ static bool kernel_text(const struct tc_images *im)
 	return tc_kernel_has_text(im->kernel);
 }
 
-static bool kernel_syms(const struct tc_images *im)
+static bool kernel_syms(struct tc_images *im)
 {
 	if (!im->kernel)
 		return false;
