@@ -181,3 +181,46 @@ if [ -r /proc/kallsyms ] && [ "$(awk 'NR == 1 { print ($1 ~ /^0+$/) }' /proc/kal
 else
 	skip '/proc/kallsyms against perf' 'no readable /proc/kallsyms with addresses, or perf record cannot sample here'
 fi
+
+# CoreSight ETM through the kernel's images: simpleperf's recording with etm_test_loop's
+# mappings rewritten as the kernel's ([kernel.kallsyms]ref, tests/tools/pd_kernel), its
+# segments as a kcore image at the addresses it ran at, and a kallsyms giving "ref" there.
+# The decode must give the ranges the original gives with the program found by --symfs.
+KTOOL="${TC_TOOLS:-$TOP/build/obj/tools}/pd_kernel"
+ETM="$TC_TESTDATA/perfdata/simpleperf-etm"
+BASE=0x582b2b0000	# where perf_etm.data's MMAP2 records put etm_test_loop
+if [ -x "$KTOOL" ] && [ -f "$ETM/etm_test_loop" ]; then
+	python3 - "$ETM/etm_test_loop" "$BASE" <<'PY' || echo "not ok $T: could not build the ETM kcore"
+import struct, sys
+b = open(sys.argv[1], "rb").read(); base = int(sys.argv[2], 0)
+phoff, = struct.unpack_from("<Q", b, 0x20); phent, phnum = struct.unpack_from("<HH", b, 0x36)
+segs = []
+for i in range(phnum):
+    t, fl, off, va, pa, fs, ms, al = struct.unpack_from("<IIQQQQQQ", b, phoff + i * phent)
+    if t == 1 and fs: segs.append((base + va, b[off:off + fs]))
+hdr = 64 + 56 * len(segs); data = b""; ph = b""
+for va, blob in segs:
+    ph += struct.pack("<IIQQQQQQ", 1, 7, hdr + len(data), va, 0, len(blob), len(blob), 4096)
+    data += blob
+eh = struct.pack("<16sHHIQQQIHHHHHH", b"\x7fELF\x02\x01\x01" + b"\0" * 9, 4, 183, 1, 0, 64, 0, 0,
+                 64, 56, len(segs), 0, 0, 0)
+open("kcore.etm", "wb").write(eh + ph + data)
+PY
+	printf '%016x T ref\n' "$BASE" >kallsyms.etm
+	expect 'CoreSight ETM: a program read as the kernel from kcore gives the ranges it gives as a user binary' '
+		"$KTOOL" "$ETM/perf_etm.data" k.etm.data /data/local/tmp/etm_test_loop ref $BASE &&
+		mkdir -p sfs/data/local/tmp && cp "$ETM/etm_test_loop" sfs/data/local/tmp/ &&
+		tracectl decode -i "$ETM/perf_etm.data" --symfs sfs >u.etm 2>/dev/null &&
+		tracectl decode -i k.etm.data --kcore kcore.etm --kallsyms kallsyms.etm >k.etm 2>k.etm.err &&
+		! grep -q "image not found" k.etm.err &&
+		grep " range " u.etm | awk "{ print \$2, \$3, \$4, \$5, \$6, \$7, \$8, \$9, \$10 }" >a &&
+		grep " range " k.etm | awk "{ print \$2, \$3, \$4, \$5, \$6, \$7, \$8, \$9, \$10 }" >b &&
+		[ "$(wc -l <a)" -ge 200 ] && diff a b
+	'
+	expect 'CoreSight ETM: without the kernel images, the same recording lacks the code' '
+		tracectl decode -i k.etm.data >n.etm 2>n.err; [ $? -eq 3 ] &&
+		grep -q "image not found: \[kernel.kallsyms\]ref" n.err && ! grep -q " range " n.etm
+	'
+else
+	echo "not ok $T: $KTOOL is not built or the simpleperf ETM data is missing"
+fi
