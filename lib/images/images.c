@@ -413,7 +413,9 @@ static void note_missing(struct tc_images *im, struct file *f)
 				 ? tc_kernel_why(im->kernel)
 				 : "give the kernel's code with --vmlinux FILE or --kcore FILE");
 	f->needed = true;
-	n = snprintf(line, sizeof(line), "%s", f->path);
+	/* the kernel as perf names it, whatever its MMAP's suffix (_text, _stext) */
+	n = snprintf(line, sizeof(line), "%s",
+		     is_kernel_image(f->path) && f->path[1] == 'k' ? "[kernel.kallsyms]" : f->path);
 	if (f->bid[0])
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " (build id %s)", f->bid);
 	if (f->special)
@@ -702,6 +704,8 @@ int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 	if (is_kernel_image(m->file->path) && kernel_syms(im))
 		return kernel_symbol(im, addr, s);
 	s->dso = m->file->path[0] ? m->file->path : NULL;
+	if (is_kernel_image(m->file->path) && m->file->path[1] == 'k')
+		s->dso = "[kernel.kallsyms]";
 	s->dso_off = off;
 	if (kern && !is_kernel_image(m->file->path)) {
 		/* a module: its own symbols where its file is found, else kallsyms' (perf
