@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/prof_args.h"
+#include "cmd/kernel_opts.h"
 #include "cmd/progress.h"
 #include "cmd/tracectl.h"
 #include "decoders/itrace.h"
@@ -25,7 +26,8 @@
 
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
        OPT_BRANCHES, OPT_FORCE, OPT_DSO, OPT_TIME, OPT_CPU, OPT_PID, OPT_TID, OPT_COMM,
-       OPT_SYM, OPT_ITRACE, OPT_CALL_TRACE, OPT_SHOW_EVENTS, OPT_NO_COMM };
+       OPT_SYM, OPT_ITRACE, OPT_CALL_TRACE, OPT_SHOW_EVENTS, OPT_NO_COMM,
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -60,6 +62,7 @@ const struct tc_opt decode_opts[] = {
 	  "path or file name); --format autofdo or bolt: write these binaries' profiles" },
 	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "keep records at addresses in these functions" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
+	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
 	{ 0 },
@@ -116,6 +119,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 {
 	struct decode *d = ctx;
 
+	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &d->a.kernel))
+		return 0;
 	switch (key) {
 	case 'i': d->a.input = arg; break;
 	case OPT_PACKETS: d->a.packets = true; break;

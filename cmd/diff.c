@@ -4,13 +4,15 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "cmd/kernel_opts.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 
 enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS, OPT_TIME, OPT_CPU,
-       OPT_PID, OPT_TID, OPT_COMM, OPT_DSO, OPT_SYM };
+       OPT_PID, OPT_TID, OPT_COMM, OPT_DSO, OPT_SYM,
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
 
 const struct tc_opt diff_opts[] = {
 	{ "fail-above", OPT_FAIL_ABOVE, 1, "PCT", "exit 4 when a function's self instructions "
@@ -28,11 +30,13 @@ const struct tc_opt diff_opts[] = {
 	{ "dso", OPT_DSO, 1, "NAME[,NAME]", "compare only code in these binaries (recorded path or "
 	  "file name)" },
 	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "compare only these functions" },
+	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
 	{ 0 },
 };
 
 struct diff {
 	const char *symfs;
+	struct tc_kernel_opts kernel;
 	struct tc_profile_view view;	/* its limit only cuts the output (see do_diff) */
 	double fail_above;
 	bool gate;
@@ -45,6 +49,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	struct diff *d = ctx;
 	char *end;
 
+	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &d->kernel))
+		return 0;
 	switch (key) {
 	case OPT_SYMFS: d->symfs = arg; break;
 	case OPT_TIME: return tc_decode_filter_opt(cmd, &d->filter, TC_REC_FILTER_TIME, arg);
@@ -69,13 +75,13 @@ static int on_opt(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-static int profile(const char *input, const char *symfs, struct tc_rec_filter *filter,
-		   struct tc_analysis **an, struct tc_session **dec)
+static int profile(const char *input, const struct diff *d, struct tc_analysis **an,
+		   struct tc_session **dec)
 {
-	struct tc_session_opts a = { .input = input, .symfs = symfs };
+	struct tc_session_opts a = { .input = input, .symfs = d->symfs, .kernel = d->kernel };
 	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };
 
-	return tc_report_run(&a, &o, filter, an, dec);
+	return tc_report_run(&a, &o, d->filter, an, dec);
 }
 
 int do_diff(int argc, char **argv)
@@ -110,7 +116,7 @@ int do_diff(int argc, char **argv)
 		       TC_EXIT_USAGE;
 	}
 	for (int k = 0; k < 2; k++)
-		problems += profile(in[k], d.symfs, d.filter, &an[k], &dec[k]);
+		problems += profile(in[k], &d, &an[k], &dec[k]);
 	/* The whole difference is checked against the threshold; --limit only cuts the output. */
 	limit = d.view.limit;
 	d.view.limit = 0;

@@ -5,13 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/kernel_opts.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
 
 enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
-       OPT_PER_THREAD, OPT_SYMFS, OPT_TIME, OPT_PID, OPT_SYM };
+       OPT_PER_THREAD, OPT_SYMFS, OPT_TIME, OPT_PID, OPT_SYM,
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
 
 const struct tc_opt report_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -29,6 +31,7 @@ const struct tc_opt report_opts[] = {
 	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "count only code in these functions" },
 	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one table per thread" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
+	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
 	{ 0 },
 };
 
@@ -101,11 +104,13 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 {
 	struct tc_session *d;
 	struct feed f = { out, filter };
+	struct tc_session_opts sa = *a;
 	int problems;
 
 	/* The analysis needs the session's symbols and the session the analysis to feed: the
 	 * session comes first, feeding whatever *out holds once it runs. */
-	if (!(d = tc_session_new(a, feed, &f)))
+	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
+	if (!(d = tc_session_new(&sa, feed, &f)))
 		tc_fatal("out of memory");
 	if (filter)
 		tc_rec_filter_source(filter, &(struct tc_rec_filter_src){
@@ -139,6 +144,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 	const struct tc_cmd *cmd = tc_cmd_find("report");
 	struct report *r = ctx;
 
+	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &r->a.kernel))
+		return 0;
 	switch (key) {
 	case 'i': r->a.input = arg; break;
 	case OPT_SYMFS: r->a.symfs = arg; break;

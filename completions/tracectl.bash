@@ -7,9 +7,9 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks --graph" ;;
-	decode) echo "--input --packets --per-thread --force --buffer --id --format --no-comm --fields --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --branches" ;;
-	report) echo "--input --sort --limit --time --cpu --pid --tid --comm --dso --sym --per-thread --symfs" ;;
-	diff) echo "--fail-above --sort --limit --symfs --time --cpu --pid --tid --comm --dso --sym" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --no-comm --fields --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --vmlinux --kallsyms --kcore --branches" ;;
+	report) echo "--input --sort --limit --time --cpu --pid --tid --comm --dso --sym --per-thread --symfs --vmlinux --kallsyms --kcore" ;;
+	diff) echo "--fail-above --sort --limit --symfs --time --cpu --pid --tid --comm --dso --sym --vmlinux --kallsyms --kcore" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
@@ -64,7 +64,7 @@ _tracectl()
 		return ;;
 	-C|--cpu|-p|--pid|-t|--tid|-m|--mmap-pages)
 		return ;;
-	-i|--input)
+	-i|--input|--vmlinux|--kallsyms|--kcore)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--format)

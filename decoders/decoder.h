@@ -23,6 +23,7 @@
 struct tc_decoder_opts {
 	const char *symfs;		/* root for recorded paths, or NULL */
 	const char *buildid_dir;	/* perf's build-id cache, or NULL */
+	struct tc_kernel *kernel;	/* kernel images (lib/images/kernel.h), or NULL */
 	bool packets;			/* TC_REC_PACKET records instead of instruction flow */
 	bool branches;			/* TC_REC_BRANCH records instead of ranges */
 	const bool *want_id;		/* 128 trace-ID flags, or NULL for all */

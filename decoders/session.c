@@ -10,8 +10,10 @@
 #include "decoders/session.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decoders/coresight/cs_snapshot.h"
 #include "decoders/decoders.h"
@@ -40,6 +42,8 @@ struct tc_session {
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;
 	char *buildid_dir;
+	struct tc_kernel *kernel;	/* the decoders' kernel images */
+	char *dir_data, *dir_kcore;	/* a perf.data directory's data and kcore_dir */
 	struct cand *cands;
 	size_t ncands;
 	struct cand *dec;		/* the one picked, or NULL */
@@ -89,6 +93,9 @@ void tc_session_free(struct tc_session *s)
 		return;
 	free_cands(s, NULL);
 	free(s->cands);
+	tc_kernel_free(s->kernel);
+	free(s->dir_data);
+	free(s->dir_kcore);
 	tc_events_free(s->ev);
 	for (size_t i = 0; i < s->ncomms; i++)
 		free(s->comms[i].name);
@@ -225,12 +232,15 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 	const struct tc_decoder_ops *const *all = tc_decoders_all(&n);
 	struct tc_decoder_opts o = { .symfs = s->o.symfs,
 				     .buildid_dir = s->buildid_dir = tc_buildid_cache_dir(),
+				     .kernel = s->kernel,
 				     .packets = s->o.packets,
 				     .branches = s->o.branches,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,
 				     .ctx = s };
 
+	if (!s->kernel && !(o.kernel = s->kernel = tc_kernel_open(&s->o.kernel, e)))
+		return -1;
 	if (!(s->cands = calloc(n, sizeof(*s->cands))))
 		return tc_err_set(e, 0, "out of memory");
 	s->ncands = n;
@@ -446,10 +456,32 @@ static int list_records(struct tc_session *s, struct tc_diag *m, struct tc_err *
 	return report_missing(s, m);
 }
 
+/* A perf.data directory (perf record --kcore writes one): its "data" is the recording, and
+ * its kcore_dir (kcore, kallsyms) the kernel's images unless --kcore was given, as perf
+ * uses them. */
+static void perf_data_dir(struct tc_session *s)
+{
+	struct stat st;
+	size_t n = strlen(s->o.input) + 16;
+
+	if (s->dir_data || stat(s->o.input, &st) || !S_ISDIR(st.st_mode) ||
+	    !(s->dir_data = malloc(n)) ||
+	    !(s->dir_kcore = malloc(n)))
+		return;
+	snprintf(s->dir_data, n, "%s/data", s->o.input);
+	snprintf(s->dir_kcore, n, "%s/kcore_dir", s->o.input);
+	if (stat(s->dir_data, &st) || !S_ISREG(st.st_mode))
+		return;
+	s->o.input = s->dir_data;
+	if (!s->o.kernel.kcore && !stat(s->dir_kcore, &st) && S_ISDIR(st.st_mode))
+		s->o.kernel.kcore = s->dir_kcore;
+}
+
 static int run_perf_data(struct tc_session *s, struct tc_diag *m, struct tc_err *e)
 {
 	int rc;
 
+	perf_data_dir(s);
 	if (tc_perf_data_open(&s->pd, s->o.input, e))
 		return -1;
 	if (s->p->begin)

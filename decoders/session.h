@@ -15,6 +15,7 @@
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
+#include "lib/images/kernel.h"
 #include "lib/util/diag.h"
 #include "lib/util/err.h"
 
@@ -22,6 +23,9 @@ struct tc_session_opts {
 	const char *input;		/* perf.data file, "-" (pipe) or snapshot directory */
 	const char *buffer;		/* snapshot: trace buffer name, NULL the first */
 	const char *symfs;
+	/* Kernel images (lib/images/kernel.h): --vmlinux, --kallsyms, --kcore; sysfs root for
+	 * module sections. Each may be NULL. */
+	struct tc_kernel_opts kernel;
 	bool packets, branches;
 	bool any_id;			/* want_id was given (--id) */
 	bool want_id[128];

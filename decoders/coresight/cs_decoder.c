@@ -25,6 +25,7 @@ static void *cs_new(const struct tc_decoder_opts *o, struct tc_err *e)
 	c->packets = o->packets;
 	c->s = tc_cs_perf_new(&(struct tc_cs_perf_opts){ .symfs = o->symfs,
 							 .buildid_dir = o->buildid_dir,
+							 .kernel = o->kernel,
 							 .packets = o->packets,
 							 .branches = o->branches,
 							 .want_id = o->want_id,

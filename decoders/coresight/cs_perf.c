@@ -70,7 +70,8 @@ static int nomem(struct tc_err *e)
 struct tc_cs_perf *tc_cs_perf_new(const struct tc_cs_perf_opts *o, struct tc_err *e)
 {
 	struct tc_cs_perf *s = calloc(1, sizeof(*s));
-	struct tc_images_opts io = { .symfs = o->symfs, .buildid_dir = o->buildid_dir };
+	struct tc_images_opts io = { .symfs = o->symfs, .buildid_dir = o->buildid_dir,
+				     .kernel = o->kernel };
 
 	if (!s || !(s->im = tc_images_new(&io))) {
 		free(s);

@@ -23,6 +23,7 @@
 struct tc_cs_perf_opts {
 	const char *symfs;		/* root for recorded paths, or NULL */
 	const char *buildid_dir;	/* build-id cache, or NULL */
+	struct tc_kernel *kernel;	/* kernel images (lib/images/kernel.h), or NULL */
 	bool packets;			/* TC_REC_PACKET records instead of elements */
 	bool branches;			/* TC_REC_BRANCH records (perf's convention) instead of
 					 * ranges; other elements are dropped, problems kept */

@@ -40,6 +40,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 		return p;
 	p->s = tc_pt_session_new(&(struct tc_pt_session_opts){ .symfs = o->symfs,
 							       .buildid_dir = o->buildid_dir,
+							       .kernel = o->kernel,
 							       .branches = o->branches,
 							       .emit = o->emit,
 							       .ctx = o->ctx },

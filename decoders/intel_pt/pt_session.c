@@ -395,7 +395,8 @@ static void apply_sb(struct queue *q, const struct sb *b)
 static struct tc_images *images(struct queue *q)
 {
 	struct tc_pt_session *s = q->s;
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir };
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
 
 	if (q->im)
 		return q->im;

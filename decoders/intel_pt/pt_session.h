@@ -21,6 +21,7 @@
 struct tc_pt_session_opts {
 	const char *symfs;		/* root for recorded paths, or NULL */
 	const char *buildid_dir;	/* build-id cache, or NULL */
+	struct tc_kernel *kernel;	/* kernel images (lib/images/kernel.h), or NULL */
 	bool branches;			/* TC_REC_BRANCH records instead of TC_REC_RANGE */
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);

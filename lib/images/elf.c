@@ -13,6 +13,7 @@
 struct sym {
 	uint64_t addr, size;
 	const char *name;	/* points into the mapped file's string table */
+	unsigned shndx;		/* its section (a relocatable object's value is relative to it) */
 };
 
 struct tc_elf {
@@ -20,12 +21,14 @@ struct tc_elf {
 	const uint8_t *map;
 	size_t size;
 	Elf *elf;		/* kept open: symbol names point into its string tables */
-	int machine, is64;
+	int machine, is64, type;
 	char build_id[2 * 64 + 1];
 	struct tc_elf_seg *segs;
 	size_t nsegs;
 	struct sym *syms;
 	size_t nsyms;
+	struct tc_elf_sec *secs;	/* by section index; names point into the file */
+	size_t nsecs;
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -88,8 +91,11 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 		GElf_Sym s;
 		const char *name;
 
+		/* In a relocatable object (a kernel module) a value is an offset in its
+		 * section: 0 is the section's first function. */
 		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    s.st_shndx == SHN_UNDEF || !s.st_value)
+		    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
+		    (!s.st_value && t->type != ET_REL))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
@@ -97,9 +103,35 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 		/* Thumb function symbols have bit 0 set; the code starts at the even address. */
 		if (t->machine == EM_ARM)
 			s.st_value &= ~1ULL;
-		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name };
+		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name, s.st_shndx };
 	}
 	qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
+	return 0;
+}
+
+/* Section headers, by index (index 0 is the null section). */
+static int read_sections(struct tc_elf *t, Elf *elf)
+{
+	size_t n, shstr;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrnum(elf, &n) || elf_getshdrstrndx(elf, &shstr) || !n)
+		return 0;
+	if (!(t->secs = calloc(n, sizeof(*t->secs))))
+		return -1;
+	t->nsecs = n;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t i = elf_ndxscn(scn);
+		GElf_Shdr sh;
+		const char *name;
+
+		if (i >= n || !gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstr, sh.sh_name);
+		t->secs[i] = (struct tc_elf_sec){ name ? name : "", sh.sh_type, sh.sh_flags,
+						  sh.sh_addr, sh.sh_size, sh.sh_offset,
+						  sh.sh_addralign };
+	}
 	return 0;
 }
 
@@ -115,6 +147,7 @@ static int load(struct tc_elf *t, struct tc_err *e)
 		goto out;
 	}
 	t->machine = eh.e_machine;
+	t->type = eh.e_type;
 	t->is64 = gelf_getclass(elf) == ELFCLASS64;
 	if (elf_getphdrnum(elf, &nph)) {
 		tc_err_set(e, EINVAL, "%s: bad program headers (%s)", t->path, elf_errmsg(-1));
@@ -148,7 +181,7 @@ static int load(struct tc_elf *t, struct tc_err *e)
 		goto out;
 	}
 	read_build_id(t, elf);
-	if (read_symbols(t, elf))
+	if (read_sections(t, elf) || read_symbols(t, elf))
 		goto nomem;
 	ret = 0;
 	goto out;
@@ -208,6 +241,7 @@ void tc_elf_close(struct tc_elf *t)
 		munmap((void *)t->map, t->size);
 	free(t->segs);
 	free(t->syms);
+	free(t->secs);
 	free(t->path);
 	free(t);
 }
@@ -217,6 +251,26 @@ size_t tc_elf_size(const struct tc_elf *t) { return t->size; }
 int tc_elf_machine(const struct tc_elf *t) { return t->machine; }
 int tc_elf_is_64(const struct tc_elf *t) { return t->is64; }
 const char *tc_elf_build_id(const struct tc_elf *t) { return t->build_id; }
+int tc_elf_type(const struct tc_elf *t) { return t->type; }
+
+const struct tc_elf_sec *tc_elf_sections(const struct tc_elf *t, size_t *n)
+{
+	*n = t->nsecs;
+	return t->secs;
+}
+
+size_t tc_elf_nsymbols(const struct tc_elf *t) { return t->nsyms; }
+
+const char *tc_elf_symbol_at(const struct tc_elf *t, size_t i, uint64_t *value,
+			     uint64_t *size, unsigned *shndx)
+{
+	if (i >= t->nsyms)
+		return NULL;
+	*value = t->syms[i].addr;
+	*size = t->syms[i].size;
+	*shndx = t->syms[i].shndx;
+	return t->syms[i].name;
+}
 
 const struct tc_elf_seg *tc_elf_segments(const struct tc_elf *t, size_t *n)
 {
@@ -317,4 +371,55 @@ const char *tc_elf_symbol(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
 		return NULL;
 	*off = vaddr - s->addr;
 	return s->name;
+}
+
+int tc_elf_symtab_value(const struct tc_elf *t, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    !(n = elf_strptr(t->elf, sh.sh_link, s.st_name)) || strcmp(n, name))
+				continue;
+			*value = s.st_value;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int tc_elf_each_symbol(const struct tc_elf *t,
+		       int (*fn)(void *ctx, const char *name, const GElf_Sym *sym), void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    !(n = elf_strptr(t->elf, sh.sh_link, s.st_name)))
+				continue;
+			if (fn(ctx, n, &s))
+				return -1;
+		}
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 #define TC_LIB_IMAGES_ELF_H
 
 #include <stddef.h>
+#include <gelf.h>
 #include <stdint.h>
 
 #include "lib/util/err.h"
@@ -12,6 +13,14 @@ struct tc_elf_seg {
 	uint64_t vaddr, memsz;	/* as loaded */
 	uint64_t offset, filesz;	/* in the file */
 	int exec;
+};
+
+/* A section header (relocatable objects: where the loader is to place it). */
+struct tc_elf_sec {
+	const char *name;
+	uint32_t type;		/* SHT_PROGBITS, SHT_NOBITS, ... */
+	uint64_t flags;		/* SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE */
+	uint64_t addr, size, offset, align;
 };
 
 struct tc_elf;
@@ -26,6 +35,14 @@ int tc_elf_is_64(const struct tc_elf *elf);
 /* Lowercase hex build id ("" if the file has none). */
 const char *tc_elf_build_id(const struct tc_elf *elf);
 const struct tc_elf_seg *tc_elf_segments(const struct tc_elf *elf, size_t *n);
+int tc_elf_type(const struct tc_elf *elf);	/* ET_EXEC, ET_DYN, ET_REL (a .ko), ET_CORE */
+/* Section headers by index (0 is the null section); n 0 when the file has none. */
+const struct tc_elf_sec *tc_elf_sections(const struct tc_elf *elf, size_t *n);
+/* The function symbols, sorted by value: the i-th one's name (NULL past the end), value
+ * (in a relocatable object, the offset in section shndx), st_size and section. */
+size_t tc_elf_nsymbols(const struct tc_elf *elf);
+const char *tc_elf_symbol_at(const struct tc_elf *elf, size_t i, uint64_t *value,
+			     uint64_t *size, unsigned *shndx);
 
 /* Copy up to len file-backed bytes at vaddr (link-time address); returns the count. */
 size_t tc_elf_read_vaddr(const struct tc_elf *elf, uint64_t vaddr, void *buf, size_t len);
@@ -40,6 +57,14 @@ int tc_elf_symbol_addr(const struct tc_elf *elf, const char *name, uint64_t *vad
 int tc_elf_symbol_size(const struct tc_elf *elf, const char *name, uint64_t *size);
 /* File offset of link-time address vaddr (in a file-backed part of a segment); -1 if none. */
 int tc_elf_vaddr_to_offset(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
+
+/* Value of the symbol named name of any type in .symtab (a vmlinux's _text label); -1 if
+ * there is none. */
+int tc_elf_symtab_value(const struct tc_elf *elf, const char *name, uint64_t *value);
+
+/* Call fn for every .symtab entry (names point into the file); stops at fn's non-zero. */
+int tc_elf_each_symbol(const struct tc_elf *elf,
+		       int (*fn)(void *ctx, const char *name, const GElf_Sym *sym), void *ctx);
 
 /* The function symbol containing vaddr, or NULL; *off gets vaddr - symbol start. */
 const char *tc_elf_symbol(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);

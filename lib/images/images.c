@@ -6,8 +6,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <elf.h>
+
 #include "lib/images/elf.h"
+#include "lib/images/kernel.h"
 #include "lib/util/grow.h"
+
+/* A kernel module's section as placed in memory. */
+struct placed {
+	uint64_t addr, size, offset;
+	unsigned shndx;
+	bool nobits;
+};
+
+struct msym {
+	uint64_t addr, size;
+	const char *name;
+};
+
+/* Where a module's sections (and so its symbols) are, for the start it was mapped at. */
+struct modlayout {
+	uint64_t base;
+	struct placed *v;
+	size_t n;
+	struct msym *syms;
+	size_t nsyms;
+};
 
 /* One file a mapping refers to: the recorded path plus the build id it must have. Opened
  * on the first read, once; found or not, the answer is kept. */
@@ -17,6 +41,7 @@ struct file {
 	bool special;		/* "[vdso]", "//anon", ...: never has a file */
 	bool tried, needed;
 	struct tc_elf *elf;
+	struct modlayout *mod;	/* a kernel module's placement, once computed */
 	char why[512];		/* why it was not found */
 };
 
@@ -34,6 +59,8 @@ struct space {
 
 struct tc_images {
 	char *symfs, *buildid_dir;
+	struct tc_kernel *kernel;	/* borrowed */
+	bool kchecked;			/* the kernel's build id was checked */
 	struct file **files;
 	size_t nfiles, capfiles;
 	struct space *spaces;
@@ -64,6 +91,7 @@ struct tc_images *tc_images_new(const struct tc_images_opts *o)
 		goto fail;
 	if (o && o->buildid_dir && *o->buildid_dir && !(im->buildid_dir = strdup(o->buildid_dir)))
 		goto fail;
+	im->kernel = o ? o->kernel : NULL;
 	return im;
 fail:
 	tc_images_free(im);
@@ -75,6 +103,11 @@ void tc_images_free(struct tc_images *im)
 	if (!im)
 		return;
 	for (size_t i = 0; i < im->nfiles; i++) {
+		if (im->files[i]->mod) {
+			free(im->files[i]->mod->v);
+			free(im->files[i]->mod->syms);
+			free(im->files[i]->mod);
+		}
 		tc_elf_close(im->files[i]->elf);
 		free(im->files[i]->path);
 		free(im->files[i]);
@@ -101,6 +134,7 @@ void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_bui
 
 	if (!n || tc_grow((void **)&im->bids, &cap, im->nbids + n, sizeof(*im->bids)))
 		return;
+	im->kchecked = false;
 	for (size_t i = 0; i < n; i++) {
 		struct tc_perf_data_build_id *b = &im->bids[im->nbids];
 
@@ -245,6 +279,11 @@ void tc_images_map(struct tc_images *im, int32_t pid, uint64_t start, uint64_t l
 
 	if (!len || m.end < start)
 		return;
+	/* The kernel's MMAP names its relocation reference after "]" and gives its address
+	 * as pgoff: what a vmlinux or a kallsyms file is placed against. */
+	if (pid == TC_IMG_PID_KERNEL && im->kernel && filename &&
+	    !strncmp(filename, "[kernel.kallsyms]", 17))
+		tc_kernel_set_ref(im->kernel, filename + 17, pgoff);
 	if (!(m.file = get_file(im, filename ? filename : "", build_id, bid_len)))
 		return;
 	if (!(s = find_space(im, pid, true)) || punch(s, m.start, m.end))
@@ -289,10 +328,13 @@ static const struct mapping *lookup_in(struct tc_images *im, int32_t pid, uint64
 	return i < s->n && s->v[i].start <= addr ? &s->v[i] : NULL;
 }
 
-static const struct mapping *lookup(struct tc_images *im, int32_t pid, uint64_t addr)
+/* The mapping of addr in pid, else in the kernel's space (*kern then true). */
+static const struct mapping *lookup_k(struct tc_images *im, int32_t pid, uint64_t addr,
+				      bool *kern)
 {
 	const struct mapping *m = pid != TC_IMG_PID_KERNEL ? lookup_in(im, pid, addr) : NULL;
 
+	*kern = !m;
 	return m ? m : lookup_in(im, TC_IMG_PID_KERNEL, addr);
 }
 
@@ -365,8 +407,15 @@ static void note_missing(struct tc_images *im, struct file *f)
 
 	if (f->needed)
 		return;
+	if (is_kernel_image(f->path) && !f->why[0])
+		snprintf(f->why, sizeof(f->why), "%s",
+			 im->kernel && *tc_kernel_why(im->kernel)
+				 ? tc_kernel_why(im->kernel)
+				 : "give the kernel's code with --vmlinux FILE or --kcore FILE");
 	f->needed = true;
-	n = snprintf(line, sizeof(line), "%s", f->path);
+	/* the kernel as perf names it, whatever its MMAP's suffix (_text, _stext) */
+	n = snprintf(line, sizeof(line), "%s",
+		     is_kernel_image(f->path) && f->path[1] == 'k' ? "[kernel.kallsyms]" : f->path);
 	if (f->bid[0])
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " (build id %s)", f->bid);
 	if (f->special)
@@ -388,30 +437,228 @@ static struct tc_elf *elf_of(struct tc_images *im, struct file *f)
 	return f->elf;
 }
 
+/* The file if it can be found, without counting it as missing otherwise (the kernel's
+ * images may serve instead). */
+static struct tc_elf *elf_quiet(struct tc_images *im, struct file *f)
+{
+	if (!f->tried)
+		open_file(im, f);
+	return f->elf;
+}
+
+/* The kernel's images, once checked against the recorded kernel's build id. */
+static void kernel_check(struct tc_images *im)
+{
+	char want[2 * 20 + 1];
+
+	if (im->kchecked)
+		return;
+	im->kchecked = true;
+	feature_bid(im, "[kernel.kallsyms]", want);
+	tc_kernel_expect_build_id(im->kernel, want);
+}
+
+static bool kernel_text(struct tc_images *im)
+{
+	if (!im->kernel)
+		return false;
+	kernel_check(im);
+	return tc_kernel_has_text(im->kernel);
+}
+
+static bool kernel_syms(struct tc_images *im)
+{
+	if (!im->kernel)
+		return false;
+	kernel_check(im);
+	return tc_kernel_has_symbols(im->kernel);
+}
+
+/* An address in the upper half: the kernel's, where no mapping says otherwise. */
+static bool kernel_half(uint64_t addr)
+{
+	return addr >> 63;
+}
+
+/* The module's name as the kernel knows it: the file's name up to ".ko", '-' as '_'. */
+static void module_name(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	size_t i = 0;
+
+	b = b ? b + 1 : path;
+	if (*b == '[')
+		b++;
+	for (; *b && *b != ']' && strncmp(b, ".ko", 3) && i + 1 < len; b++)
+		out[i++] = *b == '-' ? '_' : *b;
+	out[i] = 0;
+}
+
+static int cmp_msym(const void *a, const void *b)
+{
+	const struct msym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void free_layout(struct modlayout *l)
+{
+	if (l) {
+		free(l->v);
+		free(l->syms);
+		free(l);
+	}
+}
+
+/* Place a relocatable module's sections for a module that starts at base: as this
+ * machine's sysfs says when the module is loaded here at base, else as the kernel's
+ * loader lays out its executable sections (section order, each at its alignment; .init
+ * sections go elsewhere and are left out). Symbols follow their sections. */
+static struct modlayout *layout_of(struct tc_images *im, struct file *f,
+				   const struct tc_elf *elf, uint64_t base)
+{
+	struct modlayout *l;
+	const struct tc_elf_sec *sec;
+	size_t nsec, nsym = tc_elf_nsymbols(elf);
+	char name[256];
+	uint64_t text, size = 0;
+	bool sysfs;
+
+	if (f->mod && f->mod->base == base)
+		return f->mod;
+	free_layout(f->mod);
+	f->mod = NULL;
+	sec = tc_elf_sections(elf, &nsec);
+	if (!(l = calloc(1, sizeof(*l))) || !(l->v = calloc(nsec ? nsec : 1, sizeof(*l->v))) ||
+	    !(l->syms = calloc(nsym ? nsym : 1, sizeof(*l->syms)))) {
+		free_layout(l);
+		return NULL;
+	}
+	l->base = base;
+	module_name(f->path, name, sizeof(name));
+	sysfs = !tc_kernel_module_section(im->kernel, name, ".text", &text) && text == base;
+	for (size_t i = 1; i < nsec; i++) {
+		const struct tc_elf_sec *c = &sec[i];
+		uint64_t at, align = c->align ? c->align : 1;
+
+		if (!(c->flags & SHF_ALLOC) || !c->size)
+			continue;
+		if (sysfs) {
+			if (tc_kernel_module_section(im->kernel, name, c->name, &at))
+				continue;
+		} else {
+			if ((c->flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+			    !strncmp(c->name, ".init", 5))
+				continue;
+			size = (size + align - 1) / align * align;
+			at = base + size;
+			size += c->size;
+		}
+		l->v[l->n++] = (struct placed){ at, c->size, c->offset, (unsigned)i,
+						c->type == SHT_NOBITS };
+	}
+	for (size_t i = 0; i < nsym; i++) {
+		uint64_t value, sz;
+		unsigned shndx;
+		const char *n = tc_elf_symbol_at(elf, i, &value, &sz, &shndx);
+
+		for (size_t j = 0; n && j < l->n; j++)
+			if (l->v[j].shndx == shndx) {
+				l->syms[l->nsyms++] = (struct msym){ l->v[j].addr + value, sz, n };
+				break;
+			}
+	}
+	qsort(l->syms, l->nsyms, sizeof(*l->syms), cmp_msym);
+	return f->mod = l;
+}
+
+static size_t module_read(const struct modlayout *l, const struct tc_elf *elf, uint64_t addr,
+			  void *buf, size_t len)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct placed *p = &l->v[i];
+
+		if (p->nobits || addr < p->addr || addr - p->addr >= p->size)
+			continue;
+		if (len > p->size - (addr - p->addr))
+			len = (size_t)(p->size - (addr - p->addr));
+		return tc_elf_read_offset(elf, p->offset + (addr - p->addr), buf, len);
+	}
+	return 0;
+}
+
+static const char *module_symbol(const struct modlayout *l, uint64_t addr, uint64_t *off)
+{
+	size_t lo = 0, hi = l->nsyms;
+	const struct msym *s;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &l->syms[lo - 1];
+	if (s->size && addr - s->addr >= s->size)
+		return NULL;
+	*off = addr - s->addr;
+	return s->name;
+}
+
+/* Does the kernel's space map a relocatable module at m? Then its layout (NULL if not). */
+static struct modlayout *module_of(struct tc_images *im, const struct mapping *m, bool kern,
+				   struct tc_elf *elf)
+{
+	if (!kern || !elf || tc_elf_type(elf) != ET_REL)
+		return NULL;
+	return layout_of(im, m->file, elf, m->start - m->pgoff);
+}
+
 size_t tc_images_read(struct tc_images *im, int32_t pid, uint64_t addr, void *buf, size_t len)
 {
-	const struct mapping *m = lookup(im, pid, addr);
+	bool kern;
+	const struct mapping *m = lookup_k(im, pid, addr, &kern);
+	struct modlayout *l;
 	struct tc_elf *elf;
+	size_t n;
 
-	if (!m || !(elf = elf_of(im, m->file)))
-		return 0;
+	if (!m)
+		return kernel_half(addr) && kernel_text(im) ? tc_kernel_read(im->kernel, addr, buf, len)
+							    : 0;
 	if (len > m->end - addr)
 		len = (size_t)(m->end - addr);
+	if (is_kernel_image(m->file->path) && kernel_text(im))
+		return tc_kernel_read(im->kernel, addr, buf, len);
+	/* A module's bytes: kcore holds them as the kernel relocated them. */
+	if (kern && !is_kernel_image(m->file->path) && im->kernel &&
+	    (n = tc_kernel_read_kcore(im->kernel, addr, buf, len)))
+		return n;
+	if (!(elf = elf_of(im, m->file)))
+		return 0;
 	/* The kernel maps [kernel.kallsyms] by address (pgoff is an address, not an offset):
 	 * read vmlinux by its link-time addresses. */
 	if (is_kernel_image(m->file->path))
 		return tc_elf_read_vaddr(elf, addr, buf, len);
+	if ((l = module_of(im, m, kern, elf)))
+		return module_read(l, elf, addr, buf, len);
 	/* The bytes the process saw are the file's bytes at pgoff + (addr - start). */
 	return tc_elf_read_offset(elf, m->pgoff + (addr - m->start), buf, len);
 }
 
 int tc_images_span(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_images_span *s)
 {
-	const struct mapping *m = lookup(im, pid, addr);
+	bool kern;
+	const struct mapping *m = lookup_k(im, pid, addr, &kern);
 	struct tc_elf *elf;
 	size_t size;
 
-	if (!m || !(elf = elf_of(im, m->file)) || is_kernel_image(m->file->path))
+	/* the kernel's space (kernel, kcore, modules placed by section) reads by address */
+	if (!m || (kern && im->kernel) || is_kernel_image(m->file->path) ||
+	    !(elf = elf_of(im, m->file)) || (kern && tc_elf_type(elf) == ET_REL))
 		return -1;
 	size = tc_elf_size(elf);
 	if (m->pgoff >= size)
@@ -425,17 +672,66 @@ int tc_images_span(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_i
 	return 0;
 }
 
+/* A kernel symbol from the kernel's images: dso "[kernel.kallsyms]", or "[module]" for a
+ * kallsyms module symbol. */
+static int kernel_symbol(struct tc_images *im, uint64_t addr, struct tc_images_sym *s)
+{
+	const char *module;
+
+	s->dso = tc_kernel_covers(im->kernel, addr) ? "[kernel.kallsyms]" : NULL;
+	s->dso_off = tc_kernel_link_addr(im->kernel, addr);
+	s->sym = tc_kernel_symbol(im->kernel, addr, &s->sym_off, &module);
+	if (module)
+		s->dso = module;
+	return 0;
+}
+
 int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_images_sym *s)
 {
-	const struct mapping *m = lookup(im, pid, addr);
+	bool kern;
+	const struct mapping *m = lookup_k(im, pid, addr, &kern);
+	struct modlayout *l;
 	struct tc_elf *elf;
 	uint64_t off = m ? m->pgoff + (addr - m->start) : 0, va;
 
 	memset(s, 0, sizeof(*s));
-	if (!m)
-		return -1;
+	if (!m) {
+		if (!kernel_half(addr) || !kernel_syms(im))
+			return -1;
+		kernel_symbol(im, addr, s);
+		return s->sym ? 0 : -1;
+	}
+	if (is_kernel_image(m->file->path) && kernel_syms(im))
+		return kernel_symbol(im, addr, s);
 	s->dso = m->file->path[0] ? m->file->path : NULL;
+	if (is_kernel_image(m->file->path) && m->file->path[1] == 'k')
+		s->dso = "[kernel.kallsyms]";
 	s->dso_off = off;
+	if (kern && !is_kernel_image(m->file->path)) {
+		/* a module: its own symbols where its file is found, else kallsyms' (perf
+		 * names a module whose file it did not know "[name]") */
+		elf = m->file->special ? NULL : elf_quiet(im, m->file);
+		if ((l = module_of(im, m, kern, elf))) {
+			s->dso_off = addr - l->base;
+			if ((s->sym = module_symbol(l, addr, &s->sym_off)))
+				return 0;
+		}
+		/* kallsyms' symbol, if it is this module's */
+		if (kernel_syms(im)) {
+			const char *mod;
+			char want[256];
+
+			module_name(m->file->path, want, sizeof(want));
+			s->sym = tc_kernel_symbol(im->kernel, addr, &s->sym_off, &mod);
+			if (s->sym && (!mod || strlen(mod) != strlen(want) + 2 ||
+				       strncmp(mod + 1, want, strlen(want))))
+				s->sym = NULL;
+			if (s->sym)
+				return 0;
+		}
+		if (l || !elf)
+			return 0;
+	}
 	if (!(elf = elf_of(im, m->file)))
 		return 0;
 	/* With the ELF known, the DSO address is its link-time address (what objdump and
@@ -451,13 +747,26 @@ int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 
 int tc_images_file(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_images_file *f)
 {
-	const struct mapping *m = lookup(im, pid, addr);
+	bool kern;
+	const struct mapping *m = lookup_k(im, pid, addr, &kern);
 	const struct tc_elf_seg *seg;
 	struct tc_elf *elf;
 	size_t n;
 
+	if (m && is_kernel_image(m->file->path) && im->kernel) {
+		if (!(elf = tc_kernel_vmlinux(im->kernel)))
+			return -1;
+		f->dso = "[kernel.kallsyms]";
+		f->vaddr = tc_kernel_link_addr(im->kernel, addr);
+		seg = tc_elf_segments(elf, &n);
+		f->first_load = n ? seg[0].vaddr : 0;
+		f->build_id = tc_elf_build_id(elf);
+		return 0;
+	}
 	if (!m || !m->file->path[0] || !(elf = elf_of(im, m->file)))
 		return -1;
+	if (kern && tc_elf_type(elf) == ET_REL)
+		return -1;	/* a module: no link-time addresses */
 	if (is_kernel_image(m->file->path))
 		f->vaddr = addr;
 	else if (tc_elf_offset_to_vaddr(elf, m->pgoff + (addr - m->start), &f->vaddr))

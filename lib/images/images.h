@@ -15,9 +15,14 @@
 
 struct tc_images;
 
+struct tc_kernel;
+
 struct tc_images_opts {
 	const char *symfs;		/* root prepended to recorded paths, or NULL */
 	const char *buildid_dir;	/* build-id cache, or NULL for none */
+	/* The kernel's images (--vmlinux, --kallsyms, --kcore; lib/images/kernel.h), borrowed:
+	 * it must outlive the address spaces. NULL: none given. */
+	struct tc_kernel *kernel;
 };
 
 struct tc_images *tc_images_new(const struct tc_images_opts *o);
@@ -28,7 +33,12 @@ void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_bui
 			     size_t n);
 /* A mapping from an MMAP/MMAP2 record (pid -1 = kernel). Anonymous and special mappings
  * ("[vdso]", "//anon") are recorded but have no bytes. A later mapping over the same range
- * replaces the earlier one. */
+ * replaces the earlier one. The kernel's own ("[kernel.kallsyms]_text", pgoff the address
+ * of _text) is served by the kernel images; a kernel module (a relocatable .ko, mapped
+ * from its start) has its sections placed as the kernel placed them: by this machine's
+ * sysfs module/NAME/sections when the module is loaded there at the recorded address,
+ * else as the kernel's module loader lays them out (its executable sections, .init ones
+ * aside, one after the other in section order, each aligned, from the module's start). */
 void tc_images_map(struct tc_images *im, int32_t pid, uint64_t start, uint64_t len,
 		   uint64_t pgoff, const char *filename, const uint8_t *build_id, size_t bid_len);
 /* A child inherits its parent's mappings (FORK); exec (COMM with exec) drops them. */
