@@ -194,9 +194,10 @@ static uint64_t triggered(struct vcpu *c, const struct tc_etm4_enc_block *b)
  * perf's convention for CoreSight: FROM TO where a taken branch joins two traced blocks,
  * 0 TO where tracing (re)starts, FROM 0 where it stopped before a gap (written when it
  * resumes: perf has no branch out at the end of the trace). */
-static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err *e)
+static int snapshot(struct emu *m, struct tc_err *e);
+
+static int block(struct vcpu *c, const struct tc_etm4_enc_block *b, struct tc_err *e)
 {
-	struct vcpu *c = ctx;
 	struct emu *m = c->m;
 	struct tc_etm4_enc_block cut;
 	uint64_t n, from;
@@ -238,6 +239,19 @@ static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err 
 	 * discontinuity only once a timestamp dates them. */
 	if (resumed || ++c->since_ts >= TS_EVERY)
 		return stamp(c, e);
+	return 0;
+}
+
+static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err *e)
+{
+	struct vcpu *c = ctx;
+
+	if (block(c, b, e))
+		return -1;
+	/* --snapshot-on: the thread reached it in this block; the snapshot has the trace up
+	 * to the block's waypoint (an ETM shows no instruction before its waypoint) */
+	if (b->end != TC_ETM4_END_NONE && tc_emu_trigger_snap_in(&c->m->trig, b->start, b->last))
+		return snapshot(c->m, e);
 	return 0;
 }
 
@@ -726,10 +740,10 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 			   "for emulated ETM", m.real);
 		goto out;
 	}
-	if ((o->npause || o->nresume) && !m.elf_code) {
-		tc_err_set(e, ENOTSUP, "%s is dynamic or position-independent: --pause-on and "
-			   "--resume-on are resolved before the run, against a static non-PIE "
-			   "program's file, for emulated ETM", m.real);
+	if ((o->npause || o->nresume || o->nsnapshot_on) && !m.elf_code) {
+		tc_err_set(e, ENOTSUP, "%s is dynamic or position-independent: --pause-on, "
+			   "--resume-on and --snapshot-on are resolved before the run, against a "
+			   "static non-PIE program's file, for emulated ETM", m.real);
 		goto out;
 	}
 	/* without a filter: all of user space, libraries and ld.so included */

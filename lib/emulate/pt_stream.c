@@ -209,7 +209,12 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 out:
 	t->ip = next;
 	t->in = p->next_in;
-	return pause && t->in ? pause_at(s, t, e) : 0;
+	if (pause && t->in && pause_at(s, t, e))
+		return -1;
+	/* --snapshot-on: the thread reached it; the snapshot has the trace up to there */
+	if (tc_emu_trigger_snap_in(&s->trig, next, next))
+		return tc_pt_stream_snapshot(s, e);
+	return 0;
 }
 
 int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e)
