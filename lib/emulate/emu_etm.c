@@ -203,8 +203,18 @@ static int block(struct vcpu *c, const struct tc_etm4_enc_block *b, struct tc_er
 	uint64_t n, from;
 	bool resumed;
 
-	if (b->end == TC_ETM4_END_NONE)
-		return 0;	/* no waypoint executed: nothing a real ETM would emit yet */
+	if (b->end == TC_ETM4_END_NONE) {
+		/* No waypoint a decoder could place: the thread's end, or flow the program
+		 * image does not explain, which is a signal's handler entered while the
+		 * program computed (qemu delivers it between blocks) or sigreturn resuming
+		 * the interrupted code. As an exception to the untraced kernel and back would
+		 * on a user-only ETM, the trace stops at the last waypoint placed (the block
+		 * that was interrupted, whose branch goes where sigreturn later resumes, is
+		 * not shown) and starts again with TRACE_ON at the next block. */
+		c->in_range = false;
+		tc_etm4_enc_gap(c->enc);
+		return 0;
+	}
 	n = (b->last - b->start) / 4 + 1;
 	m->st->steps += n;
 	m->clock += n;

@@ -87,7 +87,27 @@ struct emu {
 	pid_t snap_pid;
 	struct tc_maps snap;	/* its maps after its last executable mapping */
 	struct tc_err filter_err;
+	uint64_t handlers[16];	/* where signal handlers were entered asynchronously */
+	unsigned nhandlers;
 };
+
+/* h is where a signal handler was entered (a block no path led to). */
+static void handler_seen(struct emu *m, uint64_t h)
+{
+	for (unsigned i = 0; i < m->nhandlers; i++)
+		if (m->handlers[i] == h)
+			return;
+	if (m->nhandlers < sizeof(m->handlers) / sizeof(m->handlers[0]))
+		m->handlers[m->nhandlers++] = h;
+}
+
+static bool is_handler(const struct emu *m, uint64_t a)
+{
+	for (unsigned i = 0; i < m->nhandlers; i++)
+		if (m->handlers[i] == a)
+			return true;
+	return false;
+}
 
 static uint64_t last_ip(const struct tc_qp_desc *d)
 {
@@ -341,6 +361,7 @@ static int async_begin(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 {
 	const struct tc_qp_desc *p = &t->prev;
 
+	handler_seen(m, d->vaddr);
 	if (!(p->flags & TC_QP_F_REP) && p->kind == TC_QP_OTHER)
 		return async_enter(m, t, p->vaddr + p->size, d, e);
 	if (!(p->flags & TC_QP_F_REP) && (p->kind == TC_QP_JUMP || p->kind == TC_QP_CALL))
@@ -377,6 +398,14 @@ static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 	struct async *a = t->as;
 	int rc = 0;
 
+	if (a->after_sigret && is_handler(m, d->vaddr)) {
+		/* A signal delivered as the rt_sigreturn returned (one that came during the
+		 * handler, SA_NODEFER's or another's): a handler again, at the same depth, before
+		 * anything of the place returned to ran. Replayed, it follows the system call. */
+		a->after_sigret = false;
+		a->last = *d;
+		return async_keep(a, d, false, e);
+	}
 	if (a->after_sigret && !a->depth) {
 		/* the handler returned to x = d: encode all it held, then d */
 		t->as = NULL;
@@ -391,8 +420,10 @@ static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 	if (a->after_sigret)
 		a->depth--;	/* a nested handler returned */
 	else if (!flows(&a->last, d->vaddr) ||
-		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size))
+		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size)) {
 		a->depth++;	/* a nested handler (entered at a system call or not) */
+		handler_seen(m, d->vaddr);
+	}
 	a->after_sigret = false;
 	a->last = *d;
 	return async_keep(a, d, false, e);

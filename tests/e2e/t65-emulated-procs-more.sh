@@ -249,3 +249,84 @@ if [ -n "$have64" ]; then
 			2>eso.err && cat eso.err && snapon eso aarch64-linux-gnu-nm a64-snap
 	'
 fi
+
+# sig N [n]: a loop of calls computing while a 1 ms timer's SIGALRM comes 40 times (its
+# handler, on_alrm, entered wherever the loop is); with n, SA_NODEFER and a handler that
+# sometimes runs long, so that the timer interrupts it too: "nested" when it did
+cat >sig.c <<'EOF'
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+static volatile unsigned long hits, sink;
+static volatile int depth, maxdepth;
+
+static void __attribute__((noinline)) on_alrm(int sig)
+{
+	(void)sig;
+	if (++depth > maxdepth)
+		maxdepth = depth;
+	hits++;
+	for (unsigned long i = 0; i < (hits & 1 ? 20000UL : 10UL); i++)
+		sink += i ^ hits;
+	depth--;
+}
+
+static unsigned long __attribute__((noinline)) work(unsigned long x)
+{
+	return x % 3 ? x * 7 : x >> 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	unsigned long n = strtoul(argv[1], 0, 0), x = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alrm;
+	sa.sa_flags = argc > 2 ? SA_NODEFER : 0;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (unsigned long i = 0; i < n && hits < 40; i++)
+		x += work(x + i);
+	it.it_value.tv_usec = it.it_interval.tv_usec = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (maxdepth > 1)
+		puts("nested");
+	return 0;
+}
+EOF
+# handled NAME NM PROG MIN: the truth enters on_alrm at least MIN times from no branch (the
+# trace resumes there; where the interrupted block ended in an indirect branch, that branch
+# shows going to the handler)
+handled() {
+	h=$($2 $3 | awk '$3 == "on_alrm" { sub(/^0*/, "", $1); print $1 }') &&
+	grep -c " 0 $h$" $1.want >n && echo "on_alrm entered $(cat n) times as a new start" &&
+	[ "$(cat n)" -ge $4 ]
+}
+if [ -n "$have64" ]; then
+	aarch64-linux-gnu-gcc -O1 -static -o a64-sig sig.c ||
+		echo "not ok $T: cannot build sig.c for aarch64"
+	expect 'ETM: a timer signal while computing: TRACE_ON at the handler and after it, exact' '
+		exact esig -- ./a64-sig 100000000 && handled esig aarch64-linux-gnu-nm a64-sig 30
+	'
+	expect 'ETM: SA_NODEFER handlers interrupted by their own signal: exact' '
+		exact enest -- ./a64-sig 100000000 n && grep -qx nested enest.out &&
+		handled enest aarch64-linux-gnu-nm a64-sig 30
+	'
+fi
+if [ -n "$have86" ]; then
+	gcc -O1 -no-pie -o sig sig.c || echo "not ok $T: cannot build sig.c"
+	expect 'PT: a timer signal while computing: exact' '
+		exact psig -- ./sig 100000000 && handled psig nm sig 30
+	'
+	expect 'PT: SA_NODEFER handlers interrupted by their own signal, one as another returns: exact' '
+		for i in 1 2 3; do
+			exact pnest -- ./sig 100000000 n && grep -qx nested pnest.out &&
+			handled pnest nm sig 30 || exit 1
+		done
+	'
+fi
