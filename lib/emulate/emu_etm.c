@@ -624,6 +624,28 @@ static int build_ids(struct tc_perf_write *w, const struct emu *m, struct tc_err
 	return 0;
 }
 
+/* MMAP2 of every executable mapping seen, in process pid (the guest's mappings are not told
+ * apart by process or program: all are written for the first process, which fork children
+ * inherit, and again after an exec, whose COMM empties the process's address space). */
+static int mmaps(struct tc_perf_write *w, const struct emu *m, uint32_t pid,
+		 struct tc_perf_write_sid *sid, uint64_t *time, struct tc_err *e)
+{
+	sid->pid = pid;
+	for (size_t i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		uint64_t s = x->start & ~0xfffULL;
+		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = s,
+			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
+			.maj = x->maj, .min = x->min, .ino = x->ino,
+			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = x->path };
+
+		if ((x->prot & PROT_EXEC) &&
+		    tc_perf_write_mmap2(w, &mm, tc_emu_file_sid(sid, pid, time), e))
+			return -1;
+	}
+	return 0;
+}
+
 static int write_perf(struct emu *m, struct tc_err *e)
 {
 	struct tc_perf_write_etmv4 cpus[MAX_ETMS];
@@ -658,18 +680,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, m->ring != 0, cpus, nc, e) ||
 	    tc_perf_write_comm(w, pid, pid, comm, true, SID(pid), e))
 		goto fail;
-	for (size_t i = 0; i < m->maps.n; i++) {
-		const struct tc_map *x = &m->maps.v[i];
-		uint64_t s = x->start & ~0xfffULL;
-		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = s,
-			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
-			.maj = x->maj, .min = x->min, .ino = x->ino,
-			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = x->path };
-
-		if ((x->prot & PROT_EXEC) &&
-		    tc_perf_write_mmap2(w, &mm, SID(pid), e))
-			goto fail;
-	}
+	if (mmaps(w, m, pid, &sid, &time, e))
+		goto fail;
 	for (size_t i = 1; i < m->nv; i++) {
 		const struct vcpu *c = m->v[i];
 		uint32_t t = c->tid, cp = (uint32_t)c->pid;
@@ -679,7 +691,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		sid.pid = cp;
 		fs = SID(t);
 		if (c->exec) {		/* its thread was there before: named anew */
-			if (tc_perf_write_comm(w, cp, t, c->comm, true, fs, e))
+			if (tc_perf_write_comm(w, cp, t, c->comm, true, fs, e) ||
+			    mmaps(w, m, cp, &sid, &time, e))
 				goto fail;
 			continue;
 		}

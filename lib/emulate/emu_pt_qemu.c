@@ -524,6 +524,18 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, str
 				  (unsigned long long)last_ip(&t->as->prev));
 	if (!t || !t->has_prev)
 		return 0;
+	if (t->prev.kind != TC_QP_SYSCALL) {
+		/* Ended between blocks: by another thread's exec (the plugin stops the others
+		 * there) or a fatal signal. As an interrupt shows on hardware: the trace stops
+		 * before its last instruction (the block's start is what the thread was about
+		 * to run: its instructions before the last are counted as run). */
+		t->has_prev = false;
+		if (!t->pt.in)
+			return tc_pt_enc_flush_tnt(&t->pt.x, e);
+		t->pt.ip = last_ip(&t->prev);
+		return tc_pt_stream_stop(&m->s, &t->pt, e) || tc_pt_enc_flush_tnt(&t->pt.x, e)
+			       ? -1 : 0;
+	}
 	/* its last instruction: exit or exit_group, a system call that does not return */
 	m->s.st->steps++;
 	if (t->pt.in) {

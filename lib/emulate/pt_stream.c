@@ -134,6 +134,11 @@ static int syscall_step(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 /* A pause trigger at t->ip: tracing stops before the instruction there. */
 static int pause_at(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e)
 {
+	return tc_pt_stream_stop(s, t, e);
+}
+
+int tc_pt_stream_stop(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e)
+{
 	if (tc_pt_enc_ip(&t->x, ppt_fup, t->ip, e) || tc_pt_enc_pgd_noip(&t->x, e))
 		return -1;
 	truth(s, t, t->ip, 0);
