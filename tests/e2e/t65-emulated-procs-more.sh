@@ -330,3 +330,74 @@ if [ -n "$have86" ]; then
 		done
 	'
 fi
+
+# tex: two threads (one computing, one mostly in usleep) run while the main thread execs
+# the program again ("tex new": a little work, prints "exec'd new"); the kernel ends the
+# threads at the exec
+cat >tex.c <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+static volatile int ready;
+
+static void *spin(void *arg)
+{
+	__atomic_fetch_add(&ready, 1, __ATOMIC_SEQ_CST);
+	for (unsigned long i = 0;; i++) {
+		sink += i % 7;
+		if (arg && i % 1000 == 0)
+			usleep(100);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc > 1) {
+		for (unsigned long i = 0; i < 20000; i++)
+			sink += i % 5;
+		printf("exec'd %s\n", argv[1]);
+		return 0;
+	}
+	pthread_create(&t, NULL, spin, NULL);
+	pthread_create(&t, NULL, spin, (void *)1);
+	while (ready < 2)
+		;
+	for (unsigned long i = 0; i < 50000; i++)
+		sink += i % 3;
+	execl(argv[0], argv[0], "new", (char *)NULL);
+	return 9;
+}
+EOF
+# execd NAME: the exec'd image ran and is traced under the first pid and tid (COMM exec),
+# the two threads ended (EXIT) and nothing of theirs follows the exec
+execd() {
+	grep -qx "exec'd new" $1.out && grep -q "4 threads" $1.err && [ "$(tids $1 | wc -l)" = 3 ] &&
+	perf script -i $1.data --show-task-events 2>/dev/null >sb &&
+	pid=$(sed -n "s/.*PERF_RECORD_COMM exec: [a-z0-9-]*tex:\([0-9]*\)\/\1$/\1/p" sb | tail -n1) &&
+	[ -n "$pid" ] && [ "$(grep -c "PERF_RECORD_COMM exec: [a-z0-9-]*tex:$pid/$pid" sb)" = 2 ] &&
+	[ "$(grep -c "PERF_RECORD_EXIT($pid:" sb)" = 3 ] &&
+	perf script -i $1.data --itrace=b -F tid,ip,sym 2>/dev/null | grep -q "^ *$pid .* main$"
+}
+if [ -n "$have86" ]; then
+	gcc -O1 -pthread -o tex tex.c || echo "not ok $T: cannot build tex.c"
+	expect 'PT: execve from a program with two running threads: they end, the new image traced, exact' '
+		for i in 1 2 3; do
+			min=10000 exact pex -- ./tex && execd pex || exit 1
+		done
+	'
+fi
+if [ -n "$have64" ]; then
+	aarch64-linux-gnu-gcc -O1 -static -pthread -o a64-tex tex.c ||
+		echo "not ok $T: cannot build tex.c for aarch64"
+	expect 'ETM: execve from a program with two running threads: they end, the new image traced, exact' '
+		for i in 1 2 3; do
+			min=10000 exact eex -- ./a64-tex && execd eex || exit 1
+		done
+	'
+fi
