@@ -47,6 +47,9 @@ int tc_emu_trigger_parse(struct tc_emu_triggers *t, const struct tc_emu_opts *o,
 	t->lo = UINT64_MAX;
 	if (!o->npause && !o->nresume && !o->nsnapshot_on)
 		return 0;
+	if (o->nsnapshot_on && !o->snapshot_size)
+		return tc_err_set(e, EINVAL, "snapshot trigger '%s' without snapshot mode (-S)",
+				  o->snapshot_on[0]);
 	if (!(t->v = calloc(o->npause + o->nresume + o->nsnapshot_on, sizeof(*t->v))))
 		return tc_err_set(e, ENOMEM, "out of memory");
 	for (size_t i = 0; i < o->npause; i++)
