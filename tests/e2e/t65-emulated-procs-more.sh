@@ -100,7 +100,14 @@ if [ -n "$have64" ]; then
 		exact reuse -- ./a64-many m 100 1 && [ "$(tids reuse | wc -l)" = 201 ] &&
 		grep -q "201 threads" reuse.err &&
 		perf report -D -i reuse.data 2>/dev/null | grep -c "^[[:space:]]*CPU[[:space:]]" >ncpu &&
-		echo "ETMs in AUXTRACE_INFO: $(cat ncpu)" && [ "$(cat ncpu)" -lt 10 ] &&
+		echo "ETMs in AUXTRACE_INFO: $(cat ncpu)" && [ "$(cat ncpu)" -le 96 ] &&
+		tracectl decode -i reuse.data --per-thread streams 2>/dev/null &&
+		[ "$(ls streams | grep -c "^tid-")" = 201 ] &&
+		for f in streams/tid-*.txt; do
+			t=${f#streams/tid-}; t=${t%.txt}
+			[ "$(grep -c " range " $f)" -gt 0 ] &&
+			! grep -v "/$t " $f | grep -q . || { echo "$f: another thread"; exit 1; }
+		done &&
 		perf script -i reuse.data --itrace=b -F pid,tid 2>/dev/null | sort -u >pt &&
 		[ "$(wc -l <pt)" = 201 ] && [ "$(cut -d/ -f1 pt | sort -u | wc -l)" = 101 ]
 	'
