@@ -331,11 +331,11 @@ if [ -n "$have86" ]; then
 		exact psig -- ./sig 100000000 && handled psig nm sig 30
 	'
 	expect 'PT: SA_NODEFER handlers interrupted by their own signal, one as another returns: exact' '
-		n=0 && for i in 1 2 3; do
+		nest=0 && for i in 1 2 3; do
 			exact pnest -- ./sig 100000000 n && handled pnest nm sig 30 ||
 				{ cat pnest.err; exit 1; }
-			! grep -qx nested pnest.out || n=$((n + 1))
-		done && echo "$n of 3 runs nested" && [ $n -ge 1 ]
+			! grep -qx nested pnest.out || nest=$((nest + 1))
+		done && echo "$nest of 3 runs nested" && [ $nest -ge 1 ]
 	'
 fi
 
