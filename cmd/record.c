@@ -562,7 +562,8 @@ static int emulated(struct record *r, int argc, char **argv, int i)
 				  .engine = r->engine, .start_paused = r->o.start_paused,
 				  .pause_on = r->o.pause_on, .npause = r->o.npause,
 				  .resume_on = r->o.resume_on, .nresume = r->o.nresume,
-				  .stop_req = &stop_req };
+				  .snapshot_on = r->o.snapshot_on,
+				  .nsnapshot_on = r->o.nsnapshot_on, .stop_req = &stop_req };
 	static const char runs[] = "the emulated tracer runs the command it is given";
 	struct sigaction sa = { .sa_handler = on_stop }, ss = { .sa_handler = on_snap };
 
@@ -585,9 +586,8 @@ static int emulated(struct record *r, int argc, char **argv, int i)
 	if (r->kernel)
 		return usage_opt("--kernel: an emulated trace follows user space only"),
 		       TC_EXIT_USAGE;
-	if (r->o.nsnapshot_on)
-		return usage_opt("--snapshot-on is not emulated (a snapshot on SIGUSR2 is)"),
-		       TC_EXIT_USAGE;
+	if (r->o.nsnapshot_on && !r->o.snapshot)
+		return usage_opt("--snapshot-on takes snapshots: it needs -S"), TC_EXIT_USAGE;
 	if (r->mmap_pages && !r->o.snapshot)
 		return usage_opt("-m (--mmap-pages) with --pmu emulated: there are no rings (the "
 				 "whole trace is kept); with -S, AUX pages set the snapshot size"),
@@ -600,6 +600,9 @@ static int emulated(struct record *r, int argc, char **argv, int i)
 			return TC_EXIT_USAGE;
 	for (size_t k = 0; k < r->o.nresume; k++)
 		if (emu_trigger("--resume-on", r->o.resume_on[k], argv[i]))
+			return TC_EXIT_USAGE;
+	for (size_t k = 0; k < r->o.nsnapshot_on; k++)
+		if (emu_trigger("--snapshot-on", r->o.snapshot_on[k], argv[i]))
 			return TC_EXIT_USAGE;
 	if (r->o.snapshot) {
 		/* the latest trace per thread: -S SIZE, else as much as an AUX ring of -m's

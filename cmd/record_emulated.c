@@ -149,6 +149,7 @@ static void dry_run(const struct tc_emu_opts *o, enum tc_emu_format fmt, const s
 		tc_json_kbool(&j, "start_paused", o->start_paused);
 		json_list(&j, "pause_on", o->pause_on, o->npause);
 		json_list(&j, "resume_on", o->resume_on, o->nresume);
+		json_list(&j, "snapshot_on", o->snapshot_on, o->nsnapshot_on);
 		tc_json_kint(&j, "snapshot_size", (long long)o->snapshot_size);
 		if (fmt == TC_EMU_PT) {
 			tc_json_kbool(&j, "noretcomp", o->no_retcomp);
@@ -177,9 +178,13 @@ static void dry_run(const struct tc_emu_opts *o, enum tc_emu_format fmt, const s
 	for (size_t i = 0; i < o->nresume; i++)
 		printf(", resume on %s", o->resume_on[i]);
 	printf("\n");
-	if (o->snapshot_size)
-		printf("snapshot mode: the latest %llu bytes of trace per thread, on SIGUSR2 and "
-		       "at the end\n", (unsigned long long)o->snapshot_size);
+	if (o->snapshot_size) {
+		printf("snapshot mode: the latest %llu bytes of trace per thread, on SIGUSR2",
+		       (unsigned long long)o->snapshot_size);
+		for (size_t i = 0; i < o->nsnapshot_on; i++)
+			printf(", on reaching %s", o->snapshot_on[i]);
+		printf(" and at the end\n");
+	}
 	if (fmt == TC_EMU_PT)
 		printf("config: noretcomp %d, a PSB every %llu bytes\n", o->no_retcomp,
 		       (unsigned long long)(o->sync_period ? o->sync_period : 4096));

@@ -58,6 +58,10 @@ struct tc_emu_opts {
 	bool start_paused;
 	const char *const *pause_on, *const *resume_on;
 	size_t npause, nresume;
+	/* -S: a snapshot each time a guest thread reaches one of these (record's
+	 * --snapshot-on, the same syntax) */
+	const char *const *snapshot_on;
+	size_t nsnapshot_on;
 	uint64_t snapshot_size;	/* -S: trace bytes kept per thread, the latest (an AUX
 				 * ring in overwrite mode); 0: every byte is kept */
 	/* Set asynchronously by cmd/'s signal handlers, polled by the tracer: */

@@ -65,7 +65,8 @@ struct snap {
 /* One guest thread: its emulated ETM and the perf-convention branch state. */
 struct vcpu {
 	struct emu *m;
-	unsigned etm;		/* its ETM: trace ID FIRST_TRACE_ID + etm */
+	unsigned etm;		/* its ETM: trace ID FIRST_TRACE_ID + etm (m->etm[etm] while
+				 * it lives) */
 	unsigned since_ts;	/* blocks since its last timestamp */
 	bool retired;		/* its thread has exited: its trace is complete */
 	uint32_t tid;
@@ -96,8 +97,15 @@ struct emu {
 	struct tc_addr_filter f;
 	struct tc_emu_triggers trig;
 	struct tc_cs_formatter *fmt;
-	struct vcpu *v[MAX_ETMS];	/* every thread's ETM, in order of appearance */
-	unsigned nv;
+	struct vcpu **v;		/* every thread, in order of appearance */
+	size_t nv, capv;
+	/* The ETMs (trace IDs FIRST_TRACE_ID + i) and the live thread each traces (NULL: free).
+	 * A thread that exits leaves its ETM to the next new thread, as a CPU's ETM goes on to
+	 * the next thread scheduled there: that one's trace starts with A-sync, TRACE_INFO and
+	 * TRACE_ON with its own CONTEXTIDR, which is how a decoder tells the two apart. */
+	struct vcpu *etm[MAX_ETMS];
+	struct vcpu *was[MAX_ETMS];	/* the last thread each ETM traced */
+	unsigned netms;			/* ETMs used so far */
 	struct vcpu *last;		/* the thread of the previous block */
 	uint64_t clock;			/* instructions executed by all threads */
 	uint64_t ring;			/* -S: sink bytes kept, whole frames (0: all) */
@@ -189,16 +197,27 @@ static uint64_t triggered(struct vcpu *c, const struct tc_etm4_enc_block *b)
  * perf's convention for CoreSight: FROM TO where a taken branch joins two traced blocks,
  * 0 TO where tracing (re)starts, FROM 0 where it stopped before a gap (written when it
  * resumes: perf has no branch out at the end of the trace). */
-static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err *e)
+static int snapshot(struct emu *m, struct tc_err *e);
+
+static int block(struct vcpu *c, const struct tc_etm4_enc_block *b, struct tc_err *e)
 {
-	struct vcpu *c = ctx;
 	struct emu *m = c->m;
 	struct tc_etm4_enc_block cut;
 	uint64_t n, from;
 	bool resumed;
 
-	if (b->end == TC_ETM4_END_NONE)
-		return 0;	/* no waypoint executed: nothing a real ETM would emit yet */
+	if (b->end == TC_ETM4_END_NONE) {
+		/* No waypoint a decoder could place: the thread's end, or flow the program
+		 * image does not explain, which is a signal's handler entered while the
+		 * program computed (qemu delivers it between blocks) or sigreturn resuming
+		 * the interrupted code. As an exception to the untraced kernel and back would
+		 * on a user-only ETM, the trace stops at the last waypoint placed (the block
+		 * that was interrupted, whose branch goes where sigreturn later resumes, is
+		 * not shown) and starts again with TRACE_ON at the next block. */
+		c->in_range = false;
+		tc_etm4_enc_gap(c->enc);
+		return 0;
+	}
 	n = (b->last - b->start) / 4 + 1;
 	m->st->steps += n;
 	m->clock += n;
@@ -233,6 +252,19 @@ static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err 
 	 * discontinuity only once a timestamp dates them. */
 	if (resumed || ++c->since_ts >= TS_EVERY)
 		return stamp(c, e);
+	return 0;
+}
+
+static int on_block(void *ctx, const struct tc_etm4_enc_block *b, struct tc_err *e)
+{
+	struct vcpu *c = ctx;
+
+	if (block(c, b, e))
+		return -1;
+	/* --snapshot-on: the thread reached it in this block; the snapshot has the trace up
+	 * to the block's waypoint (an ETM shows no instruction before its waypoint) */
+	if (b->end != TC_ETM4_END_NONE && tc_emu_trigger_snap_in(&c->m->trig, b->start, b->last))
+		return snapshot(c->m, e);
 	return 0;
 }
 
@@ -278,8 +310,8 @@ static int snapshot(struct emu *m, struct tc_err *e)
 	struct snap *x;
 	size_t n;
 
-	for (unsigned i = 0; i < m->nv; i++)
-		if (!m->v[i]->retired && (tc_etm4_enc_flush(m->v[i]->enc, e) || drain(m->v[i], e)))
+	for (unsigned i = 0; i < m->netms; i++)
+		if (m->etm[i] && (tc_etm4_enc_flush(m->etm[i]->enc, e) || drain(m->etm[i], e)))
 			return -1;
 	if (end_sink(m, e))
 		return -1;
@@ -309,10 +341,21 @@ static int snapshot(struct emu *m, struct tc_err *e)
  * last branch is there); the repeated value changes nothing else. */
 static int retire(struct vcpu *c, struct tc_err *e)
 {
-	return tc_qemu_exec_end(c->q, e) || tc_etm4_enc_flush(c->enc, e) || stamp(c, e) ||
-			       stamp(c, e) || drain(c, e)
-		       ? -1
-		       : 0;
+	struct emu *m = c->m;
+
+	c->retired = true;
+	if (m->last == c)
+		m->last = NULL;
+	if (tc_qemu_exec_end(c->q, e) || tc_etm4_enc_flush(c->enc, e) || stamp(c, e) ||
+	    stamp(c, e) || drain(c, e))
+		return -1;
+	/* its ETM is free for the next thread; what is left of it is the side-band's */
+	m->etm[c->etm] = NULL;
+	tc_qemu_exec_free(c->q);
+	tc_etm4_enc_free(c->enc);
+	c->q = NULL;
+	c->enc = NULL;
+	return 0;
 }
 
 /* A guest thread's first block: its ETM. */
@@ -321,17 +364,35 @@ static struct vcpu *etm_new(struct emu *m, const struct tc_qemu_run_thr *t, stru
 	uint32_t tid = t->tid;
 	struct tc_etm4_cfg cfg = { .sync_period = m->o->sync_period, .ctxid = tid };
 	struct vcpu *c;
+	unsigned k = 0;
 
-	if (m->nv == MAX_ETMS) {
-		tc_err_set(e, E2BIG, "more than %d threads (trace IDs 0x10-0x6f)", MAX_ETMS);
+	while (k < MAX_ETMS && m->etm[k])
+		k++;
+	if (k == MAX_ETMS) {
+		tc_err_set(e, E2BIG, "thread %u: more than %d threads alive at once; the emulated "
+			   "ETM gives each live thread a trace ID of its own (0x%x-0x%x) and reuses "
+			   "those of threads that have exited", tid, MAX_ETMS, FIRST_TRACE_ID,
+			   FIRST_TRACE_ID + MAX_ETMS - 1);
 		return NULL;
 	}
-	if (!(c = calloc(1, sizeof(*c)))) {
+	if (tc_grow((void **)&m->v, &m->capv, m->nv + 1, sizeof(*m->v)) ||
+	    !(c = calloc(1, sizeof(*c)))) {
 		tc_err_set(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	c->m = m;
-	c->etm = m->nv;
+	c->etm = k;
+	if (m->was[k]) {
+		/* The trace ID's last thread: its trace ends at this one's TRACE_ON, which
+		 * comes with a timestamp before the new CONTEXTIDR (its last range goes
+		 * nowhere, a decoder says, for the thread it was). */
+		if (m->was[k]->started)
+			truth(m->was[k], m->was[k]->prev_last, 0);
+		cfg.start_ts = TS_BASE + m->clock;
+	}
+	m->etm[k] = m->was[k] = c;
+	if (k >= m->netms)
+		m->netms = k + 1;
 	c->tid = tid;
 	c->paused = m->o->start_paused;	/* every thread's trace starts paused */
 	c->pid = (pid_t)t->pid;
@@ -352,11 +413,11 @@ static struct vcpu *etm_new(struct emu *m, const struct tc_qemu_run_thr *t, stru
 
 static struct vcpu *etm_of(struct emu *m, uint32_t tid)
 {
-	if (m->last && m->last->tid == tid && !m->last->retired)
+	if (m->last && m->last->tid == tid)
 		return m->last;
-	for (unsigned i = m->nv; i-- > 0;)
-		if (m->v[i]->tid == tid && !m->v[i]->retired)
-			return m->v[i];
+	for (unsigned i = 0; i < m->netms; i++)
+		if (m->etm[i] && m->etm[i]->tid == tid)
+			return m->etm[i];
 	return NULL;
 }
 
@@ -374,9 +435,6 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *t, bool start,
 	}
 	if (!(c = etm_of(m, tid)))
 		return 0;
-	if (m->last == c)
-		m->last = NULL;
-	c->retired = true;
 	return retire(c, e);
 }
 
@@ -525,7 +583,10 @@ static int run(struct emu *m, struct tc_err *e)
 {
 	static const struct tc_qemu_run_ops ops = { on_thread, on_tb, NULL, on_mmap };
 	struct tc_qemu_run_opts ro = { .qemu = m->o->qemu ? m->o->qemu : "qemu-aarch64",
-		.argv = m->o->argv, .ld_prefix = m->ld_prefix, .stop_req = m->o->stop_req };
+		.argv = m->o->argv, .ld_prefix = m->ld_prefix, .stop_req = m->o->stop_req,
+		/* more rings than trace IDs: the rings of exited threads come back once read,
+		 * so a thread past the trace IDs gets its ring and the error names the limit */
+		.max_rings = MAX_ETMS + 32 };
 	struct tc_qemu_run *r;
 	int rc;
 
@@ -542,8 +603,8 @@ static int run(struct emu *m, struct tc_err *e)
 	}
 	if (!m->nv)
 		return tc_err_set(e, EINVAL, "%s ran no code under %s", m->real, ro.qemu);
-	for (unsigned i = 0; i < m->nv; i++)
-		if (!m->v[i]->retired && (m->v[i]->retired = true, retire(m->v[i], e)))
+	for (unsigned i = 0; i < m->netms; i++)
+		if (m->etm[i] && retire(m->etm[i], e))
 			return -1;
 	/* -S: write_perf's last snapshot ends the sink */
 	return m->ring ? tc_cs_formatter_flush(m->fmt, e) : end_sink(m, e);
@@ -572,6 +633,28 @@ static int build_ids(struct tc_perf_write *w, const struct emu *m, struct tc_err
 	return 0;
 }
 
+/* MMAP2 of every executable mapping seen, in process pid (the guest's mappings are not told
+ * apart by process or program: all are written for the first process, which fork children
+ * inherit, and again after an exec, whose COMM empties the process's address space). */
+static int mmaps(struct tc_perf_write *w, const struct emu *m, uint32_t pid,
+		 struct tc_perf_write_sid *sid, uint64_t *time, struct tc_err *e)
+{
+	sid->pid = pid;
+	for (size_t i = 0; i < m->maps.n; i++) {
+		const struct tc_map *x = &m->maps.v[i];
+		uint64_t s = x->start & ~0xfffULL;
+		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = s,
+			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
+			.maj = x->maj, .min = x->min, .ino = x->ino,
+			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = x->path };
+
+		if ((x->prot & PROT_EXEC) &&
+		    tc_perf_write_mmap2(w, &mm, tc_emu_file_sid(sid, pid, time), e))
+			return -1;
+	}
+	return 0;
+}
+
 static int write_perf(struct emu *m, struct tc_err *e)
 {
 	struct tc_perf_write_etmv4 cpus[MAX_ETMS];
@@ -583,7 +666,7 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	size_t len, nc = 0;
 	struct tc_perf_write *w;
 
-	for (unsigned i = 0; i < m->nv; i++) {
+	for (unsigned i = 0; i < m->netms; i++) {
 		struct tc_etm4_regs r;
 
 		tc_etm4_enc_default_regs(&r, (uint8_t)(FIRST_TRACE_ID + i));
@@ -606,19 +689,9 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	if (tc_perf_write_auxtrace_info_cs_etm(w, CS_PMU_TYPE, m->ring != 0, cpus, nc, e) ||
 	    tc_perf_write_comm(w, pid, pid, comm, true, SID(pid), e))
 		goto fail;
-	for (size_t i = 0; i < m->maps.n; i++) {
-		const struct tc_map *x = &m->maps.v[i];
-		uint64_t s = x->start & ~0xfffULL;
-		struct tc_perf_write_mmap2 mm = { .pid = pid, .tid = pid, .start = s,
-			.len = ((x->end + 0xfff) & ~0xfffULL) - s, .pgoff = x->pgoff & ~0xfffULL,
-			.maj = x->maj, .min = x->min, .ino = x->ino,
-			.prot = (uint32_t)x->prot, .flags = MAP_PRIVATE, .filename = x->path };
-
-		if ((x->prot & PROT_EXEC) &&
-		    tc_perf_write_mmap2(w, &mm, SID(pid), e))
-			goto fail;
-	}
-	for (unsigned i = 1; i < m->nv; i++) {
+	if (mmaps(w, m, pid, &sid, &time, e))
+		goto fail;
+	for (size_t i = 1; i < m->nv; i++) {
 		const struct vcpu *c = m->v[i];
 		uint32_t t = c->tid, cp = (uint32_t)c->pid;
 		bool child = cp != pid && t == cp && !c->exec;	/* a fork child's first thread */
@@ -627,7 +700,8 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		sid.pid = cp;
 		fs = SID(t);
 		if (c->exec) {		/* its thread was there before: named anew */
-			if (tc_perf_write_comm(w, cp, t, c->comm, true, fs, e))
+			if (tc_perf_write_comm(w, cp, t, c->comm, true, fs, e) ||
+			    mmaps(w, m, cp, &sid, &time, e))
 				goto fail;
 			continue;
 		}
@@ -656,13 +730,13 @@ static int write_perf(struct emu *m, struct tc_err *e)
 		   tc_perf_write_aux(w, 0, len, 0, SID(pid), e)) {
 		goto fail;
 	}
-	for (unsigned i = m->nv; i-- > 0;) {
+	for (size_t i = m->nv; i-- > 0;) {
 		const struct vcpu *c = m->v[i];
 		uint32_t t = c->tid, cp = (uint32_t)c->pid;
 		const struct tc_perf_write_sid *fs;
 		bool later = false;
 
-		for (unsigned j = i + 1; j < m->nv && !later; j++)
+		for (size_t j = i + 1; j < m->nv && !later; j++)
 			later = m->v[j]->tid == t;	/* exec'd: one EXIT, the last */
 		if (later)
 			continue;
@@ -673,7 +747,7 @@ static int write_perf(struct emu *m, struct tc_err *e)
 	}
 #undef SID
 	if (tc_emu_file_features(w, m->o, &(struct tc_emu_file_host){ "emulated", "6.1.0",
-				 "aarch64", "0x00000000410fd034", (uint32_t)m->nv }, e) ||
+				 "aarch64", "0x00000000410fd034", (uint32_t)m->netms }, e) ||
 	    build_ids(w, m, e))
 		goto fail;
 	return tc_perf_write_close(w, e);
@@ -698,10 +772,10 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 			   "for emulated ETM", m.real);
 		goto out;
 	}
-	if ((o->npause || o->nresume) && !m.elf_code) {
-		tc_err_set(e, ENOTSUP, "%s is dynamic or position-independent: --pause-on and "
-			   "--resume-on are resolved before the run, against a static non-PIE "
-			   "program's file, for emulated ETM", m.real);
+	if ((o->npause || o->nresume || o->nsnapshot_on) && !m.elf_code) {
+		tc_err_set(e, ENOTSUP, "%s is dynamic or position-independent: --pause-on, "
+			   "--resume-on and --snapshot-on are resolved before the run, against a "
+			   "static non-PIE program's file, for emulated ETM", m.real);
 		goto out;
 	}
 	/* without a filter: all of user space, libraries and ld.so included */
@@ -725,11 +799,12 @@ int tc_emu_etm_record(const struct tc_emu_opts *o, struct tc_emu_stats *st, stru
 out:
 	if (m.truth)
 		fclose(m.truth);
-	for (unsigned i = 0; i < m.nv; i++) {
+	for (size_t i = 0; i < m.nv; i++) {
 		tc_qemu_exec_free(m.v[i]->q);
 		tc_etm4_enc_free(m.v[i]->enc);
 		free(m.v[i]);
 	}
+	free(m.v);
 	tc_cs_formatter_free(m.fmt);
 	for (size_t i = 0; i < m.nsnaps; i++)
 		free(m.snaps[i].data);

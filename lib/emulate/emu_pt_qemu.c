@@ -87,6 +87,8 @@ struct emu {
 	pid_t snap_pid;
 	struct tc_maps snap;	/* its maps after its last executable mapping */
 	struct tc_err filter_err;
+	uint64_t handlers[16];	/* where signal handlers were entered asynchronously */
+	unsigned nhandlers;
 };
 
 /* The guest's mappings and memory: its qemu process's, or tc_emu_opts' stand-in. */
@@ -105,6 +107,24 @@ static ssize_t mem_read(const struct emu *m, pid_t pid, uint64_t addr, void *buf
 	if (g)
 		return (ssize_t)g->read(g->ctx, pid, addr, buf, len);
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0);
+}
+
+/* h is where a signal handler was entered (a block no path led to). */
+static void handler_seen(struct emu *m, uint64_t h)
+{
+	for (unsigned i = 0; i < m->nhandlers; i++)
+		if (m->handlers[i] == h)
+			return;
+	if (m->nhandlers < sizeof(m->handlers) / sizeof(m->handlers[0]))
+		m->handlers[m->nhandlers++] = h;
+}
+
+static bool is_handler(const struct emu *m, uint64_t a)
+{
+	for (unsigned i = 0; i < m->nhandlers; i++)
+		if (m->handlers[i] == a)
+			return true;
+	return false;
 }
 
 static uint64_t last_ip(const struct tc_qp_desc *d)
@@ -358,6 +378,7 @@ static int async_begin(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 {
 	const struct tc_qp_desc *p = &t->prev;
 
+	handler_seen(m, d->vaddr);
 	if (!(p->flags & TC_QP_F_REP) && p->kind == TC_QP_OTHER)
 		return async_enter(m, t, p->vaddr + p->size, d, e);
 	if (!(p->flags & TC_QP_F_REP) && (p->kind == TC_QP_JUMP || p->kind == TC_QP_CALL))
@@ -394,6 +415,14 @@ static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 	struct async *a = t->as;
 	int rc = 0;
 
+	if (a->after_sigret && is_handler(m, d->vaddr)) {
+		/* A signal delivered as the rt_sigreturn returned (one that came during the
+		 * handler, SA_NODEFER's or another's): a handler again, at the same depth, before
+		 * anything of the place returned to ran. Replayed, it follows the system call. */
+		a->after_sigret = false;
+		a->last = *d;
+		return async_keep(a, d, false, e);
+	}
 	if (a->after_sigret && !a->depth) {
 		/* the handler returned to x = d: encode all it held, then d */
 		t->as = NULL;
@@ -408,8 +437,10 @@ static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 	if (a->after_sigret)
 		a->depth--;	/* a nested handler returned */
 	else if (!flows(&a->last, d->vaddr) ||
-		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size))
+		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size)) {
 		a->depth++;	/* a nested handler (entered at a system call or not) */
+		handler_seen(m, d->vaddr);
+	}
 	a->after_sigret = false;
 	a->last = *d;
 	return async_keep(a, d, false, e);
@@ -510,6 +541,18 @@ static int on_thread(void *arg, const struct tc_qemu_run_thr *q, bool start, str
 				  (unsigned long long)last_ip(&t->as->prev));
 	if (!t || !t->has_prev)
 		return 0;
+	if (t->prev.kind != TC_QP_SYSCALL) {
+		/* Ended between blocks: by another thread's exec (the plugin stops the others
+		 * there) or a fatal signal. As an interrupt shows on hardware: the trace stops
+		 * before its last instruction (the block's start is what the thread was about
+		 * to run: its instructions before the last are counted as run). */
+		t->has_prev = false;
+		if (!t->pt.in)
+			return tc_pt_enc_flush_tnt(&t->pt.x, e);
+		t->pt.ip = last_ip(&t->prev);
+		return tc_pt_stream_stop(&m->s, &t->pt, e) || tc_pt_enc_flush_tnt(&t->pt.x, e)
+			       ? -1 : 0;
+	}
 	/* its last instruction: exit or exit_group, a system call that does not return */
 	m->s.st->steps++;
 	if (t->pt.in) {

@@ -45,15 +45,21 @@ int tc_emu_trigger_parse(struct tc_emu_triggers *t, const struct tc_emu_opts *o,
 {
 	memset(t, 0, sizeof(*t));
 	t->lo = UINT64_MAX;
-	if (!o->npause && !o->nresume)
+	if (!o->npause && !o->nresume && !o->nsnapshot_on)
 		return 0;
-	if (!(t->v = calloc(o->npause + o->nresume, sizeof(*t->v))))
+	if (o->nsnapshot_on && !o->snapshot_size)
+		return tc_err_set(e, EINVAL, "snapshot trigger '%s' without snapshot mode (-S)",
+				  o->snapshot_on[0]);
+	if (!(t->v = calloc(o->npause + o->nresume + o->nsnapshot_on, sizeof(*t->v))))
 		return tc_err_set(e, ENOMEM, "out of memory");
 	for (size_t i = 0; i < o->npause; i++)
 		if (add(t, o->pause_on[i], TC_EMU_TRIG_PAUSE, e))
 			return -1;
 	for (size_t i = 0; i < o->nresume; i++)
 		if (add(t, o->resume_on[i], TC_EMU_TRIG_RESUME, e))
+			return -1;
+	for (size_t i = 0; i < o->nsnapshot_on; i++, t->nsnap++)
+		if (add(t, o->snapshot_on[i], TC_EMU_TRIG_SNAPSHOT, e))
 			return -1;
 	t->unresolved = t->n;
 	return 0;
@@ -129,7 +135,8 @@ int tc_emu_trigger_resolve(struct tc_emu_triggers *t, const struct tc_maps *m,
 	for (size_t i = 0; i < t->n; i++)
 		for (size_t k = 0; k < i; k++)
 			if (t->v[i].resolved && t->v[k].resolved && t->v[i].addr == t->v[k].addr &&
-			    t->v[i].kind != t->v[k].kind)
+			    t->v[i].kind != t->v[k].kind && t->v[i].kind != TC_EMU_TRIG_SNAPSHOT &&
+			    t->v[k].kind != TC_EMU_TRIG_SNAPSHOT)
 				return tc_err_set(e, EINVAL, "triggers '%s' and '%s' are the same "
 						  "instruction (0x%llx): it cannot both pause and "
 						  "resume", t->v[k].spec, t->v[i].spec,

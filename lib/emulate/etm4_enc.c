@@ -279,6 +279,11 @@ int tc_etm4_enc_block(struct tc_etm4_enc *enc, const struct tc_etm4_enc_block *b
 			emit_sync(enc);
 		put1(enc, 0x04);	/* TRACE_ON: a discontinuity before this address */
 		enc->st.trace_ons++;
+		if (!enc->started && enc->cfg.start_ts) {
+			enc->started = true;
+			if (tc_etm4_enc_timestamp(enc, enc->cfg.start_ts, e))
+				return -1;
+		}
 		emit_addr_ctxt(enc, b->start);
 		enc->started = true;
 	} else if (enc->since_sync >= enc->cfg.sync_period) {

@@ -39,6 +39,11 @@ struct tc_etm4_cfg {
 	unsigned el;		/* exception level of the traced code (0 for user space) */
 	size_t sync_period;	/* A-sync + TRACE_INFO at least every this many bytes (0: 4096) */
 	bool no_exact_match;	/* never use exact-match address packets */
+	uint64_t start_ts;	/* nonzero: a timestamp right after the first TRACE_ON, before
+				 * the address and context. For a trace ID that another PE context
+				 * used before: the decoder ends that one's trace (its last range
+				 * goes nowhere) while it still holds the old context, as perf
+				 * acts on a context packet as soon as it decodes it */
 };
 
 /* The ETM registers a decoder needs, for snapshot inis and CS_ETM metadata. */

@@ -134,6 +134,11 @@ static int syscall_step(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 /* A pause trigger at t->ip: tracing stops before the instruction there. */
 static int pause_at(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e)
 {
+	return tc_pt_stream_stop(s, t, e);
+}
+
+int tc_pt_stream_stop(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e)
+{
 	if (tc_pt_enc_ip(&t->x, ppt_fup, t->ip, e) || tc_pt_enc_pgd_noip(&t->x, e))
 		return -1;
 	truth(s, t, t->ip, 0);
@@ -209,7 +214,12 @@ int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 out:
 	t->ip = next;
 	t->in = p->next_in;
-	return pause && t->in ? pause_at(s, t, e) : 0;
+	if (pause && t->in && pause_at(s, t, e))
+		return -1;
+	/* --snapshot-on: the thread reached it; the snapshot has the trace up to there */
+	if (tc_emu_trigger_snap_in(&s->trig, next, next))
+		return tc_pt_stream_snapshot(s, e);
+	return 0;
 }
 
 int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e)

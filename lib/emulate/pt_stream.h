@@ -109,6 +109,11 @@ int tc_pt_stream_enable(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, uint
 int tc_pt_stream_encode(struct tc_pt_stream *s, struct tc_pt_stream_thr *t,
 			const struct tc_pt_stream_step *p, struct tc_err *e);
 
+/* t stops asynchronously before t->ip, which it did not run (a pause trigger there, the
+ * thread ended by another's exec or a fatal signal): FUP of it and TIP.PGD without IP, as
+ * hardware shows an interrupt that ends user-only tracing. */
+int tc_pt_stream_stop(struct tc_pt_stream *s, struct tc_pt_stream_thr *t, struct tc_err *e);
+
 /* Snapshot mode (o->snapshot_size): every thread's ring as it is now, what is new since the
  * last snapshot (as record's -S copies an AUX buffer on SIGUSR2). */
 int tc_pt_stream_snapshot(struct tc_pt_stream *s, struct tc_err *e);

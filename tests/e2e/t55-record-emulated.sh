@@ -125,9 +125,11 @@ else
 		tc_branches pf.data >got && diff want got &&
 		perf_branches pf.data >got2 && diff want got2
 	'
-	expect 'perf -D shows CS_ETM info with one ETMv4 block per thread and timestamps' '
+	# an exited thread leaves its ETM to the next one: as many as were alive at once
+	expect 'perf -D shows CS_ETM info with one ETMv4 block per ETM (threads alive at once) and timestamps' '
 		perf report -D -i e.data 2>/dev/null >d &&
-		[ "$(grep -c "Magic number.*4040404040404040" d)" = 4 ] &&
+		n=$(grep -c "Magic number.*4040404040404040" d) && echo "$n ETMs" &&
+		[ "$n" -ge 1 ] && [ "$n" -le 4 ] &&
 		grep -q "PERF_RECORD_AUXTRACE size" d && [ "$(grep -c PERF_RECORD_FORK d)" = 3 ]
 	'
 	expect 'a dynamic aarch64 program: traced with its libraries (more in t59)' '

@@ -60,6 +60,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 enum mode { MODE_RING, MODE_CB, MODE_COUNT, MODE_NONE };
+
+/* vstate.sys: a thread runs guest code, or is in a system call (its ring published), or
+ * was in one when another thread's exec ended its ring for it. */
+enum { SYS_NO, SYS_IN, SYS_ENDED };
 enum target { TGT_X86_64, TGT_AARCH64 };
 
 /* A guest thread's producer state, private to the plugin. The hot path touches head, limit,
@@ -76,6 +80,7 @@ struct vstate {
 	uint64_t sys_args[6];	/* of the system call in progress */
 	uint32_t tid;
 	unsigned vcpu;
+	uint32_t sys;		/* SYS_*: where the thread is, for another's exec */
 	struct tc_qp_ring *done;	/* the ring finish() ended, and its gen: exit waits */
 	uint32_t done_gen;
 	struct vstate *next;	/* all states, for the exit flush */
@@ -107,6 +112,7 @@ static struct {
 	bool has_base;
 	const char *avoid;	/* avoid=, as given */
 	const char *prefix;	/* prefix=, as given */
+	bool exec_stop;		/* a thread execs: the others end their rings and wait */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .errfd = 2 };
 
 static struct vstate *vstates[MAX_VCPUS];
@@ -203,6 +209,8 @@ static inline void put(struct vstate *v, uint32_t w)
 		slow_path(v);
 }
 
+static void park(struct vstate *v);
+
 /* The hot path: one executed TB. udata: id in the low 32 bits, instruction count above. */
 static void on_tb_ring(unsigned int vcpu, void *udata)
 {
@@ -210,7 +218,14 @@ static void on_tb_ring(unsigned int vcpu, void *udata)
 	uintptr_t u = (uintptr_t)udata;
 
 	v->insns += u >> 32;
-	put(v, (uint32_t)u);
+	v->ents[v->head & v->mask] = (uint32_t)u;
+	if (++v->head == v->limit) {
+		slow_path(v);
+		/* another thread execs: stop here, between blocks (this one's id is written:
+		 * the kernel ends the thread as it was about to run it) */
+		if (unlikely(__atomic_load_n(&g.exec_stop, __ATOMIC_ACQUIRE)))
+			park(v);
+	}
 }
 
 static void on_tb_count(unsigned int vcpu, void *udata)
@@ -330,6 +345,20 @@ static void finish(struct vstate *v)
 	v->done_gen = v->ring->gen;
 	__atomic_store_n(&v->ring->state, TC_QP_RING_EXITED, __ATOMIC_RELEASE);
 	to_scratch(v);
+}
+
+/* Another thread of the process execs: v's ring ends here (if it has not been ended for it)
+ * and v waits, guest code no longer run, for the kernel to end it at the exec. If the exec
+ * fails, v goes on, on a new ring. */
+static void park(struct vstate *v)
+{
+	pthread_mutex_lock(&g.lock);
+	finish(v);
+	pthread_mutex_unlock(&g.lock);
+	while (__atomic_load_n(&g.exec_stop, __ATOMIC_ACQUIRE))
+		sleep_us(200);
+	__atomic_store_n(&v->sys, SYS_NO, __ATOMIC_RELEASE);
+	attach(v, v->tid, 0);
 }
 
 /* Runs in the exiting thread. */
@@ -579,17 +608,39 @@ static void follow_exec(struct vstate *v, int64_t num, const uint64_t *a)
 	for (int i = 2; i <= nargs; i++)
 		av[k++] = gav[i];
 	av[k] = NULL;
+	/* The other threads stop and end their rings: one in a system call (its ring
+	 * published) has it ended here, one running guest code ends it itself at its next
+	 * slow path and waits (park); the kernel ends them all at the exec. */
+	__atomic_store_n(&g.exec_stop, true, __ATOMIC_RELEASE);
+	for (bool pending = true; pending;) {
+		pending = false;
+		pthread_mutex_lock(&g.lock);
+		for (struct vstate *w = g.all; w; w = w->next) {
+			uint32_t in = SYS_IN;
+
+			if (w == v || !w->ring)
+				continue;
+			if (__atomic_compare_exchange_n(&w->sys, &in, SYS_ENDED, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				finish(w);
+			else
+				pending = true;
+		}
+		pthread_mutex_unlock(&g.lock);
+		if (pending)
+			sleep_us(100);
+	}
 	pthread_mutex_lock(&g.lock);
-	for (struct vstate *w = g.all; w; w = w->next)
-		finish(w);
+	finish(v);
 	pthread_mutex_unlock(&g.lock);
 	if (g.hdr->flags & TC_QP_H_WAIT_DRAIN)
 		while (rings_unread() && consumer_alive())
 			sleep_us(100);
 	execve(qemu, av, a[2] ? genv : (char *[]){ NULL });
-	/* failed: this process goes on tracing, from a new ring */
+	/* failed: this process goes on tracing, from new rings (the others' too) */
 	free(parg);
 	attach(v, v->tid, 0);
+	__atomic_store_n(&g.exec_stop, false, __ATOMIC_RELEASE);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
@@ -603,11 +654,15 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		return;
 	v->sys_args[0] = a1, v->sys_args[1] = a2, v->sys_args[2] = a3;
 	v->sys_args[3] = a4, v->sys_args[4] = a5, v->sys_args[5] = a6;
+	/* another thread execs: this one stops before its call */
+	if (unlikely(__atomic_load_n(&g.exec_stop, __ATOMIC_ACQUIRE)))
+		park(v);
 	/* counted before it exists, so that procs never reaches 0 while it runs */
 	if (forks_process(num, a1))
 		__atomic_fetch_add(&g.hdr->procs, 1, __ATOMIC_ACQ_REL);
 	/* the call may block: let the consumer see everything before it */
 	publish(v);
+	__atomic_store_n(&v->sys, SYS_IN, __ATOMIC_RELEASE);
 	if (is_exec(num))
 		follow_exec(v, num, v->sys_args);
 }
@@ -666,9 +721,17 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, 
 	struct vstate *v;
 	uint64_t p[8];
 
+	uint32_t in = SYS_IN;
+
 	(void)id;
 	if (g.mode != MODE_RING || vcpu >= MAX_VCPUS || !(v = vstates[vcpu]))
 		return;
+	/* back from the call: unless another thread's exec ended the ring meanwhile */
+	if (!__atomic_compare_exchange_n(&v->sys, &in, SYS_NO, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) && in == SYS_ENDED) {
+		park(v);
+		return;
+	}
 	if (forks_process(num, v->sys_args[0])) {
 		if (ret == 0)
 			child(v);
