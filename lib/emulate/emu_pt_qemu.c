@@ -415,10 +415,14 @@ static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 	struct async *a = t->as;
 	int rc = 0;
 
-	if (a->after_sigret && is_handler(m, d->vaddr)) {
+	if (a->after_sigret &&
+	    (is_handler(m, d->vaddr) || (!a->depth && !flows(&a->prev, d->vaddr)))) {
 		/* A signal delivered as the rt_sigreturn returned (one that came during the
 		 * handler, SA_NODEFER's or another's): a handler again, at the same depth, before
-		 * anything of the place returned to ran. Replayed, it follows the system call. */
+		 * anything of the place returned to ran. Known as a handler entered before, or
+		 * as no path of the interrupted instruction (a conditional branch goes to one of
+		 * two places). Replayed, it follows the system call. */
+		handler_seen(m, d->vaddr);
 		a->after_sigret = false;
 		a->last = *d;
 		return async_keep(a, d, false, e);

@@ -104,9 +104,10 @@ expect 'vmlinux (KASLR: linked at 0xffffffff81000000, ran at 0xffffffffb9600000)
 '
 
 expect 'decode --vmlinux: kernel ranges from the vmlinux'"'"'s bytes, named by its symbols' '
-	tracectl decode -i "$PT" --vmlinux vmlinux >dec.vm 2>err.vm; [ $? -le 3 ] &&
+	tracectl -j decode -i "$PT" --vmlinux vmlinux >dec.vm 2>err.vm; [ $? -le 3 ] &&
 	! grep -q "image not found: \[kernel.kallsyms\]" err.vm &&
-	grep "range  *0xffffffff" dec.vm | grep -v "\[\[" | awk "{ split(\$6, r, \"-\"); print substr(r[1], 3), \$NF }" |
+	jq -r "select(.type == \"range\" and .sym != null and (.start | startswith(\"0xffffffff\"))) |
+		\"\(.start | ltrimstr(\"0x\")) \(.sym)\"" dec.vm |
 		sort -u >ranges.vm && [ "$(wc -l <ranges.vm)" -ge 3 ] &&
 	awk "{ print \$1 }" ranges.vm | "$IMG" --vmlinux vmlinux "$PT" | awk "{ print \$1, \$2 }" >img.vm &&
 	diff img.vm ranges.vm
@@ -135,21 +136,22 @@ load = struct.pack("<IIQQQQQQ", 1, 7, off, int(sys.argv[1], 0), 0, len(blob), le
 open("kcore", "wb").write(eh + note + load + blob)
 PY
 expect 'kcore: the same kernel ranges as the vmlinux gives' '
-	tracectl decode -i "$PT" --kcore kcore --kallsyms kallsyms >dec.kc 2>err.kc; [ $? -le 3 ] &&
+	tracectl -j decode -i "$PT" --kcore kcore --kallsyms kallsyms >dec.kc 2>err.kc; [ $? -le 3 ] &&
 	! grep -q "image not found: \[kernel.kallsyms\]" err.kc &&
-	grep -c "range  *0xffffffff" dec.kc >n && [ "$(cat n)" -ge 3 ] &&
-	grep "range " dec.vm | awk "{ print \$6 }" >a && grep "range " dec.kc | awk "{ print \$6 }" >b && [ -s a ] &&
+	ranges() { jq -r "select(.type == \"range\") | \"\(.start)-\(.end)\"" "$1"; } &&
+	[ "$(ranges dec.kc | grep -c "^0xffffffff")" -ge 3 ] &&
+	ranges dec.vm >a && ranges dec.kc >b && [ -s a ] &&
 	diff a b &&
 	printf "%s\n" ffffffffb960d302 | "$IMG" --kcore kcore --bytes 4 "$PT" | grep -q " cccccccc$"
 '
 expect 'kcore_dir (perf record --kcore): its kcore and kallsyms' '
 	mkdir -p kcore_dir && cp kcore kallsyms kcore_dir/ &&
-	tracectl decode -i "$PT" --kcore kcore_dir >dec.kd 2>/dev/null; [ $? -le 3 ] &&
+	tracectl -j decode -i "$PT" --kcore kcore_dir >dec.kd 2>/dev/null; [ $? -le 3 ] &&
 	diff dec.kc dec.kd
 '
 expect 'a perf.data directory (perf record --kcore): its data, with its kcore_dir' '
 	mkdir -p pd.dir && cp "$PT" pd.dir/data && cp -r kcore_dir pd.dir/ &&
-	tracectl decode -i pd.dir >dec.pd 2>/dev/null; [ $? -le 3 ] && diff dec.kd dec.pd
+	tracectl -j decode -i pd.dir >dec.pd 2>/dev/null; [ $? -le 3 ] && diff dec.kd dec.pd
 '
 expect 'report and diff take the kernel images too' '
 	tracectl report -i "$PT" --vmlinux vmlinux >rep 2>/dev/null; [ $? -le 3 ] &&
