@@ -29,6 +29,9 @@ struct tc_elf {
 	size_t nsyms;
 	struct tc_elf_sec *secs;	/* by section index; names point into the file */
 	size_t nsecs;
+	int has_symtab;
+	const char *debuglink;	/* .gnu_debuglink's file name (in the map), or NULL */
+	struct tc_elf *debug;	/* the separate debug file the symbols come from, or NULL */
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -79,6 +82,7 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 		else if (sh.sh_type == SHT_DYNSYM)
 			dyn = scn;
 	}
+	t->has_symtab = use != NULL;
 	if (!use)
 		use = dyn;
 	if (!use || !gelf_getshdr(use, &sh) || !sh.sh_entsize || !(d = elf_getdata(use, NULL)))
@@ -128,6 +132,12 @@ static int read_sections(struct tc_elf *t, Elf *elf)
 		if (i >= n || !gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(elf, shstr, sh.sh_name);
+		/* .gnu_debuglink: a NUL-terminated file name, then padding and a CRC. */
+		if (name && !strcmp(name, ".gnu_debuglink") && sh.sh_type == SHT_PROGBITS &&
+		    sh.sh_offset < t->size && sh.sh_size <= t->size - sh.sh_offset &&
+		    sh.sh_size > 1 && memchr(t->map + sh.sh_offset, 0, sh.sh_size) &&
+		    t->map[sh.sh_offset])
+			t->debuglink = (const char *)t->map + sh.sh_offset;
 		t->secs[i] = (struct tc_elf_sec){ name ? name : "", sh.sh_type, sh.sh_flags,
 						  sh.sh_addr, sh.sh_size, sh.sh_offset,
 						  sh.sh_addralign };
@@ -243,7 +253,28 @@ void tc_elf_close(struct tc_elf *t)
 	free(t->syms);
 	free(t->secs);
 	free(t->path);
+	tc_elf_close(t->debug);
 	free(t);
+}
+
+int tc_elf_has_symtab(const struct tc_elf *t) { return t->has_symtab; }
+const char *tc_elf_debuglink(const struct tc_elf *t) { return t->debuglink; }
+const char *tc_elf_debug_path(const struct tc_elf *t) { return t->debug ? t->debug->path : NULL; }
+
+int tc_elf_use_debug_file(struct tc_elf *t, struct tc_elf *debug)
+{
+	if (!debug->has_symtab || debug->machine != t->machine || debug->is64 != t->is64 ||
+	    !*t->build_id || strcmp(debug->build_id, t->build_id))
+		return -1;
+	tc_elf_close(t->debug);
+	free(t->syms);
+	t->syms = debug->syms;
+	t->nsyms = debug->nsyms;
+	debug->syms = NULL;
+	debug->nsyms = 0;
+	t->debug = debug;
+	t->has_symtab = 1;
+	return 0;
 }
 
 const char *tc_elf_path(const struct tc_elf *t) { return t->path; }
