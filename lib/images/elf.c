@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ struct sym {
 	uint64_t addr, size;
 	const char *name;	/* points into the mapped file's string table */
 	unsigned shndx;		/* its section (a relocatable object's value is relative to it) */
+	unsigned bind;		/* STB_LOCAL, STB_GLOBAL, STB_WEAK */
+	size_t idx;		/* in the symbol table: keeps the sort stable */
 };
 
 struct tc_elf {
@@ -38,7 +41,48 @@ static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Of two symbols at one address, the one perf keeps (its rules, in its order): one with a
+ * size, a non-weak one, a global one, fewer leading underscores, the longer name; else the
+ * first. Is b better than a? */
+static bool better(const struct sym *a, const struct sym *b)
+{
+	size_t ua, ub, la, lb;
+
+	if (!a->size != !b->size)
+		return b->size != 0;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return a->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return b->bind == STB_GLOBAL;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ub < ua;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	return lb > la;
+}
+
+/* Arm's mapping symbols ($a, $d, $t, $x, optionally with a ".suffix") mark code and data
+ * within functions: not names. */
+static bool is_mapping_symbol(const char *name)
+{
+	return name[0] == '$' && strchr("adtx", name[1]) && name[1] &&
+	       (!name[2] || name[2] == '.');
 }
 
 static void read_build_id(struct tc_elf *t, Elf *elf)
@@ -97,19 +141,38 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 
 		/* In a relocatable object (a kernel module) a value is an offset in its
 		 * section: 0 is the section's first function. */
-		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
-		    (!s.st_value && t->type != ET_REL))
+		/* Functions (STT_GNU_IFUNC too) and, as perf, untyped labels in code. */
+		if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+		    s.st_shndx >= SHN_LORESERVE || (!s.st_value && t->type != ET_REL))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC && GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC &&
+		    (GELF_ST_TYPE(s.st_info) != STT_NOTYPE || s.st_shndx >= t->nsecs ||
+		     !(t->secs[s.st_shndx].flags & SHF_EXECINSTR)))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
+		if ((t->machine == EM_ARM || t->machine == EM_AARCH64) && is_mapping_symbol(name))
+			continue;
 		/* Thumb function symbols have bit 0 set; the code starts at the even address. */
 		if (t->machine == EM_ARM)
 			s.st_value &= ~1ULL;
-		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name, s.st_shndx };
+		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name, s.st_shndx,
+						    GELF_ST_BIND(s.st_info), i };
 	}
 	qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
+	/* One name per address (a relocatable object's values are per section: keep all). */
+	if (t->type != ET_REL && t->nsyms) {
+		size_t k = 0;
+
+		for (size_t i = 1; i < t->nsyms; i++) {
+			if (t->syms[i].addr != t->syms[k].addr)
+				t->syms[++k] = t->syms[i];
+			else if (better(&t->syms[k], &t->syms[i]))
+				t->syms[k] = t->syms[i];
+		}
+		t->nsyms = k + 1;
+	}
 	return 0;
 }
 
