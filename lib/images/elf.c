@@ -35,6 +35,9 @@ struct tc_elf {
 	int has_symtab;
 	const char *debuglink;	/* .gnu_debuglink's file name (in the map), or NULL */
 	struct tc_elf *debug;	/* the separate debug file the symbols come from, or NULL */
+	struct sym *plt;	/* "name@plt" for PLT entries, by address; names in pltnames */
+	size_t nplt;
+	char *pltnames;
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -176,6 +179,81 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 	return 0;
 }
 
+/* Names for PLT entries, from the binary's own .rela.plt (or .rel.plt) and .dynsym, as perf
+ * 6.1 gives them: the i-th relocation names the i-th entry after the PLT's header
+ * ("sym@plt"; "@plt" for one without a symbol, an IRELATIVE), whatever slot it fills. */
+static int read_plt(struct tc_elf *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *rel = NULL, *plt = NULL;
+	GElf_Shdr sh, rsh, psh, dsh;
+	Elf_Data *rd, *dd;
+	uint64_t head, ent, addr;
+	size_t n, shstr, len = 0, k = 0;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstr, sh.sh_name)))
+			continue;
+		if ((sh.sh_type == SHT_RELA && !strcmp(name, ".rela.plt")) ||
+		    (sh.sh_type == SHT_REL && !strcmp(name, ".rel.plt")))
+			rel = scn;
+		else if (sh.sh_type == SHT_PROGBITS && !strcmp(name, ".plt"))
+			plt = scn;
+	}
+	if (!rel || !plt || !gelf_getshdr(rel, &rsh) || !gelf_getshdr(plt, &psh) ||
+	    !rsh.sh_entsize || !(rd = elf_getdata(rel, NULL)) ||
+	    !(scn = elf_getscn(elf, rsh.sh_link)) || !gelf_getshdr(scn, &dsh) ||
+	    dsh.sh_type != SHT_DYNSYM || !(dd = elf_getdata(scn, NULL)))
+		return 0;
+	switch (t->machine) {
+	case EM_ARM:
+		head = 20, ent = 12;
+		break;
+	case EM_AARCH64:
+		head = 32, ent = 16;
+		break;
+	default:
+		head = ent = psh.sh_entsize;
+		break;
+	}
+	if (!ent)
+		return 0;
+	n = rsh.sh_size / rsh.sh_entsize;
+	if (!(t->plt = calloc(n ? n : 1, sizeof(*t->plt))))
+		return -1;
+	for (int pass = 0; pass < 2; pass++) {
+		addr = psh.sh_addr + head;
+		for (size_t i = 0; i < n; i++, addr += ent) {
+			GElf_Rela ra;
+			GElf_Rel r;
+			GElf_Sym sym;
+			size_t si;
+			const char *name = NULL;
+
+			if (rsh.sh_type == SHT_RELA)
+				si = gelf_getrela(rd, (int)i, &ra) ? GELF_R_SYM(ra.r_info) : 0;
+			else
+				si = gelf_getrel(rd, (int)i, &r) ? GELF_R_SYM(r.r_info) : 0;
+			if (si && gelf_getsym(dd, (int)si, &sym))
+				name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+			if (!name)
+				name = "";
+			if (!pass) {
+				len += strlen(name) + sizeof("@plt");
+				continue;
+			}
+			t->plt[t->nplt++] = (struct sym){ addr, ent, t->pltnames + k, 0, STB_GLOBAL, i };
+			k += (size_t)sprintf(t->pltnames + k, "%s@plt", name) + 1;
+		}
+		if (!pass && !(t->pltnames = malloc(len ? len : 1)))
+			return -1;
+	}
+	return 0;
+}
+
 /* Section headers, by index (index 0 is the null section). */
 static int read_sections(struct tc_elf *t, Elf *elf)
 {
@@ -254,7 +332,7 @@ static int load(struct tc_elf *t, struct tc_err *e)
 		goto out;
 	}
 	read_build_id(t, elf);
-	if (read_sections(t, elf) || read_symbols(t, elf))
+	if (read_sections(t, elf) || read_symbols(t, elf) || read_plt(t, elf))
 		goto nomem;
 	ret = 0;
 	goto out;
@@ -316,6 +394,8 @@ void tc_elf_close(struct tc_elf *t)
 	free(t->syms);
 	free(t->secs);
 	free(t->path);
+	free(t->plt);
+	free(t->pltnames);
 	tc_elf_close(t->debug);
 	free(t);
 }
@@ -444,7 +524,25 @@ int tc_elf_vaddr_to_offset(const struct tc_elf *t, uint64_t vaddr, uint64_t *off
 	return -1;
 }
 
+static const char *symbol_of(const struct tc_elf *t, uint64_t vaddr, uint64_t *off);
+
 const char *tc_elf_symbol(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
+{
+	const char *name = symbol_of(t, vaddr, off);
+
+	/* PLT entries (evenly spaced) get perf's synthesized names where no symbol of the file
+	 * covers them (perf finds a sizeless _init before them). */
+	if (!name && t->nplt && vaddr >= t->plt[0].addr &&
+	    (vaddr - t->plt[0].addr) / t->plt[0].size < t->nplt) {
+		const struct sym *p = &t->plt[(vaddr - t->plt[0].addr) / t->plt[0].size];
+
+		*off = vaddr - p->addr;
+		return p->name;
+	}
+	return name;
+}
+
+static const char *symbol_of(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
 {
 	size_t lo = 0, hi = t->nsyms;
 
