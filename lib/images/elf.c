@@ -531,8 +531,9 @@ const char *tc_elf_symbol(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
 	const char *name = symbol_of(t, vaddr, off);
 
 	/* PLT entries (evenly spaced) get perf's synthesized names where no symbol of the file
-	 * covers them (perf finds a sizeless _init before them). */
-	if (!name && t->nplt && vaddr >= t->plt[0].addr &&
+	 * covers them (perf finds a sizeless _init before them), and only in a file that has
+	 * symbols of its own (perf synthesizes none for one without). */
+	if (!name && t->nplt && t->nsyms && vaddr >= t->plt[0].addr &&
 	    (vaddr - t->plt[0].addr) / t->plt[0].size < t->nplt) {
 		const struct sym *p = &t->plt[(vaddr - t->plt[0].addr) / t->plt[0].size];
 
