@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ struct sym {
 	uint64_t addr, size;
 	const char *name;	/* points into the mapped file's string table */
 	unsigned shndx;		/* its section (a relocatable object's value is relative to it) */
+	unsigned bind;		/* STB_LOCAL, STB_GLOBAL, STB_WEAK */
+	size_t idx;		/* in the symbol table: keeps the sort stable */
 };
 
 struct tc_elf {
@@ -29,13 +32,60 @@ struct tc_elf {
 	size_t nsyms;
 	struct tc_elf_sec *secs;	/* by section index; names point into the file */
 	size_t nsecs;
+	int has_symtab;
+	const char *debuglink;	/* .gnu_debuglink's file name (in the map), or NULL */
+	struct tc_elf *debug;	/* the separate debug file the symbols come from, or NULL */
+	struct sym *plt;	/* "name@plt" for PLT entries, by address; names in pltnames */
+	size_t nplt;
+	char *pltnames;
 };
 
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Of two symbols at one address, the one perf keeps (its rules, in its order): one with a
+ * size, a non-weak one, a global one, fewer leading underscores, the longer name; else the
+ * first. Is b better than a? */
+static bool better(const struct sym *a, const struct sym *b)
+{
+	size_t ua, ub, la, lb;
+
+	if (!a->size != !b->size)
+		return b->size != 0;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return a->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return b->bind == STB_GLOBAL;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ub < ua;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	return lb > la;
+}
+
+/* Arm's mapping symbols ($a, $d, $t, $x, optionally with a ".suffix") mark code and data
+ * within functions: not names. */
+static bool is_mapping_symbol(const char *name)
+{
+	return name[0] == '$' && strchr("adtx", name[1]) && name[1] &&
+	       (!name[2] || name[2] == '.');
 }
 
 static void read_build_id(struct tc_elf *t, Elf *elf)
@@ -79,6 +129,7 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 		else if (sh.sh_type == SHT_DYNSYM)
 			dyn = scn;
 	}
+	t->has_symtab = use != NULL;
 	if (!use)
 		use = dyn;
 	if (!use || !gelf_getshdr(use, &sh) || !sh.sh_entsize || !(d = elf_getdata(use, NULL)))
@@ -93,19 +144,113 @@ static int read_symbols(struct tc_elf *t, Elf *elf)
 
 		/* In a relocatable object (a kernel module) a value is an offset in its
 		 * section: 0 is the section's first function. */
-		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
-		    (!s.st_value && t->type != ET_REL))
+		/* Functions (STT_GNU_IFUNC too) and, as perf, untyped labels in code. */
+		if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+		    s.st_shndx >= SHN_LORESERVE || (!s.st_value && t->type != ET_REL))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC && GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC &&
+		    (GELF_ST_TYPE(s.st_info) != STT_NOTYPE || s.st_shndx >= t->nsecs ||
+		     !(t->secs[s.st_shndx].flags & SHF_EXECINSTR)))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
+		if ((t->machine == EM_ARM || t->machine == EM_AARCH64) && is_mapping_symbol(name))
+			continue;
 		/* Thumb function symbols have bit 0 set; the code starts at the even address. */
 		if (t->machine == EM_ARM)
 			s.st_value &= ~1ULL;
-		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name, s.st_shndx };
+		t->syms[t->nsyms++] = (struct sym){ s.st_value, s.st_size, name, s.st_shndx,
+						    GELF_ST_BIND(s.st_info), i };
 	}
 	qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
+	/* One name per address (a relocatable object's values are per section: keep all). */
+	if (t->type != ET_REL && t->nsyms) {
+		size_t k = 0;
+
+		for (size_t i = 1; i < t->nsyms; i++) {
+			if (t->syms[i].addr != t->syms[k].addr)
+				t->syms[++k] = t->syms[i];
+			else if (better(&t->syms[k], &t->syms[i]))
+				t->syms[k] = t->syms[i];
+		}
+		t->nsyms = k + 1;
+	}
+	return 0;
+}
+
+/* Names for PLT entries, from the binary's own .rela.plt (or .rel.plt) and .dynsym, as perf
+ * 6.1 gives them: the i-th relocation names the i-th entry after the PLT's header
+ * ("sym@plt"; "@plt" for one without a symbol, an IRELATIVE), whatever slot it fills. */
+static int read_plt(struct tc_elf *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *rel = NULL, *plt = NULL;
+	GElf_Shdr sh, rsh, psh, dsh;
+	Elf_Data *rd, *dd;
+	uint64_t head, ent, addr;
+	size_t n, shstr, len = 0, k = 0;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstr, sh.sh_name)))
+			continue;
+		if ((sh.sh_type == SHT_RELA && !strcmp(name, ".rela.plt")) ||
+		    (sh.sh_type == SHT_REL && !strcmp(name, ".rel.plt")))
+			rel = scn;
+		else if (sh.sh_type == SHT_PROGBITS && !strcmp(name, ".plt"))
+			plt = scn;
+	}
+	if (!rel || !plt || !gelf_getshdr(rel, &rsh) || !gelf_getshdr(plt, &psh) ||
+	    !rsh.sh_entsize || !(rd = elf_getdata(rel, NULL)) ||
+	    !(scn = elf_getscn(elf, rsh.sh_link)) || !gelf_getshdr(scn, &dsh) ||
+	    dsh.sh_type != SHT_DYNSYM || !(dd = elf_getdata(scn, NULL)))
+		return 0;
+	switch (t->machine) {
+	case EM_ARM:
+		head = 20, ent = 12;
+		break;
+	case EM_AARCH64:
+		head = 32, ent = 16;
+		break;
+	default:
+		head = ent = psh.sh_entsize;
+		break;
+	}
+	if (!ent)
+		return 0;
+	n = rsh.sh_size / rsh.sh_entsize;
+	if (!(t->plt = calloc(n ? n : 1, sizeof(*t->plt))))
+		return -1;
+	for (int pass = 0; pass < 2; pass++) {
+		addr = psh.sh_addr + head;
+		for (size_t i = 0; i < n; i++, addr += ent) {
+			GElf_Rela ra;
+			GElf_Rel r;
+			GElf_Sym sym;
+			size_t si;
+			const char *name = NULL;
+
+			if (rsh.sh_type == SHT_RELA)
+				si = gelf_getrela(rd, (int)i, &ra) ? GELF_R_SYM(ra.r_info) : 0;
+			else
+				si = gelf_getrel(rd, (int)i, &r) ? GELF_R_SYM(r.r_info) : 0;
+			if (si && gelf_getsym(dd, (int)si, &sym))
+				name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+			if (!name)
+				name = "";
+			if (!pass) {
+				len += strlen(name) + sizeof("@plt");
+				continue;
+			}
+			t->plt[t->nplt++] = (struct sym){ addr, ent, t->pltnames + k, 0, STB_GLOBAL, i };
+			k += (size_t)sprintf(t->pltnames + k, "%s@plt", name) + 1;
+		}
+		if (!pass && !(t->pltnames = malloc(len ? len : 1)))
+			return -1;
+	}
 	return 0;
 }
 
@@ -128,6 +273,12 @@ static int read_sections(struct tc_elf *t, Elf *elf)
 		if (i >= n || !gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(elf, shstr, sh.sh_name);
+		/* .gnu_debuglink: a NUL-terminated file name, then padding and a CRC. */
+		if (name && !strcmp(name, ".gnu_debuglink") && sh.sh_type == SHT_PROGBITS &&
+		    sh.sh_offset < t->size && sh.sh_size <= t->size - sh.sh_offset &&
+		    sh.sh_size > 1 && memchr(t->map + sh.sh_offset, 0, sh.sh_size) &&
+		    t->map[sh.sh_offset])
+			t->debuglink = (const char *)t->map + sh.sh_offset;
 		t->secs[i] = (struct tc_elf_sec){ name ? name : "", sh.sh_type, sh.sh_flags,
 						  sh.sh_addr, sh.sh_size, sh.sh_offset,
 						  sh.sh_addralign };
@@ -181,7 +332,7 @@ static int load(struct tc_elf *t, struct tc_err *e)
 		goto out;
 	}
 	read_build_id(t, elf);
-	if (read_sections(t, elf) || read_symbols(t, elf))
+	if (read_sections(t, elf) || read_symbols(t, elf) || read_plt(t, elf))
 		goto nomem;
 	ret = 0;
 	goto out;
@@ -243,7 +394,30 @@ void tc_elf_close(struct tc_elf *t)
 	free(t->syms);
 	free(t->secs);
 	free(t->path);
+	free(t->plt);
+	free(t->pltnames);
+	tc_elf_close(t->debug);
 	free(t);
+}
+
+int tc_elf_has_symtab(const struct tc_elf *t) { return t->has_symtab; }
+const char *tc_elf_debuglink(const struct tc_elf *t) { return t->debuglink; }
+const char *tc_elf_debug_path(const struct tc_elf *t) { return t->debug ? t->debug->path : NULL; }
+
+int tc_elf_use_debug_file(struct tc_elf *t, struct tc_elf *debug)
+{
+	if (!debug->has_symtab || debug->machine != t->machine || debug->is64 != t->is64 ||
+	    !*t->build_id || strcmp(debug->build_id, t->build_id))
+		return -1;
+	tc_elf_close(t->debug);
+	free(t->syms);
+	t->syms = debug->syms;
+	t->nsyms = debug->nsyms;
+	debug->syms = NULL;
+	debug->nsyms = 0;
+	t->debug = debug;
+	t->has_symtab = 1;
+	return 0;
 }
 
 const char *tc_elf_path(const struct tc_elf *t) { return t->path; }
@@ -350,7 +524,26 @@ int tc_elf_vaddr_to_offset(const struct tc_elf *t, uint64_t vaddr, uint64_t *off
 	return -1;
 }
 
+static const char *symbol_of(const struct tc_elf *t, uint64_t vaddr, uint64_t *off);
+
 const char *tc_elf_symbol(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
+{
+	const char *name = symbol_of(t, vaddr, off);
+
+	/* PLT entries (evenly spaced) get perf's synthesized names where no symbol of the file
+	 * covers them (perf finds a sizeless _init before them), and only in a file that has
+	 * symbols of its own (perf synthesizes none for one without). */
+	if (!name && t->nplt && t->nsyms && vaddr >= t->plt[0].addr &&
+	    (vaddr - t->plt[0].addr) / t->plt[0].size < t->nplt) {
+		const struct sym *p = &t->plt[(vaddr - t->plt[0].addr) / t->plt[0].size];
+
+		*off = vaddr - p->addr;
+		return p->name;
+	}
+	return name;
+}
+
+static const char *symbol_of(const struct tc_elf *t, uint64_t vaddr, uint64_t *off)
 {
 	size_t lo = 0, hi = t->nsyms;
 

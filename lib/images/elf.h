@@ -66,6 +66,17 @@ int tc_elf_symtab_value(const struct tc_elf *elf, const char *name, uint64_t *va
 int tc_elf_each_symbol(const struct tc_elf *elf,
 		       int (*fn)(void *ctx, const char *name, const GElf_Sym *sym), void *ctx);
 
+/* Has the file a .symtab (else its symbols come from .dynsym)? */
+int tc_elf_has_symtab(const struct tc_elf *elf);
+/* The file name its .gnu_debuglink names, or NULL. */
+const char *tc_elf_debuglink(const struct tc_elf *elf);
+/* Take the function symbols from debug, a separate debug file (its .symtab) of the same
+ * build id; elf then owns debug. Code bytes, segments and sections stay elf's own. -1 (debug
+ * not taken, still the caller's) when debug has no .symtab or another build id. */
+int tc_elf_use_debug_file(struct tc_elf *elf, struct tc_elf *debug);
+/* The debug file the symbols came from, or NULL. */
+const char *tc_elf_debug_path(const struct tc_elf *elf);
+
 /* The function symbol containing vaddr, or NULL; *off gets vaddr - symbol start. */
 const char *tc_elf_symbol(const struct tc_elf *elf, uint64_t vaddr, uint64_t *off);
 

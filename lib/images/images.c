@@ -370,6 +370,49 @@ static bool try_open(struct file *f, const char *path, bool need_bid)
 	return true;
 }
 
+static bool try_debug(struct tc_elf *elf, const char *path)
+{
+	struct tc_err e;
+	struct stat st;
+	struct tc_elf *dbg;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || !(dbg = tc_elf_open(path, &e)))
+		return false;
+	if (tc_elf_use_debug_file(elf, dbg)) {
+		tc_elf_close(dbg);
+		return false;
+	}
+	return true;
+}
+
+/* A binary without .symtab (a distribution's stripped library) takes its function symbols
+ * from its separate debug file, found as perf finds it, under --symfs when given: by build
+ * id, /usr/lib/debug/.build-id/xx/rest.debug; then by the name its .gnu_debuglink gives,
+ * beside the recorded path, in its .debug/ directory and under /usr/lib/debug/<its
+ * directory>/. The debug file's build id must be the binary's. */
+static void find_debug_file(struct tc_images *im, struct file *f)
+{
+	const char *root = im->symfs ? im->symfs : "", *bid = tc_elf_build_id(f->elf);
+	const char *link = tc_elf_debuglink(f->elf), *slash = strrchr(f->path, '/');
+	int dirlen = slash ? (int)(slash - f->path) : 0;
+	char path[4096];
+
+	if (tc_elf_has_symtab(f->elf) || strlen(bid) <= 2 || is_kernel_image(f->path))
+		return;
+	snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, bid,
+		 bid + 2);
+	if (try_debug(f->elf, path) || !link || !*link || strchr(link, '/') || f->path[0] != '/')
+		return;
+	snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, f->path, link);
+	if (strcmp(path + strlen(root), f->path) && try_debug(f->elf, path))
+		return;
+	snprintf(path, sizeof(path), "%s%.*s/.debug/%s", root, dirlen, f->path, link);
+	if (try_debug(f->elf, path))
+		return;
+	snprintf(path, sizeof(path), "%s/usr/lib/debug%.*s/%s", root, dirlen, f->path, link);
+	try_debug(f->elf, path);
+}
+
 /* Where to look, in order: --symfs + recorded path; the build-id cache (perf's layout:
  * .build-id/xx/rest is the file or a directory holding "elf"); the recorded path itself,
  * but with --symfs only when a build id proves it is the same file. */
@@ -395,8 +438,8 @@ static void open_file(struct tc_images *im, struct file *f)
 		if (try_open(f, path, false))
 			return;
 	}
-	if (!is_kernel_image(f->path) && try_open(f, f->path, im->symfs != NULL))
-		return;
+	if (!is_kernel_image(f->path))
+		try_open(f, f->path, im->symfs != NULL);
 }
 
 static void note_missing(struct tc_images *im, struct file *f)
@@ -428,10 +471,17 @@ static void note_missing(struct tc_images *im, struct file *f)
 		im->nmissing++;
 }
 
+static void open_with_debug(struct tc_images *im, struct file *f)
+{
+	open_file(im, f);
+	if (f->elf)
+		find_debug_file(im, f);
+}
+
 static struct tc_elf *elf_of(struct tc_images *im, struct file *f)
 {
 	if (!f->tried)
-		open_file(im, f);
+		open_with_debug(im, f);
 	if (!f->elf)
 		note_missing(im, f);
 	return f->elf;
@@ -442,7 +492,7 @@ static struct tc_elf *elf_of(struct tc_images *im, struct file *f)
 static struct tc_elf *elf_quiet(struct tc_images *im, struct file *f)
 {
 	if (!f->tried)
-		open_file(im, f);
+		open_with_debug(im, f);
 	return f->elf;
 }
 

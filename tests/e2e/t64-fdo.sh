@@ -63,9 +63,9 @@ expect_code 1 '--dso naming no binary of the trace is refused, naming those it r
 '
 expect '--dso has one meaning: with --format folded it keeps the code of hot only (no libc or ld.so frame)' '
 	tracectl decode -i h.data --format folded >all.folded 2>err &&
-	grep -q "^[^;]*;0x" all.folded &&
+	grep -q "^[^;]*;\(0x\|_dl_start_user\)" all.folded &&
 	tracectl decode -i h.data --format folded --dso hot >hot.folded 2>err &&
-	grep -q "^[^;]*;main;hot [0-9]" hot.folded && ! grep -q "0x" hot.folded
+	grep -q "^[^;]*;main;hot [0-9]" hot.folded && ! grep -q "0x\|_dl_start_user" hot.folded
 '
 if have_testdata perfdata; then
 	E="$TC_TESTDATA/perfdata/simpleperf-etm"

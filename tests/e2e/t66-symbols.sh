@@ -91,14 +91,39 @@ expect 'emulated: every branch has the addresses and binaries perf script gives'
 	tracectl decode --branches -i t.data -F ip,addr,dso 2>/dev/null | sort >ours.txt &&
 	diff perf.txt ours.txt
 '
-# perf also reads separate debug files (/usr/lib/debug) and names .dynsym symbols with their
-# versions: the symbols of the program itself are compared, whose ELF has them all.
-expect 'emulated: the program'"'"'s symbols on both ends are what perf script gives' '
-	perf script -i t.data --itrace=b -F '$F' 2>/dev/null | both_in "$exe" | sort >perf.txt &&
-	[ "$(wc -l <perf.txt)" -gt 500 ] && grep -q " work+0x" perf.txt &&
-	tracectl decode --branches -i t.data -F '$F' 2>/dev/null | both_in "$exe" | sort >ours.txt &&
+# All branches, the C library's and the loader's too: perf reads their separate debug files
+# (/usr/lib/debug, when libc6-dbg is installed) or else their .dynsym, and so must decode.
+expect 'emulated: symbols on both ends of every branch, libc and ld.so too, are perf script'"'"'s' '
+	perf script -i t.data --itrace=b -F '$F' 2>/dev/null | squeeze | sort >perf.txt &&
+	[ "$(both_in "$exe" <perf.txt | wc -l)" -gt 500 ] && grep -q " work+0x" perf.txt &&
+	grep -q "+0x[0-9a-f]* (/[^ ]*/libc.so.6) =>" perf.txt &&
+	grep -q "+0x[0-9a-f]* (/[^ ]*/ld-linux-x86-64.so.2) =>" perf.txt &&
+	tracectl decode --branches -i t.data -F '$F' 2>/dev/null | squeeze | sort >ours.txt &&
 	diff perf.txt ours.txt
 '
+# A stripped program whose symbols are in a separate debug file, found through its
+# .gnu_debuglink in the .debug/ directory beside it under --symfs (the libraries copied
+# there too, without debug files).
+if command -v objcopy >/dev/null; then
+	expect 'emulated: --symfs: symbols from the .debug/ file a stripped program links to' '
+		libs=$(sed -n "s/.* (\(\/[^)]*\.so[^)]*\))\$/\1/p" perf.txt | sort -u) &&
+		echo "$libs" | grep -q "/libc.so.6\$" && for l in $libs; do
+			mkdir -p "dbgfs$(dirname "$l")" && cp "$l" "dbgfs$l" || exit 1
+		done &&
+		d=dbgfs$(dirname "$exe") && mkdir -p "$d/.debug" &&
+		objcopy --only-keep-debug threads "$d/.debug/threads.debug" &&
+		objcopy --strip-all --add-gnu-debuglink="$d/.debug/threads.debug" threads "$d/threads" &&
+		! nm "$d/threads" 2>/dev/null | grep -qw work &&
+		perf script -i t.data --symfs dbgfs --itrace=b -F '$F' 2>/dev/null | both_in "$exe" |
+			squeeze | sort >perf.txt &&
+		grep -q " work+0x" perf.txt &&
+		tracectl decode --branches -i t.data --symfs dbgfs -F '$F' 2>/dev/null |
+			both_in "$exe" | squeeze | sort >ours.txt &&
+		diff perf.txt ours.txt
+	'
+else
+	skip 'symbols from a separate debug file under --symfs' 'objcopy (binutils) is not installed'
+fi
 expect 'emulated: JSON, default text and --per-thread streams show the same symbols' '
 	tracectl decode --branches -i t.data -F '$F' 2>/dev/null | squeeze | sort >f.txt &&
 	tracectl -j decode --branches -i t.data 2>/dev/null | json_as_text | sort >j.txt &&

@@ -102,3 +102,62 @@ TEST(not_elf_and_missing_files)
 	CHECK(tc_elf_open("/no/such/file", &e) == NULL);
 	CHECK(strstr(e.msg, "cannot open /no/such/file") != NULL);
 }
+
+/* Symbols from a separate debug file: only one of the same build id with a .symtab is taken;
+ * the binary's own code stays. The system's ld.so with its debug file when installed. */
+TEST(separate_debug_file)
+{
+	struct tc_err e;
+	struct tc_elf *self = tc_elf_open("/proc/self/exe", &e), *dbg, *other, *ld;
+	const char *td = tc_testdata();
+	char path[4096];
+	uint64_t va, off;
+
+	CHECK(self != NULL);
+	if (!self)
+		return;
+	CHECK(tc_elf_has_symtab(self));
+	CHECK(tc_elf_debug_path(self) == NULL);
+	CHECK_INT(tc_elf_symbol_addr(self, "tc_test_marker_function", &va), 0);
+	/* Its own twin is a debug file of the same build id. */
+	dbg = tc_elf_open("/proc/self/exe", &e);
+	CHECK(dbg != NULL);
+	if (dbg) {
+		CHECK_INT(tc_elf_use_debug_file(self, dbg), 0);
+		CHECK_STR(tc_elf_debug_path(self), "/proc/self/exe");
+		CHECK_STR(tc_elf_symbol(self, va + 1, &off), "tc_test_marker_function");
+		CHECK_INT(off, 1);
+	}
+	/* Another build id (and machine) is refused and stays the caller's. */
+	if (td) {
+		snprintf(path, sizeof(path), "%s/perfdata/simpleperf-etm/etm_test_loop", td);
+		other = tc_elf_open(path, &e);
+		CHECK(other != NULL);
+		if (other) {
+			CHECK_INT(tc_elf_use_debug_file(self, other), -1);
+			CHECK(!tc_elf_has_symtab(other));
+			tc_elf_close(other);
+		}
+	}
+	tc_elf_close(self);
+
+	ld = tc_elf_open("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", &e);
+	if (!ld)
+		SKIP("no /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+	if (tc_elf_has_symtab(ld) || strlen(tc_elf_build_id(ld)) < 3) {
+		tc_elf_close(ld);
+		SKIP("ld.so is not stripped or has no build id");
+	}
+	CHECK(tc_elf_debuglink(ld) != NULL);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", tc_elf_build_id(ld),
+		 tc_elf_build_id(ld) + 2);
+	if (!(dbg = tc_elf_open(path, NULL))) {
+		tc_elf_close(ld);
+		SKIP("no debug file for ld.so (libc6-dbg)");
+	}
+	CHECK(tc_elf_symbol_addr(ld, "_dl_start", &va) != 0);
+	CHECK_INT(tc_elf_use_debug_file(ld, dbg), 0);
+	CHECK_INT(tc_elf_symbol_addr(ld, "_dl_start", &va), 0);
+	CHECK_STR(tc_elf_symbol(ld, va + 4, &off), "_dl_start");
+	tc_elf_close(ld);
+}
