@@ -566,29 +566,29 @@ static const char *symbol_of(const struct tc_elf *t, uint64_t vaddr, uint64_t *o
 	return s->name;
 }
 
+struct symtab_find {
+	const char *name;
+	uint64_t value;
+};
+
+static int symtab_match(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct symtab_find *f = ctx;
+
+	if (sym->st_shndx == SHN_UNDEF || strcmp(name, f->name))
+		return 0;
+	f->value = sym->st_value;
+	return 1;	/* found: stop */
+}
+
 int tc_elf_symtab_value(const struct tc_elf *t, const char *name, uint64_t *value)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct symtab_find f = { .name = name };
 
-	while ((scn = elf_nextscn(t->elf, scn))) {
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-			    !(n = elf_strptr(t->elf, sh.sh_link, s.st_name)) || strcmp(n, name))
-				continue;
-			*value = s.st_value;
-			return 0;
-		}
-	}
-	return -1;
+	if (!tc_elf_each_symbol(t, symtab_match, &f))
+		return -1;
+	*value = f.value;
+	return 0;
 }
 
 int tc_elf_each_symbol(const struct tc_elf *t,

@@ -49,15 +49,7 @@ void tc_call_trace_write(struct tc_call_trace *c, const struct tc_rec *r)
 
 		tc_json_obj_open(j);
 		TC_JSON_KSTR(j, "type", call ? "call" : "return");
-		if (r->id >= 0)
-			TC_JSON_KHEX(j, "id", (unsigned)r->id);
-		if (r->cpu >= 0)
-			TC_JSON_KINT(j, "cpu", r->cpu);
-		if (r->pid >= 0)
-			TC_JSON_KINT(j, "pid", r->pid);
-		if (r->tid >= 0)
-			TC_JSON_KINT(j, "tid", r->tid);
-		TC_JSON_KINT(j, "offset", (long long)r->offset);
+		tc_listing_json_place(j, r);
 		if (r->has_time) {
 			TC_JSON_KEY(j, "time");
 			tc_json_uint(j, r->time);

@@ -138,9 +138,8 @@ static void json_sym(const struct tc_listing *o, int pid, uint64_t addr, const c
 	}
 }
 
-static void json_common(struct tc_json *j, const struct tc_rec *r)
+void tc_listing_json_place(struct tc_json *j, const struct tc_rec *r)
 {
-	TC_JSON_KSTR(j, "type", tc_rec_type_name(r->type));
 	if (r->id >= 0)
 		TC_JSON_KHEX(j, "id", (unsigned)r->id);
 	if (r->cpu >= 0)
@@ -150,6 +149,12 @@ static void json_common(struct tc_json *j, const struct tc_rec *r)
 	if (r->tid >= 0)
 		TC_JSON_KINT(j, "tid", r->tid);
 	TC_JSON_KINT(j, "offset", (long long)r->offset);
+}
+
+static void json_common(struct tc_json *j, const struct tc_rec *r)
+{
+	TC_JSON_KSTR(j, "type", tc_rec_type_name(r->type));
+	tc_listing_json_place(j, r);
 	if (r->has_time && r->type != TC_REC_EVENT) {	/* an event's goes after its name */
 		tc_json_key(j, "time");
 		tc_json_uint(j, r->time);

@@ -59,6 +59,8 @@ struct tc_listing {
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
+/* JSON keys of where r comes from: id, cpu, pid, tid (those known) and offset. */
+void tc_listing_json_place(struct tc_json *j, const struct tc_rec *r);
 
 /* "comm,tid,ip,sym" into *fields; -1 with the first unknown name in bad (len bytes). */
 int tc_listing_fields_parse(const char *list, unsigned *fields, char *bad, size_t len);
