@@ -32,26 +32,7 @@ int main(int argc, char **argv)
 }
 EOF
 # threads N: four threads of N calls each
-cat >thr.c <<'EOF'
-#include <pthread.h>
-#include <stdlib.h>
-volatile unsigned long sink;
-static unsigned long n;
-__attribute__((noinline)) void leaf(unsigned long i) { sink += i; }
-static void *work(void *a) { for (unsigned long i = 0; i < n; i++) leaf(i); return a; }
-int main(int argc, char **argv)
-{
-	pthread_t t[3];
-
-	n = strtoul(argv[1], 0, 0);
-	for (int i = 0; i < 3; i++)
-		pthread_create(&t[i], 0, work, 0);
-	work(0);
-	for (int i = 0; i < 3; i++)
-		pthread_join(t[i], 0);
-	return 0;
-}
-EOF
+cp "$TOP/tests/fixtures/emu/thr_calls.c" thr.c
 gcc -O1 -o loop loop.c && gcc -O1 -pthread -o thr thr.c ||
 	echo "not ok $T: cannot build the fixtures"
 

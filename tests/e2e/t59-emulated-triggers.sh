@@ -84,49 +84,7 @@ tails() {
 	done && [ $n -ge $2 ]
 }
 
-cat >snap.c <<'EOF'
-/* A long run whose branches follow a pseudo-random sequence (any stretch of its trace is
- * unique): PHASES of ITER iterations, after each a SIGUSR2 to tracectl (qemu's parent:
- * "self"), or a "+" on stdout and a 100 ms sleep ("sleep"). */
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-static unsigned long __attribute__((noinline)) mix(unsigned long x) { return x >> 40; }
-
-static unsigned long __attribute__((noinline)) work(unsigned long n, unsigned long x)
-{
-	unsigned long s = 0;
-
-	for (unsigned long i = 0; i < n; i++) {
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-		if (x >> 63)
-			s += mix(x);
-		else
-			s ^= x;
-	}
-	return s + x;
-}
-
-int main(int argc, char **argv)
-{
-	struct timespec ts = { 0, 100000000 };
-	unsigned long x = 7;
-
-	for (int k = 0; argc > 3 && k < atoi(argv[1]); k++) {
-		x = work(strtoul(argv[2], 0, 0), x);
-		if (!strcmp(argv[3], "self"))
-			kill(getppid(), SIGUSR2);
-		else if (write(1, "+", 1) == 1)
-			nanosleep(&ts, 0);
-	}
-	printf("%lu\n", work(1000, x) & 1);
-	return 0;
-}
-EOF
+cp "$FIXT/emu/snap.c" snap.c
 
 cat >tail.c <<'EOF'
 /* Three workers run short pseudo-random loops; main joins them, then runs a long one

@@ -30,26 +30,7 @@ expect 'the tmpfs holds 64 KiB: a bigger file does not fit' '
 if [ "$(uname -m)" = x86_64 ] && command -v gcc >/dev/null && command -v qemu-x86_64 >/dev/null
 then
 # four threads of N calls: about 23 KiB of Intel PT each for N = 60000
-cat >thr.c <<'EOF2'
-#include <pthread.h>
-#include <stdlib.h>
-volatile unsigned long sink;
-static unsigned long n;
-__attribute__((noinline)) void leaf(unsigned long i) { sink += i; }
-static void *work(void *a) { for (unsigned long i = 0; i < n; i++) leaf(i); return a; }
-int main(int argc, char **argv)
-{
-	pthread_t t[3];
-
-	n = strtoul(argv[1], 0, 0);
-	for (int i = 0; i < 3; i++)
-		pthread_create(&t[i], 0, work, 0);
-	work(0);
-	for (int i = 0; i < 3; i++)
-		pthread_join(t[i], 0);
-	return 0;
-}
-EOF2
+cp "$TOP/tests/fixtures/emu/thr_calls.c" thr.c
 gcc -O1 -pthread -o thr thr.c || echo "not ok $T: cannot build the fixture"
 expect 'record --pmu emulated on a full tmpfs: exit 1, what was kept said, the file decodes' '
 	in_tmpfs "$TRACECTL" record --pmu emulated -o mnt/full.data -- ./thr 60000 &&
