@@ -9,6 +9,7 @@
 #include "cmd/prof_args.h"
 #include "cmd/kernel_opts.h"
 #include "cmd/progress.h"
+#include "cmd/run_opts.h"
 #include "cmd/tracectl.h"
 #include "decoders/itrace.h"
 #include "decoders/rec_filter.h"
@@ -27,7 +28,8 @@
 enum { OPT_PACKETS = TC_OPT_CMD_BASE, OPT_PER_THREAD, OPT_BUFFER, OPT_ID, OPT_FORMAT, OPT_SYMFS,
        OPT_BRANCHES, OPT_FORCE, OPT_DSO, OPT_TIME, OPT_CPU, OPT_PID, OPT_TID, OPT_COMM,
        OPT_SYM, OPT_ITRACE, OPT_CALL_TRACE, OPT_SHOW_EVENTS, OPT_NO_COMM,
-       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */,
+       OPT_JOBS, OPT_DECODER_ /* kept in this order (cmd/run_opts.h) */ };
 
 const struct tc_opt decode_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -63,6 +65,7 @@ const struct tc_opt decode_opts[] = {
 	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "keep records at addresses in these functions" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
+	TC_RUN_OPT_ROWS(OPT_JOBS),
 	{ "buffer", OPT_BUFFER, 1, "NAME", "snapshot: decode trace buffer NAME (default the first)" },
 	{ "id", OPT_ID, 1, "ID[,ID]", "CoreSight: only these trace IDs (repeatable)" },
 	{ 0 },
@@ -118,9 +121,12 @@ static bool profile_format(const char *f)
 static int on_opt(int key, const char *arg, void *ctx)
 {
 	struct decode *d = ctx;
+	int rc;
 
 	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &d->a.kernel))
 		return 0;
+	if (tc_run_opt(tc_cmd_find("decode"), key, OPT_JOBS, arg, &d->a, &rc))
+		return rc;
 	switch (key) {
 	case 'i': d->a.input = arg; break;
 	case OPT_PACKETS: d->a.packets = true; break;
@@ -431,6 +437,7 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	if (d->per_thread &&
 	    !(d->streams = tc_streams_open(d->per_thread, tc_g.json, d->force, &e)))
 		tc_fatal("%s", e.msg);
+	tc_run_opt_default(&d->a);
 	if (!(dec = tc_session_new(&d->a, emit, d)))
 		tc_fatal("out of memory");
 	if (!d->format)

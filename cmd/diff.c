@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cmd/kernel_opts.h"
+#include "cmd/run_opts.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
@@ -12,7 +13,8 @@
 
 enum { OPT_FAIL_ABOVE = TC_OPT_CMD_BASE, OPT_SORT, OPT_LIMIT, OPT_SYMFS, OPT_TIME, OPT_CPU,
        OPT_PID, OPT_TID, OPT_COMM, OPT_DSO, OPT_SYM,
-       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */,
+       OPT_JOBS, OPT_DECODER_ /* kept in this order (cmd/run_opts.h) */ };
 
 const struct tc_opt diff_opts[] = {
 	{ "fail-above", OPT_FAIL_ABOVE, 1, "PCT", "exit 4 when a function's self instructions "
@@ -31,12 +33,14 @@ const struct tc_opt diff_opts[] = {
 	  "file name)" },
 	{ "sym", OPT_SYM, 1, "NAME[,NAME]", "compare only these functions" },
 	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
+	TC_RUN_OPT_ROWS(OPT_JOBS),
 	{ 0 },
 };
 
 struct diff {
 	const char *symfs;
 	struct tc_kernel_opts kernel;
+	struct tc_session_opts run;	/* --jobs, --decoder (cmd/run_opts.h) */
 	struct tc_profile_view view;	/* its limit only cuts the output (see do_diff) */
 	double fail_above;
 	bool gate;
@@ -48,7 +52,10 @@ static int on_opt(int key, const char *arg, void *ctx)
 	const struct tc_cmd *cmd = tc_cmd_find("diff");
 	struct diff *d = ctx;
 	char *end;
+	int rc;
 
+	if (tc_run_opt(cmd, key, OPT_JOBS, arg, &d->run, &rc))
+		return rc;
 	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &d->kernel))
 		return 0;
 	switch (key) {
@@ -78,7 +85,8 @@ static int on_opt(int key, const char *arg, void *ctx)
 static int profile(const char *input, const struct diff *d, struct tc_analysis **an,
 		   struct tc_session **dec)
 {
-	struct tc_session_opts a = { .input = input, .symfs = d->symfs, .kernel = d->kernel };
+	struct tc_session_opts a = { .input = input, .symfs = d->symfs, .kernel = d->kernel,
+				     .jobs = d->run.jobs, .reference = d->run.reference };
 	struct tc_analysis_opts o = { .format = TC_ANALYSIS_PROFILE, .tid = -1, .cpu = -1 };
 
 	return tc_report_run(&a, &o, d->filter, an, dec);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/kernel_opts.h"
+#include "cmd/run_opts.h"
 #include "cmd/prof_args.h"
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
@@ -13,7 +14,8 @@
 
 enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
        OPT_PER_THREAD, OPT_SYMFS, OPT_TIME, OPT_PID, OPT_SYM,
-       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */ };
+       OPT_VMLINUX, OPT_KALLSYMS_, OPT_KCORE_ /* kept in this order (cmd/kernel_opts.h) */,
+       OPT_JOBS, OPT_DECODER_ /* kept in this order (cmd/run_opts.h) */ };
 
 const struct tc_opt report_opts[] = {
 	{ "input", 'i', 1, "FILE", "read FILE (default perf.data; - for a pipe on stdin) or an "
@@ -32,6 +34,7 @@ const struct tc_opt report_opts[] = {
 	{ "per-thread", OPT_PER_THREAD, 0, NULL, "one table per thread" },
 	{ "symfs", OPT_SYMFS, 1, "DIR", "find traced binaries under DIR (recorded paths)" },
 	TC_KERNEL_OPT_ROWS(OPT_VMLINUX),
+	TC_RUN_OPT_ROWS(OPT_JOBS),
 	{ 0 },
 };
 
@@ -110,6 +113,7 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	/* The analysis needs the session's symbols and the session the analysis to feed: the
 	 * session comes first, feeding whatever *out holds once it runs. */
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
+	tc_run_opt_default(&sa);
 	if (!(d = tc_session_new(&sa, feed, &f)))
 		tc_fatal("out of memory");
 	if (filter)
@@ -143,7 +147,10 @@ static int on_opt(int key, const char *arg, void *ctx)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("report");
 	struct report *r = ctx;
+	int rc;
 
+	if (tc_run_opt(cmd, key, OPT_JOBS, arg, &r->a, &rc))
+		return rc;
 	if (tc_kernel_opt(key, OPT_VMLINUX, arg, &r->a.kernel))
 		return 0;
 	switch (key) {

@@ -7,9 +7,9 @@ _tracectl_cmd_opts()
 {
 	case "$1" in
 	list) echo "--sinks --graph" ;;
-	decode) echo "--input --packets --per-thread --force --buffer --id --format --no-comm --fields --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --vmlinux --kallsyms --kcore --branches" ;;
-	report) echo "--input --sort --limit --time --cpu --pid --tid --comm --dso --sym --per-thread --symfs --vmlinux --kallsyms --kcore" ;;
-	diff) echo "--fail-above --sort --limit --symfs --time --cpu --pid --tid --comm --dso --sym --vmlinux --kallsyms --kcore" ;;
+	decode) echo "--input --packets --per-thread --force --buffer --id --format --no-comm --fields --itrace --call-trace --show-events --time --cpu --pid --tid --comm --dso --sym --symfs --vmlinux --kallsyms --kcore --jobs --decoder --branches" ;;
+	report) echo "--input --sort --limit --time --cpu --pid --tid --comm --dso --sym --per-thread --symfs --vmlinux --kallsyms --kcore --jobs --decoder" ;;
+	diff) echo "--fail-above --sort --limit --symfs --time --cpu --pid --tid --comm --dso --sym --vmlinux --kallsyms --kcore --jobs --decoder" ;;
 	record) echo "--all-cpus --cpu --pid --tid --per-thread --output --pmu --config --sink --user --kernel --mmap-pages --snapshot --snapshot-on --start-paused --pause-on --resume-on --event --dry-run --format --filter --emulator --ground-truth" ;;
 	help) echo "" ;;
 	version) echo "" ;;
@@ -66,6 +66,11 @@ _tracectl()
 		return ;;
 	-i|--input|--vmlinux|--kallsyms|--kcore)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--decoder)
+		COMPREPLY=($(compgen -W "fast reference" -- "$cur"))
+		return ;;
+	--jobs)
 		return ;;
 	--format)
 		COMPREPLY=($(compgen -W "folded chrome svg autofdo bolt" -- "$cur"))

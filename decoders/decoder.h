@@ -27,6 +27,12 @@ struct tc_decoder_opts {
 	bool packets;			/* TC_REC_PACKET records instead of instruction flow */
 	bool branches;			/* TC_REC_BRANCH records instead of ranges */
 	const bool *want_id;		/* 128 trace-ID flags, or NULL for all */
+	/* Threads to decode with (--jobs; 0 or 1: none besides the caller's). Records come
+	 * out the same, in the same order, whatever the number. */
+	unsigned jobs;
+	/* --decoder=reference: the trace library's own full decoder (libipt's block decoder,
+	 * OpenCSD's packet decoder), the oracle of the fast paths. */
+	bool reference;
 	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
 	void *ctx;
 };

@@ -235,6 +235,8 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 				     .kernel = s->kernel,
 				     .packets = s->o.packets,
 				     .branches = s->o.branches,
+				     .jobs = s->o.jobs,
+				     .reference = s->o.reference,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,
 				     .ctx = s };

@@ -27,6 +27,8 @@ struct tc_session_opts {
 	 * module sections. Each may be NULL. */
 	struct tc_kernel_opts kernel;
 	bool packets, branches;
+	unsigned jobs;			/* --jobs (decoders/decoder.h) */
+	bool reference;			/* --decoder=reference (decoders/decoder.h) */
 	bool any_id;			/* want_id was given (--id) */
 	bool want_id[128];
 	/* decode --show-events: every record of a perf.data goes here, in file order, and
