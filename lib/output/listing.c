@@ -1,8 +1,16 @@
 #include "lib/output/listing.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/fmt.h"
+
+/* Every record is formatted by hand into the JSON writer's buffer (lib/util/json.h's raw
+ * bytes, the text listing's too), numbers by lib/util/fmt.h, keys as bytes known at compile
+ * time; the buffer goes to the FILE after each record, or, batched, when it is full
+ * (tc_listing_batch). The output is byte for byte what printf made of the formats noted. */
 static const char *const field_names[TC_LF_COUNT] = {
 	[TC_LF_OFFSET] = "offset", [TC_LF_ID] = "id", [TC_LF_COMM] = "comm",
 	[TC_LF_PID] = "pid", [TC_LF_TID] = "tid", [TC_LF_CPU] = "cpu", [TC_LF_TIME] = "time",
@@ -13,8 +21,81 @@ static const char *const field_names[TC_LF_COUNT] = {
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json)
 {
-	*o = (struct tc_listing){ .f = f, .json = json };
+	/* member by member: the writer's buffer needs no clearing */
+	o->f = f;
+	o->json = json;
+	o->sym = NULL;
+	o->sym_ctx = NULL;
+	o->comm = NULL;
+	o->comm_ctx = NULL;
+	o->fields = 0;
 	tc_json_init(&o->j, f, false);
+}
+
+void tc_listing_batch(struct tc_listing *o, bool on)
+{
+	tc_json_batch(&o->j, on);
+}
+
+void tc_listing_flush(struct tc_listing *o)
+{
+	tc_json_flush(&o->j);
+}
+
+/* Room for the fixed-size part of what comes next (at most ROOM bytes). */
+#define ROOM 512
+
+static inline char *room(struct tc_listing *o)
+{
+	return tc_json_raw_room(&o->j, ROOM);
+}
+
+static inline void done(struct tc_listing *o, const char *end)
+{
+	tc_json_raw_end(&o->j, end);
+}
+
+/* A string of any length. */
+static inline void put_mem(struct tc_listing *o, const char *s, size_t n)
+{
+	if (__builtin_expect(n <= ROOM, 1)) {
+		char *p = room(o);
+
+		memcpy(p, s, n);
+		done(o, p + n);
+	} else {
+		tc_json_raw_mem(&o->j, s, n);
+	}
+}
+
+static inline void put_str(struct tc_listing *o, const char *s)
+{
+	put_mem(o, s, strlen(s));
+}
+
+/* printf's own formatting, for what is rare. */
+__attribute__((format(printf, 2, 3))) static void put_fmt(struct tc_listing *o,
+							   const char *fmt, ...)
+{
+	char t[256], *b = t;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(t, sizeof(t), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(t)) {
+		if (!(b = malloc((size_t)n + 1)))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	put_mem(o, b, (size_t)n);
+	if (b != t)
+		free(b);
 }
 
 int tc_listing_fields_parse(const char *list, unsigned *fields, char *bad, size_t len)
@@ -104,38 +185,169 @@ static const char *flags_of(const struct tc_rec *r)
 	}
 }
 
-/* JSON: "sym" ("name+0xoff", or "name" without symoff), "symoff", "dso", "dsoff", each with
- * prefix ("" or "to_"). all: the default listing's keys (every one). */
-static void json_sym(const struct tc_listing *o, int pid, uint64_t addr, const char *prefix,
+/* JSON keys of an address's symbol: "sym", "symoff", "dso", "dsoff", or with "to_". */
+struct sym_keys {
+	const char *sym, *symoff, *dso, *dsoff;	/* ',' + quoted key + ':' */
+	unsigned lsym, lsymoff, ldso, ldsoff;
+};
+
+#define K(k) "," "\"" k "\"" ":"
+#define KEYS(p) { K(p "sym"), K(p "symoff"), K(p "dso"), K(p "dsoff"), \
+		  sizeof(K(p "sym")) - 1, sizeof(K(p "symoff")) - 1, sizeof(K(p "dso")) - 1, \
+		  sizeof(K(p "dsoff")) - 1 }
+static const struct sym_keys keys_from = KEYS(""), keys_to = KEYS("to_");
+
+/* JSON's "sym" value was "name+0xoff" (or "name") made in a 512-byte buffer: a longer one
+ * was cut at 511 bytes, and still is. */
+#define SYM_BUF 512
+
+static void json_sym_value(struct tc_listing *o, const struct tc_images_sym *s, bool off)
+{
+	size_t n = strlen(s->sym);
+
+	if (n + (off ? 3 + tc_fmt_hex_len(s->sym_off) : 0) < SYM_BUF) {
+		if (off)
+			tc_json_raw_str_plus_hex(&o->j, s->sym, s->sym_off);
+		else
+			tc_json_raw_str(&o->j, s->sym);
+		return;
+	}
+	char buf[SYM_BUF];
+
+	if (off)
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, s->sym, s->sym_off);
+	else {
+		memcpy(buf, s->sym, SYM_BUF - 1);
+		buf[SYM_BUF - 1] = 0;
+	}
+	tc_json_raw_str(&o->j, buf);
+}
+
+/* JSON, raw: "sym" ("name+0xoff", or "name" without symoff), "symoff", "dso", "dsoff",
+ * keys from k. all: the default listing's keys (every one). Inside an object, after a
+ * member. */
+static void json_sym(struct tc_listing *o, int pid, uint64_t addr, const struct sym_keys *k,
 		     bool all)
 {
-	struct tc_json *j = (struct tc_json *)&o->j;
 	struct tc_images_sym s;
-	char key[16], buf[512];
+	bool sym, symoff;
+	char *p;
 
 	if (!lookup(o, pid, addr, &s))
 		return;
-	if (s.sym && (all || has(o, TC_LF_SYM))) {
-		if (all || has(o, TC_LF_SYMOFF))
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, s.sym, s.sym_off);
-		else
-			snprintf(buf, sizeof(buf), "%s", s.sym);
-		snprintf(key, sizeof(key), "%ssym", prefix);
-		tc_json_kstr(j, key, buf);
+	sym = s.sym && (all || has(o, TC_LF_SYM));
+	symoff = s.sym && (all || has(o, TC_LF_SYMOFF));
+	if (sym) {
+		put_mem(o, k->sym, k->lsym);
+		json_sym_value(o, &s, symoff);
 	}
-	if (s.sym && (all || has(o, TC_LF_SYMOFF))) {
-		snprintf(key, sizeof(key), "%ssymoff", prefix);
-		tc_json_key(j, key);
-		tc_json_uint(j, s.sym_off);
+	if (symoff) {
+		p = room(o);
+		memcpy(p, k->symoff, k->lsymoff);
+		done(o, tc_fmt_udec(p + k->lsymoff, s.sym_off));
 	}
 	if (s.dso && (all || has(o, TC_LF_DSO))) {
-		snprintf(key, sizeof(key), "%sdso", prefix);
-		tc_json_kstr(j, key, s.dso);
+		put_mem(o, k->dso, k->ldso);
+		tc_json_raw_str(&o->j, s.dso);
 	}
 	if (s.dso && (all || has(o, TC_LF_DSOFF))) {	/* an address: hex, as the others */
-		snprintf(key, sizeof(key), "%sdsoff", prefix);
-		tc_json_khex(j, key, s.dso_off);
+		p = room(o);
+		memcpy(p, k->dsoff, k->ldsoff);
+		p += k->ldsoff;
+		memcpy(p, "\"0x", 3);
+		p = tc_fmt_hex(p + 3, s.dso_off);
+		*p++ = '"';
+		done(o, p);
 	}
+}
+
+/* Raw JSON pieces: ,"key": then a value. */
+#define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
+
+static inline char *json_hex(char *p, uint64_t v)
+{
+	*p++ = '"';
+	p = tc_fmt_0xhex(p, v);
+	*p++ = '"';
+	return p;
+}
+
+/* The type and place keys of tc_listing_json_place, raw: '{' and what follows. */
+static char *json_head(char *p, const struct tc_rec *r, const char *type, size_t tlen)
+{
+	p = LIT(p, "{\"type\":\"");
+	memcpy(p, type, tlen);
+	p += tlen;
+	*p++ = '"';
+	if (r->id >= 0) {
+		p = LIT(p, ",\"id\":");
+		p = json_hex(p, (unsigned)r->id);
+	}
+	if (r->cpu >= 0) {
+		p = LIT(p, ",\"cpu\":");
+		p = tc_fmt_dec(p, r->cpu);
+	}
+	if (r->pid >= 0) {
+		p = LIT(p, ",\"pid\":");
+		p = tc_fmt_dec(p, r->pid);
+	}
+	if (r->tid >= 0) {
+		p = LIT(p, ",\"tid\":");
+		p = tc_fmt_dec(p, r->tid);
+	}
+	p = LIT(p, ",\"offset\":");
+	return tc_fmt_dec(p, (long long)r->offset);
+}
+
+/* A range or a branch without text, the records written by the million: raw. */
+static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
+{
+	char *p = room(o);
+
+	if (r->type == TC_REC_RANGE) {
+		p = json_head(p, r, "range", 5);
+	} else {
+		p = json_head(p, r, "branch", 6);
+	}
+	if (r->has_time) {
+		p = LIT(p, ",\"time\":");
+		p = tc_fmt_udec(p, r->time);
+	}
+	if (r->type == TC_REC_RANGE) {
+		const char *isa = tc_rec_isa_name(r->isa);
+
+		p = LIT(p, ",\"start\":");
+		p = json_hex(p, r->start);
+		p = LIT(p, ",\"end\":");
+		p = json_hex(p, r->end);
+		p = LIT(p, ",\"insns\":");
+		p = tc_fmt_udec(p, r->insns);
+		p = LIT(p, ",\"isa\":\"");
+		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
+		*p++ = '"';
+		if (r->last) {
+			char last[2] = { r->last, 0 };
+
+			p = LIT(p, ",\"last\":");
+			done(o, p);
+			tc_json_raw_str(&o->j, last);
+		} else {
+			done(o, p);
+		}
+		json_sym(o, r->pid, r->start, &keys_from, true);
+	} else {
+		p = LIT(p, ",\"from\":");
+		p = json_hex(p, r->start);
+		p = LIT(p, ",\"to\":");
+		p = json_hex(p, r->end);
+		done(o, p);
+		json_sym(o, r->pid, r->start, &keys_from, true);
+		json_sym(o, r->pid, r->end, &keys_to, true);
+	}
+	p = room(o);
+	p = LIT(p, "}\n");
+	done(o, p);
+	tc_json_raw_done(&o->j);
 }
 
 void tc_listing_json_place(struct tc_json *j, const struct tc_rec *r)
@@ -156,7 +368,7 @@ static void json_common(struct tc_json *j, const struct tc_rec *r)
 	TC_JSON_KSTR(j, "type", tc_rec_type_name(r->type));
 	tc_listing_json_place(j, r);
 	if (r->has_time && r->type != TC_REC_EVENT) {	/* an event's goes after its name */
-		tc_json_key(j, "time");
+		TC_JSON_KEY(j, "time");
 		tc_json_uint(j, r->time);
 	}
 }
@@ -164,12 +376,12 @@ static void json_common(struct tc_json *j, const struct tc_rec *r)
 /* EVENT: {"name":..,"time":..,"fields":{..}}; arrays of numbers, strings, integers. */
 static void json_fields(struct tc_json *j, const struct tc_rec *r, bool time)
 {
-	tc_json_kstr(j, "name", r->name);
+	TC_JSON_KSTR(j, "name", r->name);
 	if (time && r->has_time) {
-		tc_json_key(j, "time");
+		TC_JSON_KEY(j, "time");
 		tc_json_uint(j, r->time);
 	}
-	tc_json_key(j, "fields");
+	TC_JSON_KEY(j, "fields");
 	tc_json_obj_open(j);
 	for (size_t i = 0; i < r->nfields; i++) {
 		const struct tc_rec_field *f = &r->fields[i];
@@ -195,8 +407,10 @@ static void json_detail(struct tc_json *j, const struct tc_rec *r, bool event_ti
 {
 	switch (r->type) {
 	case TC_REC_PACKET:
+		TC_JSON_KSTR(j, "packet", r->name);
+		break;
 	case TC_REC_OTHER:
-		tc_json_kstr(j, r->type == TC_REC_PACKET ? "packet" : "name", r->name);
+		TC_JSON_KSTR(j, "name", r->name);
 		break;
 	case TC_REC_EVENT:
 		json_fields(j, r, event_time);
@@ -204,47 +418,50 @@ static void json_detail(struct tc_json *j, const struct tc_rec *r, bool event_ti
 	case TC_REC_TIMESTAMP:
 	case TC_REC_EXCEPTION:
 	case TC_REC_CONTEXT:
-		tc_json_key(j, "value");
+		TC_JSON_KEY(j, "value");
 		tc_json_uint(j, r->value);
 		break;
 	default:
 		break;
 	}
 	if (r->text && *r->text)
-		tc_json_kstr(j, "text", r->text);
+		TC_JSON_KSTR(j, "text", r->text);
 }
 
+/* Raw members (json_sym) inside an object the writer has open: its last member was
+ * written through the writer, so a comma is due, as json_sym writes. */
 static void write_json(struct tc_listing *o, const struct tc_rec *r)
 {
 	struct tc_json *j = &o->j;
 
+	if ((r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) && !(r->text && *r->text)) {
+		write_json_flow(o, r);
+		return;
+	}
 	tc_json_obj_open(j);
 	json_common(j, r);
-	switch (r->type) {
-	case TC_REC_RANGE:
-		TC_JSON_KHEX(j, "start", r->start);
-		TC_JSON_KHEX(j, "end", r->end);
-		TC_JSON_KINT(j, "insns", r->insns);
-		TC_JSON_KSTR(j, "isa", tc_rec_isa_name(r->isa));
-		if (r->last) {
-			char last[2] = { r->last, 0 };
+	if (r->type == TC_REC_ADDR_NACC) {
+		TC_JSON_KHEX(j, "addr", r->start);
+		json_sym(o, r->pid, r->start, &keys_from, true);
+	} else if (r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) {
+		/* with text: as write_json_flow, through the writer */
+		if (r->type == TC_REC_RANGE) {
+			TC_JSON_KHEX(j, "start", r->start);
+			TC_JSON_KHEX(j, "end", r->end);
+			TC_JSON_KINT(j, "insns", r->insns);
+			TC_JSON_KSTR(j, "isa", tc_rec_isa_name(r->isa));
+			if (r->last) {
+				char last[2] = { r->last, 0 };
 
-			tc_json_kstr(j, "last", last);
+				TC_JSON_KSTR(j, "last", last);
+			}
+			json_sym(o, r->pid, r->start, &keys_from, true);
+		} else {
+			TC_JSON_KHEX(j, "from", r->start);
+			TC_JSON_KHEX(j, "to", r->end);
+			json_sym(o, r->pid, r->start, &keys_from, true);
+			json_sym(o, r->pid, r->end, &keys_to, true);
 		}
-		json_sym(o, r->pid, r->start, "", true);
-		break;
-	case TC_REC_BRANCH:
-		TC_JSON_KHEX(j, "from", r->start);
-		TC_JSON_KHEX(j, "to", r->end);
-		json_sym(o, r->pid, r->start, "", true);
-		json_sym(o, r->pid, r->end, "to_", true);
-		break;
-	case TC_REC_ADDR_NACC:
-		tc_json_khex(j, "addr", r->start);
-		json_sym(o, r->pid, r->start, "", true);
-		break;
-	default:
-		break;
 	}
 	json_detail(j, r, true);
 	tc_json_obj_close(j);
@@ -264,7 +481,7 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 	if (has(o, TC_LF_ID) && r->id >= 0)
 		TC_JSON_KHEX(j, "id", (unsigned)r->id);
 	if (has(o, TC_LF_COMM) && comm)
-		tc_json_kstr(j, "comm", comm);
+		TC_JSON_KSTR(j, "comm", comm);
 	if (has(o, TC_LF_PID) && r->pid >= 0)
 		TC_JSON_KINT(j, "pid", r->pid);
 	if (has(o, TC_LF_TID) && r->tid >= 0)
@@ -272,182 +489,323 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 	if (has(o, TC_LF_CPU) && r->cpu >= 0)
 		TC_JSON_KINT(j, "cpu", r->cpu);
 	if (has(o, TC_LF_TIME) && r->has_time) {
-		tc_json_key(j, "time");
+		TC_JSON_KEY(j, "time");
 		tc_json_uint(j, r->time);
 	}
 	if (has(o, TC_LF_FLAGS) && *flags_of(r))
-		tc_json_kstr(j, "flags", flags_of(r));
+		TC_JSON_KSTR(j, "flags", flags_of(r));
 	if (has(o, TC_LF_INSNCNT) && r->type == TC_REC_RANGE)
 		TC_JSON_KINT(j, "insncnt", r->insns);
 	if (ip_of(r, &ip)) {
 		if (has(o, TC_LF_IP))
 			TC_JSON_KHEX(j, "ip", ip);
-		json_sym(o, r->pid, ip, "", false);
+		json_sym(o, r->pid, ip, &keys_from, false);
 	}
 	if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {
 		TC_JSON_KHEX(j, "addr", addr);
 		if (r->type == TC_REC_BRANCH)
-			json_sym(o, r->pid, addr, "to_", false);
+			json_sym(o, r->pid, addr, &keys_to, false);
 	}
 	json_detail(j, r, has(o, TC_LF_TIME));
 	tc_json_obj_close(j);
 }
 
-/* Default text: " sym+0xoff (dso)", " [file+0xoff] (dso)" without a symbol. */
-static void text_sym(const struct tc_listing *o, int pid, uint64_t addr, const char *sep)
+/* Default text: "<sep>sym+0xoff (dso)", "<sep>[file+0xoff] (dso)" without a symbol. */
+static void text_sym(struct tc_listing *o, int pid, uint64_t addr, const char *sep,
+		     size_t lsep)
 {
 	struct tc_images_sym s;
+	char *p;
 
 	if (!lookup(o, pid, addr, &s))
 		return;
-	if (s.sym)
-		fprintf(o->f, "%s%s+0x%" PRIx64, sep, s.sym, s.sym_off);
-	else
-		fprintf(o->f, "%s[%s+0x%" PRIx64 "]", sep, base_name(s.dso), s.dso_off);
-	if (s.dso)
-		fprintf(o->f, " (%s)", s.dso);
+	put_mem(o, sep, lsep);
+	if (s.sym) {
+		put_str(o, s.sym);
+		p = room(o);
+		p = LIT(p, "+0x");
+	} else {
+		const char *b = base_name(s.dso);
+
+		put_mem(o, "[", 1);
+		put_str(o, b);
+		p = room(o);
+		p = LIT(p, "+0x");
+	}
+	p = tc_fmt_hex(p, s.sym ? s.sym_off : s.dso_off);
+	if (!s.sym)
+		*p++ = ']';
+	done(o, p);
+	if (s.dso) {
+		put_mem(o, " (", 2);
+		put_str(o, s.dso);
+		put_mem(o, ")", 1);
+	}
 }
 
 /* What a record without an address says (both text forms). */
-static void text_detail(FILE *f, const struct tc_rec *r)
+static void text_detail(struct tc_listing *o, const struct tc_rec *r)
 {
+	char *p;
+
 	switch (r->type) {
 	case TC_REC_PACKET:
-	case TC_REC_OTHER:
-		fprintf(f, " %s", r->name ? r->name : "?");
+	case TC_REC_OTHER:		/* " %s" */
+		put_mem(o, " ", 1);
+		put_str(o, r->name ? r->name : "?");
 		break;
 	case TC_REC_TIMESTAMP:
 	case TC_REC_EXCEPTION:
-	case TC_REC_CONTEXT:
-		fprintf(f, " 0x%" PRIx64, r->value);
+	case TC_REC_CONTEXT:		/* " 0x%" PRIx64 */
+		p = room(o);
+		*p++ = ' ';
+		done(o, tc_fmt_0xhex(p, r->value));
 		break;
 	default:
 		break;
 	}
-	if (r->text && *r->text)
-		fprintf(f, " (%s)", r->text);
+	if (r->text && *r->text) {	/* " (%s)" */
+		put_mem(o, " (", 2);
+		put_str(o, r->text);
+		put_mem(o, ")", 1);
+	}
+}
+
+/* " %" PRIu64 ".%09" PRIu64: perf time as seconds.nanoseconds */
+static char *text_time(char *p, uint64_t t, unsigned w)
+{
+	*p++ = ' ';
+	p = tc_fmt_dec_w(p, (int64_t)(t / 1000000000), w, 0);
+	*p++ = '.';
+	return tc_fmt_udec_0w(p, t % 1000000000, 9);
 }
 
 static void write_text(struct tc_listing *o, const struct tc_rec *r)
 {
-	FILE *f = o->f;
+	const char *type = tc_rec_type_name(r->type);
+	char *p = room(o);
 
-	fprintf(f, "%10" PRIx64 " ", r->offset);
-	if (r->id >= 0)
-		fprintf(f, " id 0x%02x", r->id);
-	if (r->cpu >= 0)
-		fprintf(f, " cpu %d", r->cpu);
+	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
+	*p++ = ' ';
+	if (r->id >= 0) {				/* " id 0x%02x" */
+		p = LIT(p, " id 0x");
+		p = tc_fmt_hex_w(p, (unsigned)r->id, 2, '0');
+	}
+	if (r->cpu >= 0) {				/* " cpu %d" */
+		p = LIT(p, " cpu ");
+		p = tc_fmt_dec(p, r->cpu);
+	}
 	/* Events always, as perf script: the kernel writes -1 for a task already gone (the
-	 * thread, or its process too). */
-	if (r->tid >= 0 || r->pid >= 0 || r->type == TC_REC_EVENT)
-		fprintf(f, " %d/%d", r->pid, r->tid);
-	fprintf(f, "  %-9s", tc_rec_type_name(r->type));
+	 * thread, or its process too). " %d/%d" */
+	if (r->tid >= 0 || r->pid >= 0 || r->type == TC_REC_EVENT) {
+		*p++ = ' ';
+		p = tc_fmt_dec(p, r->pid);
+		*p++ = '/';
+		p = tc_fmt_dec(p, r->tid);
+	}
+	p = LIT(p, "  ");				/* "  %-9s" */
+	p = tc_fmt_str_w(p, type, strlen(type), 9, 1);
 	switch (r->type) {
-	case TC_REC_RANGE:
-		fprintf(f, " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c", r->start, r->end, r->insns,
-			tc_rec_isa_name(r->isa), r->last ? r->last : '?');
-		text_sym(o, r->pid, r->start, "  ");
-		break;
-	case TC_REC_BRANCH:
-		fprintf(f, " 0x%" PRIx64, r->start);
-		text_sym(o, r->pid, r->start, " ");
-		fprintf(f, " -> 0x%" PRIx64, r->end);
-		text_sym(o, r->pid, r->end, " ");
-		break;
-	case TC_REC_ADDR_NACC:
-		fprintf(f, " 0x%" PRIx64, r->start);
-		text_sym(o, r->pid, r->start, " ");
-		break;
-	case TC_REC_EVENT:
-		/* perf script's "secs.nsecs: name: text" */
-		if (r->has_time)
-			fprintf(f, " %" PRIu64 ".%09" PRIu64, r->time / 1000000000,
-				r->time % 1000000000);
-		fprintf(f, " %s: %s\n", r->name ? r->name : "?", r->text ? r->text : "");
-		return;
-	default:
+	case TC_REC_RANGE: {		/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
+		const char *isa = tc_rec_isa_name(r->isa);
+
+		*p++ = ' ';
+		p = tc_fmt_0xhex(p, r->start);
+		*p++ = '-';
+		p = tc_fmt_0xhex(p, r->end);
+		*p++ = ' ';
+		p = tc_fmt_udec(p, r->insns);
+		*p++ = ' ';
+		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
+		*p++ = ' ';
+		*p++ = r->last ? r->last : '?';
+		done(o, p);
+		text_sym(o, r->pid, r->start, "  ", 2);
 		break;
 	}
-	text_detail(f, r);
-	fputc('\n', f);
+	case TC_REC_BRANCH:		/* " 0x%" PRIx64 ... " -> 0x%" PRIx64 ... */
+		*p++ = ' ';
+		done(o, tc_fmt_0xhex(p, r->start));
+		text_sym(o, r->pid, r->start, " ", 1);
+		p = room(o);
+		p = LIT(p, " -> ");
+		done(o, tc_fmt_0xhex(p, r->end));
+		text_sym(o, r->pid, r->end, " ", 1);
+		break;
+	case TC_REC_ADDR_NACC:
+		*p++ = ' ';
+		done(o, tc_fmt_0xhex(p, r->start));
+		text_sym(o, r->pid, r->start, " ", 1);
+		break;
+	case TC_REC_EVENT:
+		/* perf script's "secs.nsecs: name: text": " %s: %s\n" */
+		if (r->has_time)
+			p = text_time(p, r->time, 0);
+		done(o, p);
+		put_mem(o, " ", 1);
+		put_str(o, r->name ? r->name : "?");
+		put_mem(o, ": ", 2);
+		put_str(o, r->text ? r->text : "");
+		put_mem(o, "\n", 1);
+		tc_json_raw_done(&o->j);
+		return;
+	default:
+		done(o, p);
+		break;
+	}
+	text_detail(o, r);
+	put_mem(o, "\n", 1);
+	tc_json_raw_done(&o->j);
 }
 
 /* -F text, perf script's layout: " ip sym+0xoff (dso)", "[unknown]" where not known. */
-static void text_fields_sym(const struct tc_listing *o, int pid, uint64_t addr)
+static void text_fields_sym(struct tc_listing *o, int pid, uint64_t addr)
 {
 	struct tc_images_sym s;
 	bool found = lookup(o, pid, addr, &s);
+	char *p;
 
 	if (has(o, TC_LF_SYM)) {
-		if (found && s.sym) {
-			fprintf(o->f, " %s", s.sym);
-			if (has(o, TC_LF_SYMOFF))
-				fprintf(o->f, "+0x%" PRIx64, s.sym_off);
+		if (found && s.sym) {		/* " %s", "+0x%" PRIx64 */
+			put_mem(o, " ", 1);
+			put_str(o, s.sym);
+			if (has(o, TC_LF_SYMOFF)) {
+				p = room(o);
+				p = LIT(p, "+0x");
+				done(o, tc_fmt_hex(p, s.sym_off));
+			}
 		} else {
-			fputs(" [unknown]", o->f);
+			put_mem(o, " [unknown]", 10);
 		}
 	}
 	if (has(o, TC_LF_DSO) || has(o, TC_LF_DSOFF)) {
-		if (!found || !s.dso)
-			fputs(" ([unknown])", o->f);
-		else if (has(o, TC_LF_DSOFF))
-			fprintf(o->f, " (%s+0x%" PRIx64 ")", s.dso, s.dso_off);
-		else
-			fprintf(o->f, " (%s)", s.dso);
+		if (!found || !s.dso) {
+			put_mem(o, " ([unknown])", 12);
+		} else if (has(o, TC_LF_DSOFF)) {	/* " (%s+0x%" PRIx64 ")" */
+			put_mem(o, " (", 2);
+			put_str(o, s.dso);
+			p = room(o);
+			p = LIT(p, "+0x");
+			p = tc_fmt_hex(p, s.dso_off);
+			*p++ = ')';
+			done(o, p);
+		} else {			/* " (%s)" */
+			put_mem(o, " (", 2);
+			put_str(o, s.dso);
+			put_mem(o, ")", 1);
+		}
 	}
 }
 
 static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 {
-	FILE *f = o->f;
 	const char *comm = NULL;
 	uint64_t ip, addr;
 	bool any_ip = ip_of(r, &ip);
+	char *p;
 
 	if (has(o, TC_LF_COMM))
 		comm = o->comm ? o->comm(o->comm_ctx, r) : NULL;
-	if (has(o, TC_LF_OFFSET))
-		fprintf(f, "%10" PRIx64, r->offset);
-	if (has(o, TC_LF_ID))
-		r->id >= 0 ? fprintf(f, " id 0x%02x", r->id) : fprintf(f, " id -");
-	if (has(o, TC_LF_COMM))
-		fprintf(f, " %16s", comm ? comm : "[unknown]");
-	if (has(o, TC_LF_PID) && has(o, TC_LF_TID))
-		fprintf(f, " %7d/%-7d", r->pid, r->tid);
-	else if (has(o, TC_LF_PID) || has(o, TC_LF_TID))
-		fprintf(f, " %7d", has(o, TC_LF_PID) ? r->pid : r->tid);
-	if (has(o, TC_LF_CPU))
-		fprintf(f, " [%03d]", r->cpu);
-	if (has(o, TC_LF_TIME)) {
-		if (r->has_time)
-			fprintf(f, " %5" PRIu64 ".%09" PRIu64 ":", r->time / 1000000000,
-				r->time % 1000000000);
-		else
-			fputs(" -:", f);
+	p = room(o);
+	if (has(o, TC_LF_OFFSET))			/* "%10" PRIx64 */
+		p = tc_fmt_hex_w(p, r->offset, 10, ' ');
+	if (has(o, TC_LF_ID)) {				/* " id 0x%02x", " id -" */
+		if (r->id >= 0) {
+			p = LIT(p, " id 0x");
+			p = tc_fmt_hex_w(p, (unsigned)r->id, 2, '0');
+		} else {
+			p = LIT(p, " id -");
+		}
 	}
-	if (has(o, TC_LF_EVENT) || !(any_ip || r->type == TC_REC_EVENT))	/* else implied */
-		fprintf(f, " %s:", tc_rec_type_name(r->type));
-	if (has(o, TC_LF_FLAGS))
-		fprintf(f, " %10s", flags_of(r));
-	if (has(o, TC_LF_INSNCNT))
-		r->type == TC_REC_RANGE ? fprintf(f, " %5u", r->insns) : fprintf(f, " %5s", "");
+	done(o, p);
+	if (has(o, TC_LF_COMM)) {			/* " %16s" */
+		const char *c = comm ? comm : "[unknown]";
+		size_t n = strlen(c);
+
+		if (n < 16) {
+			p = room(o);
+			*p++ = ' ';
+			done(o, tc_fmt_str_w(p, c, n, 16, 0));
+		} else {
+			put_mem(o, " ", 1);
+			put_mem(o, c, n);
+		}
+	}
+	p = room(o);
+	if (has(o, TC_LF_PID) && has(o, TC_LF_TID)) {	/* " %7d/%-7d" */
+		*p++ = ' ';
+		p = tc_fmt_dec_w(p, r->pid, 7, 0);
+		*p++ = '/';
+		p = tc_fmt_dec_w(p, r->tid, 7, 1);
+	} else if (has(o, TC_LF_PID) || has(o, TC_LF_TID)) {	/* " %7d" */
+		*p++ = ' ';
+		p = tc_fmt_dec_w(p, has(o, TC_LF_PID) ? r->pid : r->tid, 7, 0);
+	}
+	if (has(o, TC_LF_CPU)) {			/* " [%03d]" */
+		if (r->cpu >= 0) {
+			p = LIT(p, " [");
+			p = tc_fmt_udec_0w(p, (unsigned)r->cpu, 3);
+			*p++ = ']';
+		} else {
+			done(o, p);
+			put_fmt(o, " [%03d]", r->cpu);
+			p = room(o);
+		}
+	}
+	if (has(o, TC_LF_TIME)) {	/* " %5" PRIu64 ".%09" PRIu64 ":", " -:" */
+		if (r->has_time) {
+			p = text_time(p, r->time, 5);
+			*p++ = ':';
+		} else {
+			p = LIT(p, " -:");
+		}
+	}
+	if (has(o, TC_LF_EVENT) || !(any_ip || r->type == TC_REC_EVENT)) {	/* " %s:" */
+		const char *type = tc_rec_type_name(r->type);
+
+		*p++ = ' ';
+		p = tc_fmt_str_w(p, type, strlen(type), 0, 0);
+		*p++ = ':';
+	}
+	if (has(o, TC_LF_FLAGS)) {			/* " %10s" */
+		const char *fl = flags_of(r);
+
+		*p++ = ' ';
+		p = tc_fmt_str_w(p, fl, strlen(fl), 10, 0);
+	}
+	if (has(o, TC_LF_INSNCNT)) {			/* " %5u", " %5s" of "" */
+		*p++ = ' ';
+		if (r->type == TC_REC_RANGE)
+			p = tc_fmt_dec_w(p, r->insns, 5, 0);
+		else
+			p = LIT(p, "     ");
+	}
+	done(o, p);
 	if (any_ip) {
-		if (has(o, TC_LF_IP))
-			fprintf(f, " %16" PRIx64, ip);
+		if (has(o, TC_LF_IP)) {			/* " %16" PRIx64 */
+			p = room(o);
+			*p++ = ' ';
+			done(o, tc_fmt_hex_w(p, ip, 16, ' '));
+		}
 		text_fields_sym(o, r->pid, ip);
-		if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {
-			fprintf(f, r->type == TC_REC_BRANCH ? " => %16" PRIx64 : " .. %16" PRIx64,
-				addr);
+		if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {	/* " => %16" PRIx64 */
+			p = room(o);
+			p = r->type == TC_REC_BRANCH ? LIT(p, " => ") : LIT(p, " .. ");
+			done(o, tc_fmt_hex_w(p, addr, 16, ' '));
 			if (r->type == TC_REC_BRANCH)
 				text_fields_sym(o, r->pid, addr);
 		}
 	}
-	if (r->type == TC_REC_EVENT) {
-		fprintf(f, " %s: %s", r->name ? r->name : "?", r->text ? r->text : "");
+	if (r->type == TC_REC_EVENT) {			/* " %s: %s" */
+		put_mem(o, " ", 1);
+		put_str(o, r->name ? r->name : "?");
+		put_mem(o, ": ", 2);
+		put_str(o, r->text ? r->text : "");
 	} else {
-		text_detail(f, r);
+		text_detail(o, r);
 	}
-	fputc('\n', f);
+	put_mem(o, "\n", 1);
+	tc_json_raw_done(&o->j);
 }
 
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r)

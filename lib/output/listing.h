@@ -59,6 +59,12 @@ struct tc_listing {
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
+/* Batched: records wait in the writer's buffer until it is full (one write per
+ * TC_JSON_BUF bytes), for a writer alone on its FILE; tc_listing_flush hands them on, and
+ * must come before anything else is written to the FILE (or the program ends). Off (the
+ * default): each record goes to the FILE as it is written. */
+void tc_listing_batch(struct tc_listing *o, bool on);
+void tc_listing_flush(struct tc_listing *o);
 /* JSON keys of where r comes from: id, cpu, pid, tid (those known) and offset. */
 void tc_listing_json_place(struct tc_json *j, const struct tc_rec *r);
 

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "lib/util/fmt.h"
+
 void tc_json_flush(struct tc_json *j)
 {
 	if (j->len)
@@ -10,12 +12,17 @@ void tc_json_flush(struct tc_json *j)
 	j->len = 0;
 }
 
+void tc_json_batch(struct tc_json *j, bool on)
+{
+	j->batch = on;
+	if (!on)
+		tc_json_flush(j);
+}
+
 /* Room for n more bytes (n well below TC_JSON_BUF). */
 static inline char *room(struct tc_json *j, size_t n)
 {
-	if (__builtin_expect(j->len + n > sizeof(j->buf), 0))
-		tc_json_flush(j);
-	return j->buf + j->len;
+	return tc_json_raw_room(j, n);
 }
 
 static inline void put_c(struct tc_json *j, char c)
@@ -54,10 +61,11 @@ static inline void put_mem(struct tc_json *j, const char *s, size_t n)
 
 static void put_s(struct tc_json *j, const char *s) { put_mem(j, s, strlen(s)); }
 
-/* A top-level value is complete: hand it on, so output keeps its order with other writes. */
+/* A top-level value is complete: hand it on, so output keeps its order with other writes
+ * (a batched writer is alone on its FILE: it waits for a full buffer). */
 static inline __attribute__((always_inline)) void value_done(struct tc_json *j)
 {
-	if (j->depth == 0)
+	if (j->depth == 0 && !j->batch)
 		tc_json_flush(j);
 }
 
@@ -92,6 +100,7 @@ void tc_json_init(struct tc_json *j, FILE *f, bool pretty)
 	j->depth = 0;
 	memset(j->need_comma, 0, sizeof(j->need_comma));
 	j->after_key = false;
+	j->batch = false;
 	j->len = 0;
 }
 
@@ -123,7 +132,7 @@ void tc_json_obj_close(struct tc_json *j) { close_(j, '}'); }
 void tc_json_arr_open(struct tc_json *j) { open_(j, '['); }
 void tc_json_arr_close(struct tc_json *j) { close_(j, ']'); }
 
-static const char hexdig[] = "0123456789abcdef";
+#define hexdig tc_fmt_hexdig
 
 /* Bytes a JSON string cannot hold as they are (and its end): control bytes, DEL, '"', '\\'. */
 static const bool special[256] = {
@@ -137,11 +146,11 @@ static inline bool plain(unsigned char c)
 	return !special[c];
 }
 
-static void write_string(struct tc_json *j, const char *s)
+/* s's bytes, escaped, without quotes. */
+static void write_body(struct tc_json *j, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	put_c(j, '"');
 	for (;;) {
 		/* Copy while the bytes need no escape: one pass, no strlen. */
 		char *o = j->buf + j->len, *end = j->buf + sizeof(j->buf);
@@ -171,7 +180,43 @@ static void write_string(struct tc_json *j, const char *s)
 		}
 		p++;
 	}
+}
+
+static void write_string(struct tc_json *j, const char *s)
+{
 	put_c(j, '"');
+	write_body(j, s);
+	put_c(j, '"');
+}
+
+void tc_json_raw_str(struct tc_json *j, const char *s)
+{
+	write_string(j, s);
+}
+
+void tc_json_raw_mem(struct tc_json *j, const char *s, size_t n)
+{
+	put_mem(j, s, n);
+}
+
+void tc_json_raw_str_plus_hex(struct tc_json *j, const char *s, unsigned long long v)
+{
+	char *o;
+
+	put_c(j, '"');
+	write_body(j, s);
+	o = room(j, 24);
+	memcpy(o, "+0x", 3);
+	o = tc_fmt_hex(o + 3, v);
+	*o++ = '"';
+	tc_json_raw_end(j, o);
+}
+
+void tc_json_str_plus_hex(struct tc_json *j, const char *s, unsigned long long v)
+{
+	before_value(j);
+	tc_json_raw_str_plus_hex(j, s, v);
+	value_done(j);
 }
 
 void tc_json_key(struct tc_json *j, const char *key)
@@ -207,39 +252,14 @@ void tc_json_str(struct tc_json *j, const char *s)
 	value_done(j);
 }
 
-/* Numbers are written straight into the buffer, their length known first: no memcpy call
- * per number. */
-static inline unsigned dec_len(unsigned long long v)
-{
-	unsigned n = 1;
-
-	for (; v >= 10000; v /= 10000)
-		n += 4;
-	return n + (v >= 10) + (v >= 100) + (v >= 1000);
-}
-
-/* "00".."99": two digits per division. */
-static const char digits2[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
+/* Numbers are written straight into the buffer (lib/util/fmt.h). */
 static void put_uint(struct tc_json *j, unsigned long long v, bool neg)
 {
-	unsigned n = dec_len(v);
-	char *o = room(j, 21), *e;
+	char *o = room(j, 21);
 
 	if (neg)
 		*o++ = '-';
-	j->len += n + neg;
-	for (e = o + n; v >= 100; v /= 100) {
-		e -= 2;
-		memcpy(e, digits2 + 2 * (v % 100), 2);
-	}
-	if (v >= 10)
-		memcpy(e - 2, digits2 + 2 * v, 2);
-	else
-		e[-1] = (char)('0' + v);
+	tc_json_raw_end(j, tc_fmt_udec(o, v));
 }
 
 void tc_json_int(struct tc_json *j, long long v)
@@ -259,22 +279,14 @@ void tc_json_uint(struct tc_json *j, unsigned long long v)
 
 void tc_json_hex(struct tc_json *j, unsigned long long v)
 {
-	unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;	/* hex digits */
-	char *o, *e;
+	char *o;
 
 	before_value(j);
 	o = room(j, 20);
 	memcpy(o, "\"0x", 3);
-	o[3 + n] = '"';
-	j->len += n + 4;
-	/* two digits per step, then an odd leading one */
-	for (e = o + 3 + n; e - 2 >= o + 3; v >>= 8) {
-		e -= 2;
-		e[0] = hexdig[(v >> 4) & 0xf];
-		e[1] = hexdig[v & 0xf];
-	}
-	if (e > o + 3)
-		e[-1] = hexdig[v & 0xf];
+	o = tc_fmt_hex(o + 3, v);
+	*o++ = '"';
+	tc_json_raw_end(j, o);
 	value_done(j);
 }
 

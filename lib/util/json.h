@@ -1,7 +1,12 @@
 /* The one JSON writer every command's -j goes through: streaming, compact (one document or
  * one object per line) or pretty-printed. Text collects in the writer's own buffer and goes
  * to the FILE whenever a top-level value is complete (or the buffer fills): decode -j writes
- * millions of records, and stdio calls per token were most of its time. */
+ * millions of records, and stdio calls per token were most of its time. A writer in batch
+ * mode (tc_json_batch) keeps complete values too, until its buffer fills or tc_json_flush:
+ * one write per TC_JSON_BUF bytes, for a writer that is alone on its FILE.
+ *
+ * The buffer also takes raw bytes (tc_json_raw_*) from a writer of records that formats
+ * them itself (text listings, or a whole JSON object at depth 0): one buffer, one order. */
 #ifndef TC_LIB_UTIL_JSON_H
 #define TC_LIB_UTIL_JSON_H
 
@@ -10,7 +15,7 @@
 #include <stdio.h>
 
 #define TC_JSON_MAX_DEPTH 32
-#define TC_JSON_BUF 4096
+#define TC_JSON_BUF 65536
 
 struct tc_json {
 	FILE *f;
@@ -18,6 +23,7 @@ struct tc_json {
 	int depth;
 	bool need_comma[TC_JSON_MAX_DEPTH];
 	bool after_key;
+	bool batch;			/* complete values wait for a full buffer */
 	size_t len;			/* bytes in buf not yet given to f */
 	char buf[TC_JSON_BUF];
 };
@@ -35,8 +41,39 @@ void tc_json_hex(struct tc_json *j, unsigned long long v);	/* "0x..." string */
 void tc_json_bool(struct tc_json *j, bool v);
 void tc_json_double(struct tc_json *j, double v);	/* %.6g; null if not finite */
 void tc_json_null(struct tc_json *j);
-/* Gives what is buffered to the FILE (done by itself after each top-level value). */
+/* Gives what is buffered to the FILE (done by itself after each top-level value, unless
+ * batched). */
 void tc_json_flush(struct tc_json *j);
+/* Batch mode on or off (off: what is buffered goes to the FILE now). */
+void tc_json_batch(struct tc_json *j, bool on);
+/* A string value "s+0x<v in hex>" (s escaped): a symbol and its offset. */
+void tc_json_str_plus_hex(struct tc_json *j, const char *s, unsigned long long v);
+
+/* Raw bytes, no separators or state: room for n bytes (n <= TC_JSON_BUF / 4) at the end of
+ * the buffer, handing what is there to the FILE first if needed; then tc_json_raw_end with
+ * the end of what was written there. */
+static inline char *tc_json_raw_room(struct tc_json *j, size_t n)
+{
+	if (__builtin_expect(j->len + n > sizeof(j->buf), 0))
+		tc_json_flush(j);
+	return j->buf + j->len;
+}
+static inline void tc_json_raw_end(struct tc_json *j, const char *end)
+{
+	j->len = (size_t)(end - j->buf);
+}
+/* n raw bytes of any length. */
+void tc_json_raw_mem(struct tc_json *j, const char *s, size_t n);
+/* A quoted, escaped JSON string, raw (no separator before it). */
+void tc_json_raw_str(struct tc_json *j, const char *s);
+/* tc_json_str_plus_hex's value, raw. */
+void tc_json_raw_str_plus_hex(struct tc_json *j, const char *s, unsigned long long v);
+/* A record written raw is complete: to the FILE unless batched. */
+static inline void tc_json_raw_done(struct tc_json *j)
+{
+	if (!j->batch)
+		tc_json_flush(j);
+}
 
 /* A key that is a string literal (the macros accept nothing else): written as it is,
  * quoted at compile time, no escape scan; for the keys of records written by the million. */

@@ -1,0 +1,161 @@
+/* Numbers and padded strings formatted by hand into a caller's buffer, byte for byte what
+ * printf writes for the same conversion (noted beside each), for writers of millions of
+ * records (lib/output/listing.c, lib/util/json.c): no format string parsed per field.
+ * Each writes at o and returns the end; the caller has made room (lengths below). */
+#ifndef TC_LIB_UTIL_FMT_H
+#define TC_LIB_UTIL_FMT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define TC_FMT_MAX 24	/* the longest number any of these writes, sign included, unpadded */
+
+/* Decimal digits of v. */
+static inline unsigned tc_fmt_udec_len(uint64_t v)
+{
+	unsigned n = 1;
+
+	for (; v >= 10000; v /= 10000)
+		n += 4;
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Hex digits of v (1 for 0). */
+static inline unsigned tc_fmt_hex_len(uint64_t v)
+{
+	return v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
+}
+
+/* "00".."99" */
+extern const char tc_fmt_digits2[201];
+extern const char tc_fmt_hexdig[17];
+
+/* v's n decimal digits ending at e (n = tc_fmt_udec_len(v)). */
+static inline void tc_fmt_udec_at(char *e, uint64_t v)
+{
+	for (; v >= 100; v /= 100) {
+		e -= 2;
+		memcpy(e, tc_fmt_digits2 + 2 * (v % 100), 2);
+	}
+	if (v >= 10)
+		memcpy(e - 2, tc_fmt_digits2 + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
+}
+
+/* %llu */
+static inline char *tc_fmt_udec(char *o, uint64_t v)
+{
+	unsigned n = tc_fmt_udec_len(v);
+
+	tc_fmt_udec_at(o + n, v);
+	return o + n;
+}
+
+/* %lld (the magnitude in unsigned arithmetic: -INT64_MIN does not fit) */
+static inline char *tc_fmt_dec(char *o, int64_t v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return tc_fmt_udec(o, 0ULL - (uint64_t)v);
+	}
+	return tc_fmt_udec(o, (uint64_t)v);
+}
+
+/* v's n hex digits ending at e (n = tc_fmt_hex_len(v)). */
+static inline void tc_fmt_hex_at(char *e, uint64_t v, unsigned n)
+{
+	char *s = e - n;
+
+	for (; e - 2 >= s; v >>= 8) {
+		e -= 2;
+		e[0] = tc_fmt_hexdig[(v >> 4) & 0xf];
+		e[1] = tc_fmt_hexdig[v & 0xf];
+	}
+	if (e > s)
+		e[-1] = tc_fmt_hexdig[v & 0xf];
+}
+
+/* %llx */
+static inline char *tc_fmt_hex(char *o, uint64_t v)
+{
+	unsigned n = tc_fmt_hex_len(v);
+
+	tc_fmt_hex_at(o + n, v, n);
+	return o + n;
+}
+
+/* "0x%llx" */
+static inline char *tc_fmt_0xhex(char *o, uint64_t v)
+{
+	o[0] = '0';
+	o[1] = 'x';
+	return tc_fmt_hex(o + 2, v);
+}
+
+/* %<w>llx (pad ' ') or %0<w>llx (pad '0'): right-aligned in at least w columns (w <= 64). */
+static inline char *tc_fmt_hex_w(char *o, uint64_t v, unsigned w, char pad)
+{
+	unsigned n = tc_fmt_hex_len(v);
+
+	if (n < w) {
+		memset(o, pad, w - n);
+		o += w - n;
+	}
+	tc_fmt_hex_at(o + n, v, n);
+	return o + n;
+}
+
+/* %<w>lld (left false) or %-<w>lld (left true), in at least w columns (w <= 64). */
+static inline char *tc_fmt_dec_w(char *o, int64_t v, unsigned w, int left)
+{
+	uint64_t u = v < 0 ? 0ULL - (uint64_t)v : (uint64_t)v;
+	unsigned n = tc_fmt_udec_len(u) + (v < 0);
+
+	if (n < w && !left) {
+		memset(o, ' ', w - n);
+		o += w - n;
+	}
+	if (v < 0)
+		*o = '-';
+	tc_fmt_udec_at(o + n, u);
+	o += n;
+	if (n < w && left) {
+		memset(o, ' ', w - n);
+		o += w - n;
+	}
+	return o;
+}
+
+/* %0<w>llu: zero-padded to at least w digits (w <= 64). */
+static inline char *tc_fmt_udec_0w(char *o, uint64_t v, unsigned w)
+{
+	unsigned n = tc_fmt_udec_len(v);
+
+	if (n < w) {
+		memset(o, '0', w - n);
+		o += w - n;
+	}
+	tc_fmt_udec_at(o + n, v);
+	return o + n;
+}
+
+/* %s, %<w>s or %-<w>s of s (len bytes): at least w columns (needs max(len, w) bytes). */
+static inline char *tc_fmt_str_w(char *o, const char *s, size_t len, unsigned w, int left)
+{
+	size_t pad = len < w ? w - len : 0;
+
+	if (!left && pad) {
+		memset(o, ' ', pad);
+		o += pad;
+	}
+	memcpy(o, s, len);
+	o += len;
+	if (left && pad) {
+		memset(o, ' ', pad);
+		o += pad;
+	}
+	return o;
+}
+
+#endif
