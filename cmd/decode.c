@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/prof_args.h"
 #include "cmd/kernel_opts.h"
@@ -268,6 +269,19 @@ static bool watch_stop(void *ctx)
 	return ferror(stdout);
 }
 
+/* decode's listing while it batches records (not to a terminal, nothing else on stdout):
+ * handed on before the messages that follow the records, or at exit after a fatal error. */
+static struct tc_listing *batched;
+
+static void flush_batched(void)
+{
+	if (batched) {
+		tc_listing_flush(batched);
+		tc_listing_batch(batched, false);
+		batched = NULL;
+	}
+}
+
 int tc_decode_run(struct tc_session *s)
 {
 	struct tc_progress *p = NULL;
@@ -278,6 +292,7 @@ int tc_decode_run(struct tc_session *s)
 	struct tc_err e;
 	int problems = tc_session_run(s, &watch, &m, &e);
 
+	flush_batched();
 	for (size_t i = 0; i < m.n; i++) {
 		if (m.msgs[i].level == TC_DIAG_STATUS)
 			tc_status("%s", m.msgs[i].text);
@@ -429,6 +444,11 @@ static int decode_main(struct decode *d, int argc, char **argv)
 		return tc_msg_usage_error(cmd, "--packets and --branches exclude each other"),
 		       TC_EXIT_USAGE;
 	tc_listing_init(&d->out, stdout, tc_g.json);
+	if (!d->call_trace && !d->show_events && !isatty(STDOUT_FILENO)) {
+		tc_listing_batch(&d->out, true);
+		batched = &d->out;
+		atexit(flush_batched);
+	}
 	if (d->show_events) {
 		tc_show_events_init(&d->se, stdout, tc_g.json);
 		d->a.record = show_record;

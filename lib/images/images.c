@@ -57,8 +57,24 @@ struct space {
 	size_t n, cap;
 };
 
+/* tc_images_symbol's answers for user-space addresses, by pid and address: a record
+ * writer asks for the same few addresses millions of times. An answer holds while the
+ * mappings stay as they are (what a file found or not found gives is kept once tried):
+ * every change to them starts a new generation, and answers of older ones are not used.
+ * Kernel addresses (the kernel's images are shared between address spaces) are not kept. */
+#define SYM_CACHE_BITS 12
+
+struct sym_slot {
+	uint64_t addr;
+	int32_t pid;
+	uint32_t gen;		/* 0: empty */
+	struct tc_images_sym s;
+};
+
 struct tc_images {
 	char *symfs, *buildid_dir;
+	struct sym_slot *cache;		/* 1 << SYM_CACHE_BITS slots, made on first use */
+	uint32_t gen;			/* of the mappings, for the cache */
 	struct tc_kernel *kernel;	/* borrowed */
 	bool kchecked;			/* the kernel's build id was checked */
 	struct file **files;
@@ -92,6 +108,7 @@ struct tc_images *tc_images_new(const struct tc_images_opts *o)
 	if (o && o->buildid_dir && *o->buildid_dir && !(im->buildid_dir = strdup(o->buildid_dir)))
 		goto fail;
 	im->kernel = o ? o->kernel : NULL;
+	im->gen = 1;
 	return im;
 fail:
 	tc_images_free(im);
@@ -119,6 +136,7 @@ void tc_images_free(struct tc_images *im)
 	for (size_t i = 0; i < im->nmissing; i++)
 		free(im->missing[i]);
 	free(im->missing);
+	free(im->cache);
 	free(im->bids);
 	free(im->files);
 	free(im->spaces);
@@ -127,11 +145,22 @@ void tc_images_free(struct tc_images *im)
 	free(im);
 }
 
+/* The mappings (or what is known of their files) changed: cached symbols are stale. */
+static void changed(struct tc_images *im)
+{
+	if (++im->gen == 0) {	/* wrapped: no slot may look current */
+		if (im->cache)
+			memset(im->cache, 0, sizeof(*im->cache) << SYM_CACHE_BITS);
+		im->gen = 1;
+	}
+}
+
 void tc_images_add_build_ids(struct tc_images *im, const struct tc_perf_data_build_id *ids,
 			     size_t n)
 {
 	size_t cap = im->nbids;
 
+	changed(im);
 	if (!n || tc_grow((void **)&im->bids, &cap, im->nbids + n, sizeof(*im->bids)))
 		return;
 	im->kchecked = false;
@@ -279,6 +308,7 @@ void tc_images_map(struct tc_images *im, int32_t pid, uint64_t start, uint64_t l
 
 	if (!len || m.end < start)
 		return;
+	changed(im);
 	/* The kernel's MMAP names its relocation reference after "]" and gives its address
 	 * as pgoff: what a vmlinux or a kallsyms file is placed against. */
 	if (pid == TC_IMG_PID_KERNEL && im->kernel && filename &&
@@ -298,6 +328,7 @@ void tc_images_fork(struct tc_images *im, int32_t ppid, int32_t pid)
 
 	if (ppid == pid || !(p = find_space(im, ppid, false)))
 		return;
+	changed(im);
 	ip = (size_t)(p - im->spaces);
 	if (!(c = find_space(im, pid, true)))
 		return;
@@ -313,8 +344,10 @@ void tc_images_exec(struct tc_images *im, int32_t pid)
 {
 	struct space *s = find_space(im, pid, false);
 
-	if (s)
+	if (s) {
 		s->n = 0;
+		changed(im);
+	}
 }
 
 static const struct mapping *lookup_in(struct tc_images *im, int32_t pid, uint64_t addr)
@@ -736,7 +769,43 @@ static int kernel_symbol(struct tc_images *im, uint64_t addr, struct tc_images_s
 	return 0;
 }
 
+static int symbol_of(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_images_sym *s,
+		     bool *keep);
+
+static inline struct sym_slot *slot_of(struct tc_images *im, int32_t pid, uint64_t addr)
+{
+	uint64_t h = (addr ^ (uint64_t)(uint32_t)pid << 40) * 0x9e3779b97f4a7c15ULL;
+
+	return &im->cache[h >> (64 - SYM_CACHE_BITS)];
+}
+
 int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_images_sym *s)
+{
+	struct sym_slot *c;
+	bool keep = false;
+	int rc;
+
+	if (__builtin_expect(!im->cache, 0) &&
+	    !(im->cache = calloc((size_t)1 << SYM_CACHE_BITS, sizeof(*im->cache))))
+		return symbol_of(im, pid, addr, s, &keep);
+	c = slot_of(im, pid, addr);
+	if (c->gen == im->gen && c->addr == addr && c->pid == pid) {
+		*s = c->s;
+		return 0;
+	}
+	rc = symbol_of(im, pid, addr, s, &keep);
+	if (keep && !rc) {
+		c->addr = addr;
+		c->pid = pid;
+		c->gen = im->gen;
+		c->s = *s;
+	}
+	return rc;
+}
+
+/* tc_images_symbol's answer; *keep where it may be cached (a user-space mapping's). */
+static int symbol_of(struct tc_images *im, int32_t pid, uint64_t addr, struct tc_images_sym *s,
+		     bool *keep)
 {
 	bool kern;
 	const struct mapping *m = lookup_k(im, pid, addr, &kern);
@@ -782,6 +851,7 @@ int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 		if (l || !elf)
 			return 0;
 	}
+	*keep = !kern && !is_kernel_image(m->file->path);
 	if (!(elf = elf_of(im, m->file)))
 		return 0;
 	/* With the ELF known, the DSO address is its link-time address (what objdump and

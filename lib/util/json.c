@@ -147,10 +147,41 @@ static inline bool plain(unsigned char c)
 }
 
 /* s's bytes, escaped, without quotes. */
+/* Bytes before the first that needs an escape among s's n: eight at a time (a byte below
+ * 0x20, '"', '\\' or 0x7f in a word shows as its high bit in the test). */
+static size_t plain_run(const unsigned char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w, q, b, d;
+
+		memcpy(&w, s + i, 8);
+		q = w ^ (ones * '"');
+		b = w ^ (ones * '\\');
+		d = w ^ (ones * 0x7f);
+		/* a byte of w below 0x20, a zero byte of q, b or d */
+		if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b) |
+		     ((d - ones) & ~d)) & high)
+			break;
+	}
+	while (i < n && plain(s[i]))
+		i++;
+	return i;
+}
+
 static void write_body(struct tc_json *j, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), k = plain_run(p, n);
 
+	/* the usual string: nothing to escape, room for it */
+	if (__builtin_expect(k == n && j->len + n <= sizeof(j->buf), 1)) {
+		memcpy(j->buf + j->len, s, n);
+		j->len += n;
+		return;
+	}
 	for (;;) {
 		/* Copy while the bytes need no escape: one pass, no strlen. */
 		char *o = j->buf + j->len, *end = j->buf + sizeof(j->buf);
