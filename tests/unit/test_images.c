@@ -191,6 +191,72 @@ TEST(fork_exec_replace_and_kernel_fallback)
 	unbuild(&b);
 }
 
+/* tc_images_symbol keeps its answers by pid and address: every change of the mappings
+ * (a new mapping over one, fork, exec) must show in the next answer, asked again and again. */
+TEST(symbol_answers_follow_mapping_changes)
+{
+	struct built b = { 0 };
+	struct tc_images *im = tc_images_new(&(struct tc_images_opts){ 0 });
+	struct tc_images_sym s;
+	uint64_t at;
+
+	if (build(&b)) {
+		unbuild(&b);
+		CHECK(!"gcc could not build the test program");
+		tc_images_free(im);
+		return;
+	}
+	at = BASE + b.marker + 2;
+	tc_images_map(im, 7, BASE, b.size, 0, b.prog, NULL, 0);
+	for (int k = 0; k < 3; k++) {
+		CHECK_INT(tc_images_symbol(im, 7, at, &s), 0);
+		CHECK_STR(s.sym ? s.sym : "(none)", "tc_marker");
+		CHECK_INT((int)s.sym_off, 2);
+		CHECK_STR(s.dso, b.prog);
+	}
+	/* another pid: not mapped there (no kernel) */
+	CHECK_INT(tc_images_symbol(im, 9, at, &s), -1);
+	/* fork: the child's answer; exec: none in the child, the parent's unchanged */
+	tc_images_fork(im, 7, 9);
+	CHECK_INT(tc_images_symbol(im, 9, at, &s), 0);
+	CHECK_STR(s.sym ? s.sym : "(none)", "tc_marker");
+	tc_images_exec(im, 9);
+	CHECK_INT(tc_images_symbol(im, 9, at, &s), -1);
+	CHECK_INT(tc_images_symbol(im, 7, at, &s), 0);
+	/* a mapping over it: the new file's answer (no symbols, another offset) */
+	tc_images_map(im, 7, at & ~0xfffULL, 0x1000, 0x5000, "//anon", NULL, 0);
+	CHECK_INT(tc_images_symbol(im, 7, at, &s), 0);
+	CHECK(s.sym == NULL);
+	CHECK_STR(s.dso, "//anon");
+	CHECK_INT((int)s.dso_off, (int)(0x5000 + (at & 0xfff)));
+	/* and back */
+	tc_images_map(im, 7, BASE, b.size, 0, b.prog, NULL, 0);
+	CHECK_INT(tc_images_symbol(im, 7, at, &s), 0);
+	CHECK_STR(s.sym ? s.sym : "(none)", "tc_marker");
+	/* many addresses through the same slots: each asked twice here (the second answer
+	 * kept) is what a fresh set of the same mappings answers when first asked */
+	{
+		struct tc_images *fresh = tc_images_new(&(struct tc_images_opts){ 0 });
+
+		tc_images_map(fresh, 7, BASE, b.size, 0, b.prog, NULL, 0);
+		for (uint64_t a = BASE; a < BASE + b.size + 0x40; a += 0x8) {
+			struct tc_images_sym t;
+			int r1 = tc_images_symbol(im, 7, a, &s), r2 = tc_images_symbol(im, 7, a, &s);
+			int r3 = tc_images_symbol(fresh, 7, a, &t);
+
+			if (r1 != r3 || r2 != r3 || s.sym_off != t.sym_off ||
+			    s.dso_off != t.dso_off || strcmp(s.sym ? s.sym : "-", t.sym ? t.sym : "-") ||
+			    strcmp(s.dso ? s.dso : "-", t.dso ? t.dso : "-")) {
+				CHECK(!"a kept answer differs from a fresh one");
+				break;
+			}
+		}
+		tc_images_free(fresh);
+	}
+	tc_images_free(im);
+	unbuild(&b);
+}
+
 TEST(build_id_cache_mismatch_and_missing_list)
 {
 	struct built b = { 0 };

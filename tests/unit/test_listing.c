@@ -145,3 +145,123 @@ TEST(fields_keep_what_records_without_address_say)
 	CHECK_STR(render_with(true, f, &p),
 		  "{\"type\":\"error\",\"cpu\":2,\"text\":\"bad packet\"}\n");
 }
+
+/* Edges the hand formatting must get as printf did: the largest numbers, unknown (negative)
+ * pids and CPUs, strings to escape, a symbol name longer than the JSON "sym" buffer (cut at
+ * 511 bytes, as it was), a long command name, text after a range. */
+static char long_name[700];
+
+static int odd_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s)
+{
+	(void)ctx;
+	(void)pid;
+	*s = (struct tc_images_sym){ .dso = "/odd \"dir\"\\lib\t.so", .sym = "f\n",
+				     .sym_off = UINT64_MAX, .dso_off = UINT64_MAX };
+	if (addr == 0x10)
+		s->sym = long_name;
+	return 0;
+}
+
+static const char *long_comm(void *ctx, const struct tc_rec *r)
+{
+	(void)ctx;
+	(void)r;
+	return "a-command-name-of-24-chr";
+}
+
+static char *render_odd(bool json, unsigned fields, const struct tc_rec *r)
+{
+	static char buf[4096];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	struct tc_listing o;
+
+	tc_listing_init(&o, f, json);
+	o.sym = odd_sym;
+	o.comm = long_comm;
+	o.fields = fields;
+	tc_listing_write(&o, r);
+	fclose(f);
+	return buf;
+}
+
+TEST(edge_values_and_escapes)
+{
+	struct tc_rec b = { .type = TC_REC_BRANCH, .id = 0xff, .cpu = -1, .pid = -1, .tid = 7,
+			    .offset = UINT64_MAX, .start = UINT64_MAX, .end = 1, .has_time = true,
+			    .time = UINT64_MAX };
+	struct tc_rec r = { .type = TC_REC_RANGE, .id = -1, .cpu = 2147483647, .pid = -2147483647 - 1,
+			    .tid = -1, .offset = 0, .start = 0x10, .end = 0x11, .insns = 4294967295u,
+			    .isa = (enum tc_isa)77, .text = "t\"x" };
+	char want[2048];
+	unsigned f;
+	char bad[16];
+
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	CHECK_STR(render_odd(false, 0, &b),
+		  "ffffffffffffffff  id 0xff -1/7  branch    0xffffffffffffffff f\n+0xffffffffffffffff "
+		  "(/odd \"dir\"\\lib\t.so) -> 0x1 f\n+0xffffffffffffffff (/odd \"dir\"\\lib\t.so)\n");
+	CHECK_STR(render_odd(true, 0, &b),
+		  "{\"type\":\"branch\",\"id\":\"0xff\",\"tid\":7,\"offset\":-1,\"time\":18446744073709551615,"
+		  "\"from\":\"0xffffffffffffffff\",\"to\":\"0x1\",\"sym\":\"f\\n+0xffffffffffffffff\","
+		  "\"symoff\":18446744073709551615,\"dso\":\"/odd \\\"dir\\\"\\\\lib\\t.so\","
+		  "\"dsoff\":\"0xffffffffffffffff\",\"to_sym\":\"f\\n+0xffffffffffffffff\","
+		  "\"to_symoff\":18446744073709551615,\"to_dso\":\"/odd \\\"dir\\\"\\\\lib\\t.so\","
+		  "\"to_dsoff\":\"0xffffffffffffffff\"}\n");
+	/* the long name: text whole, JSON's "sym" cut at 511 bytes */
+	snprintf(want, sizeof(want), "         0  cpu 2147483647  range     "
+		 "0x10-0x11 4294967295 ? E  %s+0xffffffffffffffff (/odd \"dir\"\\lib\t.so) (t\"x)\n",
+		 long_name);
+	r.last = 'E';
+	CHECK_STR(render_odd(false, 0, &r), want);
+	snprintf(want, sizeof(want), "{\"type\":\"range\",\"cpu\":2147483647,\"offset\":0,"
+		 "\"start\":\"0x10\",\"end\":\"0x11\",\"insns\":4294967295,\"isa\":\"?\",\"last\":\"E\","
+		 "\"sym\":\"%.511s\",\"symoff\":18446744073709551615,"
+		 "\"dso\":\"/odd \\\"dir\\\"\\\\lib\\t.so\",\"dsoff\":\"0xffffffffffffffff\","
+		 "\"text\":\"t\\\"x\"}\n", long_name);
+	CHECK_STR(render_odd(true, 0, &r), want);
+	/* -F: a long command name, unknown pid and CPU, time */
+	CHECK_INT(tc_listing_fields_parse("comm,pid,tid,cpu,time,flags,insncnt,ip,sym,dso,dsoff,addr",
+					  &f, bad, sizeof(bad)), 0);
+	CHECK_STR(render_odd(false, f, &b),
+		  " a-command-name-of-24-chr      -1/7       [-01] 18446744073.709551615:           "
+		  "       ffffffffffffffff f\n (/odd \"dir\"\\lib\t.so+0xffffffffffffffff) =>"
+		  "                1 f\n (/odd \"dir\"\\lib\t.so+0xffffffffffffffff)\n");
+	CHECK_STR(render_odd(true, f, &b),
+		  "{\"type\":\"branch\",\"comm\":\"a-command-name-of-24-chr\",\"tid\":7,"
+		  "\"time\":18446744073709551615,\"ip\":\"0xffffffffffffffff\","
+		  "\"sym\":\"f\\n\",\"dso\":\"/odd \\\"dir\\\"\\\\lib\\t.so\",\"dsoff\":\"0xffffffffffffffff\","
+		  "\"addr\":\"0x1\",\"to_sym\":\"f\\n\",\"to_dso\":\"/odd \\\"dir\\\"\\\\lib\\t.so\","
+		  "\"to_dsoff\":\"0xffffffffffffffff\"}\n");
+}
+
+/* Records without an address: an event (time, name, text), a timestamp, an exception. */
+TEST(events_and_values)
+{
+	static const uint64_t arr[] = { 1, 2 };
+	static const struct tc_rec_field fl[] = {
+		{ .name = "a", .kind = TC_FIELD_INT, .i = -5 },
+		{ .name = "s", .kind = TC_FIELD_STR, .s = "x\"y" },
+		{ .name = "v", .kind = TC_FIELD_ARRAY, .arr = arr, .n = 2 },
+	};
+	struct tc_rec ev = { .type = TC_REC_EVENT, .id = -1, .cpu = 3, .pid = -1, .tid = -1,
+			     .offset = 0x99, .name = "sched:switch", .text = "a=1", .has_time = true,
+			     .time = 1234567890123ULL, .fields = fl, .nfields = 3 };
+	struct tc_rec ts = { .type = TC_REC_TIMESTAMP, .id = 0x12, .cpu = -1, .pid = -1,
+			     .tid = -1, .offset = 5, .value = 0xabc };
+	unsigned f;
+	char bad[16];
+
+	CHECK_STR(render(false, &ev),
+		  "        99  cpu 3 -1/-1  event     1234.567890123 sched:switch: a=1\n");
+	CHECK_STR(render(true, &ev),
+		  "{\"type\":\"event\",\"cpu\":3,\"offset\":153,\"name\":\"sched:switch\","
+		  "\"time\":1234567890123,\"fields\":{\"a\":-5,\"s\":\"x\\\"y\",\"v\":[1,2]},"
+		  "\"text\":\"a=1\"}\n");
+	CHECK_STR(render(false, &ts), "         5  id 0x12  timestamp 0xabc\n");
+	CHECK_STR(render(true, &ts),
+		  "{\"type\":\"timestamp\",\"id\":\"0x12\",\"offset\":5,\"value\":2748}\n");
+	CHECK_INT(tc_listing_fields_parse("offset,id,cpu,time,event,ip", &f, bad, sizeof(bad)), 0);
+	CHECK_STR(render_with(false, f, &ev),
+		  "        99 id - [003]  1234.567890123: event: sched:switch: a=1\n");
+	CHECK_STR(render_with(false, f, &ts), "         5 id 0x12 [-01] -: timestamp: 0xabc\n");
+}
