@@ -6,3 +6,8 @@ const char tc_fmt_digits2[201] =
 	"8081828384858687888990919293949596979899";
 
 const char tc_fmt_hexdig[17] = "0123456789abcdef";
+
+#define H16(h) h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h "c" \
+	h "d" h "e" h "f"
+const char tc_fmt_hex2[513] = H16("0") H16("1") H16("2") H16("3") H16("4") H16("5") H16("6")
+	H16("7") H16("8") H16("9") H16("a") H16("b") H16("c") H16("d") H16("e") H16("f");

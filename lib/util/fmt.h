@@ -29,6 +29,8 @@ static inline unsigned tc_fmt_hex_len(uint64_t v)
 /* "00".."99" */
 extern const char tc_fmt_digits2[201];
 extern const char tc_fmt_hexdig[17];
+/* "00".."ff" */
+extern const char tc_fmt_hex2[513];
 
 /* v's n decimal digits ending at e (n = tc_fmt_udec_len(v)). */
 static inline void tc_fmt_udec_at(char *e, uint64_t v)
@@ -69,8 +71,7 @@ static inline void tc_fmt_hex_at(char *e, uint64_t v, unsigned n)
 
 	for (; e - 2 >= s; v >>= 8) {
 		e -= 2;
-		e[0] = tc_fmt_hexdig[(v >> 4) & 0xf];
-		e[1] = tc_fmt_hexdig[v & 0xf];
+		memcpy(e, tc_fmt_hex2 + 2 * (v & 0xff), 2);
 	}
 	if (e > s)
 		e[-1] = tc_fmt_hexdig[v & 0xf];
