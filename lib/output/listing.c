@@ -204,6 +204,7 @@ static const struct sym_keys keys_from = KEYS(""), keys_to = KEYS("to_");
 static void json_sym_value(struct tc_listing *o, const struct tc_images_sym *s, bool off)
 {
 	size_t n = strlen(s->sym);
+	char buf[SYM_BUF];
 
 	if (n + (off ? 3 + tc_fmt_hex_len(s->sym_off) : 0) < SYM_BUF) {
 		if (off)
@@ -212,8 +213,6 @@ static void json_sym_value(struct tc_listing *o, const struct tc_images_sym *s, 
 			tc_json_raw_str(&o->j, s->sym);
 		return;
 	}
-	char buf[SYM_BUF];
-
 	if (off)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, s->sym, s->sym_off);
 	else {
@@ -515,30 +514,49 @@ static void text_sym(struct tc_listing *o, int pid, uint64_t addr, const char *s
 		     size_t lsep)
 {
 	struct tc_images_sym s;
+	const char *name;
+	size_t n, d;
 	char *p;
 
 	if (!lookup(o, pid, addr, &s))
 		return;
-	put_mem(o, sep, lsep);
-	if (s.sym) {
-		put_str(o, s.sym);
-		p = room(o);
-		p = LIT(p, "+0x");
-	} else {
-		const char *b = base_name(s.dso);
+	name = s.sym ? s.sym : base_name(s.dso);
+	n = strlen(name);
+	d = s.dso ? strlen(s.dso) : 0;
 
-		put_mem(o, "[", 1);
-		put_str(o, b);
-		p = room(o);
-		p = LIT(p, "+0x");
+	if (n + d < TC_JSON_BUF / 4 - 64) {	/* the usual: all of it in one piece */
+		p = tc_json_raw_room(&o->j, n + d + 64);
+		memcpy(p, sep, lsep);
+		p += lsep;
+		if (!s.sym)
+			*p++ = '[';
+		memcpy(p, name, n);
+		p = LIT(p + n, "+0x");
+		p = tc_fmt_hex(p, s.sym ? s.sym_off : s.dso_off);
+		if (!s.sym)
+			*p++ = ']';
+		if (s.dso) {
+			p = LIT(p, " (");
+			memcpy(p, s.dso, d);
+			p += d;
+			*p++ = ')';
+		}
+		done(o, p);
+		return;
 	}
+	put_mem(o, sep, lsep);
+	if (!s.sym)
+		put_mem(o, "[", 1);
+	put_mem(o, name, n);
+	p = room(o);
+	p = LIT(p, "+0x");
 	p = tc_fmt_hex(p, s.sym ? s.sym_off : s.dso_off);
 	if (!s.sym)
 		*p++ = ']';
 	done(o, p);
 	if (s.dso) {
 		put_mem(o, " (", 2);
-		put_str(o, s.dso);
+		put_mem(o, s.dso, d);
 		put_mem(o, ")", 1);
 	}
 }
