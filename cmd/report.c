@@ -92,6 +92,11 @@ static void feed_one(void *ctx, const struct tc_rec *r)
 	tc_analysis_feed(ctx, r);	/* out of memory shows at tc_analysis_finish */
 }
 
+static void feed_all(void *ctx, const struct tc_rec *r)
+{
+	tc_analysis_feed(*((struct feed *)ctx)->an, r);	/* as feed_one */
+}
+
 /* The filter (decoders/rec_filter.h) between the decoder and the analysis. */
 static void feed(void *ctx, const struct tc_rec *r)
 {
@@ -114,7 +119,7 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	 * session comes first, feeding whatever *out holds once it runs. */
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
 	tc_run_opt_default(&sa);
-	if (!(d = tc_session_new(&sa, feed, &f)))
+	if (!(d = tc_session_new(&sa, filter ? feed : feed_all, &f)))
 		tc_fatal("out of memory");
 	if (filter)
 		tc_rec_filter_source(filter, &(struct tc_rec_filter_src){
@@ -122,6 +127,8 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 			.ctx = d });
 	o->sym = tc_session_sym;
 	o->sym_ctx = d;
+	o->space = tc_session_space;
+	o->space_ctx = d;
 	o->dso = tc_session_dso;
 	o->dso_ctx = d;
 	o->comm = tc_session_comm;

@@ -125,6 +125,14 @@ const char *tc_session_dso(void *ctx, int pid, uint64_t addr)
 	return s->dec ? s->dec->ops->dso(s->dec->dec, pid, addr) : NULL;
 }
 
+uint64_t tc_session_space(void *ctx)
+{
+	struct tc_session *s = ctx;
+
+	return s->dec && s->dec->ops->space ? s->dec->ops->space(s->dec->dec)
+					    : TC_SESSION_SPACE_ANY;
+}
+
 /* The address spaces that map addr, from the decoder at work. */
 static struct tc_images *images_at(struct tc_session *s, int pid, uint64_t addr)
 {

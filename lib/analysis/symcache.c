@@ -1,0 +1,71 @@
+#include "lib/analysis/symcache.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define SLOTS 4096	/* a power of two */
+
+struct slot {
+	uint64_t space;		/* TC_SYMCACHE_SPACE_ANY: empty */
+	uint64_t addr, start;
+	const char *name;
+	int pid;
+	bool known;		/* sym answered 0 */
+};
+
+struct tc_symcache {
+	struct tc_symcache_opts o;
+	struct slot slot[SLOTS];
+};
+
+struct tc_symcache *tc_symcache_new(const struct tc_symcache_opts *o)
+{
+	struct tc_symcache *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->o = *o;
+	for (size_t i = 0; i < SLOTS; i++)
+		c->slot[i].space = TC_SYMCACHE_SPACE_ANY;
+	return c;
+}
+
+void tc_symcache_free(struct tc_symcache *c)
+{
+	free(c);
+}
+
+static size_t slot_of(int pid, uint64_t addr)
+{
+	uint64_t h = (addr ^ ((uint64_t)(uint32_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 52) & (SLOTS - 1);
+}
+
+int tc_symcache_sym(void *cache, int pid, uint64_t addr, const char **name, uint64_t *start)
+{
+	struct tc_symcache *c = cache;
+	uint64_t space = c->o.space(c->o.space_ctx);
+	struct slot *s = &c->slot[slot_of(pid, addr)];
+	const char *n = NULL;
+	uint64_t st = 0;
+	bool known;
+
+	if (space != TC_SYMCACHE_SPACE_ANY && s->space == space && s->addr == addr &&
+	    s->pid == pid) {
+		if (!s->known)
+			return -1;
+		*name = s->name;
+		*start = s->start;
+		return 0;
+	}
+	known = !c->o.sym(c->o.sym_ctx, pid, addr, &n, &st);
+	if (space != TC_SYMCACHE_SPACE_ANY)
+		*s = (struct slot){ .space = space, .addr = addr, .start = st, .name = n,
+				    .pid = pid, .known = known };
+	if (!known)
+		return -1;
+	*name = n;
+	*start = st;
+	return 0;
+}
