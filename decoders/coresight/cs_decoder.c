@@ -133,9 +133,9 @@ static int cs_sym(void *dec, int pid, uint64_t addr, const char **name, uint64_t
 
 /* The side-band changes the address space within cs_process and at cs_finish's start (build
  * ids): the number moves around each, never while records of a decode are emitted. */
-static uint64_t cs_space(void *dec)
+static const uint64_t *cs_space(void *dec)
 {
-	return ((const struct cs_decoder *)dec)->space;
+	return &((const struct cs_decoder *)dec)->space;
 }
 
 static const char *cs_dso(void *dec, int pid, uint64_t addr)

@@ -193,11 +193,11 @@ static const char *pt_dso(void *dec, int pid, uint64_t addr)
 	return p->s ? tc_pt_session_dso(p->s, pid, addr) : NULL;
 }
 
-static uint64_t pt_space(void *dec)
+static const uint64_t *pt_space(void *dec)
 {
 	struct pt_decoder *p = dec;
 
-	return p->s ? tc_pt_session_space(p->s) : 0;
+	return p->s ? tc_pt_session_space(p->s) : NULL;
 }
 
 static struct tc_images *pt_images_at(void *dec, int pid, uint64_t addr)

@@ -743,9 +743,9 @@ int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint
 	return -1;
 }
 
-uint64_t tc_pt_session_space(void *ctx)
+const uint64_t *tc_pt_session_space(const struct tc_pt_session *s)
 {
-	return ((const struct tc_pt_session *)ctx)->gen;
+	return &s->gen;
 }
 
 const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr)

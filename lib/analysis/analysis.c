@@ -97,6 +97,8 @@ struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 
 int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r)
 {
+	if (a->cache)
+		tc_symcache_refresh(a->cache);
 	if (tc_callstack_feed(a->cs, r)) {
 		a->failed = true;
 		return -1;
@@ -135,6 +137,8 @@ int tc_analysis_finish(struct tc_analysis *a)
 {
 	int rc = a->failed ? -1 : 0;
 
+	if (a->cache)
+		tc_symcache_refresh(a->cache);
 	switch (a->o.format) {
 	case TC_ANALYSIS_FOLDED:
 		rc |= tc_folded_write(a->tree, a->o.f) || tc_calltree_failed(a->tree) ? -1 : 0;

@@ -29,7 +29,7 @@ struct tc_analysis_opts {
 	void *sym_ctx;
 	/* optional: sym's answers are kept while this number is unchanged (lib/analysis/
 	 * symcache.h; decoders/session.h tc_session_space) */
-	uint64_t (*space)(void *ctx);
+	const uint64_t *(*space)(void *ctx);
 	void *space_ctx;
 	const char *(*dso)(void *ctx, int pid, uint64_t addr);	/* report: dso column, filter */
 	void *dso_ctx;

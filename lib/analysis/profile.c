@@ -38,7 +38,7 @@ struct hot {
 };
 
 #define FN_CACHE 1024		/* direct-mapped (thread, addr) -> fn index + 1 (0 none) */
-#define HOT_CACHE 1024		/* direct-mapped: a range's hot entry, index + 1 (0 none) */
+#define HOT_CACHE 4096		/* direct-mapped: a range's hot entry, index + 1 (0 none) */
 
 struct tc_profile {
 	struct tc_profile_opts o;
@@ -159,8 +159,8 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 			 size_t *idx)
 {
 	struct fn_key k = { thread, addr };
-	uint64_t h = fn_hash(thread, addr);
-	size_t *c = &p->fn_cache[(h >> 40) & (FN_CACHE - 1)];
+	uint64_t h;
+	size_t *c = &p->fn_cache[(addr ^ (addr >> 12) ^ thread * 0x9e37) & (FN_CACHE - 1)];
 	struct fn *f;
 	char hex[32];
 
@@ -168,6 +168,7 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 		*idx = *c - 1;
 		return &p->fn[*idx];
 	}
+	h = fn_hash(thread, addr);
 	*idx = tc_hash_find(&p->fn_h, h, fn_eq, p->fn, &k);
 	if (*idx != TC_HASH_NONE) {
 		*c = *idx + 1;
@@ -191,13 +192,16 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint32_t insns)
 {
 	struct hot_key k = { fn, r->start, r->end };
-	uint64_t h = hot_hash(fn, r->start, r->end);
-	size_t *c = &p->hot_cache[(h >> 40) & (HOT_CACHE - 1)], i = *c - 1;
+	uint64_t h;
+	/* a cheap slot: the cache is checked, not trusted */
+	size_t *c = &p->hot_cache[(r->start ^ (r->start >> 12) ^ (r->end << 1)) & (HOT_CACHE - 1)];
+	size_t i = *c - 1;
 
 	if (*c && p->hot[i].start == r->start && p->hot[i].end == r->end && p->hot[i].fn == fn) {
 		p->hot[i].insns += insns;
 		return 0;
 	}
+	h = hot_hash(fn, r->start, r->end);
 	i = tc_hash_find(&p->hot_h, h, hot_eq, p->hot, &k);
 	if (i != TC_HASH_NONE) {
 		p->hot[i].insns += insns;

@@ -4,9 +4,10 @@
 #include <stdlib.h>
 
 #define SLOTS 4096	/* a power of two */
+#define NONE UINT64_MAX	/* space of an empty slot, and while the number is not known */
 
 struct slot {
-	uint64_t space;		/* TC_SYMCACHE_SPACE_ANY: empty */
+	uint64_t space;		/* NONE: empty */
 	uint64_t addr, start;
 	const char *name;
 	int pid;
@@ -15,6 +16,8 @@ struct slot {
 
 struct tc_symcache {
 	struct tc_symcache_opts o;
+	const uint64_t *at;	/* the number, once known */
+	uint64_t space;		/* as tc_symcache_refresh read it, NONE: keep nothing */
 	struct slot slot[SLOTS];
 };
 
@@ -25,14 +28,23 @@ struct tc_symcache *tc_symcache_new(const struct tc_symcache_opts *o)
 	if (!c)
 		return NULL;
 	c->o = *o;
+	c->at = NULL;
+	c->space = NONE;
 	for (size_t i = 0; i < SLOTS; i++)
-		c->slot[i].space = TC_SYMCACHE_SPACE_ANY;
+		c->slot[i].space = NONE;
 	return c;
 }
 
 void tc_symcache_free(struct tc_symcache *c)
 {
 	free(c);
+}
+
+void tc_symcache_refresh(struct tc_symcache *c)
+{
+	if (!c->at)
+		c->at = c->o.space(c->o.space_ctx);
+	c->space = c->at && *c->at != NONE ? *c->at : NONE;
 }
 
 static size_t slot_of(int pid, uint64_t addr)
@@ -45,13 +57,13 @@ static size_t slot_of(int pid, uint64_t addr)
 int tc_symcache_sym(void *cache, int pid, uint64_t addr, const char **name, uint64_t *start)
 {
 	struct tc_symcache *c = cache;
-	uint64_t space = c->o.space(c->o.space_ctx);
+	uint64_t space = c->space;
 	struct slot *s = &c->slot[slot_of(pid, addr)];
 	const char *n = NULL;
 	uint64_t st = 0;
 	bool known;
 
-	if (space != TC_SYMCACHE_SPACE_ANY && s->space == space && s->addr == addr &&
+	if (space != NONE && s->space == space && s->addr == addr &&
 	    s->pid == pid) {
 		if (!s->known)
 			return -1;
@@ -60,7 +72,7 @@ int tc_symcache_sym(void *cache, int pid, uint64_t addr, const char **name, uint
 		return 0;
 	}
 	known = !c->o.sym(c->o.sym_ctx, pid, addr, &n, &st);
-	if (space != TC_SYMCACHE_SPACE_ANY)
+	if (space != NONE)
 		*s = (struct slot){ .space = space, .addr = addr, .start = st, .name = n,
 				    .pid = pid, .known = known };
 	if (!known)

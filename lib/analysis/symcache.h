@@ -9,20 +9,23 @@
 
 #include "lib/analysis/callstack.h"
 
-#define TC_SYMCACHE_SPACE_ANY UINT64_MAX	/* space number unknown: keep nothing */
-
 struct tc_symcache_opts {
 	tc_sym_fn sym;		/* required */
 	void *sym_ctx;
-	/* required: changes whenever sym may answer differently, and the names sym gave stay
-	 * valid while it is unchanged; TC_SYMCACHE_SPACE_ANY: the answer is not kept */
-	uint64_t (*space)(void *ctx);
+	/* required: where a number is kept that changes whenever sym may answer differently
+	 * (the names sym gave stay valid while it is unchanged), valid as long as the cache;
+	 * NULL: not known yet (nothing is kept; asked again at the next refresh) */
+	const uint64_t *(*space)(void *ctx);
 	void *space_ctx;
 };
 
 struct tc_symcache;
 
 struct tc_symcache *tc_symcache_new(const struct tc_symcache_opts *o);	/* NULL on ENOMEM */
+/* Read the space number now; answers until the next call are kept and found under it. Call
+ * it whenever the address space may have changed: before each record is fed (the side-band
+ * applies between records) and before the consumers finish. */
+void tc_symcache_refresh(struct tc_symcache *c);
 /* A tc_sym_fn (ctx = the cache): sym's answer, kept or asked for. */
 int tc_symcache_sym(void *cache, int pid, uint64_t addr, const char **name, uint64_t *start);
 void tc_symcache_free(struct tc_symcache *c);
