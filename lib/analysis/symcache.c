@@ -6,11 +6,13 @@
 #define SLOTS 4096	/* a power of two */
 #define NONE UINT64_MAX	/* space of an empty slot, and while the number is not known */
 
+/* What is known of pid's addr under space: sym's answer, dso's, or both. */
 struct slot {
 	uint64_t space;		/* NONE: empty */
 	uint64_t addr, start;
-	const char *name;
+	const char *name, *dso;
 	int pid;
+	bool has_sym, has_dso;	/* asked */
 	bool known;		/* sym answered 0 */
 };
 
@@ -47,24 +49,29 @@ void tc_symcache_refresh(struct tc_symcache *c)
 	c->space = c->at && *c->at != NONE ? *c->at : NONE;
 }
 
-static size_t slot_of(int pid, uint64_t addr)
+/* pid's addr's slot, emptied if it held another address or an older space; NULL while the
+ * space is not known. */
+static struct slot *slot_of(struct tc_symcache *c, int pid, uint64_t addr)
 {
 	uint64_t h = (addr ^ ((uint64_t)(uint32_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
+	struct slot *s = &c->slot[(size_t)(h >> 52) & (SLOTS - 1)];
 
-	return (size_t)(h >> 52) & (SLOTS - 1);
+	if (c->space == NONE)
+		return NULL;
+	if (s->space != c->space || s->addr != addr || s->pid != pid)
+		*s = (struct slot){ .space = c->space, .addr = addr, .pid = pid };
+	return s;
 }
 
 int tc_symcache_sym(void *cache, int pid, uint64_t addr, const char **name, uint64_t *start)
 {
 	struct tc_symcache *c = cache;
-	uint64_t space = c->space;
-	struct slot *s = &c->slot[slot_of(pid, addr)];
+	struct slot *s = slot_of(c, pid, addr);
 	const char *n = NULL;
 	uint64_t st = 0;
 	bool known;
 
-	if (space != NONE && s->space == space && s->addr == addr &&
-	    s->pid == pid) {
+	if (s && s->has_sym) {
 		if (!s->known)
 			return -1;
 		*name = s->name;
@@ -72,12 +79,31 @@ int tc_symcache_sym(void *cache, int pid, uint64_t addr, const char **name, uint
 		return 0;
 	}
 	known = !c->o.sym(c->o.sym_ctx, pid, addr, &n, &st);
-	if (space != NONE)
-		*s = (struct slot){ .space = space, .addr = addr, .start = st, .name = n,
-				    .pid = pid, .known = known };
+	if (s) {
+		s->has_sym = true;
+		s->known = known;
+		s->name = n;
+		s->start = st;
+	}
 	if (!known)
 		return -1;
 	*name = n;
 	*start = st;
 	return 0;
+}
+
+const char *tc_symcache_dso(void *cache, int pid, uint64_t addr)
+{
+	struct tc_symcache *c = cache;
+	struct slot *s = slot_of(c, pid, addr);
+	const char *d;
+
+	if (s && s->has_dso)
+		return s->dso;
+	d = c->o.dso(c->o.dso_ctx, pid, addr);
+	if (s) {
+		s->has_dso = true;
+		s->dso = d;
+	}
+	return d;
 }

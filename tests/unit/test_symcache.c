@@ -28,6 +28,16 @@ static int world_sym(void *ctx, int pid, uint64_t addr, const char **name, uint6
 	return addr >= *start ? 0 : -1;
 }
 
+static const char *world_dso(void *ctx, int pid, uint64_t addr)
+{
+	struct world *w = ctx;
+
+	w->asked++;
+	if (pid != 7 || addr < 0x1000 || addr >= 0x2000)
+		return NULL;
+	return w->generation ? "/bin/after" : "/bin/before";
+}
+
 static const uint64_t *world_space(void *ctx)
 {
 	struct world *w = ctx;
@@ -38,6 +48,7 @@ static const uint64_t *world_space(void *ctx)
 static struct tc_symcache *cache(struct world *w)
 {
 	return tc_symcache_new(&(struct tc_symcache_opts){ .sym = world_sym, .sym_ctx = w,
+							   .dso = world_dso, .dso_ctx = w,
 							   .space = world_space, .space_ctx = w });
 }
 
@@ -121,5 +132,30 @@ TEST(colliding_addresses_do_not_mix)
 	}
 	for (uint64_t a = 0x3000; a < 0x4000; a += 4)
 		CHECK_INT(tc_symcache_sym(c, 7, a, &name, &start), -1);
+	tc_symcache_free(c);
+}
+
+TEST(dso_answers_beside_the_symbols)
+{
+	struct world w = { .known = true };
+	struct tc_symcache *c = cache(&w);
+	const char *name = NULL;
+	uint64_t start = 0;
+
+	tc_symcache_refresh(c);
+	CHECK_STR(tc_symcache_dso(c, 7, 0x1900), "/bin/before");
+	CHECK_INT(tc_symcache_sym(c, 7, 0x1900, &name, &start), 0);
+	CHECK_STR(tc_symcache_dso(c, 7, 0x1900), "/bin/before");
+	CHECK_INT(tc_symcache_sym(c, 7, 0x1900, &name, &start), 0);
+	CHECK(tc_symcache_dso(c, 7, 0x3000) == NULL);
+	CHECK(tc_symcache_dso(c, 7, 0x3000) == NULL);
+	CHECK_INT(w.asked, 3);
+	w.generation = 1;
+	w.space++;
+	tc_symcache_refresh(c);
+	CHECK_STR(tc_symcache_dso(c, 7, 0x1900), "/bin/after");
+	CHECK_INT(tc_symcache_sym(c, 7, 0x1900, &name, &start), 0);
+	CHECK_STR(name, "bar");
+	CHECK_INT(w.asked, 5);
 	tc_symcache_free(c);
 }
