@@ -486,6 +486,7 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	} else if (d->format) {
 		struct tc_analysis_opts o = { .f = stdout, .tid = -1, .cpu = -1,
 					.sym = tc_session_sym, .sym_ctx = dec,
+					.space = tc_session_space, .space_ctx = dec,
 					.dso = tc_session_dso, .dso_ctx = dec,
 					.comm = tc_session_comm, .comm_ctx = dec,
 					.comm_roots = !d->no_comm,

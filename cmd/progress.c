@@ -15,7 +15,6 @@ struct tc_progress {
 	struct buf *b;
 	size_t n, cap;
 	uint64_t total, done;
-	unsigned calls;
 	double t0, last, delay;
 };
 
@@ -97,8 +96,8 @@ void tc_progress_at(struct tc_progress *p, uint64_t offset)
 	struct buf *b;
 	double t;
 
-	/* sampled: decoding runs sequentially inside a buffer, every 256th record is enough */
-	if (!p || !p->total || (++p->calls & 255))
+	/* the session calls for every 256th record only (decoders/session.c) */
+	if (!p || !p->total)
 		return;
 	if ((b = find(p, offset)) && offset - b->start > b->reached) {
 		p->done += offset - b->start - b->reached;

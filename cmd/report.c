@@ -11,6 +11,7 @@
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
+#include "lib/analysis/symcache.h"
 
 enum { OPT_SORT = TC_OPT_CMD_BASE, OPT_LIMIT, OPT_TID, OPT_CPU, OPT_COMM, OPT_DSO,
        OPT_PER_THREAD, OPT_SYMFS, OPT_TIME, OPT_PID, OPT_SYM,
@@ -85,11 +86,33 @@ int tc_report_view_opt(const struct tc_cmd *cmd, bool sort, const char *arg,
 struct feed {
 	struct tc_analysis **an;
 	struct tc_rec_filter *filter;
+	struct tc_session *d;
+	struct tc_symcache *cache;	/* the filter's symbols and dsos (--sym, --dso) */
 };
+
+static int filter_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
+{
+	return tc_symcache_sym(((struct feed *)ctx)->cache, pid, addr, name, start);
+}
+
+static const char *filter_dso(void *ctx, int pid, uint64_t addr)
+{
+	return tc_symcache_dso(((struct feed *)ctx)->cache, pid, addr);
+}
+
+static const char *filter_comm(void *ctx, const struct tc_rec *r)
+{
+	return tc_session_comm_rec(((struct feed *)ctx)->d, r);
+}
 
 static void feed_one(void *ctx, const struct tc_rec *r)
 {
 	tc_analysis_feed(ctx, r);	/* out of memory shows at tc_analysis_finish */
+}
+
+static void feed_all(void *ctx, const struct tc_rec *r)
+{
+	tc_analysis_feed(*((struct feed *)ctx)->an, r);	/* as feed_one */
 }
 
 /* The filter (decoders/rec_filter.h) between the decoder and the analysis. */
@@ -97,6 +120,7 @@ static void feed(void *ctx, const struct tc_rec *r)
 {
 	struct feed *f = ctx;
 
+	tc_symcache_refresh(f->cache);
 	if (tc_rec_filter_pass(f->filter, r, feed_one, *f->an))
 		tc_fatal("out of memory");
 }
@@ -106,7 +130,7 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 		  struct tc_session **dec)
 {
 	struct tc_session *d;
-	struct feed f = { out, filter };
+	struct feed f = { out, filter, NULL, NULL };
 	struct tc_session_opts sa = *a;
 	int problems;
 
@@ -114,14 +138,20 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	 * session comes first, feeding whatever *out holds once it runs. */
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
 	tc_run_opt_default(&sa);
-	if (!(d = tc_session_new(&sa, feed, &f)))
+	if (!(f.d = d = tc_session_new(&sa, filter ? feed : feed_all, &f)))
 		tc_fatal("out of memory");
-	if (filter)
+	if (filter) {
+		if (!(f.cache = tc_symcache_new(&(struct tc_symcache_opts){
+			      .sym = tc_session_sym, .sym_ctx = d, .dso = tc_session_dso,
+			      .dso_ctx = d, .space = tc_session_space, .space_ctx = d })))
+			tc_fatal("out of memory");
 		tc_rec_filter_source(filter, &(struct tc_rec_filter_src){
-			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm_rec,
-			.ctx = d });
+			.sym = filter_sym, .dso = filter_dso, .comm = filter_comm, .ctx = &f });
+	}
 	o->sym = tc_session_sym;
 	o->sym_ctx = d;
+	o->space = tc_session_space;
+	o->space_ctx = d;
 	o->dso = tc_session_dso;
 	o->dso_ctx = d;
 	o->comm = tc_session_comm;
@@ -131,6 +161,9 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	problems = tc_decode_run(d);
 	if (tc_analysis_finish(*out))
 		tc_fatal("the profile could not be completed (out of memory or a write error)");
+	if (filter)	/* the filter is not asked again: its source goes */
+		tc_rec_filter_source(filter, &(struct tc_rec_filter_src){ .ctx = NULL });
+	tc_symcache_free(f.cache);
 	*dec = d;
 	return problems;
 }

@@ -50,6 +50,7 @@ struct tc_session {
 	struct tc_events *ev;		/* tracepoint samples */
 	struct tc_perf_data *pd;	/* the input, while it is read */
 	const struct tc_session_progress *p;
+	unsigned at_calls;		/* p->at hears of every 256th record */
 	bool nomem;			/* the events ran out of memory while emitting */
 	struct comm *comms;
 	size_t ncomms, ccomms;
@@ -123,6 +124,13 @@ const char *tc_session_dso(void *ctx, int pid, uint64_t addr)
 	struct tc_session *s = ctx;
 
 	return s->dec ? s->dec->ops->dso(s->dec->dec, pid, addr) : NULL;
+}
+
+const uint64_t *tc_session_space(void *ctx)
+{
+	struct tc_session *s = ctx;
+
+	return s->dec && s->dec->ops->space ? s->dec->ops->space(s->dec->dec) : NULL;
 }
 
 /* The address spaces that map addr, from the decoder at work. */
@@ -213,7 +221,8 @@ static void emit_progress(void *ctx, const struct tc_rec *r)
 	struct tc_session *s = ctx;
 	int rc;
 
-	if (s->p->at)
+	/* sampled: decoding runs sequentially inside a buffer, every 256th record is enough */
+	if (!(++s->at_calls & 255) && s->p->at)
 		s->p->at(s->p->ctx, r->offset);
 	if (r->has_time)
 		rc = tc_events_flush_time(s->ev, s->pd, r->time);
@@ -444,7 +453,7 @@ static int list_records(struct tc_session *s, struct tc_diag *m, struct tc_err *
 		if (account(s, &r, e))
 			return -1;
 		s->o.record(s->o.record_ctx, &r);
-		if (s->p->at)
+		if (!(++s->at_calls & 255) && s->p->at)
 			s->p->at(s->p->ctx, r.offset);
 		if (s->p->stop && s->p->stop(s->p->ctx))
 			break;	/* the command reports it */

@@ -43,7 +43,8 @@ struct tc_session_progress {
 	void (*begin)(void *ctx);	/* the input is open, reading starts */
 	/* A buffer of trace at [offset, offset + size) of the input, in input order. */
 	void (*buffer)(void *ctx, uint64_t offset, uint64_t size);
-	/* Decoding has reached this input offset (records in any buffer, any order). */
+	/* Decoding has reached this input offset (records in any buffer, any order); told
+	 * for every 256th record. */
 	void (*at)(void *ctx, uint64_t offset);
 	void (*end)(void *ctx);		/* decoding is done (or failed) */
 	/* True: stop reading records (the output failed; the command reports it). */
@@ -73,6 +74,11 @@ int tc_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym
  * decoded; ctx is the session. Valid during tc_session_run and until tc_session_free. */
 int tc_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_session_dso(void *ctx, int pid, uint64_t addr);
+/* For caches of tc_session_sym and tc_session_dso answers: where the decoder keeps a number
+ * that changes whenever they may answer differently (side-band applied; never while a
+ * record is emitted), valid until tc_session_free; names they gave stay valid while it is
+ * unchanged. NULL: not known (yet: no decoder picked), keep nothing; ask again later. */
+const uint64_t *tc_session_space(void *ctx);
 const char *tc_session_comm(void *ctx, int pid, int tid);	/* the latest name */
 /* The one lookup of a record's thread name (lib/output/listing.h tc_comm_fn; filters by
  * comm): tid's command name when r happened (r's perf time; the latest where r has none),

@@ -12,6 +12,7 @@
 struct cs_decoder {
 	struct tc_cs_perf *s;
 	bool packets;
+	uint64_t space;		/* records taken and decodes begun: the side-band applies then */
 };
 
 static void *cs_new(const struct tc_decoder_opts *o, struct tc_err *e)
@@ -43,9 +44,13 @@ static int cs_process(void *dec, const struct tc_perf_data *pd,
 		      const struct tc_perf_data_record *r, struct tc_err *e)
 {
 	struct cs_decoder *c = dec;
+	int rc;
 
 	(void)pd;
-	return tc_cs_perf_record(c->s, r, e);
+	c->space++;
+	rc = tc_cs_perf_record(c->s, r, e);
+	c->space++;
+	return rc;
 }
 
 static int cs_finish(void *dec, const struct tc_perf_data *pd, const char *input,
@@ -54,9 +59,12 @@ static int cs_finish(void *dec, const struct tc_perf_data *pd, const char *input
 	struct cs_decoder *c = dec;
 	const struct tc_cs_perf_stats *st;
 	struct tc_diag notes = { 0 };
-	int problems = 0;
+	int problems = 0, rc;
 
-	if (tc_cs_perf_decode(c->s, pd, e))
+	c->space++;	/* build ids join the images */
+	rc = tc_cs_perf_decode(c->s, pd, e);
+	c->space++;
+	if (rc)
 		return -1;
 	st = tc_cs_perf_stats(c->s);
 	tc_cs_perf_diag(c->s, &notes);
@@ -123,6 +131,13 @@ static int cs_sym(void *dec, int pid, uint64_t addr, const char **name, uint64_t
 	return 0;
 }
 
+/* The side-band changes the address space within cs_process and at cs_finish's start (build
+ * ids): the number moves around each, never while records of a decode are emitted. */
+static const uint64_t *cs_space(void *dec)
+{
+	return &((const struct cs_decoder *)dec)->space;
+}
+
 static const char *cs_dso(void *dec, int pid, uint64_t addr)
 {
 	struct tc_images_sym s;
@@ -141,4 +156,5 @@ const struct tc_decoder_ops tc_cs_decoder_ops = {
 	.sym = cs_sym,
 	.dso = cs_dso,
 	.images_at = cs_images_at,
+	.space = cs_space,
 };

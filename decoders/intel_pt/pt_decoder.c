@@ -193,6 +193,13 @@ static const char *pt_dso(void *dec, int pid, uint64_t addr)
 	return p->s ? tc_pt_session_dso(p->s, pid, addr) : NULL;
 }
 
+static const uint64_t *pt_space(void *dec)
+{
+	struct pt_decoder *p = dec;
+
+	return p->s ? tc_pt_session_space(p->s) : NULL;
+}
+
 static struct tc_images *pt_images_at(void *dec, int pid, uint64_t addr)
 {
 	struct pt_decoder *p = dec;
@@ -211,4 +218,5 @@ const struct tc_decoder_ops tc_pt_decoder_ops = {
 	.sym = pt_sym,
 	.dso = pt_dso,
 	.images_at = pt_images_at,
+	.space = pt_space,
 };

@@ -85,6 +85,7 @@ struct tc_pt_session {
 	size_t nmiss, capmiss;
 	struct tc_pt_session_missing *list;
 	const struct tc_perf_data_features *f;	/* at decode time: build ids for images */
+	uint64_t gen;		/* changes with any queue's address spaces (tc_pt_session_space) */
 };
 
 struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e)
@@ -372,6 +373,7 @@ static int cmp_sw(const void *a, const void *b)
 /* Side-band record b into q's address spaces. */
 static void apply_sb(struct queue *q, const struct sb *b)
 {
+	q->s->gen++;
 	switch (b->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -402,6 +404,7 @@ static struct tc_images *images(struct queue *q)
 		return q->im;
 	if (!(q->im = tc_images_new(&io)))
 		return NULL;
+	s->gen++;
 	if (s->f)
 		tc_images_add_build_ids(q->im, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < q->sb_next; i++)
@@ -738,6 +741,11 @@ int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint
 			return 0;
 		}
 	return -1;
+}
+
+const uint64_t *tc_pt_session_space(const struct tc_pt_session *s)
+{
+	return &s->gen;
 }
 
 const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr)

@@ -71,6 +71,10 @@ int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_
  * session, valid until tc_pt_session_free. */
 int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr);
+/* Where the session keeps a number that changes whenever what tc_pt_session_sym and _dso
+ * answer may change (a queue's address spaces made or changed by side-band); names they
+ * gave stay valid meanwhile. Valid until tc_pt_session_free. */
+const uint64_t *tc_pt_session_space(const struct tc_pt_session *s);
 /* The address spaces of the first queue that maps pid's addr, or NULL. */
 struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint64_t addr);
 /* Images needed but not found, over all queues, each once. Valid until tc_pt_session_free. */

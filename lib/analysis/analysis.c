@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/analysis/calltree.h"
+#include "lib/analysis/symcache.h"
 #include "lib/output/chrome.h"
 #include "lib/output/folded.h"
 #include "lib/output/svg.h"
@@ -14,6 +15,7 @@ struct tc_analysis {
 	struct tc_profile *prof;
 	struct tc_calltree *tree;
 	struct tc_chrome *chrome;
+	struct tc_symcache *cache;
 	bool failed;
 };
 
@@ -38,11 +40,25 @@ int tc_analysis_format_parse(const char *s, enum tc_analysis_format *f)
 struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 {
 	struct tc_analysis *a = calloc(1, sizeof(*a));
-	struct tc_callstack_ops ops = { .sym = o->sym, .sym_ctx = o->sym_ctx };
+	struct tc_callstack_ops ops;
 
 	if (!a)
 		return NULL;
 	a->o = *o;
+	if (o->sym && o->space) {
+		/* every consumer asks through the one cache */
+		a->cache = tc_symcache_new(&(struct tc_symcache_opts){
+			.sym = o->sym, .sym_ctx = o->sym_ctx, .space = o->space,
+			.space_ctx = o->space_ctx });
+		if (!a->cache) {
+			free(a);
+			return NULL;
+		}
+		o = &a->o;
+		a->o.sym = tc_symcache_sym;
+		a->o.sym_ctx = a->cache;
+	}
+	ops = (struct tc_callstack_ops){ .sym = o->sym, .sym_ctx = o->sym_ctx };
 	switch (o->format) {
 	case TC_ANALYSIS_FOLDED:
 	case TC_ANALYSIS_SVG:
@@ -81,6 +97,8 @@ struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 
 int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r)
 {
+	if (a->cache)
+		tc_symcache_refresh(a->cache);
 	if (tc_callstack_feed(a->cs, r)) {
 		a->failed = true;
 		return -1;
@@ -119,6 +137,8 @@ int tc_analysis_finish(struct tc_analysis *a)
 {
 	int rc = a->failed ? -1 : 0;
 
+	if (a->cache)
+		tc_symcache_refresh(a->cache);
 	switch (a->o.format) {
 	case TC_ANALYSIS_FOLDED:
 		rc |= tc_folded_write(a->tree, a->o.f) || tc_calltree_failed(a->tree) ? -1 : 0;
@@ -153,6 +173,7 @@ void tc_analysis_free(struct tc_analysis *a)
 		/* never finished: end the document anyway so the file parses */
 		tc_chrome_finish(a->chrome);
 	}
+	tc_symcache_free(a->cache);
 	free(a);
 }
 

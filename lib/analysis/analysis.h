@@ -27,6 +27,10 @@ struct tc_analysis_opts {
 	FILE *f;		/* output (not for TC_ANALYSIS_PROFILE) */
 	tc_sym_fn sym;		/* e.g. tc_analysis_images_sym with sym_ctx = struct tc_images * */
 	void *sym_ctx;
+	/* optional: sym's answers are kept while this number is unchanged (lib/analysis/
+	 * symcache.h; decoders/session.h tc_session_space) */
+	const uint64_t *(*space)(void *ctx);
+	void *space_ctx;
 	const char *(*dso)(void *ctx, int pid, uint64_t addr);	/* report: dso column, filter */
 	void *dso_ctx;
 	const char *(*comm)(void *ctx, int pid, int tid);	/* thread names */

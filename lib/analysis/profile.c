@@ -8,18 +8,28 @@
 #include "lib/util/grow.h"
 #include "lib/util/hash.h"
 
+/* A frame of a thread's stack as last counted. Totals are counted per frame, not per
+ * range: a function's first frame on the stack (recursion counts once) adds the thread's
+ * instructions from when it was entered to when it leaves. */
+struct pframe {
+	size_t fn;
+	uint64_t since;		/* first: the thread's insns when entered; else UINT64_MAX */
+};
+
 struct pthr {
 	int key, pid, tid, cpu;
 	char *comm;
 	uint64_t insns;
+	struct pframe *stack;	/* the frames of the thread's last counted range */
+	size_t depth, cstack;
 };
 
 struct fn {
 	size_t thread;
 	uint64_t addr;
 	char *name, *dso;
-	uint64_t self, total, calls;
-	uint64_t stamp;		/* the range last counted into total (recursion: once) */
+	uint64_t self, total, calls;	/* total: of frames that left the stack */
+	unsigned on;		/* frames of it on its thread's stack */
 };
 
 struct hot {
@@ -27,8 +37,13 @@ struct hot {
 	uint64_t start, end, insns;
 };
 
+#define FN_CACHE 1024		/* direct-mapped (thread, addr) -> fn index + 1 (0 none) */
+#define HOT_CACHE 4096		/* direct-mapped: a range's hot entry, index + 1 (0 none) */
+
 struct tc_profile {
 	struct tc_profile_opts o;
+	size_t fn_cache[FN_CACHE], hot_cache[HOT_CACHE];
+	bool filtered;		/* some ranges are not counted (tid, cpu, comm_is) */
 	struct pthr *th;
 	size_t nth, cth, last_th;
 	struct fn *fn;
@@ -72,8 +87,10 @@ struct tc_profile *tc_profile_new(const struct tc_profile_opts *o)
 {
 	struct tc_profile *p = calloc(1, sizeof(*p));
 
-	if (p)
+	if (p) {
 		p->o = *o;
+		p->filtered = o->tid >= 0 || o->cpu >= 0 || o->comm_is;
+	}
 	return p;
 }
 
@@ -81,8 +98,10 @@ void tc_profile_free(struct tc_profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nth; i++)
+	for (size_t i = 0; i < p->nth; i++) {
 		free(p->th[i].comm);
+		free(p->th[i].stack);
+	}
 	for (size_t i = 0; i < p->nfn; i++) {
 		free(p->fn[i].name);
 		free(p->fn[i].dso);
@@ -140,17 +159,25 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 			 size_t *idx)
 {
 	struct fn_key k = { thread, addr };
-	uint64_t h = fn_hash(thread, addr);
+	uint64_t h;
+	size_t *c = &p->fn_cache[(addr ^ (addr >> 12) ^ thread * 0x9e37) & (FN_CACHE - 1)];
 	struct fn *f;
 	char hex[32];
 
-	*idx = tc_hash_find(&p->fn_h, h, fn_eq, p->fn, &k);
-	if (*idx != TC_HASH_NONE)
+	if (*c && p->fn[*c - 1].addr == addr && p->fn[*c - 1].thread == thread) {
+		*idx = *c - 1;
 		return &p->fn[*idx];
+	}
+	h = fn_hash(thread, addr);
+	*idx = tc_hash_find(&p->fn_h, h, fn_eq, p->fn, &k);
+	if (*idx != TC_HASH_NONE) {
+		*c = *idx + 1;
+		return &p->fn[*idx];
+	}
 	if (tc_grow((void **)&p->fn, &p->cfn, p->nfn + 1, sizeof(*p->fn)))
 		return NULL;
 	f = &p->fn[p->nfn];
-	*f = (struct fn){ .thread = thread, .addr = addr, .stamp = UINT64_MAX };
+	*f = (struct fn){ .thread = thread, .addr = addr };
 	f->name =
 		strdup(tc_callstack_func_name(p->o.sym, p->o.sym_ctx, pid, addr, hex, sizeof(hex)));
 	if (p->o.dso)
@@ -158,23 +185,75 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 	if (!f->name || tc_hash_add(&p->fn_h, h, p->nfn))
 		return NULL;
 	*idx = p->nfn++;
+	*c = p->nfn;
 	return f;
 }
 
 static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint32_t insns)
 {
 	struct hot_key k = { fn, r->start, r->end };
-	uint64_t h = hot_hash(fn, r->start, r->end);
-	size_t i = tc_hash_find(&p->hot_h, h, hot_eq, p->hot, &k);
+	uint64_t h;
+	/* a cheap slot: the cache is checked, not trusted */
+	size_t *c = &p->hot_cache[(r->start ^ (r->start >> 12) ^ (r->end << 1)) & (HOT_CACHE - 1)];
+	size_t i = *c - 1;
 
+	if (*c && p->hot[i].start == r->start && p->hot[i].end == r->end && p->hot[i].fn == fn) {
+		p->hot[i].insns += insns;
+		return 0;
+	}
+	h = hot_hash(fn, r->start, r->end);
+	i = tc_hash_find(&p->hot_h, h, hot_eq, p->hot, &k);
 	if (i != TC_HASH_NONE) {
 		p->hot[i].insns += insns;
+		*c = i + 1;
 		return 0;
 	}
 	if (tc_grow((void **)&p->hot, &p->chot, p->nhot + 1, sizeof(*p->hot)) ||
 	    tc_hash_add(&p->hot_h, h, p->nhot))
 		return -1;
 	p->hot[p->nhot++] = (struct hot){ fn, r->start, r->end, insns };
+	*c = p->nhot;
+	return 0;
+}
+
+/* The thread's frames from keep up leave its stack: their totals close. */
+static void leave(struct tc_profile *p, struct pthr *t, size_t keep)
+{
+	for (; t->depth > keep; t->depth--) {
+		const struct pframe *fr = &t->stack[t->depth - 1];
+		struct fn *f = &p->fn[fr->fn];
+
+		f->on--;
+		if (fr->since != UINT64_MAX)
+			f->total += t->insns - fr->since;
+	}
+}
+
+/* Frames of the range not on the thread's stack as last counted: the frames from
+ * r->kept on were entered since the thread's previous range (if it was counted: with a
+ * filter, compare), and may be new functions. */
+static int enter(struct tc_profile *p, struct pthr *t, size_t ti, const struct tc_callstack_range *r)
+{
+	size_t same = r->kept < t->depth ? r->kept : t->depth;
+
+	if (p->filtered) {
+		same = 0;
+		while (same < t->depth && same < r->depth &&
+		       p->fn[t->stack[same].fn].addr == r->func[same])
+			same++;
+	}
+	leave(p, t, same);
+	if (r->depth > t->cstack &&
+	    tc_grow((void **)&t->stack, &t->cstack, r->depth, sizeof(*t->stack)))
+		return -1;
+	for (; t->depth < r->depth; t->depth++) {
+		size_t fi;
+		struct fn *f = get_fn(p, ti, r->pid, r->func[t->depth], &fi);
+
+		if (!f)
+			return -1;
+		t->stack[t->depth] = (struct pframe){ fi, f->on++ ? UINT64_MAX : t->insns };
+	}
 	return 0;
 }
 
@@ -182,8 +261,8 @@ void tc_profile_range(void *prof, const struct tc_callstack_range *r)
 {
 	struct tc_profile *p = prof;
 	struct pthr *t;
-	struct fn *f = NULL;
-	size_t ti, fi = 0;
+	struct fn *f;
+	size_t ti, fi;
 
 	if (p->failed || (p->o.tid >= 0 && r->tid != p->o.tid) ||
 	    (p->o.cpu >= 0 && r->cpu != p->o.cpu))
@@ -195,29 +274,21 @@ void tc_profile_range(void *prof, const struct tc_callstack_range *r)
 			return;
 	}
 	t = get_thread(p, r, &ti);
-	if (!t)
+	if (!t || enter(p, t, ti, r))
 		goto nomem;
 	t->pid = r->pid;
 	t->cpu = r->cpu;
 	t->insns += r->insns;
 	p->insns += r->insns;
 	p->ranges++;
-	for (unsigned i = 0; i < r->depth; i++) {
-		f = get_fn(p, ti, r->pid, r->func[i], &fi);
-		if (!f)
-			goto nomem;
-		if (f->stamp != p->ranges) {
-			f->stamp = p->ranges;
-			f->total += r->insns;
-		}
-		if (i >= r->kept && r->kind[i] != TC_FRAME_ROOT)
-			f->calls++;
-	}
-	if (f) {
-		f->self += r->insns;
-		if (add_hot(p, fi, r->rec, r->insns))
-			goto nomem;
-	}
+	for (unsigned i = r->kept; i < r->depth; i++)
+		if (r->kind[i] != TC_FRAME_ROOT)
+			p->fn[t->stack[i].fn].calls++;
+	fi = t->stack[r->depth - 1].fn;
+	f = &p->fn[fi];
+	f->self += r->insns;
+	if (add_hot(p, fi, r->rec, r->insns))
+		goto nomem;
 	return;
 nomem:
 	p->failed = true;
@@ -276,7 +347,7 @@ static int fn_order(const void *pa, const void *pb, void *prof)
 
 /* Rows of one thread (thread = SIZE_MAX: all threads, merged by dso and name). */
 static int build_rows(const struct tc_profile *p, const struct tc_profile_view *v, size_t thread,
-		      struct tc_profile_thread *out)
+		      const uint64_t *open, struct tc_profile_thread *out)
 {
 	size_t *idx = malloc((p->nfn + 1) * sizeof(*idx)), n = 0, *row_of;
 	struct tc_profile_row *rows;
@@ -308,7 +379,7 @@ static int build_rows(const struct tc_profile *p, const struct tc_profile_view *
 						      .addr = f->addr };
 		}
 		r->self += f->self;
-		r->total += f->total;
+		r->total += f->total + open[idx[i]];
 		r->calls += f->calls;
 		row_of[idx[i]] = (size_t)(r - rows);
 	}
@@ -346,11 +417,21 @@ int tc_profile_table(const struct tc_profile *p, const struct tc_profile_view *v
 		  struct tc_profile_table *t)
 {
 	size_t n = v->per_thread ? p->nth : 1;
+	uint64_t *open = calloc(p->nfn + 1, sizeof(*open));
 
 	*t = (struct tc_profile_table){ .insns = p->insns };
 	t->threads = calloc(n ? n : 1, sizeof(*t->threads));
-	if (!t->threads)
+	if (!t->threads || !open) {
+		free(t->threads);
+		t->threads = NULL;
+		free(open);
 		return -1;
+	}
+	/* the frames still on the stacks count up to now */
+	for (size_t i = 0; i < p->nth; i++)
+		for (size_t k = 0; k < p->th[i].depth; k++)
+			if (p->th[i].stack[k].since != UINT64_MAX)
+				open[p->th[i].stack[k].fn] += p->th[i].insns - p->th[i].stack[k].since;
 	for (size_t i = 0; i < n; i++) {
 		struct tc_profile_thread *o = &t->threads[i];
 
@@ -362,11 +443,13 @@ int tc_profile_table(const struct tc_profile *p, const struct tc_profile_view *v
 			*o = (struct tc_profile_thread){ .pid = -1, .tid = -1, .cpu = -1,
 						      .insns = p->insns };
 		t->n = i + 1;
-		if (build_rows(p, v, v->per_thread ? i : SIZE_MAX, o)) {
+		if (build_rows(p, v, v->per_thread ? i : SIZE_MAX, open, o)) {
 			tc_profile_table_free(t);
+			free(open);
 			return -1;
 		}
 	}
+	free(open);
 	return 0;
 }
 

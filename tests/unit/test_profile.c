@@ -312,3 +312,110 @@ TEST(diff_names_what_changed)
 	tc_profile_free(a);
 	tc_profile_free(b);
 }
+
+/* ---- the counts against a plain recount of every range's stack ---- */
+
+struct recount {
+	struct tc_profile *p;
+	int tid, cpu;		/* the profile's filters */
+	struct { int tid; uint64_t addr, self, total, calls; } f[512];
+	int n;
+};
+
+static int recount_fn(struct recount *rc, int tid, uint64_t addr)
+{
+	for (int i = 0; i < rc->n; i++)
+		if (rc->f[i].tid == tid && rc->f[i].addr == addr)
+			return i;
+	rc->f[rc->n].tid = tid;
+	rc->f[rc->n].addr = addr;
+	rc->f[rc->n].self = rc->f[rc->n].total = rc->f[rc->n].calls = 0;
+	return rc->n++;
+}
+
+/* Every function on the stack gets the range's instructions once, the deepest its self,
+ * the frames entered since the thread's previous range a call. */
+static void recount_range(void *ctx, const struct tc_callstack_range *r)
+{
+	struct recount *rc = ctx;
+	int seen[TC_CALLSTACK_MAX_DEPTH], ns = 0, k = 0;
+
+	tc_profile_range(rc->p, r);
+	if ((rc->tid >= 0 && r->tid != rc->tid) || (rc->cpu >= 0 && r->cpu != rc->cpu))
+		return;
+	for (unsigned i = 0; i < r->depth; i++) {
+		k = recount_fn(rc, r->tid, r->func[i]);
+		if (i >= r->kept && r->kind[i] != TC_FRAME_ROOT)
+			rc->f[k].calls++;
+		for (int j = 0; j < ns; j++)
+			if (seen[j] == k)
+				goto counted;
+		seen[ns++] = k;
+		rc->f[k].total += r->insns;
+counted:;
+	}
+	rc->f[k].self += r->insns;
+}
+
+/* A random walk over main/foo/bar/baz and unknown code: calls, returns, jumps, breaks, two
+ * threads moving between cpus. */
+static void random_stream(struct stream *st, unsigned seed)
+{
+	static const uint64_t at[] = { MAIN, FOO, BAR, BAZ, 0x9000, 0xa000 };
+	static const enum tc_insn_class cls[] = { TC_INSN_CALL, TC_INSN_CALL, TC_INSN_RET,
+						  TC_INSN_RET, TC_INSN_JUMP, TC_INSN_OTHER };
+
+	srand(seed);
+	while (st->n < 480) {
+		int tid = 1 + rand() % 2, cpu = rand() % 3;
+		uint64_t s = at[rand() % 6] + 4 * (uint64_t)(rand() % 16);
+
+		if (rand() % 40 == 0)
+			st_event(st, TC_REC_TRACE_ON, tid, cpu, 0);
+		else
+			st_range_cpu(st, tid, cpu, s, s + 4 * (1 + (uint64_t)(rand() % 8)),
+				     cls[rand() % 6]);
+	}
+}
+
+TEST(counts_match_a_recount_of_every_stack)
+{
+	static const int filters[][2] = { { -1, -1 }, { -1, 1 }, { 2, -1 }, { 1, 0 } };
+
+	for (unsigned seed = 1; seed <= 40; seed++) {
+		for (unsigned fi = 0; fi < sizeof(filters) / sizeof(filters[0]); fi++) {
+			struct stream st = { .n = 0 };
+			struct recount rc = { .tid = filters[fi][0], .cpu = filters[fi][1] };
+			struct tc_profile_view v = { .sort = TC_PROFILE_BY_NAME, .per_thread = true };
+			struct tc_callstack_ops ops = { .range = recount_range, .ctx = &rc,
+							.sym = st_sym };
+			struct tc_callstack *cs;
+			struct tc_profile_table t;
+			int rows = 0, bad = 0;
+
+			rc.p = tc_profile_new(&(struct tc_profile_opts){
+				.sym = st_sym, .tid = rc.tid, .cpu = rc.cpu });
+			cs = tc_callstack_new(&ops);
+			random_stream(&st, seed);
+			for (int i = 0; i < st.n; i++)
+				tc_callstack_feed(cs, &st.r[i]);
+			CHECK(!tc_profile_table(rc.p, &v, &t));
+			for (size_t i = 0; i < t.n; i++)
+				for (size_t k = 0; k < t.threads[i].n; k++) {
+					const struct tc_profile_row *r = &t.threads[i].rows[k];
+					int j = recount_fn(&rc, t.threads[i].tid, r->addr);
+
+					rows++;
+					bad += r->self != rc.f[j].self || r->total != rc.f[j].total ||
+					       r->calls != rc.f[j].calls;
+				}
+			if (bad || rows != rc.n)
+				printf("#   seed %u filter %u: %d of %d rows differ, %d functions\n",
+				       seed, fi, bad, rows, rc.n);
+			CHECK(!bad && rows == rc.n && rows > 0);
+			tc_profile_table_free(&t);
+			tc_callstack_free(cs);
+			tc_profile_free(rc.p);
+		}
+	}
+}
