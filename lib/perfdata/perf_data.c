@@ -383,6 +383,11 @@ void tc_perf_data_behind_slow(const struct tc_perf_data *pd, struct tc_perf_data
 	b->from = to;
 }
 
+void tc_perf_data_set_window(struct tc_perf_data *pd, uint64_t bytes)
+{
+	pd->cursor.window = bytes;
+}
+
 const struct tc_diag *tc_perf_data_warnings(const struct tc_perf_data *pd)
 {
 	return &pd->warn;

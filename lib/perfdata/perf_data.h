@@ -266,6 +266,10 @@ static inline void tc_perf_data_behind(const struct tc_perf_data *pd,
 		tc_perf_data_behind_slow(pd, b, at);
 }
 
+/* The window the reader keeps behind its cursor (TC_PERF_DATA_WINDOW unless set; tests set
+ * a page or two to let go of nearly everything). */
+void tc_perf_data_set_window(struct tc_perf_data *pd, uint64_t bytes);
+
 /* "MMAP2", "AUXTRACE", ... or NULL for a type we have no name for. */
 const char *tc_perf_data_type_name(uint32_t type);
 
