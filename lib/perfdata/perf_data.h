@@ -238,7 +238,8 @@ const struct tc_diag *tc_perf_data_warnings(const struct tc_perf_data *pd);
  * touched (madvise MADV_DONTNEED). Memory input and streams have nothing to let go of: no-op.
  *
  * Release the input bytes at file offsets [off, off + len), rounded out to whole pages (a
- * neighbour's page comes back on its next touch). */
+ * neighbour's page comes back on its next touch). It only reads pd: decoders working in
+ * threads may call it at once, each with its own struct tc_perf_data_behind. */
 void tc_perf_data_release(const struct tc_perf_data *pd, uint64_t off, uint64_t len);
 
 /* How far a forward-going consumer may run ahead of what it let go of: about twice this
