@@ -14,9 +14,10 @@
 #include "lib/util/grow.h"
 
 struct buf {
-	uint8_t *data;
+	const uint8_t *data;	/* the reader's (u.auxtrace.kept), else our copy */
 	uint64_t size, aux_off, file_off;
 	int cpu;
+	bool owned;
 };
 
 struct aux {
@@ -58,6 +59,8 @@ struct tc_cs_perf {
 	struct tc_cs_session **raw;		/* per CPU, for unformatted (TRBE) buffers */
 	size_t nraw;
 	int cur_pid;			/* of the record being emitted, for the symboliser */
+	const struct tc_perf_data *pd;	/* while decoding: the input, to let go of trace */
+	struct tc_perf_data_behind behind;	/* the block being decoded, let go behind */
 	struct tc_cs_perf_stats st;
 	struct tc_diag notes;
 };
@@ -91,7 +94,8 @@ void tc_cs_perf_free(struct tc_cs_perf *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nbufs; i++)
-		free(s->bufs[i].data);
+		if (s->bufs[i].owned)
+			free((void *)s->bufs[i].data);
 	free(s->bufs);
 	free(s->auxs);
 	free(s->tids);
@@ -165,11 +169,18 @@ static int add_buffer(struct tc_cs_perf *s, const struct tc_perf_data_record *r,
 	b = &s->bufs[s->nbufs];
 	*b = (struct buf){ .size = r->u.auxtrace.size, .aux_off = r->u.auxtrace.offset,
 			   .file_off = r->offset + r->size, .cpu = (int)r->u.auxtrace.cpu };
-	/* the reader's pointer lives until the next record: keep a copy */
-	if (b->size && !(b->data = malloc((size_t)b->size)))
-		return nomem(e);
-	if (b->size)
-		memcpy(b->data, r->u.auxtrace.data, (size_t)b->size);
+	/* the reader's pointer lives until the next record unless kept: else a copy */
+	if (r->u.auxtrace.kept) {
+		b->data = r->u.auxtrace.data;
+	} else if (b->size) {
+		uint8_t *copy = malloc((size_t)b->size);
+
+		if (!copy)
+			return nomem(e);
+		memcpy(copy, r->u.auxtrace.data, (size_t)b->size);
+		b->data = copy;
+		b->owned = true;
+	}
 	s->nbufs++;
 	s->st.buffers++;
 	s->st.bytes += b->size;
@@ -289,6 +300,7 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 	struct tc_rec r = *in;
 	struct id_state *st = &s->ids[r.id & (TC_CS_MAX_IDS - 1)];
 
+	tc_perf_data_behind(s->pd, &s->behind, r.offset);
 	if (s->o.want_id && !s->o.want_id[r.id & (TC_CS_MAX_IDS - 1)])
 		return;
 	/* every CPU has a decoder; those whose ETM wrote nothing need not say so */
@@ -456,8 +468,10 @@ static int decode_buf(struct tc_cs_perf *s, const struct buf *b, struct tc_err *
 		if (end <= start)
 			continue;
 		tc_cs_session_reset(css, b->file_off + start);
+		s->behind.from = b->file_off + start;
 		tc_cs_session_feed(css, b->data + start, (size_t)(end - start), b->file_off + start,
 			    raw ? TC_CS_SESSION_RAW : TC_CS_SESSION_FRAMED);
+		tc_perf_data_release(s->pd, b->file_off + start, end - start);
 		s->st.blocks++;
 		start = end;
 	}
@@ -471,6 +485,7 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 
 	if (!s->have_meta)
 		return 0;
+	s->pd = pd;
 	tc_images_add_build_ids(s->im, f->build_ids, f->nr_build_ids);
 	if (!(s->framed = new_session(s, -1, e)))
 		return -1;
@@ -501,6 +516,7 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 	for (size_t i = 0; i < s->nraw; i++)
 		if (s->raw[i])
 			tc_cs_session_guard_diag(s->raw[i], &s->notes);
+	s->pd = NULL;
 	return 0;
 }
 

@@ -32,8 +32,9 @@ struct sw {
 
 struct buf {
 	uint64_t offset;	/* file offset of the trace bytes */
-	uint8_t *data;
+	const uint8_t *data;	/* the reader's (u.auxtrace.kept), else our copy */
 	size_t size;
+	bool owned;
 };
 
 struct queue {
@@ -54,6 +55,7 @@ struct queue {
 	struct tc_pt_flow *d;
 	size_t next_buf;	/* decode_by_time: the buffer to begin next */
 	bool begun;
+	struct tc_perf_data_behind behind;	/* trace decoded is let go of (bounded memory) */
 };
 
 struct tid_pid {
@@ -86,6 +88,7 @@ struct tc_pt_session {
 	struct tc_pt_session_missing *list;
 	const struct tc_perf_data_features *f;	/* at decode time: build ids for images */
 	uint64_t gen;		/* changes with any queue's address spaces (tc_pt_session_space) */
+	const struct tc_perf_data *pd;	/* at decode time: the input, to let go of trace */
 };
 
 struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e)
@@ -111,7 +114,8 @@ void tc_pt_session_free(struct tc_pt_session *s)
 		return;
 	for (size_t i = 0; i < s->nq; i++) {
 		for (size_t j = 0; j < s->q[i].nbufs; j++)
-			free(s->q[i].bufs[j].data);
+			if (s->q[i].bufs[j].owned)
+				free((void *)s->q[i].bufs[j].data);
 		free(s->q[i].bufs);
 		tc_images_free(s->q[i].im);
 	}
@@ -264,9 +268,17 @@ static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record 
 	b = &q->bufs[q->nbufs];
 	b->offset = r->offset + r->size;
 	b->size = (size_t)r->u.auxtrace.size;
-	if (!(b->data = malloc(b->size ? b->size : 1)))
-		return nomem(e);
-	memcpy(b->data, r->u.auxtrace.data, b->size);
+	b->owned = !r->u.auxtrace.kept;
+	if (r->u.auxtrace.kept) {
+		b->data = r->u.auxtrace.data;	/* mapped: read when decoded, then let go */
+	} else {
+		uint8_t *copy = malloc(b->size ? b->size : 1);
+
+		if (!copy)
+			return nomem(e);
+		memcpy(copy, r->u.auxtrace.data, b->size);
+		b->data = copy;
+	}
 	q->nbufs++;
 	s->st.buffers++;
 	s->st.bytes += b->size;
@@ -515,6 +527,7 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 	struct queue *q = ctx;
 	struct tc_pt_session *s = q->s;
 
+	tc_perf_data_behind(s->pd, &q->behind, r->offset);
 	if (r->type == TC_REC_ADDR_NACC) {
 		struct tc_images_sym sym;
 		struct missing *m;
@@ -625,9 +638,12 @@ static int decode_in_turn(struct tc_pt_session *s, struct queue *q,
 	s->cur = q;
 	if (open_queue(s, q, f, e))
 		return -1;
-	for (size_t i = 0; i < q->nbufs; i++)
+	for (size_t i = 0; i < q->nbufs; i++) {
+		q->behind.from = q->bufs[i].offset;
 		if (tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
 			return -1;
+		tc_perf_data_release(s->pd, q->bufs[i].offset, q->bufs[i].size);
+	}
 	close_queue(s, q);
 	return 0;
 }
@@ -667,6 +683,7 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 				ret = -1;
 				break;
 			}
+			q->behind.from = q->bufs[q->next_buf].offset;
 			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
 					       q->bufs[q->next_buf].size,
 					       q->bufs[q->next_buf].offset, e);
@@ -674,6 +691,8 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 			q->begun = true;
 		} else if (tc_pt_flow_run(q->d, tc_time_heap_next(&h)) == 0) {
 			q->begun = false;
+			tc_perf_data_release(s->pd, q->bufs[q->next_buf - 1].offset,
+					     q->bufs[q->next_buf - 1].size);
 		}
 		tc_time_heap_update_top(&h, resumes_at(q));
 	}
@@ -691,6 +710,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	/* In pipe mode the cpuid feature (libipt's errata) may come after AUXTRACE_INFO. */
 	if (pd && tc_pt_config_from_perf_data(&s->pt, pd, &s->info, e))
 		return -1;
+	s->pd = pd;
 	s->pt.filter = NULL;
 	if (s->nsb)	/* qsort wants an array, even of none */
 		qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
@@ -704,6 +724,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	for (size_t i = 0; i < s->nq; i++)
 		if (s->q[i].d)
 			close_queue(s, &s->q[i]);
+	s->pd = NULL;
 	return ret;
 }
 

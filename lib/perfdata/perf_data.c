@@ -289,6 +289,7 @@ static int open_fd(struct tc_perf_data **out, int fd, bool own, const char *name
 		pd->map = m;
 		pd->map_len = st.st_size;
 		pd->mapped = true;
+		pd->page = (size_t)sysconf(_SC_PAGESIZE);
 		if (open_map(pd, e))
 			goto fail;
 		*out = pd;
@@ -354,6 +355,37 @@ void tc_perf_data_close(struct tc_perf_data *pd)
 	free(pd->name);
 	tc_diag_free(&pd->warn);
 	free(pd);
+}
+
+void tc_perf_data_release(const struct tc_perf_data *pd, uint64_t off, uint64_t len)
+{
+	uint64_t page, start, end, lim;
+
+	if (!pd || !pd->mapped || !len || off >= pd->map_len)
+		return;
+	page = pd->page;
+	lim = (pd->map_len + page - 1) / page * page;	/* the mapping's last page, whole */
+	start = off / page * page;
+	end = len > lim - off ? lim : (off + len + page - 1) / page * page;
+	if (end > lim)
+		end = lim;
+	/* A private read-only file mapping: the pages go back to the file, none is lost. */
+	if (end > start)
+		madvise((uint8_t *)pd->map + start, end - start, MADV_DONTNEED);
+}
+
+void tc_perf_data_behind_slow(const struct tc_perf_data *pd, struct tc_perf_data_behind *b,
+			      uint64_t at)
+{
+	uint64_t w = b->window ? b->window : TC_PERF_DATA_WINDOW, to = at - w;
+
+	tc_perf_data_release(pd, b->from, to - b->from);
+	b->from = to;
+}
+
+void tc_perf_data_set_window(struct tc_perf_data *pd, uint64_t bytes)
+{
+	pd->cursor.window = bytes;
 }
 
 const struct tc_diag *tc_perf_data_warnings(const struct tc_perf_data *pd)

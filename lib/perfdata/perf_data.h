@@ -113,7 +113,8 @@ struct tc_perf_data_sample_id {
 	uint64_t id;
 };
 
-/* One record. Pointers stay valid until the next tc_perf_data_next() or tc_perf_data_close(). */
+/* One record. Pointers stay valid until the next tc_perf_data_next() or tc_perf_data_close(),
+ * except an AUXTRACE record's data where u.auxtrace.kept says it lasts longer. */
 struct tc_perf_data_record {
 	uint64_t offset;		/* file (or stream) offset of the header */
 	uint32_t type;
@@ -165,6 +166,10 @@ struct tc_perf_data_record {
 			uint64_t size, offset, reference;
 			uint32_t idx, tid, cpu;
 			const uint8_t *data;	/* size bytes of trace after the record */
+			/* data stays valid until tc_perf_data_close() (file and memory input:
+			 * it points into the input), so a decoder may queue the pointer rather
+			 * than a copy; false for a stream, whose buffer the next record reuses */
+			bool kept;
 		} auxtrace;
 		struct {
 			uint32_t type;
@@ -223,6 +228,48 @@ bool tc_perf_data_has_feature(const struct tc_perf_data *pd, unsigned feat);
  * could not use (left out), a file or stream that ends inside its data (the records before
  * are read). One line each, naming the file; empty if none. */
 const struct tc_diag *tc_perf_data_warnings(const struct tc_perf_data *pd);
+
+/* Bounded memory. A file is mapped whole, but only the pages in use need stay in memory:
+ * those of the records being read and of the trace being decoded. The reader lets go of the
+ * pages behind its own cursor as it reads; a decoder that keeps AUXTRACE data (u.auxtrace.kept)
+ * lets go of the trace it has decoded with tc_perf_data_release() or, as it goes forward
+ * through one buffer, tc_perf_data_behind(). Letting go never changes what a pointer reads:
+ * the mapping is private and read-only, so a page let go of is read again from the file if
+ * touched (madvise MADV_DONTNEED). Memory input and streams have nothing to let go of: no-op.
+ *
+ * Release the input bytes at file offsets [off, off + len), rounded out to whole pages (a
+ * neighbour's page comes back on its next touch). It only reads pd: decoders working in
+ * threads may call it at once, each with its own struct tc_perf_data_behind. */
+void tc_perf_data_release(const struct tc_perf_data *pd, uint64_t off, uint64_t len);
+
+/* How far a forward-going consumer may run ahead of what it let go of: about twice this
+ * stays in memory for it, plus what its decoder reads ahead. */
+#define TC_PERF_DATA_WINDOW (4u << 20)
+
+/* A consumer's position in the input: bytes before from are let go of. */
+struct tc_perf_data_behind {
+	uint64_t from;
+	uint64_t window;	/* TC_PERF_DATA_WINDOW unless set (tests use a small one) */
+};
+
+void tc_perf_data_behind_slow(const struct tc_perf_data *pd, struct tc_perf_data_behind *b,
+			      uint64_t at);
+
+/* The consumer is at file offset at (going forward from b->from, which the caller sets
+ * where it begins): once it is two windows past from, the input up to a window behind at
+ * is released. Cheap enough to call for every record decoded. */
+static inline void tc_perf_data_behind(const struct tc_perf_data *pd,
+				       struct tc_perf_data_behind *b, uint64_t at)
+{
+	uint64_t w = b->window ? b->window : TC_PERF_DATA_WINDOW;
+
+	if (at >= b->from && at - b->from >= 2 * w)
+		tc_perf_data_behind_slow(pd, b, at);
+}
+
+/* The window the reader keeps behind its cursor (TC_PERF_DATA_WINDOW unless set; tests set
+ * a page or two to let go of nearly everything). */
+void tc_perf_data_set_window(struct tc_perf_data *pd, uint64_t bytes);
 
 /* "MMAP2", "AUXTRACE", ... or NULL for a type we have no name for. */
 const char *tc_perf_data_type_name(uint32_t type);

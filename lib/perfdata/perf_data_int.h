@@ -23,6 +23,8 @@ struct tc_perf_data {
 	const uint8_t *map;
 	size_t map_len;
 	bool mapped;
+	size_t page;			/* the page size, for releasing mapped pages */
+	struct tc_perf_data_behind cursor;	/* pages behind the records read are let go */
 	int fd;				/* closed at the end when own_fd */
 	bool own_fd;
 	/* Stream input. */

@@ -116,6 +116,7 @@ static int fetch_map(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 	if (pd->pos >= end)
 		return 0;
 	r->offset = pd->pos;
+	tc_perf_data_behind(pd, &pd->cursor, pd->pos);
 	if (left < HDR) {
 		if (pd->cut)
 			return cut_off(pd, left);
@@ -641,6 +642,7 @@ static int parse_body(struct tc_perf_data *pd, struct tc_perf_data_record *r,
 		r->u.auxtrace.tid = pd_u32(q + 28);
 		r->u.auxtrace.cpu = pd_u32(q + 32);
 		r->u.auxtrace.data = extra_p;
+		r->u.auxtrace.kept = !pd->stream;
 		break;
 	case TC_PERF_DATA_AUXTRACE_INFO:
 		return parse_auxtrace_info(pd, r, q, blen, e);

@@ -1,10 +1,13 @@
 #!/bin/sh
-# make bench: emulated recording speed at the end; Intel PT decode against perf script
-# before it; first, time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's own
-# trc_pkt_lister -decode_only on the same snapshot, both to /dev/null, in the same run, and
-# print the ratios. The machine may be shared, so CPU time (user+sys of the command, from the
-# shell's `times`) is the figure to compare; wall time is shown too. Each is the best of
-# BENCH_RUNS runs. Timings only; nothing here is a test.
+# make bench: first, time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's
+# own trc_pkt_lister -decode_only on the same snapshot, both to /dev/null, in the same run, and
+# print the ratios; then issue 16's figures: Intel PT and CoreSight decode against perf script,
+# PT report throughput, --jobs 2 against --jobs 1, peak RSS of report on a 50 MB (and with
+# BENCH_BIG=1 a 500 MB) PT trace; then emulated recording speed and feedback-directed
+# optimisation. The machine may be shared, so CPU time (user+sys of the command, from the
+# shell's `times`) is the figure to compare, except for --jobs where wall time is the point;
+# wall time is shown too. Each is the best of BENCH_RUNS runs (per section: BENCH_*_RUNS).
+# A part whose tools are missing says so and is skipped. Timings only; nothing here is a test.
 set -u
 TRACECTL=${TRACECTL:?}
 TD=${TC_TESTDATA:-$(dirname "$0")/../../../shared/testdata}
@@ -12,8 +15,6 @@ SNAP=$(cd "${BENCH_SNAPSHOT:-$TD/opencsd/bugfix-exact-match}" && pwd)
 RUNS=${BENCH_RUNS:-5}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
-[ -d "$SNAP" ] || { echo "bench: $SNAP missing" >&2; exit 1; }
-command -v trc_pkt_lister >/dev/null || { echo "bench: trc_pkt_lister missing (libopencsd-bin)" >&2; exit 1; }
 
 now() { date +%s.%N; }
 # "CPU WALL": user+sys seconds of "$@" (its own and its children's, as `times` gives them for
@@ -44,52 +45,201 @@ best() {
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 lister() { (cd "$work" && trc_pkt_lister -ss_dir "$SNAP" -decode_only -logfilename /dev/null); }
 
-set -- $(best "$TRACECTL" -j decode -i "$SNAP")
-c_ours=$1 w_ours=$2
-set -- $(best lister)
-c_ocsd=$1 w_ocsd=$2
-echo "snapshot: $SNAP (best of $RUNS runs each, output to /dev/null)"
-echo "A: $TRACECTL -j decode -i $SNAP"
-echo "B: trc_pkt_lister -ss_dir $SNAP -decode_only -logfilename /dev/null"
-printf '%-28s %10s %10s\n' "" "CPU s" "wall s"
-printf '%-28s %10s %10s\n' "A tracectl decode -j" "$c_ours" "$w_ours"
-printf '%-28s %10s %10s\n' "B trc_pkt_lister" "$c_ocsd" "$w_ocsd"
-awk -v a="$c_ours" -v b="$c_ocsd" -v wa="$w_ours" -v wb="$w_ocsd" 'BEGIN {
-	ca = a > 0 ? b / a : 0; cw = wa > 0 ? wb / wa : 0
-	printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: CPU >= 2x)\n", ca, cw }'
+snap_bench() {
+	set -- $(best "$TRACECTL" -j decode -i "$SNAP")
+	c_ours=$1 w_ours=$2
+	set -- $(best lister)
+	c_ocsd=$1 w_ocsd=$2
+	echo "snapshot: $SNAP (best of $RUNS runs each, output to /dev/null)"
+	echo "A: $TRACECTL -j decode -i $SNAP"
+	echo "B: trc_pkt_lister -ss_dir $SNAP -decode_only -logfilename /dev/null"
+	printf '%-28s %10s %10s\n' "" "CPU s" "wall s"
+	printf '%-28s %10s %10s\n' "A tracectl decode -j" "$c_ours" "$w_ours"
+	printf '%-28s %10s %10s\n' "B trc_pkt_lister" "$c_ocsd" "$w_ocsd"
+	awk -v a="$c_ours" -v b="$c_ocsd" -v wa="$w_ours" -v wb="$w_ocsd" 'BEGIN {
+		ca = a > 0 ? b / a : 0; cw = wa > 0 ? wb / wa : 0
+		printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: CPU >= 2x)\n", ca, cw }'
+}
+if [ ! -d "$SNAP" ]; then
+	echo "snapshot: skipped ($SNAP missing: the shared test data)"
+elif ! command -v trc_pkt_lister >/dev/null; then
+	echo "snapshot: skipped (trc_pkt_lister missing: libopencsd-bin)"
+else
+	snap_bench
+fi
+
+# "speed-up B/A" line: CPU A, wall A, CPU B, wall B, the target
+ratio() {
+	awk -v a="$1" -v wa="$2" -v b="$3" -v wb="$4" -v t="$5" 'BEGIN {
+		printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: %s)\n",
+			(a > 0 ? b / a : 0), (wa > 0 ? wb / wa : 0), t }'
+}
+row() { printf '%-34s %10s %10s\n' "$@"; }
 
 # Intel PT: a >= 50 MB trace from tests/tools/pt_truth -r (the branchy fixture single-stepped
-# once, one cycle of its path repeated), decoded to taken branches by both tools: tracectl's
-# JSON branch records against perf script's default branch lines (--itrace=b), CPU time best
-# of BENCH_PT_RUNS (3) runs each.
+# once, one cycle of its path repeated: one queue, one AUXTRACE buffer), decoded to taken
+# branches by both tools: tracectl's JSON branch records against perf script's default branch
+# lines (--itrace=b), CPU time best of BENCH_PT_RUNS (3) runs each.
 PT_TRUTH=${TC_TOOLS:-$TOP/build/obj/tools}/pt_truth
 PT_BYTES=${BENCH_PT_BYTES:-52428800}
-pt_bench() {
-	gcc -O1 -fPIE -pie -o "$work/branchy" "$TOP/tests/fixtures/progs/branchy.c" &&
-		"$PT_TRUTH" -r "$PT_BYTES" -o "$work/pt.data" -- "$work/branchy" 2>"$work/pt.log" ||
-		{ echo "(pt_truth failed: $(cat "$work/pt.log"))"; return; }
+pt_make() {	# FILE BYTES: FILE.log has pt_truth's lines
+	"$PT_TRUTH" -r "$2" -o "$1" -- "$work/branchy" 2>"$1.log" ||
+		{ echo "(pt_truth failed: $(cat "$1.log"))"; return 1; }
+}
+trace_bytes() { sed -n 's/.* \([0-9]*\) bytes of trace.*/\1/p' "$1" | head -n 1; }
+pt_vs_perf() {
 	RUNS=${BENCH_PT_RUNS:-3}
 	set -- $(best "$TRACECTL" -j decode --branches -i "$work/pt.data")
 	c_ours=$1 w_ours=$2
 	set -- $(best perf script -i "$work/pt.data" --itrace=b)
 	c_perf=$1 w_perf=$2
-	echo "Intel PT: $(stat -c %s "$work/pt.data") bytes of perf.data, $(grep -o '[0-9]* branches' "$work/pt.log") (best of $RUNS runs each, output to /dev/null)"
+	echo "Intel PT: $(stat -c %s "$work/pt.data") bytes of perf.data, $(grep -o '[0-9]* branches' "$work/pt.data.log") (best of $RUNS runs each, output to /dev/null)"
 	echo "A: $TRACECTL -j decode --branches -i pt.data"
 	echo "B: perf script -i pt.data --itrace=b"
-	printf '%-28s %10s %10s\n' "" "CPU s" "wall s"
-	printf '%-28s %10s %10s\n' "A tracectl decode --branches" "$c_ours" "$w_ours"
-	printf '%-28s %10s %10s\n' "B perf script --itrace=b" "$c_perf" "$w_perf"
-	awk -v a="$c_ours" -v b="$c_perf" -v wa="$w_ours" -v wb="$w_perf" 'BEGIN {
-		ca = a > 0 ? b / a : 0; cw = wa > 0 ? wb / wa : 0
-		printf "speed-up B/A: CPU (user+sys) %.2fx, wall %.2fx  (target: CPU >= 3x)\n", ca, cw }'
-	rm -f "$work/pt.data"
+	row "" "CPU s" "wall s"
+	row "A tracectl decode --branches" "$c_ours" "$w_ours"
+	row "B perf script --itrace=b" "$c_perf" "$w_perf"
+	ratio "$c_ours" "$w_ours" "$c_perf" "$w_perf" "CPU >= 10x on one job"
 }
-if [ "$(uname -m)" = x86_64 ] && command -v gcc >/dev/null && command -v perf >/dev/null &&
-   [ -x "$PT_TRUTH" ]; then
-	pt_bench
+# report -j: decode without per-record output; MB (10^6 bytes) of trace per CPU second.
+pt_report() {
+	RUNS=${BENCH_PT_RUNS:-3}
+	set -- $(best "$TRACECTL" report -j -i "$work/pt.data")
+	echo "Intel PT report: $(trace_bytes "$work/pt.data.log") bytes of trace (best of $RUNS runs, output to /dev/null)"
+	echo "A: $TRACECTL report -j -i pt.data"
+	row "" "CPU s" "wall s"
+	row "A tracectl report -j" "$1" "$2"
+	awk -v c="$1" -v b="$(trace_bytes "$work/pt.data.log")" 'BEGIN {
+		printf "throughput: %.1f MB of trace per CPU second  (target: >= 50)\n", (c > 0 ? b / 1e6 / c : 0) }'
+}
+# Peak RSS (the kernel's ru_maxrss of the child, /usr/bin/time %M) of report -j on FILE.
+rss() {
+	/usr/bin/time -f %M -o "$work/rss" "$TRACECTL" report -j -i "$1" >/dev/null 2>&1 &&
+		tail -n 1 "$work/rss"
+}
+rss_line() {	# label FILE
+	if [ ! -x /usr/bin/time ]; then
+		echo "$1: skipped (/usr/bin/time missing: package time)"
+		return
+	fi
+	kb=$(rss "$2") || { echo "$1: report failed"; return; }
+	awk -v l="$1" -v kb="$kb" -v b="$(trace_bytes "$2.log")" 'BEGIN {
+		printf "%-34s %8d KB peak RSS (%.1f MiB) for %d bytes of trace  (target: <= 64 MiB, not growing with the trace)\n",
+			l, kb, kb / 1024, b }'
+}
+
+pt_ok=
+echo "Intel PT decode (tests/tools/pt_truth -r traces of tests/fixtures/progs/branchy.c):"
+if [ "$(uname -m)" = x86_64 ] && command -v gcc >/dev/null && [ -x "$PT_TRUTH" ]; then
+	gcc -O1 -fPIE -pie -o "$work/branchy" "$TOP/tests/fixtures/progs/branchy.c" &&
+		pt_make "$work/pt.data" "$PT_BYTES" && pt_ok=1
 else
-	echo "Intel PT: skipped (needs x86-64, gcc, perf and $PT_TRUTH)"
+	echo "Intel PT: skipped (needs x86-64, gcc and $PT_TRUTH)"
 fi
+if [ -n "$pt_ok" ]; then
+	if command -v perf >/dev/null; then
+		pt_vs_perf
+	else
+		echo "Intel PT against perf script: skipped (perf missing: linux-perf)"
+	fi
+	pt_report
+	echo "A: /usr/bin/time -f %M $TRACECTL report -j -i pt.data"
+	rss_line "peak RSS, report, $(($(stat -c %s "$work/pt.data") / 1000000)) MB file" "$work/pt.data"
+fi
+
+# CoreSight: tests/bench/etm_work.c (4 threads, so 4 trace IDs) recorded as emulated ETMv4
+# (~35 M instructions, 7.8 M branches, ~6.8 MB of trace), decoded to taken branches by both
+# tools, CPU time best of BENCH_CS_RUNS (3) runs each.
+cs_ok=
+cs_vs_perf() {
+	RUNS=${BENCH_CS_RUNS:-3}
+	set -- $(best "$TRACECTL" -j decode --branches -i "$work/etm.data")
+	c_ours=$1 w_ours=$2
+	set -- $(best perf script -i "$work/etm.data" --itrace=b)
+	c_perf=$1 w_perf=$2
+	echo "CoreSight ETMv4: $(stat -c %s "$work/etm.data") bytes of perf.data, $(sed -n 's/.* \([0-9]*\) instructions (.*/\1/p' "$work/etm.log" | head -n 1) instructions (best of $RUNS runs each, output to /dev/null)"
+	echo "A: $TRACECTL -j decode --branches -i etm.data"
+	echo "B: perf script -i etm.data --itrace=b"
+	row "" "CPU s" "wall s"
+	row "A tracectl decode --branches" "$c_ours" "$w_ours"
+	row "B perf script --itrace=b" "$c_perf" "$w_perf"
+	ratio "$c_ours" "$w_ours" "$c_perf" "$w_perf" "CPU >= 10x on one job"
+}
+echo "CoreSight decode (tracectl record --pmu emulated -- ./etm_work 4 26, tests/bench/etm_work.c for aarch64):"
+if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
+	echo "CoreSight: skipped (needs aarch64-linux-gnu-gcc and qemu-aarch64)"
+elif ! aarch64-linux-gnu-gcc -O1 -static -pthread -o "$work/etm_work" "$TOP/tests/bench/etm_work.c"; then
+	echo "CoreSight: skipped (etm_work did not build)"
+elif ! (cd "$work" && "$TRACECTL" record --pmu emulated -o etm.data -- ./etm_work 4 26) \
+	>/dev/null 2>"$work/etm.log"; then
+	echo "CoreSight: skipped (the recording failed: $(tail -n 3 "$work/etm.log"))"
+else
+	cs_ok=1
+	if command -v perf >/dev/null; then
+		cs_vs_perf
+	else
+		echo "CoreSight against perf script: skipped (perf missing: linux-perf)"
+	fi
+fi
+
+# --jobs 2 against --jobs 1 on this machine's cores: wall time of -j decode --branches, best
+# of BENCH_JOBS_RUNS (1) runs each, on a multi-ID CoreSight file (etm.data above), a
+# multi-queue Intel PT file (tests/bench/etm_work.c for x86-64 recorded as emulated PT: one
+# queue per thread, since emulated recording is per-thread; perf's per-CPU queues decode
+# alike) and the single-queue PT file above (split at PSBs).
+jobs_cmp() {	# label FILE
+	RUNS=${BENCH_JOBS_RUNS:-1}
+	set -- "$1" "$2" $(best "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
+	c1=$3 w1=$4
+	set -- "$1" "$2" $(best "$TRACECTL" -j decode --branches --jobs 2 -i "$2")
+	c2=$3 w2=$4
+	echo "$1: $(basename "$2") (best of $RUNS runs each, output to /dev/null; $(nproc) CPUs online)"
+	echo "A: $TRACECTL -j decode --branches --jobs 2 -i $(basename "$2")"
+	echo "B: $TRACECTL -j decode --branches --jobs 1 -i $(basename "$2")"
+	row "" "CPU s" "wall s"
+	row "A --jobs 2" "$c2" "$w2"
+	row "B --jobs 1" "$c1" "$w1"
+	ratio "$c2" "$w2" "$c1" "$w1" "wall >= 1.8x on 2 cores"
+}
+echo "--jobs 2 against --jobs 1:"
+if [ -n "$cs_ok" ]; then
+	jobs_cmp "CoreSight, 4 trace IDs" "$work/etm.data"
+else
+	echo "CoreSight: skipped (no recording, see above)"
+fi
+if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null || ! command -v qemu-x86_64 >/dev/null; then
+	echo "Intel PT, several queues: skipped (needs x86-64, gcc and qemu-x86_64)"
+elif gcc -O1 -pthread -o "$work/ptq_work" "$TOP/tests/bench/etm_work.c" &&
+	(cd "$work" && "$TRACECTL" record --pmu emulated -o ptq.data -- ./ptq_work 4 26) \
+	>/dev/null 2>"$work/ptq.log"; then
+	jobs_cmp "Intel PT, 4 queues (one per thread)" "$work/ptq.data"
+else
+	echo "Intel PT, several queues: skipped (the recording failed: $(tail -n 3 "$work/ptq.log"))"
+fi
+if [ -n "$pt_ok" ]; then
+	jobs_cmp "Intel PT, one queue" "$work/pt.data"
+else
+	echo "Intel PT, one queue: skipped (no trace, see above)"
+fi
+rm -f "$work/pt.data" "$work/etm.data" "$work/ptq.data"
+
+# Peak RSS on a 500 MB trace: only with BENCH_BIG=1 (pt_truth takes minutes to write it and
+# report minutes to read it; it needs 600 MB free where mktemp puts the work directory).
+echo "peak RSS on a 500 MB Intel PT trace:"
+if [ "${BENCH_BIG:-0}" != 1 ]; then
+	echo "skipped (set BENCH_BIG=1: writes a 500 MB trace, minutes of work)"
+elif [ -z "$pt_ok" ]; then
+	echo "skipped (no Intel PT, see above)"
+elif [ "$(df -Pk "$work" | awk 'NR == 2 { print $4 }')" -lt 614400 ]; then
+	echo "skipped (less than 600 MB free in $work)"
+elif pt_make "$work/pt500.data" "${BENCH_BIG_BYTES:-524288000}"; then
+	echo "A: /usr/bin/time -f %M $TRACECTL report -j -i pt500.data"
+	rss_line "peak RSS, report, $(($(stat -c %s "$work/pt500.data") / 1000000)) MB file" "$work/pt500.data"
+	rm -f "$work/pt500.data"
+fi
+
+# BENCH_DECODE_ONLY=1: the decode figures above only.
+[ "${BENCH_DECODE_ONLY:-0}" = 1 ] && exit 0
 
 # Emulated recording (tracectl record --pmu emulated): instructions per second of the
 # program being followed, as the status line reports them (x86-64 with Intel PT under QEMU

@@ -966,3 +966,188 @@ TEST(cs_etm_info_versions)
 	CHECK_INT(p.nr, 12);
 	tc_auxtrace_info_intel_pt_free(&p);
 }
+
+/* Bounded memory: a file-mode perf.data of one attr-less data section, written to a
+ * temporary file: n AUXTRACE records of size bytes each (byte i of buffer k is
+ * (i * 7 + k) & 0xff), a FINISHED_ROUND after each. Returns the path (static). */
+static const char *write_aux_file(unsigned n, size_t size, uint64_t *aux_off)
+{
+	static char path[64];
+	uint8_t h[104] = { 0 }, rec[48] = { 0 }, fin[8] = { 0 };
+	uint8_t *data = malloc(size);
+	uint64_t dsize = (uint64_t)n * (48 + size + 8);
+	int fd;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/tc-unit-window-XXXXXX");
+	if (!data || (fd = mkstemp(path)) < 0 || !(f = fdopen(fd, "wb")))
+		abort();
+	memcpy(h, "PERFILE2", 8);
+	put64(h + 8, 104);
+	put64(h + 16, 136);		/* attr_size: none follow */
+	put64(h + 40, 104);		/* data */
+	put64(h + 48, dsize);
+	put32(rec, TC_PERF_DATA_AUXTRACE);
+	put16(rec + 6, 48);
+	put32(fin, TC_PERF_DATA_FINISHED_ROUND);
+	put16(fin + 6, 8);
+	fwrite(h, 1, sizeof(h), f);
+	for (unsigned k = 0; k < n; k++) {
+		for (size_t i = 0; i < size; i++)
+			data[i] = (uint8_t)(i * 7 + k);
+		put64(rec + 8, size);
+		put64(rec + 16, (uint64_t)k * size);	/* AUX offset */
+		put32(rec + 40, k);			/* cpu */
+		aux_off[k] = 104 + (uint64_t)k * (48 + size + 8) + 48;
+		fwrite(rec, 1, sizeof(rec), f);
+		fwrite(data, 1, size, f);
+		fwrite(fin, 1, sizeof(fin), f);
+	}
+	if (fclose(f))
+		abort();
+	free(data);
+	return path;
+}
+
+/* Pages of the mapping that holds p in memory, from /proc/self/smaps (which walks the page
+ * tables: exact, unlike statm's cached counters); -1 if it cannot be read. */
+static long mapped_pages(const void *p)
+{
+	char line[512];
+	unsigned long lo, hi, a = (unsigned long)p;
+	long kb = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb * 1024 / sysconf(_SC_PAGESIZE);
+}
+
+/* Read path mapped, with the reader letting go of all but a page behind its cursor, and
+ * from a copy in memory: the same records, byte for byte; and the trace the mapped reader
+ * kept (u.auxtrace.kept) still reads the same once its pages were let go of. */
+static void same_records_windowed(const char *path)
+{
+	size_t len, nkept = 0;
+	uint8_t *copy = slurp(path, &len);
+	struct tc_perf_data *pm = NULL, *pc = NULL;
+	struct tc_perf_data_record a, b;
+	struct tc_err e = { 0 };
+	const uint8_t *kept[64];
+	uint64_t kept_off[64], kept_len[64];
+	size_t nrec = 0;
+	int ra, rb;
+
+	CHECK(copy != NULL);
+	if (!copy)
+		return;
+	CHECK_INT(tc_perf_data_open(&pm, path, &e), 0);
+	CHECK_INT(tc_perf_data_open_mem(&pc, copy, len, path, &e), 0);
+	if (!pm || !pc)
+		goto out;
+	tc_perf_data_set_window(pm, 1);	/* rounds to a page: let go of nearly all */
+	for (;;) {
+		ra = tc_perf_data_next(pm, &a, &e);
+		rb = tc_perf_data_next(pc, &b, &e);
+		CHECK_INT(ra, rb);
+		if (ra <= 0 || rb <= 0)
+			break;
+		nrec++;
+		CHECK_INT(a.offset, b.offset);
+		CHECK_INT(a.type, b.type);
+		CHECK_INT(a.size, b.size);
+		CHECK(a.size == b.size && !memcmp(a.raw, b.raw, a.size));
+		if (a.type != TC_PERF_DATA_AUXTRACE || b.type != TC_PERF_DATA_AUXTRACE)
+			continue;
+		CHECK(a.u.auxtrace.kept && b.u.auxtrace.kept);
+		CHECK_INT(a.u.auxtrace.size, b.u.auxtrace.size);
+		CHECK(!memcmp(a.u.auxtrace.data, b.u.auxtrace.data, (size_t)b.u.auxtrace.size));
+		if (nkept < 64) {
+			kept[nkept] = a.u.auxtrace.data;
+			kept_off[nkept] = (uint64_t)(b.u.auxtrace.data - copy);
+			kept_len[nkept++] = a.u.auxtrace.size;
+		}
+	}
+	CHECK_INT(ra, 0);
+	CHECK(nrec > 0 && nkept > 0);
+	/* the reader went past them all: each was let go of, and reads back the same */
+	for (size_t i = 0; i < nkept; i++)
+		CHECK(!memcmp(kept[i], copy + kept_off[i], (size_t)kept_len[i]));
+out:
+	tc_perf_data_close(pm);
+	tc_perf_data_close(pc);
+	free(copy);
+}
+
+TEST(window_reads_same_records)
+{
+	uint64_t off[3];
+	const char *path = write_aux_file(3, 1 << 20, off);
+
+	same_records_windowed(path);
+	unlink(path);
+	if (td(IPT))	/* a real recording: side-band, samples, two AUXTRACE buffers */
+		same_records_windowed(td(IPT));
+}
+
+TEST(release_lets_go_of_trace_pages)
+{
+	enum { N = 2, SIZE = 8 << 20 };
+	uint64_t off[N], sum = 0;
+	const char *path = write_aux_file(N, SIZE, off);
+	struct tc_perf_data *pd = NULL;
+	struct tc_perf_data_record r;
+	struct tc_err e = { 0 };
+	const uint8_t *data[N] = { 0 };
+	struct tc_perf_data_behind bh = { 0 };
+	long page = sysconf(_SC_PAGESIZE), before, touched, after;
+	unsigned k = 0;
+
+	CHECK_INT(tc_perf_data_open(&pd, path, &e), 0);
+	unlink(path);
+	if (!pd)
+		return;
+	while (tc_perf_data_next(pd, &r, &e) > 0)
+		if (r.type == TC_PERF_DATA_AUXTRACE && k < N) {
+			CHECK(r.u.auxtrace.kept);
+			CHECK_INT(r.offset + r.size, off[k]);
+			data[k++] = r.u.auxtrace.data;
+		}
+	CHECK_INT(k, N);
+	if (k != N || mapped_pages(data[0]) < 0)
+		goto out;
+	/* touch all of buffer 0: its pages come in; let go of it: they go */
+	before = mapped_pages(data[0]);
+	for (size_t i = 0; i < SIZE; i += (size_t)page)
+		sum += data[0][i];
+	touched = mapped_pages(data[0]);
+	CHECK(touched - before >= SIZE / page - 2);
+	tc_perf_data_release(pd, off[0], SIZE);
+	after = mapped_pages(data[0]);
+	CHECK(after - before <= 2);
+	/* and it still reads the same */
+	for (size_t i = 0; i < SIZE; i += 4099)
+		CHECK(data[0][i] == (uint8_t)(i * 7));
+	/* forward through buffer 1 with a 64 KiB window: about two windows stay, and what the
+	 * kernel maps ahead of a fault (a large folio of the page cache, up to 2 MiB) */
+	before = mapped_pages(data[0]);
+	bh = (struct tc_perf_data_behind){ .from = off[1], .window = 64 << 10 };
+	for (size_t i = 0; i < SIZE; i += (size_t)page) {
+		sum += data[1][i];
+		tc_perf_data_behind(pd, &bh, off[1] + i);
+	}
+	after = mapped_pages(data[0]);
+	if (after - before > (2 * (64 << 10) + (2 << 20)) / page + 16)
+		printf("#   %ld pages stayed\n", after - before);
+	CHECK(after - before <= (2 * (64 << 10) + (2 << 20)) / page + 16);
+	CHECK(sum > 0);
+out:
+	tc_perf_data_close(pd);
+}
