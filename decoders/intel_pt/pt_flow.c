@@ -38,6 +38,7 @@ struct tc_pt_flow {
 	uint64_t space;		/* ops.space when the sections were added */
 	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
 	struct len_entry *lens;
+	struct tc_x86 *x86;	/* Capstone, for the lengths and kinds libipt does not give */
 
 	/* Per feed. dec is the decoder that goes on: main over the buffer itself, or side over a
 	 * copy of a stretch of it behind a PSB+ written here (resume()). */
@@ -304,9 +305,9 @@ static void flow_stop(struct tc_pt_flow *d)
 
 /* Class of an instruction libipt did not classify (an indirect or far transfer, or the
  * end of a block cut short), from its bytes. */
-static enum pt_insn_class classify(const uint8_t *b, size_t n)
+static enum pt_insn_class classify_kind(enum tc_x86_kind k)
 {
-	switch (tc_x86_classify(b, n).kind) {
+	switch (k) {
 	case TC_X86_JCC: return ptic_cond_jump;
 	case TC_X86_JMP: case TC_X86_IJMP: return ptic_jump;
 	case TC_X86_CALL: case TC_X86_ICALL: return ptic_call;
@@ -336,17 +337,24 @@ static bool last_insn(struct tc_pt_flow *d, const struct pt_block *b, unsigned *
 
 	if (b->truncated) {
 		*size = b->size;
-		*iclass = b->iclass != ptic_error ? b->iclass : classify(b->raw, b->size);
+		*iclass = b->iclass != ptic_error ? b->iclass :
+			  classify_kind(tc_x86_classify(d->x86, b->raw, b->size,
+							b->mode == ptem_64bit).kind);
 		return true;
 	}
 	if (!c->valid || c->ip != b->end_ip || c->mode != b->mode) {
 		uint64_t cr3 = d->cr3;
+		struct tc_x86_insn k;
 
 		n = d->ops.read(d->ops.ctx, d->cpu, cr3, b->end_ip, buf, sizeof(buf));
-		if (!n || !(*size = tc_x86_len(buf, n, b->mode == ptem_64bit)))
+		if (!n)
+			return false;
+		k = tc_x86_classify(d->x86, buf, n, b->mode == ptem_64bit);
+		if (!(*size = k.len))
 			return false;
 		*c = (struct len_entry){ .ip = b->end_ip, .size = (uint8_t)*size,
-			.iclass = (uint8_t)classify(buf, n), .mode = (uint8_t)b->mode, .valid = 1 };
+			.iclass = (uint8_t)classify_kind(k.kind), .mode = (uint8_t)b->mode,
+			.valid = 1 };
 	}
 	*size = c->size;
 	*iclass = b->iclass != ptic_error ? b->iclass : (enum pt_insn_class)c->iclass;
@@ -548,7 +556,8 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->scan_off = UINT64_MAX;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
-	if (!d->image || !d->iscache ||
+	d->x86 = tc_x86_new();
+	if (!d->image || !d->iscache || !d->x86 ||
 	    pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0 ||
 	    pt_image_set_callback(d->image, read_mem, d) < 0) {
 		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
@@ -569,6 +578,7 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	if (d->iscache)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
+	tc_x86_free(d->x86);
 	free(d);
 }
 
