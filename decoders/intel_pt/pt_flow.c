@@ -152,12 +152,38 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 	return d->file_offset + buf_offset(d, off);
 }
 
-static struct tc_rec new_rec(struct tc_pt_flow *d, enum tc_rec_type type)
+/* Field by field: a compound literal zeroes the whole record first (rep stos), which was
+ * the decoder's most expensive line with two records per block. */
+static inline struct tc_rec new_rec(struct tc_pt_flow *d, enum tc_rec_type type)
 {
-	return (struct tc_rec){ .type = type, .id = -1, .cpu = d->cpu, .pid = d->pid,
-				.tid = d->tid, .offset = cur_offset(d),
-				.has_time = d->time.has_tsc && d->tc.valid,
-				.time = d->time.perf_time };
+	struct tc_rec r;
+
+	r.type = type;
+	r.id = -1;
+	r.cpu = d->cpu;
+	r.pid = d->pid;
+	r.tid = d->tid;
+	r.offset = cur_offset(d);
+	r.start = r.end = 0;
+	r.insns = 0;
+	r.isa = TC_ISA_UNKNOWN;
+	r.last = 0;
+	r.last_type = 0;
+	r.last_size = 0;
+	r.last_taken = false;
+	r.value = 0;
+	r.name = r.text = NULL;
+	r.has_time = d->time.has_tsc && d->tc.valid;
+	r.time = d->time.perf_time;
+	r.fields = NULL;
+	r.nfields = 0;
+	return r;
+}
+
+/* Does the caller want records of this type (ops.skip)? */
+static inline bool wanted(const struct tc_pt_flow *d, enum tc_rec_type type)
+{
+	return !(d->ops.skip & (1u << type));
 }
 
 /* What reads return may have changed: drop the file sections and what was learnt from
@@ -233,13 +259,16 @@ static void update_time(struct tc_pt_flow *d)
 
 static void emit_branch(struct tc_pt_flow *d, uint64_t from, uint64_t to, enum tc_isa isa)
 {
-	struct tc_rec r = new_rec(d, TC_REC_BRANCH);
+	struct tc_rec r;
 
+	d->st.branches++;
+	if (!wanted(d, TC_REC_BRANCH))
+		return;
+	r = new_rec(d, TC_REC_BRANCH);
 	r.start = from;
 	r.end = to;
 	r.isa = isa;
 	d->ops.emit(d->ops.ctx, &r);
-	d->st.branches++;
 }
 
 static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t off,
@@ -266,6 +295,10 @@ static void flush_range(struct tc_pt_flow *d)
 
 	if (!d->in_range)
 		return;
+	d->in_range = false;
+	d->st.ranges++;
+	if (!wanted(d, TC_REC_RANGE))
+		return;
 	r = new_rec(d, TC_REC_RANGE);
 	r.start = d->r_start;
 	r.end = d->r_end;
@@ -278,8 +311,6 @@ static void flush_range(struct tc_pt_flow *d)
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
 	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
 	d->ops.emit(d->ops.ctx, &r);
-	d->st.ranges++;
-	d->in_range = false;
 }
 
 /* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
@@ -330,7 +361,7 @@ static bool last_insn(struct tc_pt_flow *d, const struct pt_block *b, unsigned *
 
 	/* the cache comes with the first block: a queue that never decodes one costs little
 	 * (without memory for it, every length is read) */
-	if (!d->lens)
+	if (!d->lens && !d->ops.reference)
 		d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
 	if (d->lens)
 		c = &d->lens[(b->end_ip ^ b->end_ip >> 12) & (LEN_CACHE - 1)];
@@ -549,6 +580,8 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	if (tc)
 		d->tc = *tc;
 	d->ops = *ops;
+	if (ops->reference)
+		d->ops.span = NULL;	/* no sections: libipt caches no block */
 	d->cpu = cpu;
 	d->pid = d->tid = -1;
 	d->cr3 = TC_PT_FLOW_NO_CR3;
