@@ -581,7 +581,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 		d->tc = *tc;
 	d->ops = *ops;
 	if (ops->reference)
-		d->ops.span = NULL;	/* no sections: libipt caches no block */
+		d->ops.skip = 0;	/* every record made, as before the fast path */
 	d->cpu = cpu;
 	d->pid = d->tid = -1;
 	d->cr3 = TC_PT_FLOW_NO_CR3;

@@ -66,9 +66,11 @@ struct tc_pt_flow_ops {
 	 * ahead): exact pauses for queues interleaved by time; costs an event per timing
 	 * packet. */
 	bool ticks;
-	/* The oracle for the fast path (--decoder=reference): libipt's block decoder with no
-	 * cache, neither libipt's (no span: every instruction read and decoded) nor ours
-	 * (each block's last instruction read and decoded again). */
+	/* The oracle for the fast path (--decoder=reference): libipt's block decoder as it
+	 * is (with its own block cache over mapped files) and none of ours: each block's last
+	 * instruction read and decoded again, every record made (skip ignored). Not libipt
+	 * without mapped files: its uncached path reads packets ahead differently, so some
+	 * records' offsets differ (a few in ten thousand ranges of an emulated recording). */
 	bool reference;
 };
 

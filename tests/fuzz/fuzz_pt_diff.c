@@ -1,12 +1,14 @@
 /* Differential libFuzzer target for Intel PT flow decoding (decoders/intel_pt/pt_flow.c): the
- * fast path (libipt's block cache over a mapped file, our cache of blocks' last
- * instructions) against the reference (--decoder=reference: no cache at all, every
- * instruction read through the callback) on the same trace. Every record, field by field and
+ * fast path (our cache of blocks' last instructions, records made only of the type asked
+ * for) against the reference (--decoder=reference: libipt's block decoder alone) on the same
+ * trace, both with the code mapped from a file (libipt's own block cache) as perf.data's
+ * images are. Every record, field by field and
  * string by string, and the statistics must be the same: mutated traces give errors,
  * overflows, stops without code and resumes, all of which must come out alike. The input's
  * first 512 bytes (or less) are the code, mapped at 0x400000 and 0x7f0000000000 (as in
- * fuzz_pt); the fast run maps them from a file, as perf.data's images are. Time from tick
- * events for odd sizes, from the decoder for even ones. Any difference calls abort(). */
+ * fuzz_pt). Time from tick events for odd sizes, from the decoder for even ones; bit 1 of
+ * the size: branches asked for instead of ranges (the other type is dropped here from the
+ * reference's records, as the session drops it). Any difference calls abort(). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,8 @@ static const uint64_t bases[] = { 0x400000, 0x7f0000000000ULL };
 struct run {
 	const uint8_t *code;
 	size_t ncode;
-	const char *path;	/* the code as a file, for the fast run's span */
+	const char *path;	/* the code as a file, for the span callback */
+	unsigned drop;		/* record types not kept (1 << type) */
 	uint8_t *out;		/* every record, serialised */
 	size_t n, cap;
 };
@@ -56,6 +59,9 @@ static void put_str(struct run *r, const char *s)
 static void on_rec(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
+
+	if (r->drop & (1u << rec->type))
+		return;
 	const uint64_t f[] = { rec->type, (uint64_t)rec->id, (uint64_t)rec->cpu,
 			       (uint64_t)rec->pid, (uint64_t)rec->tid, rec->offset, rec->start,
 			       rec->end, rec->insns, rec->isa, (uint64_t)rec->last, rec->last_type,
@@ -116,7 +122,9 @@ static bool decode(struct run *r, bool reference, const uint8_t *data, size_t si
 	struct tc_pt_flow *f;
 	bool ok;
 
-	if (!reference && r->path) {
+	r->drop = 1u << (size & 2 ? TC_REC_RANGE : TC_REC_BRANCH);
+	ops.skip = r->drop;	/* the reference makes them all anyway */
+	if (r->path) {
 		ops.span = span;
 		ops.space = space;
 	}
