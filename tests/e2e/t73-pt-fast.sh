@@ -61,6 +61,13 @@ if command -v qemu-x86_64 >/dev/null; then
 			[ -s "$F" ] && same && grep -q " [1-9][0-9]* ranges" fast.err
 		'
 	done
+	F="$TMP/emu-procs.data"
+	expect 'emulated processes (fork, exec, pipes: address spaces change): identical with --decoder=reference' '
+		tracectl record --pmu emulated -o "$F" -- /bin/sh -c \
+			"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null \
+			2>rec.err
+		[ -s "$F" ] && same && grep -q " [1-9][0-9]* ranges" fast.err
+	'
 	F="$TMP/emu-filter.data"
 	expect 'emulated with an address filter (TIP.PGE/PGD): identical with --decoder=reference' '
 		tracectl record --pmu emulated --filter "filter fib@$TMP/branchy" -o "$F" -- \
