@@ -136,16 +136,24 @@ static bool decode(struct run *r, bool reference, const uint8_t *data, size_t si
 	return ok;
 }
 
+static char path[64];
+
+static void remove_code(void)
+{
+	unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char path[64];
 	struct run fast = { .code = data, .ncode = size < 512 ? size : 512 }, ref = fast;
 	struct tc_pt_flow_stats sf, sr;
 	bool okf, okr;
 	FILE *fp;
 
-	if (!path[0])
+	if (!path[0]) {
 		snprintf(path, sizeof(path), "/tmp/fuzz_pt_diff.%d.code", (int)getpid());
+		atexit(remove_code);
+	}
 	if (fast.ncode && (fp = fopen(path, "wb"))) {
 		if (fwrite(data, 1, fast.ncode, fp) == fast.ncode)
 			fast.path = path;
