@@ -81,6 +81,7 @@ struct tc_itrace {
 	bool nomem;
 	size_t (*read)(void *ctx, int pid, uint64_t addr, void *buf, size_t len);
 	void *read_ctx;
+	struct tc_x86 *x86;	/* made at the first x86 instruction split */
 };
 
 void tc_itrace_read(struct tc_itrace *t,
@@ -107,11 +108,11 @@ static unsigned insn_len(struct tc_itrace *t, const struct tc_rec *r, uint64_t a
 		return (unsigned)(b[1] >> 3) >= 0x1d ? 4 : 2;
 	case TC_ISA_X86_64:
 	case TC_ISA_X86_32:
-		if (!t->read)
+		if (!t->read || (!t->x86 && !(t->x86 = tc_x86_new())))
 			return 0;
 		n = t->read(t->read_ctx, r->pid, addr, b, r->end - addr < sizeof(b) ?
 			    (size_t)(r->end - addr) : sizeof(b));
-		return n ? tc_x86_len(b, n, r->isa == TC_ISA_X86_64) : 0;
+		return n ? tc_x86_len(t->x86, b, n, r->isa == TC_ISA_X86_64) : 0;
 	default:
 		return 0;
 	}
@@ -164,6 +165,7 @@ void tc_itrace_free(struct tc_itrace *t)
 	if (!t)
 		return;
 	free(t->th);
+	tc_x86_free(t->x86);
 	free(t);
 }
 

@@ -20,12 +20,12 @@ if [ -n "$missing" ]; then
 fi
 ver() { pkg-config --modversion "$1"; }
 cat >"$out" <<EOT
-DEP_CFLAGS := -I$lp/include $(pkg-config --cflags libtraceevent libelf libopencsd) \
+DEP_CFLAGS := -I$lp/include $(pkg-config --cflags libtraceevent libelf libopencsd capstone) \
  -DLIBPERF_VERSION='"$(PKG_CONFIG_PATH=$lp/lib/pkgconfig pkg-config --modversion libperf)"' \
  -DLIBTRACEEVENT_VERSION='"$(ver libtraceevent)"' -DLIBELF_VERSION='"$(ver libelf)"'
-DEP_LIBS := $lp/lib/libperf.a $lp/lib/libapi.a $(pkg-config --libs libtraceevent libelf) \
+DEP_LIBS := $lp/lib/libperf.a $lp/lib/libapi.a $(pkg-config --libs libtraceevent libelf capstone) \
  -lopencsd_c_api -lopencsd -lipt
-# the QEMU plugin only (lib/emulate/qemu_plugin/)
+# the QEMU plugin (lib/emulate/qemu_plugin/); lib/isa/x86.c has them in DEP_*
 CAPSTONE_CFLAGS := $(pkg-config --cflags capstone)
 CAPSTONE_LIBS := $(pkg-config --libs capstone)
 EOT

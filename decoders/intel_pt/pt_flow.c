@@ -38,6 +38,7 @@ struct tc_pt_flow {
 	uint64_t space;		/* ops.space when the sections were added */
 	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
 	struct len_entry *lens;
+	struct tc_x86 *x86;	/* Capstone, for the lengths and kinds libipt does not give */
 
 	/* Per feed. dec is the decoder that goes on: main over the buffer itself, or side over a
 	 * copy of a stretch of it behind a PSB+ written here (resume()). */
@@ -151,12 +152,38 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 	return d->file_offset + buf_offset(d, off);
 }
 
-static struct tc_rec new_rec(struct tc_pt_flow *d, enum tc_rec_type type)
+/* Field by field: a compound literal zeroes the whole record first (rep stos), which was
+ * the decoder's most expensive line with two records per block. */
+static inline struct tc_rec new_rec(struct tc_pt_flow *d, enum tc_rec_type type)
 {
-	return (struct tc_rec){ .type = type, .id = -1, .cpu = d->cpu, .pid = d->pid,
-				.tid = d->tid, .offset = cur_offset(d),
-				.has_time = d->time.has_tsc && d->tc.valid,
-				.time = d->time.perf_time };
+	struct tc_rec r;
+
+	r.type = type;
+	r.id = -1;
+	r.cpu = d->cpu;
+	r.pid = d->pid;
+	r.tid = d->tid;
+	r.offset = cur_offset(d);
+	r.start = r.end = 0;
+	r.insns = 0;
+	r.isa = TC_ISA_UNKNOWN;
+	r.last = 0;
+	r.last_type = 0;
+	r.last_size = 0;
+	r.last_taken = false;
+	r.value = 0;
+	r.name = r.text = NULL;
+	r.has_time = d->time.has_tsc && d->tc.valid;
+	r.time = d->time.perf_time;
+	r.fields = NULL;
+	r.nfields = 0;
+	return r;
+}
+
+/* Does the caller want records of this type (ops.skip)? */
+static inline bool wanted(const struct tc_pt_flow *d, enum tc_rec_type type)
+{
+	return !(d->ops.skip & (1u << type));
 }
 
 /* What reads return may have changed: drop the file sections and what was learnt from
@@ -232,13 +259,16 @@ static void update_time(struct tc_pt_flow *d)
 
 static void emit_branch(struct tc_pt_flow *d, uint64_t from, uint64_t to, enum tc_isa isa)
 {
-	struct tc_rec r = new_rec(d, TC_REC_BRANCH);
+	struct tc_rec r;
 
+	d->st.branches++;
+	if (!wanted(d, TC_REC_BRANCH))
+		return;
+	r = new_rec(d, TC_REC_BRANCH);
 	r.start = from;
 	r.end = to;
 	r.isa = isa;
 	d->ops.emit(d->ops.ctx, &r);
-	d->st.branches++;
 }
 
 static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t off,
@@ -265,6 +295,10 @@ static void flush_range(struct tc_pt_flow *d)
 
 	if (!d->in_range)
 		return;
+	d->in_range = false;
+	d->st.ranges++;
+	if (!wanted(d, TC_REC_RANGE))
+		return;
 	r = new_rec(d, TC_REC_RANGE);
 	r.start = d->r_start;
 	r.end = d->r_end;
@@ -277,8 +311,6 @@ static void flush_range(struct tc_pt_flow *d)
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
 	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
 	d->ops.emit(d->ops.ctx, &r);
-	d->st.ranges++;
-	d->in_range = false;
 }
 
 /* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
@@ -304,9 +336,9 @@ static void flow_stop(struct tc_pt_flow *d)
 
 /* Class of an instruction libipt did not classify (an indirect or far transfer, or the
  * end of a block cut short), from its bytes. */
-static enum pt_insn_class classify(const uint8_t *b, size_t n)
+static enum pt_insn_class classify_kind(enum tc_x86_kind k)
 {
-	switch (tc_x86_classify(b, n).kind) {
+	switch (k) {
 	case TC_X86_JCC: return ptic_cond_jump;
 	case TC_X86_JMP: case TC_X86_IJMP: return ptic_jump;
 	case TC_X86_CALL: case TC_X86_ICALL: return ptic_call;
@@ -329,24 +361,31 @@ static bool last_insn(struct tc_pt_flow *d, const struct pt_block *b, unsigned *
 
 	/* the cache comes with the first block: a queue that never decodes one costs little
 	 * (without memory for it, every length is read) */
-	if (!d->lens)
+	if (!d->lens && !d->ops.reference)
 		d->lens = calloc(LEN_CACHE, sizeof(*d->lens));
 	if (d->lens)
 		c = &d->lens[(b->end_ip ^ b->end_ip >> 12) & (LEN_CACHE - 1)];
 
 	if (b->truncated) {
 		*size = b->size;
-		*iclass = b->iclass != ptic_error ? b->iclass : classify(b->raw, b->size);
+		*iclass = b->iclass != ptic_error ? b->iclass :
+			  classify_kind(tc_x86_classify(d->x86, b->raw, b->size,
+							b->mode == ptem_64bit).kind);
 		return true;
 	}
 	if (!c->valid || c->ip != b->end_ip || c->mode != b->mode) {
 		uint64_t cr3 = d->cr3;
+		struct tc_x86_insn k;
 
 		n = d->ops.read(d->ops.ctx, d->cpu, cr3, b->end_ip, buf, sizeof(buf));
-		if (!n || !(*size = tc_x86_len(buf, n, b->mode == ptem_64bit)))
+		if (!n)
+			return false;
+		k = tc_x86_classify(d->x86, buf, n, b->mode == ptem_64bit);
+		if (!(*size = k.len))
 			return false;
 		*c = (struct len_entry){ .ip = b->end_ip, .size = (uint8_t)*size,
-			.iclass = (uint8_t)classify(buf, n), .mode = (uint8_t)b->mode, .valid = 1 };
+			.iclass = (uint8_t)classify_kind(k.kind), .mode = (uint8_t)b->mode,
+			.valid = 1 };
 	}
 	*size = c->size;
 	*iclass = b->iclass != ptic_error ? b->iclass : (enum pt_insn_class)c->iclass;
@@ -541,6 +580,8 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	if (tc)
 		d->tc = *tc;
 	d->ops = *ops;
+	if (ops->reference)
+		d->ops.skip = 0;	/* every record made, as before the fast path */
 	d->cpu = cpu;
 	d->pid = d->tid = -1;
 	d->cr3 = TC_PT_FLOW_NO_CR3;
@@ -548,7 +589,8 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->scan_off = UINT64_MAX;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
-	if (!d->image || !d->iscache ||
+	d->x86 = tc_x86_new();
+	if (!d->image || !d->iscache || !d->x86 ||
 	    pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0 ||
 	    pt_image_set_callback(d->image, read_mem, d) < 0) {
 		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
@@ -569,6 +611,7 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	if (d->iscache)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
+	tc_x86_free(d->x86);
 	free(d);
 }
 

@@ -57,12 +57,21 @@ struct tc_pt_flow_ops {
 	 * after each thread callback. */
 	uint64_t (*space)(void *ctx);
 	void *ctx;
+	/* Record types the caller drops (bits 1 << enum tc_rec_type: RANGE or BRANCH): not
+	 * made at all; the statistics still count them. */
+	unsigned skip;
 	bool timestamps;	/* emit TC_REC_TIMESTAMP (perf time) when time moves on */
 	bool events;		/* emit TC_REC_OTHER for ptwrite, power, tsx, cbr, ... events */
 	/* Time from libipt's tick events, in flow order (else from the decoder, which reads
 	 * ahead): exact pauses for queues interleaved by time; costs an event per timing
 	 * packet. */
 	bool ticks;
+	/* The oracle for the fast path (--decoder=reference): libipt's block decoder as it
+	 * is (with its own block cache over mapped files) and none of ours: each block's last
+	 * instruction read and decoded again, every record made (skip ignored). Not libipt
+	 * without mapped files: its uncached path reads packets ahead differently, so some
+	 * records' offsets differ (a few in ten thousand ranges of an emulated recording). */
+	bool reference;
 };
 
 struct tc_pt_flow_stats {

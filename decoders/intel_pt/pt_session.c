@@ -585,7 +585,8 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 {
 	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
-		.ticks = by_time(s) };
+		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
+		.ticks = by_time(s), .reference = s->o.reference };
 
 	q->s = s;
 	s->f = f;	/* images() takes the build ids from there */

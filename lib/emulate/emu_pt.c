@@ -41,6 +41,7 @@ struct emu {
 	uint64_t entry;
 	struct tc_pt_stream_step *log;	/* repeat_bytes: the first thread's traced steps */
 	size_t nlog, caplog;
+	struct tc_x86 *x86;	/* made at the first traced step */
 };
 
 static struct thr *find(struct emu *m, pid_t tid)
@@ -93,7 +94,9 @@ static int prepare(struct emu *m, struct thr *t, struct tc_err *e)
 				  (unsigned long long)t->pt.ip, (int)t->pt.tid);
 	if (tc_pt_enc_psb_due(&t->pt.x, t->pt.ip, e) || peek(t->pt.tid, t->pt.ip, b, sizeof(b), e))
 		return -1;
-	t->k = tc_x86_classify(b, sizeof(b));
+	if (!m->x86 && !(m->x86 = tc_x86_new()))
+		return tc_err_set(e, ENOMEM, "cannot set up the x86 disassembler (Capstone)");
+	t->k = tc_x86_classify(m->x86, b, sizeof(b), true);
 	switch (t->k.kind) {
 	case TC_X86_FAR_JMP: case TC_X86_FAR_CALL: case TC_X86_FAR_RET: case TC_X86_SYSCALL:
 	case TC_X86_INT: case TC_X86_UD2:
@@ -106,7 +109,6 @@ static int prepare(struct emu *m, struct thr *t, struct tc_err *e)
 	default:
 		break;
 	}
-	(void)m;
 	return 0;
 }
 
@@ -452,5 +454,6 @@ kill:
 out:
 	tc_pt_stream_fini(&m.s);
 	free(m.log);
+	tc_x86_free(m.x86);
 	return rc;
 }

@@ -78,6 +78,7 @@ struct emu {
 	struct tc_qemu_run *run;
 	unsigned known_proc;	/* the program of the last mapping found: */
 	uint64_t known_lo, known_hi;	/* that mapping, a quick hit */
+	struct tc_x86 *x86;	/* made when a block is first walked */
 	struct parent *parents;	/* clone results: who made each thread */
 	size_t nparents, capparents;
 	struct qthr *last;	/* the thread of the last block: rings are drained in bursts */
@@ -287,11 +288,13 @@ static int walk(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struc
 	uint64_t ip = d->vaddr, end = last_ip(d);
 	size_t n = d->size < sizeof(code) ? d->size : sizeof(code);
 
+	if (!m->x86 && !(m->x86 = tc_x86_new()))
+		return tc_err_set(e, ENOMEM, "cannot set up the x86 disassembler (Capstone)");
 	if (mem_read(m, t->pt.pid, d->vaddr, code, n) != (ssize_t)n)
 		return tc_err_sys(e, errno, "reading guest code at 0x%llx",
 				  (unsigned long long)d->vaddr);
 	while (ip < end) {
-		unsigned len = tc_x86_len(code + (ip - d->vaddr), d->vaddr + n - ip, true);
+		unsigned len = tc_x86_len(m->x86, code + (ip - d->vaddr), d->vaddr + n - ip, true);
 		struct tc_pt_stream_step p = { .ip = ip, .next = ip + len, .kind = TC_X86_OTHER,
 			.len = len, .in = t->pt.in, .next_in = tc_pt_stream_in(&m->s, ip + len) };
 
@@ -670,6 +673,7 @@ int tc_emu_pt_qemu_record(const struct tc_emu_opts *o, struct tc_emu_stats *st,
 	rc = tc_pt_stream_write(&m.s, e);
 out:
 	tc_qemu_run_free(m.run);
+	tc_x86_free(m.x86);
 	free(m.parents);
 	free(m.gone);
 	tc_addr_filter_maps_free(&m.snap);

@@ -54,6 +54,7 @@ struct tc_branch_profile {
 	size_t nst, cst;
 	struct tc_branch_profile_bin *out;	/* what finish hands over */
 	bool failed;
+	struct tc_x86 *x86;	/* made at the first x86 range */
 };
 
 static uint64_t hash2(uint64_t a, uint64_t b)
@@ -123,6 +124,7 @@ void tc_branch_profile_free(struct tc_branch_profile *a)
 	free(a->out);
 	free(a->st);
 	free(a->drop);
+	tc_x86_free(a->x86);
 	free(a);
 }
 
@@ -195,13 +197,15 @@ static bool direct_branch(struct tc_branch_profile *a, const struct tc_rec *r, u
 		/* direct: call rel32, jmp rel, jcc rel8/rel32, loop/jrcxz (libipt's classes
 		 * do not tell direct jumps from indirect ones); no prefixes, the rest of b
 		 * zero */
+		uint8_t x[16] = { 0 };
 		struct tc_x86_insn k;
 
-		if (!r->last_size || a->o.read(a->o.ctx, r->pid, pc, b, 2) < 1)
+		if (!r->last_size || a->o.read(a->o.ctx, r->pid, pc, x, 2) < 1 ||
+		    (!a->x86 && !(a->x86 = tc_x86_new())))
 			return false;
-		k = tc_x86_classify(b, sizeof(b));
+		k = tc_x86_classify(a->x86, x, sizeof(x), r->isa == TC_ISA_X86_64);
 		return !k.opcode && (k.kind == TC_X86_CALL || k.kind == TC_X86_JMP ||
-				     (k.kind == TC_X86_JCC && (b[0] != 0x0f || r->last_size >= 2)));
+				     (k.kind == TC_X86_JCC && (x[0] != 0x0f || r->last_size >= 2)));
 	}
 	return r->last_type == TC_INSN_JUMP;
 }

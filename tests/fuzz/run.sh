@@ -1,7 +1,8 @@
 #!/bin/sh
 # Run one libFuzzer target: run.sh DIR NAME SECONDS CORPUS TESTDATA
 # DIR/fuzz_NAME is the binary; DIR/CORPUS the corpus, seeded here (never in the repo) from
-# TESTDATA: perf_data gets the perf.data files under perfdata/, pt_session the Intel PT ones
+# TESTDATA: perf_data gets the perf.data files under perfdata/, pt and pt_diff their
+# Intel PT from the first PSB on, pt_session the Intel PT ones
 # (and a pt_truth recording), cs_frame the first max_len bytes of every trace buffer an
 # OpenCSD snapshot's trace.ini names, snapshot each snapshot packed, etm real buffers behind
 # a configuration header, elf the ELF files, output trace bytes and ini text, emulate the
@@ -137,8 +138,9 @@ output)
 		done
 	fi
 	;;
-pt)
+pt|pt_diff)
 	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
+	# pt_diff: the same inputs, decoded by the fast path and the reference.
 	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
 	max_len=${FUZZ_MAX_LEN:-16384}
 	if [ -d "$td/perfdata/intel_pt" ]; then

@@ -8,6 +8,7 @@
 #include "decoders/intel_pt/pt_config.h"
 #include "decoders/intel_pt/pt_flow.h"
 #include "decoders/intel_pt/pt_packets.h"
+#include "lib/isa/x86.h"
 #include "lib/perfdata/perf_data.h"
 #include "tests/unit/tc_test.h"
 
@@ -1023,4 +1024,125 @@ TEST(pt_flow_overflow)
 	}
 	tc_pt_flow_free(d);
 	free(f.recs.v);
+}
+
+/* The fast path's record skipping and the reference (pt_flow.h): skip drops records of a type
+ * (the statistics still count them), the reference makes every record, the same ones. */
+TEST(pt_flow_skip_and_reference)
+{
+	struct flow_ctx all = { 0 }, ranges = { 0 }, ref = { 0 };
+	struct tc_err e = { 0 };
+	uint8_t buf[256];
+	int n = build_stream(buf, sizeof(buf), CODE_BASE);
+	struct flow_ctx *fs[] = { &all, &ranges, &ref };
+
+	CHECK(n > 0);
+	if (n <= 0)
+		return;
+	for (size_t i = 0; i < 3; i++) {
+		struct tc_pt_flow_ops ops = flow_ops(fs[i]);
+		struct tc_pt_flow *d;
+
+		ops.skip = i == 0 ? 0 : 1u << TC_REC_BRANCH;
+		ops.reference = i == 2;
+		d = tc_pt_flow_new(NULL, NULL, 2, &ops, &e);
+		CHECK(d != NULL);
+		if (!d)
+			continue;
+		CHECK_INT(tc_pt_flow_feed(d, buf, (size_t)n, 0x1000, &e), 0);
+		CHECK_INT(tc_pt_flow_stats(d)->ranges, 5);
+		CHECK_INT(tc_pt_flow_stats(d)->branches, 6);
+		tc_pt_flow_free(d);
+	}
+	CHECK_INT(all.recs.n, 11);
+	CHECK_INT(ranges.recs.n, 5);
+	CHECK_INT(ref.recs.n, 11);
+	for (size_t i = 0, j = 0; i < all.recs.n && i < ref.recs.n; i++) {
+		const struct tc_rec *a = &all.recs.v[i].r, *b = &ref.recs.v[i].r;
+
+		CHECK(a->type == b->type && a->start == b->start && a->end == b->end &&
+		      a->insns == b->insns && a->offset == b->offset && a->last_type == b->last_type &&
+		      a->last_size == b->last_size && a->last_taken == b->last_taken);
+		if (a->type != TC_REC_RANGE || j >= ranges.recs.n)
+			continue;
+		b = &ranges.recs.v[j++].r;
+		CHECK(b->type == TC_REC_RANGE && a->start == b->start && a->end == b->end &&
+		      a->insns == b->insns && a->offset == b->offset);
+	}
+	free(all.recs.v);
+	free(ranges.recs.v);
+	free(ref.recs.v);
+}
+
+/* x86 facts from Capstone (lib/isa/x86.c): lengths and kinds of the control transfers the
+ * decoders and the emulator tell apart, prefixes, VEX, 32-bit code, short buffers. */
+TEST(x86_lengths_and_kinds)
+{
+	static const struct {
+		const char *what;
+		uint8_t b[16];
+		size_t n;
+		bool long_mode;
+		enum tc_x86_kind kind;
+		unsigned len, opcode;
+	} t[] = {
+		{ "call rel32", { 0xe8, 1, 2, 3, 4 }, 16, true, TC_X86_CALL, 5, 0 },
+		{ "call rel32, short", { 0xe8, 1, 2, 3 }, 4, true, TC_X86_OTHER, 0, 0 },
+		{ "jmp rel8", { 0xeb, 5 }, 16, true, TC_X86_JMP, 2, 0 },
+		{ "jmp rel32", { 0xe9, 0, 1, 0, 0 }, 16, true, TC_X86_JMP, 5, 0 },
+		{ "call *%rax", { 0xff, 0xd0 }, 16, true, TC_X86_ICALL, 2, 0 },
+		{ "call *%r12", { 0x41, 0xff, 0xd4 }, 16, true, TC_X86_ICALL, 3, 1 },
+		{ "jmp *%rax", { 0xff, 0xe0 }, 16, true, TC_X86_IJMP, 2, 0 },
+		{ "notrack jmp *(%rax)", { 0x3e, 0xff, 0x20 }, 16, true, TC_X86_IJMP, 3, 1 },
+		{ "ljmp *(%rax)", { 0xff, 0x28 }, 16, true, TC_X86_FAR_JMP, 2, 0 },
+		{ "lcall *(%rax)", { 0xff, 0x18 }, 16, true, TC_X86_FAR_CALL, 2, 0 },
+		{ "jne rel32", { 0x0f, 0x85, 0, 1, 0, 0 }, 16, true, TC_X86_JCC, 6, 0 },
+		{ "je rel8", { 0x74, 0x10 }, 16, true, TC_X86_JCC, 2, 0 },
+		{ "jrcxz", { 0xe3, 0x10 }, 16, true, TC_X86_JCC, 2, 0 },
+		{ "loop", { 0xe2, 0xfe }, 16, true, TC_X86_JCC, 2, 0 },
+		{ "ret", { 0xc3 }, 16, true, TC_X86_RET, 1, 0 },
+		{ "rep ret", { 0xf3, 0xc3 }, 16, true, TC_X86_RET, 2, 1 },
+		{ "ret $8", { 0xc2, 8, 0 }, 16, true, TC_X86_RET, 3, 0 },
+		{ "iretq", { 0x48, 0xcf }, 16, true, TC_X86_FAR_RET, 2, 1 },
+		{ "lret", { 0xcb }, 16, true, TC_X86_FAR_RET, 1, 0 },
+		{ "syscall", { 0x0f, 0x05 }, 16, true, TC_X86_SYSCALL, 2, 0 },
+		{ "sysenter", { 0x0f, 0x34 }, 16, false, TC_X86_SYSCALL, 2, 0 },
+		{ "sysret", { 0x0f, 0x07 }, 16, true, TC_X86_SYSRET, 2, 0 },
+		{ "int3", { 0xcc }, 16, true, TC_X86_INT, 1, 0 },
+		{ "int $0x80", { 0xcd, 0x80 }, 16, false, TC_X86_INT, 2, 0 },
+		{ "into (32-bit)", { 0xce }, 16, false, TC_X86_INTO, 1, 0 },
+		{ "ud2", { 0x0f, 0x0b }, 16, true, TC_X86_UD2, 2, 0 },
+		{ "movabs $imm64, %rax", { 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, 16, true,
+		  TC_X86_OTHER, 10, 1 },
+		{ "nopw 0(%rax,%rax)", { 0x66, 0x0f, 0x1f, 0x44, 0, 0 }, 16, true, TC_X86_OTHER, 6,
+		  1 },
+		{ "vzeroupper", { 0xc5, 0xf8, 0x77 }, 16, true, TC_X86_OTHER, 3, 0 },
+		{ "vpbroadcastd (%rdi), %ymm0", { 0xc4, 0xe2, 0x7d, 0x58, 0x07 }, 16, true,
+		  TC_X86_OTHER, 5, 0 },
+		{ "dec %eax (32-bit)", { 0x48, 0xc3 }, 16, false, TC_X86_OTHER, 1, 0 },
+		{ "ljmp $0x10, $0 (32-bit)", { 0xea, 0, 0, 0, 0, 0x10, 0 }, 16, false,
+		  TC_X86_FAR_JMP, 7, 0 },
+		{ "lcall $0x10, $0 (32-bit)", { 0x9a, 0, 0, 0, 0, 0x10, 0 }, 16, false,
+		  TC_X86_FAR_CALL, 7, 0 },
+		{ "nothing", { 0 }, 0, true, TC_X86_OTHER, 0, 0 },
+	};
+	struct tc_x86 *x = tc_x86_new();
+
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	/* twice: the second time from the memo */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			struct tc_x86_insn k = tc_x86_classify(x, t[i].b, t[i].n, t[i].long_mode);
+
+			if (k.kind != t[i].kind || k.len != t[i].len || k.opcode != t[i].opcode)
+				printf("#   %s: kind %d len %u opcode %u, expected %d %u %u\n",
+				       t[i].what, k.kind, k.len, k.opcode, t[i].kind, t[i].len,
+				       t[i].opcode);
+			CHECK(k.kind == t[i].kind && k.len == t[i].len && k.opcode == t[i].opcode);
+			CHECK_INT(tc_x86_len(x, t[i].b, t[i].n, t[i].long_mode), t[i].len);
+		}
+	}
+	tc_x86_free(x);
 }

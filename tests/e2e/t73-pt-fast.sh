@@ -1,0 +1,97 @@
+# Intel PT fast path against its oracle (issue 16, item 2): --decoder=reference is libipt's
+# block decoder with none of our caches (every block's last instruction read and measured
+# again, every record made); the default adds our cache of blocks' last instructions and
+# makes only the records the output keeps. Every
+# output form must be byte-identical, status lines and exit status included, on the shared
+# recording (no binaries: every stop and resume), on emulated recordings of real programs
+# (qemu; the program's exit status is record's, so a recording is checked by its file) and on
+# pt_truth's (PSB every 256 bytes, no return compression, an image hidden).
+. "$TOP/tests/e2e/lib.sh"
+
+PT_TRUTH="${TC_TOOLS:-$TOP/build/obj/tools}/pt_truth"
+
+# same FILE: each output form with both decoders; says which differ.
+same() {
+	bad=0
+	for form in "decode" "decode --branches" "-j decode" "-j decode --branches" \
+		    "decode --itrace=i" "decode --itrace=cre" "report" "-j report" \
+		    "decode --branches -F ip,addr,sym,insncnt,time,flags" "decode --call-trace"; do
+		# shellcheck disable=SC2086
+		set -- $form
+		pre=
+		[ "$1" = -j ] && { pre=-j; shift; }
+		cmd=$1; shift
+		tracectl $pre $cmd -i "$F" "$@" >fast.out 2>fast.err; rf=$?
+		tracectl $pre $cmd --decoder=reference -i "$F" "$@" >ref.out 2>ref.err; rr=$?
+		if [ $rf != $rr ] || ! cmp -s fast.out ref.out || ! cmp -s fast.err ref.err; then
+			echo "differs: $form (exit $rf, reference $rr)"
+			diff fast.out ref.out | head -5
+			diff fast.err ref.err | head -5
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+if have_testdata perfdata; then
+	F="$TC_TESTDATA/perfdata/intel_pt/perf.data.intel_pt-4.14"
+	expect 'shared recording (no binaries): every form identical with --decoder=reference' '
+		same && grep -q "stops without code" fast.err
+	'
+fi
+
+if [ "$(uname -m)" != x86_64 ] || ! command -v gcc >/dev/null; then
+	skip 'fast = reference on emulated and pt_truth recordings' 'needs x86-64 and gcc'
+	exit 0
+fi
+for src in branchy callbacks; do
+	gcc -O1 -g -o "$TMP/$src" "$TOP/tests/fixtures/progs/$src.c" ||
+		{ echo "not ok $T: cannot build $src.c"; exit 0; }
+done
+
+if command -v qemu-x86_64 >/dev/null; then
+	seq 3000 | sort -R --random-source=/dev/zero >in.txt
+	for prog in "/bin/ls -l /usr" "/usr/bin/sort in.txt" "/bin/gzip -c in.txt" \
+		    "$TMP/branchy" "$TMP/callbacks"; do
+		name=$(basename "${prog%% *}")
+		F="$TMP/emu-$name.data"
+		# shellcheck disable=SC2086
+		expect "emulated $name: every form identical with --decoder=reference" '
+			tracectl record --pmu emulated -o "$F" -- $prog >/dev/null 2>rec.err
+			[ -s "$F" ] && same && grep -q " [1-9][0-9]* ranges" fast.err
+		'
+	done
+	F="$TMP/emu-procs.data"
+	expect 'emulated processes (fork, exec, pipes: address spaces change): identical with --decoder=reference' '
+		tracectl record --pmu emulated -o "$F" -- /bin/sh -c \
+			"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null \
+			2>rec.err
+		[ -s "$F" ] && same && grep -q " [1-9][0-9]* ranges" fast.err
+	'
+	F="$TMP/emu-filter.data"
+	expect 'emulated with an address filter (TIP.PGE/PGD): identical with --decoder=reference' '
+		tracectl record --pmu emulated --filter "filter fib@$TMP/branchy" -o "$F" -- \
+			"$TMP/branchy" 6 >/dev/null 2>rec.err
+		[ -s "$F" ] && same && grep -q " [1-9][0-9]* ranges" fast.err
+	'
+else
+	skip 'emulated recordings: fast = reference' 'no qemu-x86_64 (Debian: qemu-user)'
+fi
+
+[ -x "$PT_TRUTH" ] || { echo "not ok $T: $PT_TRUTH is not built (make test builds it)"; exit 0; }
+for flags in "-p 256" "-n"; do
+	F="$TMP/truth${flags% *}.data"
+	expect "pt_truth $flags: every form identical with --decoder=reference" '
+		"$PT_TRUTH" $flags -o "$F" -- "$TMP/branchy" >/dev/null 2>truth.err &&
+		same && grep -q " [1-9][0-9]* ranges" fast.err
+	'
+done
+if command -v qemu-x86_64 >/dev/null; then
+	F="$TMP/hidden.data"
+	expect 'an image hidden (stops, resumes at TIPs): identical with --decoder=reference' '
+		"$PT_TRUTH" -Q -p 256 -o "$F" -- "$TMP/callbacks" >/dev/null 2>truth.err &&
+		mv "$TMP/callbacks" "$TMP/callbacks.hidden" &&
+		same; rc=$?; mv "$TMP/callbacks.hidden" "$TMP/callbacks"; [ $rc = 0 ] &&
+		grep -q "image not found" fast.err
+	'
+fi

@@ -1,0 +1,178 @@
+/* Differential libFuzzer target for Intel PT flow decoding (decoders/intel_pt/pt_flow.c): the
+ * fast path (our cache of blocks' last instructions, records made only of the type asked
+ * for) against the reference (--decoder=reference: libipt's block decoder alone) on the same
+ * trace, both with the code mapped from a file (libipt's own block cache) as perf.data's
+ * images are. Every record, field by field and
+ * string by string, and the statistics must be the same: mutated traces give errors,
+ * overflows, stops without code and resumes, all of which must come out alike. The input's
+ * first 512 bytes (or less) are the code, mapped at 0x400000 and 0x7f0000000000 (as in
+ * fuzz_pt). Time from tick events for odd sizes, from the decoder for even ones; bit 1 of
+ * the size: branches asked for instead of ranges (the other type is dropped here from the
+ * reference's records, as the session drops it). Any difference calls abort(). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decoders/intel_pt/pt_flow.h"
+#include "tests/fuzz/fuzz_check.h"
+
+#define BASE_OFF 0x1000		/* file offset given to the decoder */
+
+static const uint64_t bases[] = { 0x400000, 0x7f0000000000ULL };
+
+struct run {
+	const uint8_t *code;
+	size_t ncode;
+	const char *path;	/* the code as a file, for the span callback */
+	unsigned drop;		/* record types not kept (1 << type) */
+	uint8_t *out;		/* every record, serialised */
+	size_t n, cap;
+};
+
+static void put(struct run *r, const void *p, size_t len)
+{
+	if (r->n + len > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+
+		while (cap < r->n + len)
+			cap *= 2;
+		r->out = realloc(r->out, cap);
+		CHECK(r->out);
+		r->cap = cap;
+	}
+	memcpy(r->out + r->n, p, len);
+	r->n += len;
+}
+
+static void put_str(struct run *r, const char *s)
+{
+	uint8_t nul = 0xff;
+
+	if (s)
+		put(r, s, strlen(s) + 1);
+	else
+		put(r, &nul, 1);
+}
+
+static void on_rec(void *ctx, const struct tc_rec *rec)
+{
+	struct run *r = ctx;
+
+	if (r->drop & (1u << rec->type))
+		return;
+	const uint64_t f[] = { rec->type, (uint64_t)rec->id, (uint64_t)rec->cpu,
+			       (uint64_t)rec->pid, (uint64_t)rec->tid, rec->offset, rec->start,
+			       rec->end, rec->insns, rec->isa, (uint64_t)rec->last, rec->last_type,
+			       rec->last_size, rec->last_taken, rec->value, rec->has_time,
+			       rec->has_time ? rec->time : 0 };
+
+	put(r, f, sizeof(f));
+	put_str(r, rec->name);
+	put_str(r, rec->text);
+}
+
+static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const struct run *r = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	for (size_t i = 0; i < 2; i++) {
+		if (addr < bases[i] || addr - bases[i] >= r->ncode)
+			continue;
+		size_t o = (size_t)(addr - bases[i]);
+		size_t n = r->ncode - o < len ? r->ncode - o : len;
+
+		memcpy(buf, r->code + o, n);
+		return n;
+	}
+	return 0;
+}
+
+static int span(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *s)
+{
+	const struct run *r = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	for (size_t i = 0; i < 2; i++) {
+		if (addr < bases[i] || addr - bases[i] >= r->ncode)
+			continue;
+		*s = (struct tc_pt_flow_span){ r->path, bases[i], r->ncode, 0 };
+		return 0;
+	}
+	return -1;
+}
+
+static uint64_t space(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+/* Decode data with the fast path or the reference; the records go to r, the stats to st. */
+static bool decode(struct run *r, bool reference, const uint8_t *data, size_t size,
+		   struct tc_pt_flow_stats *st)
+{
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r, .timestamps = true,
+				      .events = true, .ticks = size & 1, .reference = reference };
+	struct tc_err e;
+	struct tc_pt_flow *f;
+	bool ok;
+
+	r->drop = 1u << (size & 2 ? TC_REC_RANGE : TC_REC_BRANCH);
+	ops.skip = r->drop;	/* the reference makes them all anyway */
+	if (r->path) {
+		ops.span = span;
+		ops.space = space;
+	}
+	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+	CHECK(f);
+	ok = tc_pt_flow_feed(f, data, size, BASE_OFF, &e) == 0;
+	*st = *tc_pt_flow_stats(f);
+	tc_pt_flow_free(f);
+	return ok;
+}
+
+static char path[64];
+
+static void remove_code(void)
+{
+	unlink(path);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct run fast = { .code = data, .ncode = size < 512 ? size : 512 }, ref = fast;
+	struct tc_pt_flow_stats sf, sr;
+	bool okf, okr;
+	FILE *fp;
+
+	if (!path[0]) {
+		snprintf(path, sizeof(path), "/tmp/fuzz_pt_diff.%d.code", (int)getpid());
+		atexit(remove_code);
+	}
+	if (fast.ncode && (fp = fopen(path, "wb"))) {
+		if (fwrite(data, 1, fast.ncode, fp) == fast.ncode)
+			fast.path = path;
+		fclose(fp);
+	}
+	okf = decode(&fast, false, data, size, &sf);
+	okr = decode(&ref, true, data, size, &sr);
+	CHECK(okf == okr);
+	if (fast.n != ref.n || (fast.n && memcmp(fast.out, ref.out, fast.n))) {
+		size_t i = 0;
+
+		while (i < fast.n && i < ref.n && fast.out[i] == ref.out[i])
+			i++;
+		fprintf(stderr, "fuzz_pt_diff: records differ from byte %zu (fast %zu bytes, "
+			"reference %zu)\n", i, fast.n, ref.n);
+		abort();
+	}
+	CHECK(!memcmp(&sf, &sr, sizeof(sf)));
+	free(fast.out);
+	free(ref.out);
+	return 0;
+}
