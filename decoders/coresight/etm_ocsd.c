@@ -300,19 +300,16 @@ static void walk_err(void *ctx, uint64_t idx, const char *text)
 	d->emit(d->ctx, &r);
 }
 
-/* Packets for the fast decoder: listed (and bad ones reported) as the packet monitor does
- * in front of OpenCSD's decoder, then decoded; EOT, FLUSH and RESET pass through. */
+/* Packets for the fast decoder, with EOT, FLUSH and RESET, as OpenCSD's decoder gets them.
+ * The packet monitor (pkt_mon) sees them first, as in front of OpenCSD's decoder: with a
+ * monitor the packet processor also gives the bytes it skips while unsynchronised. */
 static ocsd_datapath_resp_t fast_sink(const void *ctx, const ocsd_datapath_op_t op,
 				      const ocsd_trc_index_t idx, const void *pkt)
 {
 	struct tc_etm_ocsd *d = (struct tc_etm_ocsd *)ctx;
 
-	if (op == OCSD_OP_DATA) {
-		if (!pkt)
-			return OCSD_RESP_CONT;
-		on_packet(d, idx, pkt);
-	}
-	tc_etm4_walk_op(d->walk, op, idx, pkt);
+	if (op != OCSD_OP_DATA || pkt)
+		tc_etm4_walk_op(d->walk, op, idx, pkt);
 	return OCSD_RESP_CONT;
 }
 
@@ -499,6 +496,10 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		d->st.fast = true;
 		err = d->walk ? create_decoder(d, d->tree, OCSD_CREATE_FLG_PACKET_PROC, &d->csid)
 			      : OCSD_ERR_MEM;
+		if (!err)
+			err = ocsd_dt_attach_packet_callback(d->tree, d->csid,
+							     OCSD_C_API_CB_PKT_MON,
+							     (void *)pkt_mon, d);
 		if (!err)
 			err = ocsd_dt_attach_packet_callback(d->tree, d->csid,
 							     OCSD_C_API_CB_PKT_SINK,
