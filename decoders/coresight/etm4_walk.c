@@ -112,7 +112,7 @@ struct page {
 
 /* ---- block cache: walk results from a start address to the next waypoint ---- */
 
-#define BLK_BITS 15
+#define BLK_BITS 14		/* 16384 blocks (640 KiB), allocated at the first walk */
 
 struct blk {
 	uint64_t addr;			/* start; ~0 for an empty slot */
@@ -404,6 +404,8 @@ static struct blk *blk_slot(struct tc_etm4_walk *w, uint64_t addr, uint32_t key)
 	return &w->blk[(h * 0xbf58476d1ce4e5b9ull) >> (64 - BLK_BITS)];
 }
 
+static void blk_clear(struct tc_etm4_walk *w);
+
 /* The reads the library makes for n instructions from addr, through the modelled cache.
  * Returns how many of them found memory read in the current context (all n: fine). */
 static uint32_t touch(struct tc_etm4_walk *w, uint64_t addr, uint32_t n, bool *nacc)
@@ -443,6 +445,13 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 		key_update(w);
 	start = w->ii.addr;
 	cacheable = !to_addr;
+	if (cacheable && !w->blk) {
+		w->blk = malloc(sizeof(*w->blk) << BLK_BITS);
+		if (w->blk)
+			blk_clear(w);
+		else
+			cacheable = false;	/* slower, not wrong */
+	}
 	if (cacheable) {
 		struct blk *b = blk_slot(w, start, w->cur_key);
 
@@ -513,7 +522,8 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 
 static void blk_clear(struct tc_etm4_walk *w)
 {
-	memset(w->blk, 0xff, sizeof(*w->blk) << BLK_BITS);
+	if (w->blk)
+		memset(w->blk, 0xff, sizeof(*w->blk) << BLK_BITS);
 }
 
 /* ---- return stack ---- */
@@ -1290,12 +1300,10 @@ struct tc_etm4_walk *tc_etm4_walk_new(const struct tc_etm4_walk_cfg *cfg,
 
 	if (!w)
 		return NULL;
-	w->blk = malloc(sizeof(*w->blk) << BLK_BITS);
-	if (!w->blk || !grow(&w->stk) || !grow(&w->temp)) {
+	if (!grow(&w->stk) || !grow(&w->temp)) {
 		tc_etm4_walk_free(w);
 		return NULL;
 	}
-	blk_clear(w);
 	w->cfg = *cfg;
 	w->elem = elem;
 	w->mem = mem;
