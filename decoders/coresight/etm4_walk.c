@@ -182,10 +182,10 @@ struct tc_etm4_walk {
 	uint32_t nkeys, cap_keys, cur_key;
 	bool key_dirty;
 	int64_t last_ctx;		/* last non-zero context ID given out (cs_perf's thread) */
-	bool keys_stale;		/* a page from another context may still be read */
 
 	struct blk *blk;
 	uint64_t hits, misses, unmodelled;
+	uint64_t undefined;		/* where the library reads a member it never set */
 	uint64_t resets;		/* decoder resets so far (errors among them) */
 };
 
@@ -280,7 +280,6 @@ static void mem_invalidate(struct tc_etm4_walk *w)
 	for (int i = 0; i < PAGES; i++)
 		w->pages[i].len = 0, w->pages[i].st = 0;
 	w->mru = w->next_new = 0;
-	w->keys_stale = false;
 }
 
 static void key_update(struct tc_etm4_walk *w)
@@ -307,13 +306,9 @@ static void key_update(struct tc_etm4_walk *w)
 		}
 		w->keys[w->nkeys++] = k;
 	}
-	if (i != w->cur_key) {
-		w->cur_key = i;
-		/* pages read in the old context may still answer, as in the library */
-		for (int p = 0; p < PAGES; p++)
-			if (w->pages[p].len)
-				w->keys_stale = true;
-	}
+	/* pages read in the old context may still answer, as in the library: each page
+	 * knows its context, and walks over pages of another one are not cached */
+	w->cur_key = i;
 }
 
 static bool in_page(const struct page *p, uint64_t addr)
@@ -946,6 +941,9 @@ static void cancel_elements(struct tc_etm4_walk *w)
 			if (!w->stk.n)
 				done = true;
 		} else {
+			/* The library would first count down m_unseen_spec_elem, which it never
+			 * initialises: with 0 there (the sane value) this is its error. */
+			w->undefined++;
 			packet_error(w);	/* "Not enough elements to cancel" */
 			w->res.cancel = 0;
 			break;
@@ -974,8 +972,10 @@ static void mispredict(struct tc_etm4_walk *w)
 		if (e->type == P0_ADDR)
 			i = erase_iter(&w->stk, i - 1);
 	}
-	if (!found)
+	if (!found) {
+		w->undefined++;		/* m_unseen_spec_elem again, as in cancel_elements */
 		packet_error(w);	/* "Not found mispredict atom" */
+	}
 	w->res.mispredict = false;
 }
 
@@ -1344,6 +1344,11 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w)
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w)
 {
 	return w->unmodelled;
+}
+
+uint64_t tc_etm4_walk_undefined(const struct tc_etm4_walk *w)
+{
+	return w->undefined;
 }
 
 void tc_etm4_walk_cache_stats(const struct tc_etm4_walk *w, uint64_t *hits, uint64_t *misses)

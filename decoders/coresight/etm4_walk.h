@@ -57,6 +57,10 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
 
 /* Walks this module could not model (code that is not A64): each also an error record. */
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w);
+/* Cancels and mispredicts with nothing left to cancel: OpenCSD 1.3.3 then reads a member it
+ * never initialises (m_unseen_spec_elem); we do as it does when that is 0, its error and
+ * reset. Real trace never gets there; corrupt trace can. */
+uint64_t tc_etm4_walk_undefined(const struct tc_etm4_walk *w);
 /* Block cache hits and misses, for the curious. */
 void tc_etm4_walk_cache_stats(const struct tc_etm4_walk *w, uint64_t *hits, uint64_t *misses);
 

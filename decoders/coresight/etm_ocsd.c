@@ -663,6 +663,7 @@ const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d)
 
 	if (d->walk) {
 		m->st.unmodelled = tc_etm4_walk_unmodelled(d->walk);
+		m->st.ref_undefined = tc_etm4_walk_undefined(d->walk);
 		tc_etm4_walk_cache_stats(d->walk, &m->st.block_hits, &m->st.block_misses);
 	}
 	return &d->st;

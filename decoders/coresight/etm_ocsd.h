@@ -67,6 +67,8 @@ struct tc_etm_ocsd_stats {
 	uint64_t guarded_first;		/* offset of the first */
 	bool fast;			/* decoded by etm4_walk.c, not OpenCSD's decoder */
 	uint64_t unmodelled;		/* fast: things it could not follow (each an error) */
+	uint64_t ref_undefined;		/* fast: where OpenCSD's behaviour is undefined
+					 * (etm4_walk.h); the fast decoder resyncs */
 	uint64_t block_hits, block_misses;	/* fast: walks from the block cache or not */
 };
 
