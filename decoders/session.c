@@ -511,8 +511,8 @@ static int run_snapshot(struct tc_session *s, struct tc_diag *m, struct tc_err *
 {
 	const struct tc_session_opts *a = &s->o;
 	struct tc_snapshot *ss;
-	struct tc_cs_snapshot_run run = { .buffer = a->buffer, .what = a->packets ? TC_ETM_PACKETS
-									 : TC_ETM_ELEMENTS,
+	struct tc_cs_snapshot_run run = { .buffer = a->buffer, .what = (a->packets ? TC_ETM_PACKETS
+									 : TC_ETM_ELEMENTS) | (a->reference ? TC_ETM_REFERENCE : 0),
 				 .want_id = a->any_id ? a->want_id : NULL, .emit = s->emit,
 				 .emit_ctx = s->ctx };
 	int rc, warned;

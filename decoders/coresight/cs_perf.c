@@ -338,7 +338,7 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 
 static struct tc_cs_session *new_session(struct tc_cs_perf *s, int only_cpu, struct tc_err *e)
 {
-	unsigned what = s->o.packets ? TC_ETM_PACKETS : TC_ETM_ELEMENTS;
+	unsigned what = (s->o.packets ? TC_ETM_PACKETS : TC_ETM_ELEMENTS) | (s->o.reference ? TC_ETM_REFERENCE : 0);
 	struct tc_cs_session *css = tc_cs_session_new(what, emit_cb, mem_cb, s, e);
 
 	if (!css)

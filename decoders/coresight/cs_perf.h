@@ -28,6 +28,7 @@ struct tc_cs_perf_opts {
 	bool branches;			/* TC_REC_BRANCH records (perf's convention) instead of
 					 * ranges; other elements are dropped, problems kept */
 	const bool *want_id;		/* 128 flags, or NULL for every trace ID */
+	bool reference;			/* OpenCSD's full decoder only (TC_ETM_REFERENCE) */
 	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
 	void *ctx;
 };

@@ -11,6 +11,8 @@
 #include <opencsd/c_api/opencsd_c_api.h>
 
 #include "decoders/coresight/etm4_guard.h"
+#include "decoders/coresight/etm4_walk.h"
+#include "lib/isa/a64.h"
 
 struct tc_etm_ocsd {
 	struct tc_etm_cfg cfg;
@@ -26,6 +28,7 @@ struct tc_etm_ocsd {
 	uint64_t end_index;		/* index just past the last byte fed */
 	int full;			/* a full decoder, not the packet processor alone */
 	struct tc_etm4_guard *guard;	/* ETMv4/ETE: packets the full decoder must not see */
+	struct tc_etm4_walk *walk;	/* the fast ETMv4 decoder, in place of OpenCSD's */
 	char pkt_str[512];		/* packet name storage for the record being emitted */
 };
 
@@ -273,6 +276,43 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t idx,
 	return OCSD_RESP_CONT;
 }
 
+/* ---- the fast decoder's callbacks ---- */
+
+static void walk_elem(void *ctx, uint64_t idx, const ocsd_generic_trace_elem *el)
+{
+	on_elem(ctx, idx, 0, el);
+}
+
+static uint32_t walk_mem(void *ctx, uint64_t addr, uint32_t n, uint8_t *buf)
+{
+	struct tc_etm_ocsd *d = ctx;
+
+	return (uint32_t)d->mem(d->ctx, &d->mctx, addr, buf, n);
+}
+
+static void walk_err(void *ctx, uint64_t idx, const char *text)
+{
+	struct tc_etm_ocsd *d = ctx;
+	struct tc_rec r = rec(d, TC_REC_ERROR, idx);
+
+	d->st.errors++;
+	r.text = text;
+	d->emit(d->ctx, &r);
+}
+
+/* Packets for the fast decoder, with EOT, FLUSH and RESET, as OpenCSD's decoder gets them.
+ * The packet monitor (pkt_mon) sees them first, as in front of OpenCSD's decoder: with a
+ * monitor the packet processor also gives the bytes it skips while unsynchronised. */
+static ocsd_datapath_resp_t fast_sink(const void *ctx, const ocsd_datapath_op_t op,
+				      const ocsd_trc_index_t idx, const void *pkt)
+{
+	struct tc_etm_ocsd *d = (struct tc_etm_ocsd *)ctx;
+
+	if (op != OCSD_OP_DATA || pkt)
+		tc_etm4_walk_op(d->walk, op, idx, pkt);
+	return OCSD_RESP_CONT;
+}
+
 /* ---- memory ---- */
 
 static uint32_t mem_acc(const void *ctx, const ocsd_vaddr_t addr, const ocsd_mem_space_acc_t sp,
@@ -389,6 +429,31 @@ static ocsd_err_t new_guard(struct tc_etm_ocsd *d)
 	return d->guard ? OCSD_OK : OCSD_ERR_MEM;
 }
 
+/* Whether etm4_walk.c models this source: ETMv4 (not ETE), A profile, v8 (A64 code), and
+ * none of data trace, conditional trace or Q elements (TRCCONFIGR). The configuration of
+ * its walk goes to *w. */
+static bool fast_config(const struct tc_etm_cfg *c, struct tc_etm4_walk_cfg *w)
+{
+	ocsd_arch_version_t arch = arch_of(c->arch);
+	unsigned maj = (c->trcidr1 >> 8) & 0xf, full = (c->trcidr1 >> 4) & 0xff;
+
+	if (c->proto != TC_ETM_PROTO_ETMV4 || c->profile != TC_ETM_PROFILE_A ||
+	    !OCSD_IS_V8_ARCH(arch) || maj >= 5 || (c->trcconfigr & 0x6) ||
+	    ((c->trcconfigr >> 8) & 0x7) || ((c->trcconfigr >> 13) & 0x3))
+		return false;
+	*w = (struct tc_etm4_walk_cfg){ .trace_id = c->trace_id, .cpu = c->cpu,
+					.max_spec = c->trcidr8,
+					.ret_stack = (c->trcconfigr >> 12) & 1,
+					.cci = (c->trcconfigr >> 4) & 1 };
+	if (arch >= ARCH_V8r3)
+		w->a64_flags |= TC_A64_F_V8_3;
+	if (arch >= ARCH_AA64)
+		w->a64_flags |= TC_A64_F_AA64;
+	if ((c->trcidr2 & 0x80000000u) && full >= 0x43)
+		w->a64_flags |= TC_A64_F_WFI_WFE;
+	return true;
+}
+
 struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 				    tc_etm_emit_fn emit, tc_etm_mem_fn mem, void *ctx,
 				    struct tc_err *e)
@@ -398,6 +463,8 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 	/* Packets alone come from the packet processor alone: a packet listing must not depend
 	 * on (or crash in) the instruction decoder, nor need the traced code. */
 	int full = (what & TC_ETM_ELEMENTS) != 0;
+	struct tc_etm4_walk_cfg wcfg;
+	bool fast = full && mem && !(what & TC_ETM_REFERENCE) && fast_config(cfg, &wcfg);
 
 	if (!emit || (!mem && (what & TC_ETM_ELEMENTS) && cfg->proto != TC_ETM_PROTO_STM)) {
 		tc_err_set(e, 0, "trace ID 0x%02x: element decoding needs a memory callback",
@@ -424,18 +491,33 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		free(d);
 		return NULL;
 	}
-	err = create_decoder(d, d->tree,
-			     full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC,
-			     &d->csid);
-	if (!err && full)
+	if (fast) {
+		d->walk = tc_etm4_walk_new(&wcfg, walk_elem, walk_mem, walk_err, d, &d->mctx);
+		d->st.fast = true;
+		err = d->walk ? create_decoder(d, d->tree, OCSD_CREATE_FLG_PACKET_PROC, &d->csid)
+			      : OCSD_ERR_MEM;
+		if (!err)
+			err = ocsd_dt_attach_packet_callback(d->tree, d->csid,
+							     OCSD_C_API_CB_PKT_MON,
+							     (void *)pkt_mon, d);
+		if (!err)
+			err = ocsd_dt_attach_packet_callback(d->tree, d->csid,
+							     OCSD_C_API_CB_PKT_SINK,
+							     (void *)fast_sink, d);
+	} else {
+		err = create_decoder(d, d->tree,
+				     full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC,
+				     &d->csid);
+	}
+	if (!err && full && !fast)
 		err = ocsd_dt_set_gen_elem_outfn(d->tree, on_elem, d);
-	if (!err)
+	if (!err && !fast)
 		err = full ? ocsd_dt_attach_packet_callback(d->tree, d->csid, OCSD_C_API_CB_PKT_MON,
 							    (void *)pkt_mon, d)
 			   : ocsd_dt_attach_packet_callback(d->tree, d->csid,
 							    OCSD_C_API_CB_PKT_SINK,
 							    (void *)pkt_sink, d);
-	if (!err && full && mem)
+	if (!err && full && mem && !fast)
 		err = ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
 						   OCSD_MEM_SPACE_ANY, mem_acc, d);
 	if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
@@ -456,6 +538,7 @@ void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
 	if (d->tree)
 		ocsd_destroy_dcd_tree(d->tree);
 	tc_etm4_guard_free(d->guard);
+	tc_etm4_walk_free(d->walk);
 	free(d);
 }
 
@@ -565,6 +648,10 @@ void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d)
 	 * versions (which do cache) forget what they held. */
 	if (!d->mem)
 		return;
+	if (d->walk) {
+		tc_etm4_walk_mem_changed(d->walk);
+		return;
+	}
 	ocsd_dt_remove_mem_acc(d->tree, 0, OCSD_MEM_SPACE_ANY);
 	ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, mem_acc,
 				     d);
@@ -572,5 +659,12 @@ void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d)
 
 const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d)
 {
+	struct tc_etm_ocsd *m = (struct tc_etm_ocsd *)d;
+
+	if (d->walk) {
+		m->st.unmodelled = tc_etm4_walk_unmodelled(d->walk);
+		m->st.ref_undefined = tc_etm4_walk_undefined(d->walk);
+		tc_etm4_walk_cache_stats(d->walk, &m->st.block_hits, &m->st.block_misses);
+	}
 	return &d->st;
 }

@@ -38,6 +38,11 @@ struct tc_etm_cfg {
 /* What to emit. */
 #define TC_ETM_PACKETS	0x01	/* TC_REC_PACKET for every packet */
 #define TC_ETM_ELEMENTS	0x02	/* generic elements: RANGE, CONTEXT, EXCEPTION, ... */
+/* Elements from OpenCSD's own full decoder (--decoder=reference). Without it, ETMv4 sources
+ * whose configuration decoders/coresight/etm4_walk.c models (A-profile v8, no data,
+ * conditional or Q trace) are decoded by that fast decoder over OpenCSD's packet processor,
+ * with the same records; every other source by OpenCSD's full decoder. */
+#define TC_ETM_REFERENCE 0x04
 
 /* Memory state an instruction fetch happens in, for the callback. */
 struct tc_etm_mem_ctx {
@@ -60,6 +65,11 @@ struct tc_etm_ocsd_stats {
 	uint64_t no_sync, addr_nacc;
 	uint64_t guarded;		/* packets kept from OpenCSD (etm4_guard.h), in errors */
 	uint64_t guarded_first;		/* offset of the first */
+	bool fast;			/* decoded by etm4_walk.c, not OpenCSD's decoder */
+	uint64_t unmodelled;		/* fast: things it could not follow (each an error) */
+	uint64_t ref_undefined;		/* fast: where OpenCSD's behaviour is undefined
+					 * (etm4_walk.h); the fast decoder resyncs */
+	uint64_t block_hits, block_misses;	/* fast: walks from the block cache or not */
 };
 
 struct tc_etm_ocsd;

@@ -115,6 +115,19 @@ etm)
 			>"$corpus/seed-${s%% *}-$(echo "${s#* }" | tr / _)"
 	done
 	;;
+etm_diff)
+	# ETMv4 buffers behind fuzz_etm_diff.c's header: framed juno_r1_1 (trace IDs 0x10, 0x11,
+	# 0x13), raw init-short-addr (AArch64 v8.3+); the first KiB of each.
+	max_len=${FUZZ_MAX_LEN:-1040}
+	o=$td/opencsd
+	for s in "200 juno_r1_1/cstrace.bin" "210 juno_r1_1/cstrace.bin" "230 juno_r1_1/cstrace.bin" \
+		 "100 init-short-addr/tracebuffer.bin" "300 bugfix-exact-match/cstrace.bin"; do
+		f=$o/${s#* }
+		[ -f "$f" ] || continue
+		{ printf "\\${s%% *}"; head -c 15 /dev/zero; head -c 1024 "$f"; } \
+			>"$corpus/seed-${s%% *}-$(echo "${s#* }" | tr / _)"
+	done
+	;;
 elf)
 	# every ELF file of the test data (the traced program of the simpleperf recording, the
 	# ETE snapshot's binaries)

@@ -1,0 +1,177 @@
+/* The fast ETMv4 decoder (decoders/coresight/etm4_walk.c) and its A64 facts (lib/isa/a64.c):
+ * waypoint classes as the architecture encodes them; on juno_r1_1's ETB (6 ETMv4 sources
+ * with the snapshot's memory dumps), the fast decoder is the one used, hits its block cache,
+ * and gives the records OpenCSD's full decoder gives, one for one, also after a 4x FSYNC
+ * reset in the middle. Every output form over every file: tests/e2e/t74. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "decoders/coresight/cs_session.h"
+#include "decoders/coresight/cs_snapshot.h"
+#include "lib/isa/a64.h"
+#include "lib/perfdata/snapshot.h"
+#include "lib/util/diag.h"
+#include "tests/unit/tc_test.h"
+
+TEST(a64_waypoints)
+{
+	struct tc_a64_wp_info w;
+
+	tc_a64_waypoint(0x97fffcc8, 0x400f90, 0, &w);	/* bl 4002b0 */
+	CHECK_INT(w.wp, TC_A64_WP_DIRECT);
+	CHECK_INT(w.link, 1);
+	CHECK_INT(w.sub, TC_A64_SUB_LINK);
+	CHECK(w.target == 0x4002b0);
+	tc_a64_waypoint(0x54ffffa1, 0x1000, 0, &w);	/* b.ne -0xc */
+	CHECK_INT(w.wp, TC_A64_WP_DIRECT);
+	CHECK_INT(w.cond, 1);
+	CHECK(w.target == 0xff4);
+	tc_a64_waypoint(0x37080040, 0x1000, 0, &w);	/* tbnz w0, #1, +8 */
+	CHECK(w.wp == TC_A64_WP_DIRECT && w.target == 0x1008);
+	tc_a64_waypoint(0xb4000040, 0x1000, 0, &w);	/* cbz x0, +8 */
+	CHECK(w.wp == TC_A64_WP_DIRECT && w.target == 0x1008 && !w.link);
+	tc_a64_waypoint(0xd63f0060, 0, 0, &w);		/* blr x3 */
+	CHECK(w.wp == TC_A64_WP_INDIRECT && w.link && w.sub == TC_A64_SUB_LINK);
+	tc_a64_waypoint(0xd65f03c0, 0, 0, &w);		/* ret */
+	CHECK(w.wp == TC_A64_WP_INDIRECT && w.sub == TC_A64_SUB_RET && !w.link);
+	tc_a64_waypoint(0xd69f03e0, 0, 0, &w);		/* eret */
+	CHECK(w.wp == TC_A64_WP_INDIRECT && w.sub == TC_A64_SUB_ERET);
+	tc_a64_waypoint(0xd65f0bff, 0, 0, &w);		/* retaa: a waypoint from v8.3 */
+	CHECK_INT(w.wp, TC_A64_WP_NONE);
+	tc_a64_waypoint(0xd65f0bff, 0, TC_A64_F_V8_3, &w);
+	CHECK(w.wp == TC_A64_WP_INDIRECT && w.sub == TC_A64_SUB_RET);
+	tc_a64_waypoint(0xd63f081f, 0, TC_A64_F_V8_3, &w);	/* blraaz x0 */
+	CHECK(w.wp == TC_A64_WP_INDIRECT && w.link);
+	tc_a64_waypoint(0xd5033fdf, 0, 0, &w);		/* isb */
+	CHECK_INT(w.wp, TC_A64_WP_ISB);
+	tc_a64_waypoint(0xd5033f9f, 0, 0, &w);		/* dsb sy: not unless asked */
+	CHECK_INT(w.wp, TC_A64_WP_NONE);
+	tc_a64_waypoint(0xd5033f9f, 0, TC_A64_F_DSB_DMB, &w);
+	CHECK_INT(w.wp, TC_A64_WP_DSB_DMB);
+	tc_a64_waypoint(0xd503207f, 0, 0, &w);		/* wfi */
+	CHECK_INT(w.wp, TC_A64_WP_NONE);
+	tc_a64_waypoint(0xd503207f, 0, TC_A64_F_WFI_WFE, &w);
+	CHECK_INT(w.wp, TC_A64_WP_WFI_WFE);
+	tc_a64_waypoint(0xd5233060, 0, TC_A64_F_AA64, &w);	/* tstart x0 */
+	CHECK_INT(w.wp, TC_A64_WP_TSTART);
+	tc_a64_waypoint(0xd503201f, 0, ~0u, &w);	/* nop */
+	CHECK_INT(w.wp, TC_A64_WP_NONE);
+	tc_a64_waypoint(0x17ffffff, 0x1000, 0, &w);	/* b -4 */
+	CHECK(w.wp == TC_A64_WP_DIRECT && w.target == 0xffc && !w.link);
+}
+
+/* Every record as a line, to compare two runs. */
+struct out {
+	char *buf;
+	size_t len, cap;
+	uint64_t ranges;
+};
+
+static void on_rec(void *ctx, const struct tc_rec *r)
+{
+	struct out *o = ctx;
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%d %d %llx %llx %llx %u %d %c %u %u %llx %s %s\n",
+			 (int)r->type, r->id, (unsigned long long)r->offset,
+			 (unsigned long long)r->start, (unsigned long long)r->end, r->insns,
+			 (int)r->isa, r->last ? r->last : '-', r->last_type, r->last_size,
+			 (unsigned long long)r->value, r->name ? r->name : "-",
+			 r->text ? r->text : "-");
+
+	if (o->len + (size_t)n > o->cap) {
+		o->cap = (o->cap + (size_t)n) * 2;
+		o->buf = realloc(o->buf, o->cap);
+		if (!o->buf)
+			abort();
+	}
+	memcpy(o->buf + o->len, line, (size_t)n);
+	o->len += (size_t)n;
+	o->ranges += r->type == TC_REC_RANGE;
+}
+
+static struct tc_cs_snapshot_mem *mem;
+
+static size_t read_mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
+		       size_t len)
+{
+	(void)ctx;
+	return tc_cs_snapshot_mem_read(mem, m, addr, buf, len);
+}
+
+static void decode(const struct tc_snapshot *ss, unsigned what, const uint8_t *buf, size_t len,
+		   size_t cut, struct out *o, bool *fast, uint64_t *hits)
+{
+	struct tc_err e;
+	struct tc_cs_session *s = tc_cs_session_new(what, on_rec, read_mem, o, &e);
+	const struct tc_snapshot_buffer *b = tc_snapshot_buffer(ss, "ETB_0");
+
+	if (!s || !b)
+		abort();
+	for (size_t i = 0; i < b->nsources; i++) {
+		struct tc_etm_cfg cfg;
+
+		CHECK_INT(tc_cs_snapshot_cfg(ss, tc_snapshot_device(ss, b->sources[i]), &cfg, &e),
+			  0);
+		CHECK_INT(tc_cs_session_add_source(s, &cfg, &e), 0);
+	}
+	tc_cs_session_feed(s, buf, cut, 0, TC_CS_SESSION_FRAMED);
+	if (cut < len) {
+		tc_cs_session_reset(s, cut);
+		tc_cs_session_feed(s, buf + cut, len - cut, cut, TC_CS_SESSION_FRAMED);
+	}
+	tc_cs_session_flush(s);
+	*fast = tc_cs_session_stats(s, 0x10)->fast;
+	*hits = tc_cs_session_stats(s, 0x10)->block_hits;
+	CHECK_INT(tc_cs_session_stats(s, 0x10)->unmodelled, 0);
+	tc_cs_session_free(s);
+}
+
+TEST(juno_fast_equals_reference)
+{
+	const char *td = tc_testdata();
+	char path[4096];
+	struct tc_snapshot *ss;
+	struct tc_err e;
+	struct tc_diag notes = { 0 };
+	uint8_t *buf = malloc(1 << 20);
+	size_t len;
+	FILE *f;
+
+	if (!td) {
+		free(buf);
+		SKIP("no ../shared/testdata");
+	}
+	snprintf(path, sizeof(path), "%s/opencsd/juno_r1_1", td);
+	CHECK_INT(tc_snapshot_open(&ss, path, &e), 0);
+	snprintf(path, sizeof(path), "%s/opencsd/juno_r1_1/cstrace.bin", td);
+	f = fopen(path, "rb");
+	CHECK(f != NULL);
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	mem = tc_cs_snapshot_mem_open(ss, &notes, &e);
+	CHECK(mem != NULL);
+	tc_diag_free(&notes);
+	/* whole, then cut at a frame boundary with a reset there */
+	for (int k = 0; k < 2; k++) {
+		size_t cut = k ? 32768 : len;
+		struct out fast = { 0 }, ref = { 0 };
+		bool is_fast, ref_fast;
+		uint64_t hits, ref_hits;
+
+		decode(ss, TC_ETM_ELEMENTS, buf, len, cut, &fast, &is_fast, &hits);
+		decode(ss, TC_ETM_ELEMENTS | TC_ETM_REFERENCE, buf, len, cut, &ref, &ref_fast,
+		       &ref_hits);
+		CHECK(is_fast);
+		CHECK(!ref_fast);
+		CHECK(hits > 1000);
+		CHECK_INT(ref_hits, 0);
+		CHECK(fast.ranges > 6000);
+		CHECK_INT(fast.len, ref.len);
+		CHECK(fast.len == ref.len && !memcmp(fast.buf, ref.buf, fast.len));
+		free(fast.buf);
+		free(ref.buf);
+	}
+	free(buf);
+	tc_cs_snapshot_mem_free(mem);
+	tc_snapshot_free(ss);
+}
