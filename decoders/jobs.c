@@ -124,6 +124,11 @@ static void publish(struct tc_jobs_out *o)
 	pthread_mutex_unlock(&j->mu);
 }
 
+void tc_jobs_out_nowait(struct tc_jobs_out *o)
+{
+	o->worker = false;
+}
+
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 {
 	size_t need = sizeof(size_t) + ALIGN8(len);

@@ -41,6 +41,10 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
  * lost; tc_jobs_failed says so). */
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len);
 
+/* From a running task that holds a lock the caller's thread may need: never wait for the
+ * budget (what the task puts must then be bounded some other way). */
+void tc_jobs_out_nowait(struct tc_jobs_out *o);
+
 /* The lane's next item: 1 with *item (valid until the next call for this lane), 0 when
  * every task submitted to the lane so far has run and all its output was read. Runs or
  * waits for the lane's tasks as needed. */

@@ -29,6 +29,7 @@ static void *cs_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							 .packets = o->packets,
 							 .branches = o->branches,
 							 .want_id = o->want_id,
+							 .jobs = o->jobs,
 							 .emit = o->emit,
 							 .ctx = o->ctx },
 			      e);

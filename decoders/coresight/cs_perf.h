@@ -28,6 +28,9 @@ struct tc_cs_perf_opts {
 	bool branches;			/* TC_REC_BRANCH records (perf's convention) instead of
 					 * ranges; other elements are dropped, problems kept */
 	const bool *want_id;		/* 128 flags, or NULL for every trace ID */
+	/* Threads (--jobs): above 1, trace IDs decode in parallel, records in the same
+	 * order. The kernel's images must then be unused (lib/images/kernel is shared). */
+	unsigned jobs;
 	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
 	void *ctx;
 };
