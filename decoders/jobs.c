@@ -51,7 +51,8 @@ struct tc_jobs {
 	size_t held, budget;		/* bytes published and not read */
 	long wanted;			/* the lane the caller waits for, -1 none */
 	unsigned budget_waiters;
-	bool stop, failed;
+	unsigned idle;			/* workers waiting for a task */
+	bool stop, failed, no_help;
 };
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
@@ -186,10 +187,13 @@ static void *worker(void *arg)
 		struct task *t;
 
 		if (!l) {
+			j->idle++;
 			pthread_cond_wait(&j->work, &j->mu);
+			j->idle--;
 			continue;
 		}
 		t = take(j, l);
+		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
 		pthread_mutex_unlock(&j->mu);
 		run_task(j, (size_t)(l - j->lanes), t, true);
 	}
@@ -325,8 +329,8 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			pthread_mutex_unlock(&j->mu);
 			return 0;
 		}
-		if (!l->running) {
-			/* nobody took it: the caller's thread runs it */
+		if (!l->running && !j->idle) {
+			/* every worker is busy (or there is none): the caller's thread runs it */
 			struct task *t = take(j, l);
 
 			j->wanted = -1;
@@ -334,7 +338,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			run_task(j, lane, t, false);
 			continue;
 		}
-		if (j->rq_head && j->held < j->budget / 2) {
+		if (!j->no_help && !j->idle && j->rq_head && j->held < j->budget / 2) {
 			/* its worker is at it: help with another lane meanwhile */
 			struct lane *o = j->rq_head;
 			struct task *t = take(j, o);
@@ -356,6 +360,11 @@ have:
 	*item = c->data + c->rd + sizeof(size_t);
 	c->rd += sizeof(size_t) + ALIGN8(*len);
 	return 1;
+}
+
+void tc_jobs_no_help(struct tc_jobs *j)
+{
+	j->no_help = true;
 }
 
 bool tc_jobs_failed(struct tc_jobs *j)

@@ -10,7 +10,7 @@
  *   the caller reads them with tc_jobs_next, in the order they were put.
  * - Buffering is bounded: a worker whose lane's unread output passes the budget waits
  *   until the caller has read some, unless its lane is the one the caller waits for. The
- *   caller's thread works too: it runs the task it waits for when no worker has taken it,
+ *   caller's thread works too: it runs the task it waits for when every worker is busy,
  *   and helps with other ready tasks while the budget allows.
  * Everything but tc_jobs_put is called from the one thread that made the pool. */
 #ifndef TC_DECODERS_JOBS_H
@@ -49,6 +49,10 @@ void tc_jobs_out_nowait(struct tc_jobs_out *o);
  * every task submitted to the lane so far has run and all its output was read. Runs or
  * waits for the lane's tasks as needed. */
 int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len);
+
+/* The caller's thread runs only the tasks it waits for, not others meanwhile (for tasks
+ * whose output is not bounded: a task run there is read only once it is done). */
+void tc_jobs_no_help(struct tc_jobs *j);
 
 /* True if an item was lost for lack of memory. */
 bool tc_jobs_failed(struct tc_jobs *j);

@@ -42,6 +42,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							       .buildid_dir = o->buildid_dir,
 							       .kernel = o->kernel,
 							       .branches = o->branches,
+							       .jobs = o->jobs,
 							       .emit = o->emit,
 							       .ctx = o->ctx },
 				 e);
