@@ -319,6 +319,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			l->first = c->next;
 			if (!l->first)
 				l->last = NULL;
+			c->next = NULL;
 			l->spent = c;
 			j->wanted = -1;
 			pthread_mutex_unlock(&j->mu);

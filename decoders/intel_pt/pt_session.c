@@ -1134,6 +1134,12 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	return ret;
 }
 
+/* Queue i's address spaces as the records being emitted see them. */
+static struct tc_images *qim(const struct tc_pt_session *s, size_t i)
+{
+	return s->par ? s->q[i].oim : s->q[i].im;
+}
+
 int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_pt_session *s = ctx;
@@ -1151,12 +1157,9 @@ struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint
 {
 	struct tc_images_sym sym;
 
-	for (size_t i = 0; i < s->nq; i++) {
-		struct tc_images *im = s->par ? s->q[i].oim : s->q[i].im;
-
-		if (im && !tc_images_symbol(im, pid, addr, &sym))
-			return im;
-	}
+	for (size_t i = 0; i < s->nq; i++)
+		if (qim(s, i) && !tc_images_symbol(qim(s, i), pid, addr, &sym))
+			return qim(s, i);
 	return NULL;
 }
 
@@ -1167,7 +1170,7 @@ int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint
 
 	/* each queue has its own address spaces; any that maps pid's addr will do */
 	for (size_t i = 0; i < s->nq; i++)
-		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.sym) {
+		if (qim(s, i) && !tc_images_symbol(qim(s, i), pid, addr, &sym) && sym.sym) {
 			*name = sym.sym;
 			*start = addr - sym.sym_off;
 			return 0;
@@ -1181,7 +1184,7 @@ const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr)
 	struct tc_images_sym sym;
 
 	for (size_t i = 0; i < s->nq; i++)
-		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.dso)
+		if (qim(s, i) && !tc_images_symbol(qim(s, i), pid, addr, &sym) && sym.dso)
 			return sym.dso;
 	return NULL;
 }
