@@ -51,8 +51,11 @@ struct tc_jobs {
 	size_t held, budget;		/* bytes published and not read */
 	long wanted;			/* the lane the caller waits for, -1 none */
 	unsigned budget_waiters;
-	unsigned idle;			/* workers waiting for a task */
+	unsigned busy;			/* workers running a task */
 	bool stop, failed, no_help;
+	bool starving;			/* the caller waits for a task no worker is free for */
+	struct chunk *pool;		/* read-out chunks of CHUNK bytes, for reuse */
+	size_t npool;
 };
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
@@ -94,7 +97,8 @@ static struct task *take(struct tc_jobs *j, struct lane *l)
 	return t;
 }
 
-/* Publish o's chunk (lock not held); a worker then waits while the budget is spent. */
+/* Publish o's chunk (lock not held); a worker then waits while the budget is spent. o
+ * gets a read-out chunk to fill next where there is one. */
 static void publish(struct tc_jobs_out *o)
 {
 	struct tc_jobs *j = o->j;
@@ -117,10 +121,18 @@ static void publish(struct tc_jobs_out *o)
 	l->last = c;
 	j->held += c->len;
 	pthread_cond_broadcast(&j->progress);
-	while (o->worker && j->held > j->budget && j->wanted != (long)o->lane && !j->stop) {
+	while (o->worker && j->held > j->budget && j->wanted != (long)o->lane && !j->starving &&
+	       !j->stop) {
 		j->budget_waiters++;
 		pthread_cond_wait(&j->progress, &j->mu);
 		j->budget_waiters--;
+	}
+	if (j->pool) {
+		o->cur = j->pool;
+		j->pool = o->cur->next;
+		j->npool--;
+		o->cur->next = NULL;
+		o->cur->len = o->cur->rd = 0;
 	}
 	pthread_mutex_unlock(&j->mu);
 }
@@ -139,7 +151,9 @@ int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 		size_t cap = need > CHUNK ? need : CHUNK;
 
 		publish(o);
-		if (!(c = malloc(sizeof(*c) + cap))) {
+		if ((c = o->cur) && c->cap >= need)
+			goto room;
+		if (!(c = realloc(c, sizeof(*c) + cap))) {
 			pthread_mutex_lock(&o->j->mu);
 			o->j->failed = true;
 			pthread_mutex_unlock(&o->j->mu);
@@ -150,6 +164,7 @@ int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 		c->cap = cap;
 		o->cur = c;
 	}
+room:
 	memcpy(c->data + c->len, &len, sizeof(len));
 	if (len)
 		memcpy(c->data + c->len + sizeof(size_t), item, len);
@@ -187,15 +202,15 @@ static void *worker(void *arg)
 		struct task *t;
 
 		if (!l) {
-			j->idle++;
 			pthread_cond_wait(&j->work, &j->mu);
-			j->idle--;
 			continue;
 		}
 		t = take(j, l);
+		j->busy++;
 		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
 		pthread_mutex_unlock(&j->mu);
 		run_task(j, (size_t)(l - j->lanes), t, true);
+		j->busy--;
 	}
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
@@ -265,6 +280,7 @@ void tc_jobs_free(struct tc_jobs *j)
 		free_chunks(l->first);
 		free_chunks(l->spent);
 	}
+	free_chunks(j->pool);
 	free(j->lanes);
 	pthread_cond_destroy(&j->progress);
 	pthread_cond_destroy(&j->work);
@@ -309,12 +325,20 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 	pthread_mutex_lock(&j->mu);
 	if (c) {
 		j->held -= c->len;
-		free(c);
+		if (c->cap == CHUNK && j->npool < 64) {
+			c->next = j->pool;
+			j->pool = c;
+			j->npool++;
+		} else {
+			free(c);
+		}
 		l->spent = NULL;
 		if (j->budget_waiters)
 			pthread_cond_broadcast(&j->progress);
 	}
 	for (;;) {
+		if (j->starving && (l->running || l->first || !l->head))
+			j->starving = false;
 		if ((c = l->first)) {
 			l->first = c->next;
 			if (!l->first)
@@ -330,7 +354,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			pthread_mutex_unlock(&j->mu);
 			return 0;
 		}
-		if (!l->running && !j->idle) {
+		if (!l->running && (!j->nth || (j->busy == j->nth && !j->no_help))) {
 			/* every worker is busy (or there is none): the caller's thread runs it */
 			struct task *t = take(j, l);
 
@@ -339,7 +363,12 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			run_task(j, lane, t, false);
 			continue;
 		}
-		if (!j->no_help && !j->idle && j->rq_head && j->held < j->budget / 2) {
+		if (!l->running && j->busy == j->nth && !j->starving) {
+			/* a worker must come free for it: those waiting for the budget go on */
+			j->starving = true;
+			pthread_cond_broadcast(&j->progress);
+		}
+		if (!j->no_help && j->busy == j->nth && j->rq_head && j->held < j->budget / 2) {
 			/* its worker is at it: help with another lane meanwhile */
 			struct lane *o = j->rq_head;
 			struct task *t = take(j, o);
@@ -367,6 +396,7 @@ void tc_jobs_no_help(struct tc_jobs *j)
 {
 	j->no_help = true;
 }
+
 
 bool tc_jobs_failed(struct tc_jobs *j)
 {

@@ -11,7 +11,7 @@
  * - Buffering is bounded: a worker whose lane's unread output passes the budget waits
  *   until the caller has read some, unless its lane is the one the caller waits for. The
  *   caller's thread works too: it runs the task it waits for when every worker is busy,
- *   and helps with other ready tasks while the budget allows.
+ *   and helps with other ready tasks while the budget allows (unless tc_jobs_no_help).
  * Everything but tc_jobs_put is called from the one thread that made the pool. */
 #ifndef TC_DECODERS_JOBS_H
 #define TC_DECODERS_JOBS_H
@@ -50,8 +50,9 @@ void tc_jobs_out_nowait(struct tc_jobs_out *o);
  * waits for the lane's tasks as needed. */
 int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len);
 
-/* The caller's thread runs only the tasks it waits for, not others meanwhile (for tasks
- * whose output is not bounded: a task run there is read only once it is done). */
+/* The caller's thread runs no task while there are workers: for tasks whose output is not
+ * bounded (a task run there is read only once it is done, all of it held). Waiting for a
+ * task no worker is free for, the workers that wait for the budget then go on. */
 void tc_jobs_no_help(struct tc_jobs *j);
 
 /* True if an item was lost for lack of memory. */
