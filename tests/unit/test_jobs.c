@@ -125,3 +125,34 @@ TEST(jobs_free_drops_queued)
 	CHECK_INT(ndone, 6);
 }
 
+
+/* 400 KB of output: several chunks. */
+static void run_big(void *p, struct tc_jobs_out *o)
+{
+	uint8_t buf[200];
+
+	(void)p;
+	memset(buf, 7, sizeof(buf));
+	for (unsigned i = 0; i < 2000; i++)
+		tc_jobs_put(o, buf, sizeof(buf));
+}
+
+/* Freed with output half read: the chunk being read and those after it go once each. */
+TEST(jobs_free_half_read)
+{
+	struct tc_jobs *j = tc_jobs_new(2, 2, 0);
+	struct arg a[4];
+	int ndone = 0;
+	const void *item;
+	size_t len;
+
+	for (unsigned i = 0; i < 4; i++) {
+		a[i] = (struct arg){ i % 2, i + 5, &ndone };
+		CHECK_INT(tc_jobs_submit(j, i % 2, run_big, done, &a[i]), 0);
+	}
+	for (unsigned i = 0; i < 1000; i++)
+		CHECK_INT(tc_jobs_next(j, 0, &item, &len), 1);
+	CHECK_INT(tc_jobs_next(j, 1, &item, &len), 1);
+	tc_jobs_free(j);
+	CHECK_INT(ndone, 4);
+}
