@@ -142,10 +142,11 @@ void tc_jobs_out_nowait(struct tc_jobs_out *o)
 	o->worker = false;
 }
 
-int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
+void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 {
 	size_t need = sizeof(size_t) + ALIGN8(len);
 	struct chunk *c = o->cur;
+	void *p;
 
 	if (!c || c->len + need > c->cap) {
 		size_t cap = need > CHUNK ? need : CHUNK;
@@ -157,7 +158,7 @@ int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 			pthread_mutex_lock(&o->j->mu);
 			o->j->failed = true;
 			pthread_mutex_unlock(&o->j->mu);
-			return -1;
+			return NULL;
 		}
 		c->next = NULL;
 		c->len = c->rd = 0;
@@ -166,9 +167,19 @@ int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 	}
 room:
 	memcpy(c->data + c->len, &len, sizeof(len));
-	if (len)
-		memcpy(c->data + c->len + sizeof(size_t), item, len);
+	p = c->data + c->len + sizeof(size_t);
 	c->len += need;
+	return p;
+}
+
+int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
+{
+	void *p = tc_jobs_alloc(o, len);
+
+	if (!p)
+		return -1;
+	if (len)
+		memcpy(p, item, len);
 	return 0;
 }
 

@@ -41,6 +41,10 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
  * lost; tc_jobs_failed says so). */
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len);
 
+/* tc_jobs_put without the copy: room for an item of len bytes, to fill before the next
+ * call with this o; NULL on ENOMEM. */
+void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len);
+
 /* From a running task that holds a lock the caller's thread may need: never wait for the
  * budget (what the task puts must then be bounded some other way). */
 void tc_jobs_out_nowait(struct tc_jobs_out *o);

@@ -124,21 +124,16 @@ void tc_cs_session_free(struct tc_cs_session *s)
 
 static void put_item(const struct item_hdr *h, const char *name, const char *text)
 {
-	uint8_t stack[1024], *buf = stack;
 	size_t n = sizeof(*h) + h->name_len + h->text_len;
+	uint8_t *buf;
 
-	if (!cur_out)
-		return;
-	if (n > sizeof(stack) && !(buf = malloc(n)))
+	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, n)))
 		return;
 	memcpy(buf, h, sizeof(*h));
 	if (h->name_len)
 		memcpy(buf + sizeof(*h), name, h->name_len);
 	if (h->text_len)
 		memcpy(buf + sizeof(*h) + h->name_len, text, h->text_len);
-	tc_jobs_put(cur_out, buf, n);
-	if (buf != stack)
-		free(buf);
 }
 
 /* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */

@@ -757,14 +757,14 @@ struct item {
 static void put(struct queue *q, struct item *it, const char *name, const char *text,
 		const char *dso)
 {
-	uint8_t stack[1024], *buf = stack;
+	uint8_t *buf;
 	size_t n;
 
 	it->pid = q->pid;
 	it->has_im = q->im != NULL;
 	it->sb_next = q->sb_next;
 	n = sizeof(*it) + it->name_len + it->text_len + it->dso_len;
-	if (n > sizeof(stack) && !(buf = malloc(n)))
+	if (!(buf = tc_jobs_alloc(q->out, n)))
 		return;
 	memcpy(buf, it, sizeof(*it));
 	if (it->name_len)
@@ -773,10 +773,7 @@ static void put(struct queue *q, struct item *it, const char *name, const char *
 		memcpy(buf + sizeof(*it) + it->name_len, text, it->text_len);
 	if (it->dso_len)
 		memcpy(buf + sizeof(*it) + it->name_len + it->text_len, dso, it->dso_len);
-	tc_jobs_put(q->out, buf, n);
 	q->wput += n;
-	if (buf != stack)
-		free(buf);
 }
 
 /* Images the decoding thread found missing since last time, as notes. */
@@ -806,22 +803,25 @@ static void put_mark(struct queue *q, enum item_kind kind, int ret)
 static void emit_par(struct queue *q, const struct tc_rec *r)
 {
 	struct tc_pt_session *s = q->s;
-	struct item it = { .kind = IT_REC, .r = *r };
+	struct item it;
 	struct tc_images_sym sym;
 	const char *dso = NULL;
 
-	if (r->type == TC_REC_ADDR_NACC) {
-		if (images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso)
-			dso = sym.dso;
-		it.quiet = r->value != 0;
-	} else if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH)) {
-		return;
-	}
+	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;		/* first: most records go here */
+	if (r->type == TC_REC_ADDR_NACC &&
+	    images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso)
+		dso = sym.dso;
 	put_notes(q);
+	it.kind = IT_REC;
+	it.ret = 0;
+	it.t = 0;
+	it.quiet = r->type == TC_REC_ADDR_NACC && r->value != 0;
 	it.nacc_found = dso != NULL;
 	it.name_len = r->name ? (uint32_t)strlen(r->name) + 1 : 0;
 	it.text_len = r->text ? (uint32_t)strlen(r->text) + 1 : 0;
 	it.dso_len = dso ? (uint32_t)strlen(dso) + 1 : 0;
+	it.r = *r;
 	it.r.fields = NULL;
 	it.r.nfields = 0;
 	put(q, &it, r->name, r->text, dso);
@@ -1101,6 +1101,18 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
 	if (s->o.jobs > 1 && s->nq) {
+		/* The side-band once here first: the kernel's images (one object for every
+		 * address space) take the recording's reference now, so that the workers'
+		 * address spaces, given the same, only read it. */
+		struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+					     .kernel = s->o.kernel };
+		struct tc_images *prime = tc_images_new(&io);
+
+		for (size_t i = 0; prime && i < s->nsb; i++)
+			if (s->sb[i].type == PERF_RECORD_MMAP || s->sb[i].type == PERF_RECORD_MMAP2)
+				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
+					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
+		tc_images_free(prime);
 		if (!(s->par = tc_jobs_new(s->o.jobs, s->nq, 0)))
 			return nomem(e);
 		tc_jobs_no_help(s->par);	/* a task without time runs a whole buffer */
