@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define CHUNK	(64 * 1024)
+#define SMALL_CHUNK 2048
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 struct chunk {
@@ -119,7 +120,7 @@ static void publish(struct tc_jobs_out *o)
 	else
 		l->first = c;
 	l->last = c;
-	j->held += c->len;
+	j->held += c->cap;	/* what it costs */
 	pthread_cond_broadcast(&j->progress);
 	while (o->worker && j->held > j->budget && j->wanted != (long)o->lane && !j->starving &&
 	       !j->stop) {
@@ -149,8 +150,11 @@ void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 	void *p;
 
 	if (!c || c->len + need > c->cap) {
-		size_t cap = need > CHUNK ? need : CHUNK;
+		/* a task's first chunk small: many tasks may each put little */
+		size_t cap = c ? CHUNK : SMALL_CHUNK;
 
+		if (cap < need)
+			cap = need;
 		publish(o);
 		if ((c = o->cur) && c->cap >= need)
 			goto room;
@@ -335,7 +339,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		goto have;
 	pthread_mutex_lock(&j->mu);
 	if (c) {
-		j->held -= c->len;
+		j->held -= c->cap;
 		if (c->cap == CHUNK && j->npool < 64) {
 			c->next = j->pool;
 			j->pool = c;
