@@ -246,9 +246,9 @@ static void emit_step(struct tc_cs_session_par *p)
 	p->nomem = true;	/* an end mark lost: only for lack of memory */
 }
 
-#define BATCH_BYTES (64 * 1024)
+#define BATCH_BYTES (32 * 1024)
 #define BATCH_OPS 4096
-#define WINDOW_BYTES (512u << 10)
+#define WINDOW_BYTES (256u << 10)
 #define WINDOW_STEPS (1u << 18)
 
 /* Queue an operation for id's decoder d, as its next step. */
