@@ -239,7 +239,7 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 		return NULL;
 	j->lanes = calloc(nlanes ? nlanes : 1, sizeof(*j->lanes));
 	j->nlanes = nlanes;
-	j->budget = budget ? budget : (size_t)64 << 20;
+	j->budget = budget ? budget : (size_t)16 << 20;
 	j->wanted = -1;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);

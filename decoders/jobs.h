@@ -27,7 +27,7 @@ typedef void (*tc_jobs_run_fn)(void *arg, struct tc_jobs_out *out);
 
 /* jobs: threads in all, the caller's included (so jobs - 1 workers; 0 or 1: none, every
  * task runs in the caller's thread when its output is wanted). budget: bytes of output
- * held unread before workers wait (0: a default of 64 MiB). NULL on ENOMEM. */
+ * held unread before workers wait (0: a default of 16 MiB). NULL on ENOMEM. */
 struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget);
 /* Waits for running tasks, drops queued ones (their done callback still runs). */
 void tc_jobs_free(struct tc_jobs *j);

@@ -1,6 +1,7 @@
 #include "decoders/intel_pt/pt_session.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -749,8 +750,14 @@ struct item {
 	bool has_im, nacc_found, quiet;	/* quiet: ADDR_NACC to count, not to emit */
 	uint64_t t;
 	size_t sb_next;
-	struct tc_rec r;
+	struct tc_rec r;	/* IT_REC only: the other kinds end before it */
 };
+
+/* Bytes of an item of this kind (marks and notes leave the record out). */
+static size_t item_head(uint32_t kind)
+{
+	return kind == IT_REC ? sizeof(struct item) : offsetof(struct item, r);
+}
 
 #define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
 
@@ -758,21 +765,22 @@ static void put(struct queue *q, struct item *it, const char *name, const char *
 		const char *dso)
 {
 	uint8_t *buf;
-	size_t n;
+	size_t n, h;
 
 	it->pid = q->pid;
 	it->has_im = q->im != NULL;
 	it->sb_next = q->sb_next;
-	n = sizeof(*it) + it->name_len + it->text_len + it->dso_len;
+	h = item_head(it->kind);
+	n = h + it->name_len + it->text_len + it->dso_len;
 	if (!(buf = tc_jobs_alloc(q->out, n)))
 		return;
-	memcpy(buf, it, sizeof(*it));
+	memcpy(buf, it, h);
 	if (it->name_len)
-		memcpy(buf + sizeof(*it), name, it->name_len);
+		memcpy(buf + h, name, it->name_len);
 	if (it->text_len)
-		memcpy(buf + sizeof(*it) + it->name_len, text, it->text_len);
+		memcpy(buf + h + it->name_len, text, it->text_len);
 	if (it->dso_len)
-		memcpy(buf + sizeof(*it) + it->name_len + it->text_len, dso, it->dso_len);
+		memcpy(buf + h + it->name_len + it->text_len, dso, it->dso_len);
 	q->wput += n;
 }
 
@@ -936,8 +944,10 @@ static int take_item(struct tc_pt_session *s, struct queue *q, struct item *out)
 
 	if (tc_jobs_next(s->par, (size_t)(q - s->q), &p, &len) != 1)
 		return -1;
-	memcpy(out, p, sizeof(*out));
-	str = (const char *)p + sizeof(*out);
+	memcpy(out, p, offsetof(struct item, r));
+	if (out->kind == IT_REC)
+		memcpy(&out->r, (const char *)p + offsetof(struct item, r), sizeof(out->r));
+	str = (const char *)p + item_head(out->kind);
 	if (out->has_im)
 		oimages(q);
 	for (; q->osb_next < out->sb_next && q->osb_next < s->nsb; q->osb_next++)
