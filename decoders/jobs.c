@@ -195,6 +195,7 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 
 	t->run(t->arg, &o);
 	publish(&o);
+	free(o.cur);	/* a read-out chunk publish gave for more: the task is done */
 	if (t->done)
 		t->done(t->arg);
 	free(t);
