@@ -5,7 +5,7 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 B := build
-WARN := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -I.
+WARN := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I.
 CFLAGS ?= -O2 -g
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
@@ -53,17 +53,17 @@ $(B)/$(1)/%.o: %.c $(B)/config.mk
 
 $(B)/$(1)/tracectl: $(call obj,$(1),$(CMD_SRC) $(LIB_SRC))
 	@echo '  LD      $$@'
-	@$$(CC) $$(CFLAGS) $(2) -o $$@ $$^ $$(DEP_LIBS)
+	@$$(CC) $$(CFLAGS) $(2) -pthread -o $$@ $$^ $$(DEP_LIBS)
 
 $(B)/$(1)/unit/%: $(B)/$(1)/tests/unit/%.o $(call obj,$(1),$(LIB_SRC))
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
-	@$$(CC) $$(CFLAGS) $(2) -o $$@ $$^ $$(DEP_LIBS)
+	@$$(CC) $$(CFLAGS) $(2) -pthread -o $$@ $$^ $$(DEP_LIBS)
 
 $(B)/$(1)/tools/%: $(B)/$(1)/tests/tools/%.o $(call obj,$(1),$(LIB_SRC))
 	@mkdir -p $$(dir $$@)
 	@echo '  LD      $$@'
-	@$$(CC) $$(CFLAGS) $(2) -o $$@ $$^ $$(DEP_LIBS)
+	@$$(CC) $$(CFLAGS) $(2) -pthread -o $$@ $$^ $$(DEP_LIBS)
 
 $(1)_UNITS := $(patsubst tests/unit/%.c,$(B)/$(1)/unit/%,$(UNIT_SRC))
 $(1)_TOOLS := $(patsubst tests/tools/%.c,$(B)/$(1)/tools/%,$(TOOL_SRC))

@@ -244,7 +244,10 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 				     .kernel = s->kernel,
 				     .packets = s->o.packets,
 				     .branches = s->o.branches,
-				     .jobs = s->o.jobs,
+				     /* the kernel's images are one object for every address
+				      * space (lib/images/kernel): not for several threads */
+				     .jobs = s->o.kernel.vmlinux || s->o.kernel.kallsyms ||
+						     s->o.kernel.kcore ? 1 : s->o.jobs,
 				     .reference = s->o.reference,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,

@@ -31,6 +31,7 @@ static void *cs_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							 .branches = o->branches,
 							 .want_id = o->want_id,
 							 .reference = o->reference,
+							 .jobs = o->jobs,
 							 .emit = o->emit,
 							 .ctx = o->ctx },
 			      e);

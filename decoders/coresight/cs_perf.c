@@ -34,6 +34,25 @@ struct cpu_thread {
 	int pid, tid;			/* from ITRACE_START, -1 none */
 };
 
+/* Side-band that builds address spaces, kept to build a lane's own (tc_cs_perf_opts.jobs). */
+struct sbop {
+	uint32_t type;		/* PERF_RECORD_MMAP (MMAP2 alike), COMM (exec), FORK */
+	int32_t pid, ppid;
+	uint64_t start, len, pgoff;
+	char *filename;
+	uint8_t bid[20];
+	size_t bid_len;
+};
+
+/* What the thread decoding one ID keeps with --jobs: the thread its trace runs in (as
+ * id_state's, for memory reads) and address spaces of its own, so that no two threads
+ * share one (lib/images is not thread-safe). */
+struct lane {
+	int pid, tid;
+	struct tc_images *im;
+	size_t nmissing;	/* of im's, passed on as notes */
+};
+
 /* What the trace of one ID says about its thread, and its branch state. */
 struct id_state {
 	int pid, tid;
@@ -61,6 +80,15 @@ struct tc_cs_perf {
 	int cur_pid;			/* of the record being emitted, for the symboliser */
 	const struct tc_perf_data *pd;	/* while decoding: the input, to let go of trace */
 	struct tc_perf_data_behind behind;	/* the block being decoded, let go behind */
+	/* --jobs: IDs decoded in parallel; the images needed but not found, in the order
+	 * one thread would have noted them (its own reads and lookups, and the lanes') */
+	struct tc_cs_session_par *par;
+	struct sbop *sbops;
+	size_t nsbops, csbops;
+	struct lane lanes[TC_CS_MAX_IDS];
+	const struct tc_perf_data_features *f;
+	char **missing;
+	size_t nmissing, cmissing, im_missing_seen;
 	struct tc_cs_perf_stats st;
 	struct tc_diag notes;
 };
@@ -83,6 +111,7 @@ struct tc_cs_perf *tc_cs_perf_new(const struct tc_cs_perf_opts *o, struct tc_err
 	}
 	s->o = *o;
 	for (size_t i = 0; i < TC_CS_MAX_IDS; i++) {
+		s->lanes[i].pid = s->lanes[i].tid = -1;
 		s->ids[i].pid = s->ids[i].tid = -1;
 		tc_csb_init(&s->ids[i].csb);
 	}
@@ -100,10 +129,19 @@ void tc_cs_perf_free(struct tc_cs_perf *s)
 	free(s->auxs);
 	free(s->tids);
 	free(s->cpus);
+	tc_cs_session_par_free(s->par);	/* first: its threads use the sessions */
 	tc_cs_session_free(s->framed);
 	for (size_t i = 0; i < s->nraw; i++)
 		tc_cs_session_free(s->raw[i]);
 	free(s->raw);
+	for (size_t i = 0; i < s->nsbops; i++)
+		free(s->sbops[i].filename);
+	free(s->sbops);
+	for (size_t i = 0; i < TC_CS_MAX_IDS; i++)
+		tc_images_free(s->lanes[i].im);
+	for (size_t i = 0; i < s->nmissing; i++)
+		free(s->missing[i]);
+	free(s->missing);
 	if (s->have_meta)
 		tc_cs_meta_free(&s->meta);
 	tc_images_free(s->im);
@@ -187,6 +225,22 @@ static int add_buffer(struct tc_cs_perf *s, const struct tc_perf_data_record *r,
 	return 0;
 }
 
+static int add_sbop(struct tc_cs_perf *s, const struct sbop *op, struct tc_err *e)
+{
+	struct sbop *b;
+
+	if (s->o.jobs <= 1)
+		return 0;
+	if (tc_grow((void **)&s->sbops, &s->csbops, s->nsbops + 1, sizeof(*s->sbops)))
+		return nomem(e);
+	b = &s->sbops[s->nsbops];
+	*b = *op;
+	if (op->filename && !(b->filename = strdup(op->filename)))
+		return nomem(e);
+	s->nsbops++;
+	return 0;
+}
+
 int tc_cs_perf_record(struct tc_cs_perf *s, const struct tc_perf_data_record *r, struct tc_err *e)
 {
 	int pid;
@@ -236,14 +290,34 @@ int tc_cs_perf_record(struct tc_cs_perf *s, const struct tc_perf_data_record *r,
 			      r->u.mmap.filename,
 			      r->u.mmap.has_build_id ? r->u.mmap.build_id : NULL,
 			      r->u.mmap.has_build_id ? r->u.mmap.build_id_size : 0);
-		return 0;
+		{
+			struct sbop op = { .type = PERF_RECORD_MMAP, .pid = pid,
+					   .start = r->u.mmap.start, .len = r->u.mmap.len,
+					   .pgoff = r->u.mmap.pgoff,
+					   .filename = (char *)r->u.mmap.filename };
+
+			if (r->u.mmap.has_build_id && r->u.mmap.build_id_size <= 20) {
+				op.bid_len = r->u.mmap.build_id_size;
+				memcpy(op.bid, r->u.mmap.build_id, op.bid_len);
+			}
+			return add_sbop(s, &op, e);
+		}
 	case PERF_RECORD_COMM:
-		if (r->u.comm.exec)
+		if (r->u.comm.exec) {
 			tc_images_exec(s->im, (int)r->u.comm.pid);
+			if (add_sbop(s, &(struct sbop){ .type = PERF_RECORD_COMM,
+							 .pid = (int32_t)r->u.comm.pid }, e))
+				return -1;
+		}
 		return set_tid(s, (int)r->u.comm.pid, (int)r->u.comm.tid, e);
 	case PERF_RECORD_FORK:
-		if (r->u.fork.pid != r->u.fork.ppid)
+		if (r->u.fork.pid != r->u.fork.ppid) {
 			tc_images_fork(s->im, (int)r->u.fork.ppid, (int)r->u.fork.pid);
+			if (add_sbop(s, &(struct sbop){ .type = PERF_RECORD_FORK,
+							 .pid = (int32_t)r->u.fork.pid,
+							 .ppid = (int32_t)r->u.fork.ppid }, e))
+				return -1;
+		}
 		return set_tid(s, (int)r->u.fork.pid, (int)r->u.fork.tid, e);
 	}
 	return 0;
@@ -265,11 +339,111 @@ static void thread_of(const struct tc_cs_perf *s, int id, int cpu, int *pid, int
 	}
 }
 
+/* A lane's own address spaces: the side-band replayed, as s->im has it (NULL: no memory). */
+static struct tc_images *lane_images(struct tc_cs_perf *s, struct lane *l)
+{
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
+
+	if (l->im || !(l->im = tc_images_new(&io)))
+		return l->im;
+	if (s->f)
+		tc_images_add_build_ids(l->im, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < s->nsbops; i++) {
+		const struct sbop *b = &s->sbops[i];
+
+		if (b->type == PERF_RECORD_MMAP)
+			tc_images_map(l->im, b->pid, b->start, b->len, b->pgoff, b->filename,
+				      b->bid_len ? b->bid : NULL, b->bid_len);
+		else if (b->type == PERF_RECORD_COMM)
+			tc_images_exec(l->im, b->pid);
+		else
+			tc_images_fork(l->im, b->ppid, b->pid);
+	}
+	return l->im;
+}
+
+/* mem_cb with --jobs, in the thread decoding the ID: its lane's thread and images; an
+ * image found missing goes back as a note, in order. */
+static size_t lane_mem(struct tc_cs_perf *s, const struct tc_etm_mem_ctx *m, uint64_t addr,
+		       uint8_t *buf, size_t len)
+{
+	struct lane *l = &s->lanes[m->trace_id & (TC_CS_MAX_IDS - 1)];
+	struct tc_images *im = lane_images(s, l);
+	const char *const *miss;
+	int pid, tid;
+	size_t n;
+
+	if (m->context_id > 0) {
+		tid = (int)m->context_id;
+		pid = pid_of(s, tid);
+	} else if (l->tid >= 0) {
+		pid = l->pid;
+		tid = l->tid;
+	} else if (m->cpu >= 0 && (size_t)m->cpu < s->ncpus) {
+		pid = s->cpus[m->cpu].pid;
+		tid = s->cpus[m->cpu].tid;
+	} else {
+		pid = tid = -1;
+	}
+	(void)tid;
+	if (!im)
+		return 0;
+	n = tc_images_read(im, pid, addr, buf, len);
+	if (tc_images_missing(im, &miss) > l->nmissing)
+		for (; l->nmissing < tc_images_missing(im, &miss); l->nmissing++)
+			tc_cs_session_par_note(miss[l->nmissing]);
+	return n;
+}
+
+/* With --jobs, the thread decoding r's ID follows its thread as emit_cb does. */
+static void lane_rec(void *ctx, const struct tc_rec *r)
+{
+	struct tc_cs_perf *s = ctx;
+	struct lane *l = &s->lanes[r->id & (TC_CS_MAX_IDS - 1)];
+
+	if (s->o.want_id && !s->o.want_id[r->id & (TC_CS_MAX_IDS - 1)])
+		return;
+	if (r->type == TC_REC_CONTEXT && r->value) {
+		l->tid = (int)r->value;
+		l->pid = pid_of(s, l->tid);
+	}
+}
+
+/* The images found missing, in one thread's order: s->im's since last time, then text. */
+static void sync_missing(struct tc_cs_perf *s, const char *text)
+{
+	const char *const *miss;
+	size_t n = tc_images_missing(s->im, &miss);
+
+	for (size_t i = 0; i < n - s->im_missing_seen + (text != NULL); i++) {
+		const char *line = s->im_missing_seen + i < n ? miss[s->im_missing_seen + i] : text;
+		bool have = false;
+
+		for (size_t k = 0; k < s->nmissing && !have; k++)
+			have = !strcmp(s->missing[k], line);
+		if (have || tc_grow((void **)&s->missing, &s->cmissing, s->nmissing + 1,
+				    sizeof(*s->missing)))
+			continue;
+		if ((s->missing[s->nmissing] = strdup(line)))
+			s->nmissing++;
+	}
+	s->im_missing_seen = n;
+}
+
+static void note_cb(void *ctx, const char *text)
+{
+	sync_missing(ctx, text);
+}
+
 static size_t mem_cb(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
 		     size_t len)
 {
 	struct tc_cs_perf *s = ctx;
 	int pid, tid;
+
+	if (s->par)
+		return lane_mem(s, m, addr, buf, len);
 
 	if (m->context_id > 0) {
 		tid = (int)m->context_id;
@@ -284,6 +458,8 @@ static void out(struct tc_cs_perf *s, const struct tc_rec *r)
 {
 	s->cur_pid = r->pid;
 	s->o.emit(s->o.ctx, r);
+	if (s->par)
+		sync_missing(s, NULL);
 }
 
 static void out_branch(void *ctx, const struct tc_rec *r)
@@ -343,6 +519,8 @@ static struct tc_cs_session *new_session(struct tc_cs_perf *s, int only_cpu, str
 
 	if (!css)
 		return NULL;
+	if (s->par)
+		tc_cs_session_use_par(css, s->par);
 	for (size_t i = 0; i < s->meta.ncfgs; i++) {
 		const struct tc_etm_cfg *c = &s->meta.cfgs[i];
 
@@ -487,6 +665,10 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 		return 0;
 	s->pd = pd;
 	tc_images_add_build_ids(s->im, f->build_ids, f->nr_build_ids);
+	s->f = f;
+	if (s->o.jobs > 1 &&
+	    !(s->par = tc_cs_session_par_new(s->o.jobs, emit_cb, lane_rec, note_cb, s)))
+		return nomem(e);
 	if (!(s->framed = new_session(s, -1, e)))
 		return -1;
 	for (size_t i = 0; i < s->nbufs; i++)
@@ -497,6 +679,8 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 	for (size_t i = 0; i < s->nraw; i++)
 		if (s->raw[i])
 			tc_cs_session_flush(s->raw[i]);
+	if (tc_cs_session_par_drain(s->par))
+		return nomem(e);
 	for (unsigned id = 0; id < TC_CS_MAX_IDS; id++) {
 		uint64_t n = tc_cs_session_id_bytes(s->framed, (uint8_t)id);
 
@@ -525,6 +709,11 @@ void tc_cs_perf_diag(const struct tc_cs_perf *s, struct tc_diag *diag)
 	const char *const *miss;
 	size_t n = tc_images_missing(s->im, &miss);
 
+	if (s->par) {
+		sync_missing((struct tc_cs_perf *)s, NULL);
+		miss = (const char *const *)s->missing;
+		n = s->nmissing;
+	}
 	for (size_t i = 0; i < s->notes.n; i++)
 		tc_diag_add(diag, "%s", s->notes.msgs[i].text);
 	if (s->o.packets)

@@ -29,6 +29,9 @@ struct tc_cs_perf_opts {
 					 * ranges; other elements are dropped, problems kept */
 	const bool *want_id;		/* 128 flags, or NULL for every trace ID */
 	bool reference;			/* OpenCSD's full decoder only (TC_ETM_REFERENCE) */
+	/* Threads (--jobs): above 1, trace IDs decode in parallel, records in the same
+	 * order. The kernel's images must then be unused (lib/images/kernel is shared). */
+	unsigned jobs;
 	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
 	void *ctx;
 };

@@ -5,13 +5,82 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include <pthread.h>
+#include <string.h>
+
 #include "decoders/coresight/cs_frame.h"
+#include "decoders/jobs.h"
 #include "lib/util/diag.h"
+#include "lib/util/grow.h"
 
 #define NIDS 128
 
+/* ---- decoding trace IDs in parallel (tc_cs_session_par) ----
+ * The demultiplexer runs in the caller's thread; what it would hand a decoder (bytes, a
+ * reset, the end) becomes an operation queued on that ID's lane (decoders/jobs.h), batched,
+ * and a step of the schedule: the one-thread order, one step per operation. A lane's
+ * records are serialised with an end mark after each operation; the caller's thread reads
+ * them back step by step and emits them, so records come out as with one thread. */
+enum op_kind { OP_FEED, OP_RESET, OP_FINISH };
+
+struct op {
+	enum op_kind kind;
+	struct tc_etm_ocsd *d;
+	uint64_t index;
+	size_t off, len;	/* FEED: bytes at batch data + off */
+};
+
+struct batch {
+	struct tc_cs_session_par *p;
+	struct op *ops;
+	size_t nops, cops;
+	uint8_t *data;
+	size_t ndata, cdata;
+};
+
+enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE };
+
+struct item_hdr {
+	uint32_t kind;
+	uint32_t name_len, text_len;	/* with their NUL; 0: NULL */
+	uint32_t pad;
+	struct tc_rec r;
+};
+
+struct step {
+	uint8_t lane;
+	uint32_t bytes;
+};
+
+struct tc_cs_session_par {
+	struct tc_jobs *j;
+	tc_etm_emit_fn emit;		/* the caller's thread, in order */
+	void (*lane_rec)(void *ctx, const struct tc_rec *r);	/* the decoding thread */
+	void (*note)(void *ctx, const char *text);	/* the caller's thread, in order */
+	void *ctx;
+	struct batch *pend[NIDS];
+	struct step *steps;
+	size_t head, nsteps, csteps;
+	uint64_t unread;		/* bytes of the steps not yet emitted */
+	bool nomem;
+};
+
+/* The output of the task running in this thread (NULL outside a task). */
+static _Thread_local struct tc_jobs_out *cur_out;
+
+/* OpenCSD's default error logger is one object for the process (its last error is what
+ * etm_ocsd reads after a fatal response): decoders of two IDs must not log at once. */
+static pthread_mutex_t ocsd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct lane_ctx {
+	struct tc_cs_session *s;
+	uint8_t id;
+};
+
 struct tc_cs_session {
 	unsigned what;
+	struct tc_cs_session_par *par;		/* NULL: decoders run here, as fed */
+	struct lane_ctx lanes[NIDS];
 	tc_etm_emit_fn emit;
 	tc_etm_mem_fn mem;
 	void *ctx;
@@ -51,6 +120,219 @@ void tc_cs_session_free(struct tc_cs_session *s)
 	free(s);
 }
 
+/* ---- the parallel machinery ---- */
+
+static void put_item(const struct item_hdr *h, const char *name, const char *text)
+{
+	size_t n = sizeof(*h) + h->name_len + h->text_len;
+	uint8_t *buf;
+
+	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, n)))
+		return;
+	memcpy(buf, h, sizeof(*h));
+	if (h->name_len)
+		memcpy(buf + sizeof(*h), name, h->name_len);
+	if (h->text_len)
+		memcpy(buf + sizeof(*h) + h->name_len, text, h->text_len);
+}
+
+/* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
+static void lane_emit(void *ctx, const struct tc_rec *r)
+{
+	struct lane_ctx *l = ctx;
+	struct tc_cs_session_par *p = l->s->par;
+	struct item_hdr h = { .kind = ITEM_REC, .r = *r };
+
+	if (p->lane_rec)
+		p->lane_rec(p->ctx, r);
+	h.name_len = r->name ? (uint32_t)strlen(r->name) + 1 : 0;
+	h.text_len = r->text ? (uint32_t)strlen(r->text) + 1 : 0;
+	h.r.fields = NULL;	/* decoders give none (events are the session's) */
+	h.r.nfields = 0;
+	put_item(&h, r->name, r->text);
+}
+
+/* The decoder's ctx is its lane's: memory reads go on to the session's callback. */
+static size_t lane_mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
+		       size_t len)
+{
+	struct lane_ctx *l = ctx;
+
+	return l->s->mem(l->s->ctx, m, addr, buf, len);
+}
+
+void tc_cs_session_par_note(const char *text)
+{
+	struct item_hdr h = { .kind = ITEM_NOTE, .text_len = (uint32_t)strlen(text) + 1 };
+
+	put_item(&h, NULL, text);
+}
+
+static void run_batch(void *arg, struct tc_jobs_out *out)
+{
+	struct batch *b = arg;
+	struct item_hdr end = { .kind = ITEM_END };
+
+	cur_out = out;
+	/* holding the lock it must not wait for the budget (the caller's thread may want
+	 * the lock to run the task it waits for): the window bounds what it holds */
+	tc_jobs_out_nowait(out);
+	pthread_mutex_lock(&ocsd_lock);
+	for (size_t i = 0; i < b->nops; i++) {
+		const struct op *o = &b->ops[i];
+
+		switch (o->kind) {
+		case OP_FEED:
+			tc_etm_ocsd_feed(o->d, o->index, b->data + o->off, o->len);
+			break;
+		case OP_RESET:
+			tc_etm_ocsd_reset(o->d, o->index);
+			break;
+		case OP_FINISH:
+			tc_etm_ocsd_finish(o->d);
+			break;
+		}
+		put_item(&end, NULL, NULL);
+	}
+	pthread_mutex_unlock(&ocsd_lock);
+	cur_out = NULL;
+}
+
+static void free_batch(void *arg)
+{
+	struct batch *b = arg;
+
+	free(b->ops);
+	free(b->data);
+	free(b);
+}
+
+static void submit(struct tc_cs_session_par *p, uint8_t id)
+{
+	struct batch *b = p->pend[id];
+
+	if (!b)
+		return;
+	p->pend[id] = NULL;
+	if (tc_jobs_submit(p->j, id, run_batch, free_batch, b))
+		p->nomem = true;
+}
+
+/* Emit the next step's records (the caller's thread). */
+static void emit_step(struct tc_cs_session_par *p)
+{
+	const struct step *st = &p->steps[p->head++];
+	const void *it;
+	size_t len;
+
+	submit(p, st->lane);	/* its operation may still wait in the batch */
+	p->unread -= st->bytes;
+	while (tc_jobs_next(p->j, st->lane, &it, &len) == 1) {
+		struct item_hdr h;
+		const char *str = (const char *)it + sizeof(h);
+
+		memcpy(&h, it, sizeof(h));
+		if (h.kind == ITEM_END)
+			return;
+		if (h.kind == ITEM_NOTE) {
+			if (p->note)
+				p->note(p->ctx, str + h.name_len);
+			continue;
+		}
+		h.r.name = h.name_len ? str : NULL;
+		h.r.text = h.text_len ? str + h.name_len : NULL;
+		p->emit(p->ctx, &h.r);
+	}
+	p->nomem = true;	/* an end mark lost: only for lack of memory */
+}
+
+#define BATCH_BYTES (32 * 1024)
+#define BATCH_OPS 4096
+#define WINDOW_BYTES (256u << 10)
+#define WINDOW_STEPS (1u << 18)
+
+/* Queue an operation for id's decoder d, as its next step. */
+static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uint64_t index,
+		     const uint8_t *data, size_t len)
+{
+	struct tc_cs_session_par *p = s->par;
+	struct batch *b = p->pend[id];
+
+	if (!b && !(b = p->pend[id] = calloc(1, sizeof(*b)))) {
+		p->nomem = true;
+		return;
+	}
+	if (tc_grow((void **)&b->ops, &b->cops, b->nops + 1, sizeof(*b->ops)) ||
+	    tc_grow((void **)&b->data, &b->cdata, b->ndata + len, 1) ||
+	    tc_grow((void **)&p->steps, &p->csteps, p->nsteps + 1, sizeof(*p->steps))) {
+		p->nomem = true;
+		return;
+	}
+	b->ops[b->nops++] = (struct op){ kind, s->dec[id], index, b->ndata, len };
+	if (len)
+		memcpy(b->data + b->ndata, data, len);
+	b->ndata += len;
+	p->steps[p->nsteps++] = (struct step){ id, (uint32_t)len + 16 };
+	p->unread += len + 16;
+	if (b->ndata >= BATCH_BYTES || b->nops >= BATCH_OPS)
+		submit(p, id);
+	/* bounded: the oldest steps go out while the window is full */
+	if (p->unread > WINDOW_BYTES || p->nsteps - p->head > WINDOW_STEPS) {
+		while (p->head < p->nsteps && (p->unread > WINDOW_BYTES / 2 ||
+					       p->nsteps - p->head > WINDOW_STEPS / 2))
+			emit_step(p);
+		memmove(p->steps, p->steps + p->head, (p->nsteps - p->head) * sizeof(*p->steps));
+		p->nsteps -= p->head;
+		p->head = 0;
+	}
+}
+
+struct tc_cs_session_par *tc_cs_session_par_new(unsigned jobs, tc_etm_emit_fn emit,
+						void (*lane_rec)(void *ctx, const struct tc_rec *r),
+						void (*note)(void *ctx, const char *text), void *ctx)
+{
+	struct tc_cs_session_par *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->j = tc_jobs_new(jobs, NIDS, 0))) {
+		free(p);
+		return NULL;
+	}
+	p->emit = emit;
+	p->lane_rec = lane_rec;
+	p->note = note;
+	p->ctx = ctx;
+	return p;
+}
+
+int tc_cs_session_par_drain(struct tc_cs_session_par *p)
+{
+	if (!p)
+		return 0;
+	for (unsigned id = 0; id < NIDS; id++)
+		submit(p, (uint8_t)id);
+	while (p->head < p->nsteps)
+		emit_step(p);
+	p->head = p->nsteps = 0;
+	return p->nomem || tc_jobs_failed(p->j) ? -1 : 0;
+}
+
+void tc_cs_session_par_free(struct tc_cs_session_par *p)
+{
+	if (!p)
+		return;
+	tc_jobs_free(p->j);	/* first: its tasks use the batches */
+	for (unsigned id = 0; id < NIDS; id++)
+		if (p->pend[id])
+			free_batch(p->pend[id]);
+	free(p->steps);
+	free(p);
+}
+
+void tc_cs_session_use_par(struct tc_cs_session *s, struct tc_cs_session_par *p)
+{
+	s->par = p;
+}
+
 int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *cfg,
 			     struct tc_err *e)
 {
@@ -59,7 +341,12 @@ int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *c
 	if (id >= NIDS || s->dec[id])
 		return tc_err_set(e, 0, "trace ID 0x%02x: %s", id,
 				  id >= NIDS ? "not a valid trace ID" : "two sources use it");
-	s->dec[id] = tc_etm_ocsd_new(cfg, s->what, s->emit, s->mem, s->ctx, e);
+	s->lanes[id] = (struct lane_ctx){ s, id };
+	if (s->par)
+		s->dec[id] = tc_etm_ocsd_new(cfg, s->what, lane_emit, s->mem ? lane_mem : NULL,
+					     &s->lanes[id], e);
+	else
+		s->dec[id] = tc_etm_ocsd_new(cfg, s->what, s->emit, s->mem, s->ctx, e);
 	if (!s->dec[id])
 		return -1;
 	if (!s->nsources++)
@@ -72,7 +359,9 @@ static void on_data(void *ctx, uint8_t id, const uint8_t *data, size_t len, uint
 	struct tc_cs_session *s = ctx;
 
 	s->id_bytes[id] += len;
-	if (s->dec[id])
+	if (s->dec[id] && s->par)
+		queue_op(s, id, OP_FEED, s->block_base + (off - s->block_start), data, len);
+	else if (s->dec[id])
 		tc_etm_ocsd_feed(s->dec[id], s->block_base + (off - s->block_start), data, len);
 }
 
@@ -89,7 +378,10 @@ void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
 	if (fmt == TC_CS_SESSION_RAW) {
 		if (s->nsources) {
 			s->id_bytes[s->raw_id] += len;
-			tc_etm_ocsd_feed(s->dec[s->raw_id], base_offset, buf, len);
+			if (s->par)
+				queue_op(s, s->raw_id, OP_FEED, base_offset, buf, len);
+			else
+				tc_etm_ocsd_feed(s->dec[s->raw_id], base_offset, buf, len);
 		}
 		return;
 	}
@@ -118,14 +410,18 @@ void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
 void tc_cs_session_flush(struct tc_cs_session *s)
 {
 	for (int i = 0; i < NIDS; i++)
-		if (s->dec[i])
+		if (s->dec[i] && s->par)
+			queue_op(s, (uint8_t)i, OP_FINISH, 0, NULL, 0);
+		else if (s->dec[i])
 			tc_etm_ocsd_finish(s->dec[i]);
 }
 
 void tc_cs_session_reset(struct tc_cs_session *s, uint64_t offset)
 {
 	for (int i = 0; i < NIDS; i++)
-		if (s->dec[i])
+		if (s->dec[i] && s->par)
+			queue_op(s, (uint8_t)i, OP_RESET, offset, NULL, 0);
+		else if (s->dec[i])
 			tc_etm_ocsd_reset(s->dec[i], offset);
 }
 

@@ -45,6 +45,22 @@ void tc_cs_session_flush(struct tc_cs_session *s);
 /* Discontinuity (e.g. the next AUX buffer does not follow on): every decoder resyncs. */
 void tc_cs_session_reset(struct tc_cs_session *s, uint64_t offset);
 
+/* Trace IDs decoded in parallel (--jobs; decoders/jobs.h), records in the one-thread order.
+ * One parallel context serves the sessions that use it (their schedule is one), each set
+ * with tc_cs_session_use_par before its first source. emit and note run in the caller's
+ * thread, in order; lane_rec (may be NULL) in the thread decoding r's ID, as the decoder
+ * gives r, before it is kept: what the memory callback, in that thread too, may need. The
+ * memory callback may call tc_cs_session_par_note: text comes back, in order, to note. */
+struct tc_cs_session_par;
+struct tc_cs_session_par *tc_cs_session_par_new(unsigned jobs, tc_etm_emit_fn emit,
+						void (*lane_rec)(void *ctx, const struct tc_rec *r),
+						void (*note)(void *ctx, const char *text), void *ctx);
+void tc_cs_session_par_free(struct tc_cs_session_par *p);
+void tc_cs_session_use_par(struct tc_cs_session *s, struct tc_cs_session_par *p);
+/* Emit every record queued so far (after the last feed and flush). -1 on ENOMEM. */
+int tc_cs_session_par_drain(struct tc_cs_session_par *p);
+void tc_cs_session_par_note(const char *text);
+
 /* Stats of the decoder for id, NULL if it has none. */
 const struct tc_etm_ocsd_stats *tc_cs_session_stats(const struct tc_cs_session *s, uint8_t id);
 /* Bytes seen for id (with or without a decoder). */

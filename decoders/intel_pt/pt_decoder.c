@@ -43,6 +43,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							       .kernel = o->kernel,
 							       .branches = o->branches,
 							       .reference = o->reference,
+							       .jobs = o->jobs,
 							       .emit = o->emit,
 							       .ctx = o->ctx },
 				 e);

@@ -1,6 +1,7 @@
 #include "decoders/intel_pt/pt_session.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "decoders/intel_pt/pt_config.h"
 #include "decoders/intel_pt/pt_flow.h"
+#include "decoders/jobs.h"
 #include "decoders/time_heap.h"
 #include "lib/images/images.h"
 #include "lib/util/grow.h"
@@ -56,6 +58,20 @@ struct queue {
 	size_t next_buf;	/* decode_by_time: the buffer to begin next */
 	bool begun;
 	struct tc_perf_data_behind behind;	/* trace decoded is let go of (bounded memory) */
+	/* --jobs (s->par): the fields above are the decoding thread's; what the records
+	 * being emitted see (symbols, analyses) is kept apart and follows the records: */
+	struct tc_images *oim;
+	size_t osb_next;
+	int opid;
+	char **omiss;		/* images found missing, in one thread's order */
+	size_t nomiss, comiss, oim_seen, dim_seen;
+	/* the decoding thread's progress between tasks */
+	struct tc_jobs_out *out;
+	size_t wbuf, wput;
+	bool wopen, wbegun, wdone, failed, ended;
+	bool mdone;		/* the caller's thread has read its end */
+	struct tc_pt_flow_stats fst;
+	struct tc_err err;
 };
 
 struct tid_pid {
@@ -89,6 +105,7 @@ struct tc_pt_session {
 	const struct tc_perf_data_features *f;	/* at decode time: build ids for images */
 	uint64_t gen;		/* changes with any queue's address spaces (tc_pt_session_space) */
 	const struct tc_perf_data *pd;	/* at decode time: the input, to let go of trace */
+	struct tc_jobs *par;	/* --jobs: queues decode in worker threads */
 };
 
 struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e)
@@ -118,6 +135,10 @@ void tc_pt_session_free(struct tc_pt_session *s)
 				free((void *)s->q[i].bufs[j].data);
 		free(s->q[i].bufs);
 		tc_images_free(s->q[i].im);
+		tc_images_free(s->q[i].oim);
+		for (size_t k = 0; k < s->q[i].nomiss; k++)
+			free(s->q[i].omiss[k]);
+		free(s->q[i].omiss);
 	}
 	for (size_t i = 0; i < s->nsb; i++)
 		free(s->sb[i].filename);
@@ -382,26 +403,34 @@ static int cmp_sw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Side-band record b into q's address spaces. */
-static void apply_sb(struct queue *q, const struct sb *b)
+/* Side-band record b into address spaces im (q's). */
+static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *b)
 {
-	q->s->gen++;
+	/* the counter is of what records being emitted see: under --jobs the caller's
+	 * copies (oim), not the decoding threads' */
+	if (!q->s->par || im == q->oim)
+		q->s->gen++;
 	switch (b->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		tc_images_map(q->im, b->pid, b->start, b->len, b->pgoff, b->filename,
+		tc_images_map(im, b->pid, b->start, b->len, b->pgoff, b->filename,
 			      b->bid_len ? b->bid : NULL, b->bid_len);
 		break;
 	case PERF_RECORD_COMM:
 		/* Without time all of it applies at once, the trace before an exec
 		 * included: its mappings stay, as perf's timeless decoding keeps them. */
 		if (!q->s->pt.timeless)
-			tc_images_exec(q->im, b->pid);
+			tc_images_exec(im, b->pid);
 		break;
 	case PERF_RECORD_FORK:
-		tc_images_fork(q->im, b->ppid, b->pid);
+		tc_images_fork(im, b->ppid, b->pid);
 		break;
 	}
+}
+
+static void apply_sb(struct queue *q, const struct sb *b)
+{
+	apply_sb_to(q, q->im, b);
 }
 
 /* q's address spaces, made now if its decoder has not needed them yet (NULL: out of
@@ -416,7 +445,8 @@ static struct tc_images *images(struct queue *q)
 		return q->im;
 	if (!(q->im = tc_images_new(&io)))
 		return NULL;
-	s->gen++;
+	if (!s->par)
+		s->gen++;
 	if (s->f)
 		tc_images_add_build_ids(q->im, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < q->sb_next; i++)
@@ -522,12 +552,18 @@ static struct missing *miss_for(struct tc_pt_session *s, const char *dso)
 	return &s->miss[s->nmiss++];
 }
 
+static void emit_par(struct queue *q, const struct tc_rec *r);
+
 static void emit_cb(void *ctx, const struct tc_rec *r)
 {
 	struct queue *q = ctx;
 	struct tc_pt_session *s = q->s;
 
 	tc_perf_data_behind(s->pd, &q->behind, r->offset);
+	if (s->par) {
+		emit_par(q, r);
+		return;
+	}
 	if (r->type == TC_REC_ADDR_NACC) {
 		struct tc_images_sym sym;
 		struct missing *m;
@@ -549,11 +585,8 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 	s->o.emit(s->o.ctx, r);
 }
 
-static void add_missing_lines(struct tc_pt_session *s, struct tc_images *im)
+static void add_missing(struct tc_pt_session *s, const char *const *lines, size_t n)
 {
-	const char *const *lines;
-	size_t n = im ? tc_images_missing(im, &lines) : 0;
-
 	for (size_t i = 0; i < n; i++) {
 		struct missing *m = NULL;
 
@@ -573,6 +606,14 @@ static void add_missing_lines(struct tc_pt_session *s, struct tc_images *im)
 	}
 }
 
+static void add_missing_lines(struct tc_pt_session *s, struct tc_images *im)
+{
+	const char *const *lines;
+	size_t n = im ? tc_images_missing(im, &lines) : 0;
+
+	add_missing(s, lines, n);
+}
+
 /* Are the queues interleaved by time (decode_by_time)? */
 static bool by_time(const struct tc_pt_session *s)
 {
@@ -589,7 +630,8 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 		.ticks = by_time(s), .reference = s->o.reference };
 
 	q->s = s;
-	s->f = f;	/* images() takes the build ids from there */
+	if (s->f != f)
+		s->f = f;	/* images() takes the build ids from there */
 	/* This cpu's switches. */
 	q->sw_lo = q->sw_hi = 0;
 	if (s->pt.per_cpu_mmaps) {
@@ -616,6 +658,22 @@ static void close_queue(struct tc_pt_session *s, struct queue *q)
 {
 	const struct tc_pt_flow_stats *st;
 
+	if (s->par) {
+		if (!q->wopen || q->ended)
+			return;
+		q->ended = true;
+		st = &q->fst;
+		s->st.insns += st->insns;
+		s->st.ranges += st->ranges;
+		s->st.branches += st->branches;
+		s->st.errors += st->errors;
+		s->st.nomap += st->nomap;
+		s->st.overflows += st->overflows;
+		s->st.syncs += st->syncs;
+		s->st.unsynced_bytes += st->unsynced_bytes;
+		add_missing(s, (const char *const *)q->omiss, q->nomiss);
+		return;
+	}
 	if (!q->d)
 		return;
 	st = tc_pt_flow_stats(q->d);
@@ -701,6 +759,368 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 	return ret;
 }
 
+/* ---- --jobs: each queue decodes in a worker thread (decoders/jobs.h) ----
+ * The queue's decoder, its address spaces and thread (the fields the callbacks use) are
+ * the worker's. Each record goes out serialised with what the records' side needs to
+ * answer as one thread would: how far the side-band was applied, the queue's pid, whether
+ * its images exist; images found missing come as notes, in order. Marks say where one
+ * thread's loop would have looked at the queue's time (after tc_pt_flow_begin, after each
+ * tc_pt_flow_run): the worker runs in the smallest steps (until the time it resumes at),
+ * and the caller's thread replays the time heap over the marks, so the queues' records
+ * interleave as with one thread. */
+enum item_kind { IT_REC, IT_NOTE, IT_BEGIN, IT_STEP, IT_END, IT_TASK_END };
+
+struct item {
+	uint32_t kind;
+	uint32_t name_len, text_len, dso_len;	/* strings after it, with their NUL */
+	int ret, pid;
+	bool has_im, nacc_found, quiet;	/* quiet: ADDR_NACC to count, not to emit */
+	uint64_t t;
+	size_t sb_next;
+	struct tc_rec r;	/* IT_REC only: the other kinds end before it */
+};
+
+/* Bytes of an item of this kind (marks and notes leave the record out). */
+static size_t item_head(uint32_t kind)
+{
+	return kind == IT_REC ? sizeof(struct item) : offsetof(struct item, r);
+}
+
+#define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
+
+static void put(struct queue *q, struct item *it, const char *name, const char *text,
+		const char *dso)
+{
+	uint8_t *buf;
+	size_t n, h;
+
+	it->pid = q->pid;
+	it->has_im = q->im != NULL;
+	it->sb_next = q->sb_next;
+	h = item_head(it->kind);
+	n = h + it->name_len + it->text_len + it->dso_len;
+	if (!(buf = tc_jobs_alloc(q->out, n)))
+		return;
+	memcpy(buf, it, h);
+	if (it->name_len)
+		memcpy(buf + h, name, it->name_len);
+	if (it->text_len)
+		memcpy(buf + h + it->name_len, text, it->text_len);
+	if (it->dso_len)
+		memcpy(buf + h + it->name_len + it->text_len, dso, it->dso_len);
+	q->wput += n;
+}
+
+/* Images the decoding thread found missing since last time, as notes. */
+static void put_notes(struct queue *q)
+{
+	const char *const *lines;
+	size_t n = q->im ? tc_images_missing(q->im, &lines) : 0;
+
+	for (; q->dim_seen < n; q->dim_seen++) {
+		struct item it = { .kind = IT_NOTE,
+				   .text_len = (uint32_t)strlen(lines[q->dim_seen]) + 1 };
+
+		put(q, &it, NULL, lines[q->dim_seen], NULL);
+	}
+}
+
+static void put_mark(struct queue *q, enum item_kind kind, int ret)
+{
+	struct item it = { .kind = kind, .ret = ret, .t = kind == IT_BEGIN || kind == IT_STEP ?
+							   resumes_at(q) : 0 };
+
+	put_notes(q);
+	put(q, &it, NULL, NULL, NULL);
+}
+
+/* emit_cb in the decoding thread. */
+static void emit_par(struct queue *q, const struct tc_rec *r)
+{
+	struct tc_pt_session *s = q->s;
+	struct item it;
+	struct tc_images_sym sym;
+	const char *dso = NULL;
+
+	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;		/* first: most records go here */
+	if (r->type == TC_REC_ADDR_NACC &&
+	    images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso)
+		dso = sym.dso;
+	put_notes(q);
+	it.kind = IT_REC;
+	it.ret = 0;
+	it.t = 0;
+	it.quiet = r->type == TC_REC_ADDR_NACC && r->value != 0;
+	it.nacc_found = dso != NULL;
+	it.name_len = r->name ? (uint32_t)strlen(r->name) + 1 : 0;
+	it.text_len = r->text ? (uint32_t)strlen(r->text) + 1 : 0;
+	it.dso_len = dso ? (uint32_t)strlen(dso) + 1 : 0;
+	it.r = *r;
+	it.r.fields = NULL;
+	it.r.nfields = 0;
+	put(q, &it, r->name, r->text, dso);
+}
+
+/* A task: the queue's decoding from where the last one stopped, until its output passes
+ * TASK_BYTES at a step or the queue is done. */
+static void run_task(void *arg, struct tc_jobs_out *out)
+{
+	struct queue *q = arg;
+	struct tc_pt_session *s = q->s;
+	const struct buf *b;
+	int r;
+
+	q->out = out;
+	q->wput = 0;
+	if (!q->wopen) {
+		q->wopen = true;
+		if (open_queue(s, q, s->f, &q->err)) {
+			q->failed = true;
+			q->wbuf = q->nbufs;
+		}
+	}
+	while (q->wbuf < q->nbufs && q->wput < TASK_BYTES) {
+		b = &q->bufs[q->wbuf];
+		if (!q->wbegun) {
+			if (tc_pt_flow_begin(q->d, b->data, b->size, b->offset, &q->err)) {
+				q->failed = true;
+				q->wbuf = q->nbufs;
+				break;
+			}
+			q->wbegun = true;
+			if (by_time(s)) {
+				put_mark(q, IT_BEGIN, 0);
+				continue;
+			}
+		}
+		/* one thread feeds a queue without time to the end of each buffer */
+		r = tc_pt_flow_run(q->d, by_time(s) ? resumes_at(q) : UINT64_MAX);
+		if (by_time(s))
+			put_mark(q, IT_STEP, r);
+		if (r == 0) {
+			q->wbegun = false;
+			q->wbuf++;
+		}
+	}
+	if (q->wbuf == q->nbufs && !q->wdone) {
+		q->wdone = true;
+		if (q->d) {
+			q->fst = *tc_pt_flow_stats(q->d);
+			tc_pt_flow_free(q->d);
+			q->d = NULL;
+		}
+		put_mark(q, IT_END, 0);
+	}
+	put_mark(q, IT_TASK_END, 0);
+	q->out = NULL;
+}
+
+static int submit(struct tc_pt_session *s, struct queue *q)
+{
+	return tc_jobs_submit(s->par, (size_t)(q - s->q), run_task, NULL, q);
+}
+
+/* The records' side of q: its own address spaces, made and advanced as the decoding
+ * thread's were when the item was put. */
+static struct tc_images *oimages(struct queue *q)
+{
+	struct tc_pt_session *s = q->s;
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
+
+	if (q->oim)
+		return q->oim;
+	if (!(q->oim = tc_images_new(&io)))
+		return NULL;
+	if (s->f)
+		tc_images_add_build_ids(q->oim, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < q->osb_next; i++)
+		apply_sb_to(q, q->oim, &s->sb[i]);
+	return q->oim;
+}
+
+static void add_omiss(struct queue *q, const char *line)
+{
+	for (size_t i = 0; i < q->nomiss; i++)
+		if (!strcmp(q->omiss[i], line))
+			return;
+	if (tc_grow((void **)&q->omiss, &q->comiss, q->nomiss + 1, sizeof(*q->omiss)))
+		return;
+	if ((q->omiss[q->nomiss] = strdup(line)))
+		q->nomiss++;
+}
+
+/* The records' side's images found missing since last time (its own lookups). */
+static void sync_omiss(struct queue *q)
+{
+	const char *const *lines;
+	size_t n = q->oim ? tc_images_missing(q->oim, &lines) : 0;
+
+	for (; q->oim_seen < n; q->oim_seen++)
+		add_omiss(q, lines[q->oim_seen]);
+}
+
+/* One item of q in the caller's thread: its context applied, a record emitted. Returns
+ * its kind, -1 when the queue has nothing more submitted. */
+static int take_item(struct tc_pt_session *s, struct queue *q, struct item *out)
+{
+	const void *p;
+	size_t len;
+	const char *str;
+
+	if (tc_jobs_next(s->par, (size_t)(q - s->q), &p, &len) != 1)
+		return -1;
+	memcpy(out, p, offsetof(struct item, r));
+	if (out->kind == IT_REC)
+		memcpy(&out->r, (const char *)p + offsetof(struct item, r), sizeof(out->r));
+	str = (const char *)p + item_head(out->kind);
+	if (out->has_im)
+		oimages(q);
+	for (; q->osb_next < out->sb_next && q->osb_next < s->nsb; q->osb_next++)
+		if (q->oim)
+			apply_sb_to(q, q->oim, &s->sb[q->osb_next]);
+	q->opid = out->pid;
+	switch (out->kind) {
+	case IT_NOTE:
+		sync_omiss(q);
+		add_omiss(q, str + out->name_len);
+		break;
+	case IT_REC:
+		out->r.name = out->name_len ? str : NULL;
+		out->r.text = out->text_len ? str + out->name_len : NULL;
+		if (out->r.type == TC_REC_ADDR_NACC) {
+			struct missing *m;
+
+			if (!out->nacc_found) {
+				if (!out->r.value)
+					s->st.nomap_unmapped++;
+			} else if ((m = miss_for(s, str + out->name_len + out->text_len))) {
+				if (out->r.value)
+					m->reached++;
+				else
+					m->stops++;
+			}
+		}
+		if (!out->quiet)
+			s->o.emit(s->o.ctx, &out->r);
+		sync_omiss(q);
+		break;
+	case IT_END:
+		q->mdone = true;
+		break;
+	case IT_TASK_END:
+		if (!q->mdone && submit(s, q))	/* two tasks ahead, while there is work */
+			return -1;
+		break;
+	}
+	return (int)out->kind;
+}
+
+/* Items of q up to a mark (not a task's end); -1 when there are no more. */
+static int next_mark(struct tc_pt_session *s, struct queue *q, struct item *it)
+{
+	int k;
+
+	while ((k = take_item(s, q, it)) >= 0)
+		if (k != IT_REC && k != IT_NOTE && k != IT_TASK_END)
+			return k;
+	return -1;
+}
+
+static int queue_failed(struct queue *q, struct tc_err *e)
+{
+	*e = q->err;
+	return -1;
+}
+
+/* decode_by_time over the marks. */
+static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
+{
+	struct tc_time_heap h;
+	struct item it;
+	int ret = 0, k;
+
+	if (tc_time_heap_init(&h, s->nq))
+		return nomem(e);
+	for (size_t i = 0; i < s->nq; i++)
+		tc_time_heap_push(&h, i, 0);
+	while (h.n && !ret) {
+		struct queue *q = &s->q[tc_time_heap_top(&h)];
+		uint64_t key = 0, until;
+
+		s->cur = q;
+		if (!q->begun) {
+			if (q->next_buf == q->nbufs) {
+				/* the items up to its end */
+				while ((k = next_mark(s, q, &it)) >= 0 && k != IT_END)
+					;
+				if (q->failed) {
+					ret = queue_failed(q, e);
+					break;
+				}
+				close_queue(s, q);
+				tc_time_heap_pop(&h);
+				continue;
+			}
+			if ((k = next_mark(s, q, &it)) != IT_BEGIN) {
+				ret = q->failed ? queue_failed(q, e) : nomem(e);
+				break;
+			}
+			key = it.t;
+			q->next_buf++;
+			q->begun = true;
+		} else {
+			until = tc_time_heap_next(&h);
+			for (;;) {
+				if (next_mark(s, q, &it) != IT_STEP) {
+					ret = nomem(e);
+					break;
+				}
+				key = it.t;
+				if (it.ret == 0) {
+					q->begun = false;
+					break;
+				}
+				if (it.t > until)
+					break;
+			}
+		}
+		tc_time_heap_update_top(&h, key);
+	}
+	tc_time_heap_free(&h);
+	return ret;
+}
+
+static int decode_par(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+		      struct tc_err *e)
+{
+	struct item it;
+	int k;
+
+	s->f = f;
+	for (size_t i = 0; i < s->nq; i++) {
+		s->q[i].s = s;
+		if (submit(s, &s->q[i]) || submit(s, &s->q[i]))
+			return nomem(e);
+	}
+	if (by_time(s))
+		return merge_by_time(s, e);
+	for (size_t i = 0; i < s->nq; i++) {
+		struct queue *q = &s->q[i];
+
+		s->cur = q;
+		while ((k = next_mark(s, q, &it)) >= 0 && k != IT_END)
+			;
+		if (q->failed)
+			return queue_failed(q, e);
+		if (k != IT_END)
+			return nomem(e);
+		close_queue(s, q);
+	}
+	return 0;
+}
+
 int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd, struct tc_err *e)
 {
 	const struct tc_perf_data_features *f = pd ? tc_perf_data_features(pd) : NULL;
@@ -718,6 +1138,43 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	if (s->nsw)
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
+	if (s->o.jobs > 1 && s->nq) {
+		/* The side-band once here first: the kernel's images (one object for every
+		 * address space) take the recording's reference now, so that the workers'
+		 * address spaces, given the same, only read it. */
+		struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+					     .kernel = s->o.kernel };
+		struct tc_images *prime = tc_images_new(&io);
+
+		for (size_t i = 0; prime && i < s->nsb; i++)
+			if (s->sb[i].type == PERF_RECORD_MMAP || s->sb[i].type == PERF_RECORD_MMAP2)
+				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
+					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
+		tc_images_free(prime);
+		if (!(s->par = tc_jobs_new(s->o.jobs, s->nq, 0)))
+			return nomem(e);
+		tc_jobs_no_help(s->par);	/* a task without time runs a whole buffer */
+		ret = decode_par(s, f, e);
+		tc_jobs_free(s->par);	/* the workers are done: the fields are the caller's */
+		s->par = NULL;
+		s->cur = NULL;
+		for (size_t i = 0; i < s->nq; i++) {
+			struct queue *q = &s->q[i];
+
+			if (q->d) {
+				tc_pt_flow_free(q->d);
+				q->d = NULL;
+			}
+			/* the records' side is what analyses see after */
+			tc_images_free(q->im);
+			q->im = q->oim;
+			q->oim = NULL;
+			q->pid = q->opid;
+			q->sb_next = q->osb_next;
+		}
+		s->gen++;
+		return ret;
+	}
 	if (by_time(s))
 		ret = decode_by_time(s, f, e);
 	for (size_t i = 0; i < s->nq && !ret && !by_time(s); i++)
@@ -729,11 +1186,19 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	return ret;
 }
 
+/* Queue i's address spaces as the records being emitted see them. */
+static struct tc_images *qim(const struct tc_pt_session *s, size_t i)
+{
+	return s->par ? s->q[i].oim : s->q[i].im;
+}
+
 int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct tc_pt_session *s = ctx;
 	struct tc_images *im;
 
+	if (s->par && s->cur && (pid < 0 || pid == s->cur->opid))
+		return oimages(s->cur) ? tc_images_symbol(s->cur->oim, s->cur->opid, addr, sym) : -1;
 	if (s->cur && (pid < 0 || pid == s->cur->pid))
 		return images(s->cur) ? tc_images_symbol(s->cur->im, s->cur->pid, addr, sym) : -1;
 	im = pid >= 0 ? tc_pt_session_images_at(s, pid, addr) : NULL;
@@ -745,8 +1210,8 @@ struct tc_images *tc_pt_session_images_at(struct tc_pt_session *s, int pid, uint
 	struct tc_images_sym sym;
 
 	for (size_t i = 0; i < s->nq; i++)
-		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym))
-			return s->q[i].im;
+		if (qim(s, i) && !tc_images_symbol(qim(s, i), pid, addr, &sym))
+			return qim(s, i);
 	return NULL;
 }
 
@@ -757,7 +1222,7 @@ int tc_pt_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint
 
 	/* each queue has its own address spaces; any that maps pid's addr will do */
 	for (size_t i = 0; i < s->nq; i++)
-		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.sym) {
+		if (qim(s, i) && !tc_images_symbol(qim(s, i), pid, addr, &sym) && sym.sym) {
 			*name = sym.sym;
 			*start = addr - sym.sym_off;
 			return 0;
@@ -776,7 +1241,7 @@ const char *tc_pt_session_dso(void *ctx, int pid, uint64_t addr)
 	struct tc_images_sym sym;
 
 	for (size_t i = 0; i < s->nq; i++)
-		if (s->q[i].im && !tc_images_symbol(s->q[i].im, pid, addr, &sym) && sym.dso)
+		if (qim(s, i) && !tc_images_symbol(qim(s, i), pid, addr, &sym) && sym.dso)
 			return sym.dso;
 	return NULL;
 }

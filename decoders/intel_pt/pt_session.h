@@ -24,6 +24,9 @@ struct tc_pt_session_opts {
 	struct tc_kernel *kernel;	/* kernel images (lib/images/kernel.h), or NULL */
 	bool branches;			/* TC_REC_BRANCH records instead of TC_REC_RANGE */
 	bool reference;			/* libipt's decoder without caches (pt_flow.h) */
+	/* Threads (--jobs): above 1, queues decode in parallel, records in the same order.
+	 * The kernel's images must then be unused (lib/images/kernel is shared). */
+	unsigned jobs;
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;

@@ -1,0 +1,425 @@
+/* The worker pool and its ordered output; see jobs.h. One mutex guards the lanes' queues
+ * and published output; a running task writes into a chunk of its own and publishes it
+ * whole, so the lock is taken once per chunk, not per item. */
+#include "decoders/jobs.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK	(64 * 1024)
+#define SMALL_CHUNK 2048
+#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
+
+struct chunk {
+	struct chunk *next;
+	size_t len, cap, rd;
+	unsigned char data[];
+};
+
+struct task {
+	struct task *next;
+	tc_jobs_run_fn run;
+	void (*done)(void *arg);
+	void *arg;
+};
+
+struct tc_jobs_out {
+	struct tc_jobs *j;
+	size_t lane;
+	struct chunk *cur;
+	bool worker;		/* a worker thread's: waits when the budget is spent */
+};
+
+struct lane {
+	struct task *head, *tail;	/* queued, not started */
+	bool running, queued;		/* queued: in the ready list */
+	struct lane *prev, *next;	/* the ready list */
+	struct chunk *first, *last;	/* published, not yet read */
+	struct chunk *spent;		/* the caller's: being read, freed once read out */
+};
+
+struct tc_jobs {
+	pthread_mutex_t mu;
+	pthread_cond_t work;		/* workers: a lane became ready, or stop */
+	pthread_cond_t progress;	/* output published, a task ended, output read */
+	pthread_t *th;
+	unsigned nth;
+	struct lane *lanes;
+	size_t nlanes;
+	struct lane *rq_head, *rq_tail;	/* lanes with a task to start, in turn */
+	size_t held, budget;		/* bytes published and not read */
+	long wanted;			/* the lane the caller waits for, -1 none */
+	unsigned budget_waiters;
+	unsigned busy;			/* workers running a task */
+	bool stop, failed, no_help;
+	bool starving;			/* the caller waits for a task no worker is free for */
+	struct chunk *pool;		/* read-out chunks of CHUNK bytes, for reuse */
+	size_t npool;
+};
+
+static void rq_push(struct tc_jobs *j, struct lane *l)
+{
+	l->queued = true;
+	l->next = NULL;
+	l->prev = j->rq_tail;
+	if (j->rq_tail)
+		j->rq_tail->next = l;
+	else
+		j->rq_head = l;
+	j->rq_tail = l;
+}
+
+static void rq_remove(struct tc_jobs *j, struct lane *l)
+{
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		j->rq_head = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	else
+		j->rq_tail = l->prev;
+	l->prev = l->next = NULL;
+	l->queued = false;
+}
+
+/* Take lane l's next task to run (lock held): l is running until finish(). */
+static struct task *take(struct tc_jobs *j, struct lane *l)
+{
+	struct task *t = l->head;
+
+	rq_remove(j, l);
+	l->head = t->next;
+	if (!l->head)
+		l->tail = NULL;
+	l->running = true;
+	return t;
+}
+
+/* Publish o's chunk (lock not held); a worker then waits while the budget is spent. o
+ * gets a read-out chunk to fill next where there is one. */
+static void publish(struct tc_jobs_out *o)
+{
+	struct tc_jobs *j = o->j;
+	struct lane *l = &j->lanes[o->lane];
+	struct chunk *c = o->cur;
+
+	o->cur = NULL;
+	if (!c)
+		return;
+	if (!c->len) {
+		free(c);
+		return;
+	}
+	pthread_mutex_lock(&j->mu);
+	c->next = NULL;
+	if (l->last)
+		l->last->next = c;
+	else
+		l->first = c;
+	l->last = c;
+	j->held += c->cap;	/* what it costs */
+	pthread_cond_broadcast(&j->progress);
+	while (o->worker && j->held > j->budget && j->wanted != (long)o->lane && !j->starving &&
+	       !j->stop) {
+		j->budget_waiters++;
+		pthread_cond_wait(&j->progress, &j->mu);
+		j->budget_waiters--;
+	}
+	if (j->pool) {
+		o->cur = j->pool;
+		j->pool = o->cur->next;
+		j->npool--;
+		o->cur->next = NULL;
+		o->cur->len = o->cur->rd = 0;
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+void tc_jobs_out_nowait(struct tc_jobs_out *o)
+{
+	o->worker = false;
+}
+
+void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
+{
+	size_t need = sizeof(size_t) + ALIGN8(len);
+	struct chunk *c = o->cur;
+	void *p;
+
+	if (!c || c->len + need > c->cap) {
+		/* a task's first chunk small: many tasks may each put little */
+		size_t cap = c ? CHUNK : SMALL_CHUNK;
+
+		if (cap < need)
+			cap = need;
+		publish(o);
+		if ((c = o->cur) && c->cap >= need)
+			goto room;
+		if (!(c = realloc(c, sizeof(*c) + cap))) {
+			pthread_mutex_lock(&o->j->mu);
+			o->j->failed = true;
+			pthread_mutex_unlock(&o->j->mu);
+			return NULL;
+		}
+		c->next = NULL;
+		c->len = c->rd = 0;
+		c->cap = cap;
+		o->cur = c;
+	}
+room:
+	memcpy(c->data + c->len, &len, sizeof(len));
+	p = c->data + c->len + sizeof(size_t);
+	c->len += need;
+	return p;
+}
+
+int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
+{
+	void *p = tc_jobs_alloc(o, len);
+
+	if (!p)
+		return -1;
+	if (len)
+		memcpy(p, item, len);
+	return 0;
+}
+
+/* Run task t of lane ix (lock not held), then mark the lane idle again (lock held after). */
+static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
+{
+	struct tc_jobs_out o = { j, ix, NULL, worker };
+	struct lane *l = &j->lanes[ix];
+
+	t->run(t->arg, &o);
+	publish(&o);
+	free(o.cur);	/* a read-out chunk publish gave for more: the task is done */
+	if (t->done)
+		t->done(t->arg);
+	free(t);
+	pthread_mutex_lock(&j->mu);
+	l->running = false;
+	if (l->head) {
+		rq_push(j, l);
+		pthread_cond_signal(&j->work);
+	}
+	pthread_cond_broadcast(&j->progress);
+}
+
+static void *worker(void *arg)
+{
+	struct tc_jobs *j = arg;
+
+	pthread_mutex_lock(&j->mu);
+	while (!j->stop) {
+		struct lane *l = j->rq_head;
+		struct task *t;
+
+		if (!l) {
+			pthread_cond_wait(&j->work, &j->mu);
+			continue;
+		}
+		t = take(j, l);
+		j->busy++;
+		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
+		pthread_mutex_unlock(&j->mu);
+		run_task(j, (size_t)(l - j->lanes), t, true);
+		j->busy--;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
+{
+	struct tc_jobs *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->lanes = calloc(nlanes ? nlanes : 1, sizeof(*j->lanes));
+	j->nlanes = nlanes;
+	j->budget = budget ? budget : (size_t)16 << 20;
+	j->wanted = -1;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->work, NULL);
+	pthread_cond_init(&j->progress, NULL);
+	if (!j->lanes)
+		goto fail;
+	if (jobs > 1) {
+		if (!(j->th = calloc(jobs - 1, sizeof(*j->th))))
+			goto fail;
+		for (; j->nth < jobs - 1; j->nth++)
+			if (pthread_create(&j->th[j->nth], NULL, worker, j))
+				break;	/* fewer threads: still correct */
+	}
+	return j;
+fail:
+	tc_jobs_free(j);
+	return NULL;
+}
+
+static void free_chunks(struct chunk *c)
+{
+	while (c) {
+		struct chunk *n = c->next;
+
+		free(c);
+		c = n;
+	}
+}
+
+void tc_jobs_free(struct tc_jobs *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->stop = true;
+	pthread_cond_broadcast(&j->work);
+	pthread_cond_broadcast(&j->progress);
+	pthread_mutex_unlock(&j->mu);
+	for (unsigned i = 0; i < j->nth; i++)
+		pthread_join(j->th[i], NULL);
+	free(j->th);
+	for (size_t i = 0; j->lanes && i < j->nlanes; i++) {
+		struct lane *l = &j->lanes[i];
+
+		while (l->head) {
+			struct task *t = l->head;
+
+			l->head = t->next;
+			if (t->done)
+				t->done(t->arg);
+			free(t);
+		}
+		free_chunks(l->first);
+		free_chunks(l->spent);
+	}
+	free_chunks(j->pool);
+	free(j->lanes);
+	pthread_cond_destroy(&j->progress);
+	pthread_cond_destroy(&j->work);
+	pthread_mutex_destroy(&j->mu);
+	free(j);
+}
+
+int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*done)(void *arg),
+		   void *arg)
+{
+	struct task *t = malloc(sizeof(*t));
+	struct lane *l = &j->lanes[lane];
+
+	if (!t) {
+		if (done)
+			done(arg);
+		return -1;
+	}
+	*t = (struct task){ NULL, run, done, arg };
+	pthread_mutex_lock(&j->mu);
+	if (l->tail)
+		l->tail->next = t;
+	else
+		l->head = t;
+	l->tail = t;
+	if (!l->running && !l->queued) {
+		rq_push(j, l);
+		pthread_cond_signal(&j->work);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
+{
+	struct lane *l = &j->lanes[lane];
+	struct chunk *c = l->spent;
+
+	/* the chunk being read is the caller's alone: no lock until it is read out */
+	if (c && c->rd < c->len)
+		goto have;
+	pthread_mutex_lock(&j->mu);
+	if (c) {
+		j->held -= c->cap;
+		if (c->cap == CHUNK && j->npool < 64) {
+			c->next = j->pool;
+			j->pool = c;
+			j->npool++;
+		} else {
+			free(c);
+		}
+		l->spent = NULL;
+		if (j->budget_waiters)
+			pthread_cond_broadcast(&j->progress);
+	}
+	for (;;) {
+		if (j->starving && (l->running || l->first || !l->head))
+			j->starving = false;
+		if ((c = l->first)) {
+			l->first = c->next;
+			if (!l->first)
+				l->last = NULL;
+			c->next = NULL;
+			l->spent = c;
+			j->wanted = -1;
+			pthread_mutex_unlock(&j->mu);
+			goto have;
+		}
+		if (!l->running && !l->head) {
+			j->wanted = -1;
+			pthread_mutex_unlock(&j->mu);
+			return 0;
+		}
+		if (!l->running && (!j->nth || (j->busy == j->nth && !j->no_help))) {
+			/* every worker is busy (or there is none): the caller's thread runs it */
+			struct task *t = take(j, l);
+
+			j->wanted = -1;
+			pthread_mutex_unlock(&j->mu);
+			run_task(j, lane, t, false);
+			continue;
+		}
+		if (!l->running && j->busy == j->nth && !j->starving) {
+			/* a worker must come free for it: those waiting for the budget go on */
+			j->starving = true;
+			pthread_cond_broadcast(&j->progress);
+		}
+		if (!j->no_help && j->busy == j->nth && j->rq_head && j->held < j->budget / 2) {
+			/* its worker is at it: help with another lane meanwhile */
+			struct lane *o = j->rq_head;
+			struct task *t = take(j, o);
+
+			j->wanted = -1;
+			pthread_mutex_unlock(&j->mu);
+			run_task(j, (size_t)(o - j->lanes), t, false);
+			continue;
+		}
+		if (j->wanted != (long)lane) {
+			j->wanted = (long)lane;
+			if (j->budget_waiters)
+				pthread_cond_broadcast(&j->progress);
+		}
+		pthread_cond_wait(&j->progress, &j->mu);
+	}
+have:
+	memcpy(len, c->data + c->rd, sizeof(*len));
+	*item = c->data + c->rd + sizeof(size_t);
+	c->rd += sizeof(size_t) + ALIGN8(*len);
+	return 1;
+}
+
+void tc_jobs_no_help(struct tc_jobs *j)
+{
+	j->no_help = true;
+}
+
+
+bool tc_jobs_failed(struct tc_jobs *j)
+{
+	bool f;
+
+	pthread_mutex_lock(&j->mu);
+	f = j->failed;
+	pthread_mutex_unlock(&j->mu);
+	return f;
+}

@@ -1,0 +1,65 @@
+/* Decoding with several threads (--jobs), output in the one-thread order: a pool of worker
+ * threads runs tasks, each on a lane (a trace ID's decoder, a queue, a segment of trace),
+ * and the lanes' output comes back to the caller's thread, which pulls it lane by lane in
+ * whatever order the one-thread decode would have given it (the caller knows that order:
+ * a demultiplexer's, a time heap's).
+ *
+ * - A lane runs its tasks one after the other, in the order submitted, never two at once,
+ *   so a lane's state (its decoder) needs no lock; which thread runs a task may change.
+ * - A task writes items (opaque bytes: serialised records and markers) with tc_jobs_put;
+ *   the caller reads them with tc_jobs_next, in the order they were put.
+ * - Buffering is bounded: a worker whose lane's unread output passes the budget waits
+ *   until the caller has read some, unless its lane is the one the caller waits for. The
+ *   caller's thread works too: it runs the task it waits for when every worker is busy,
+ *   and helps with other ready tasks while the budget allows (unless tc_jobs_no_help).
+ * Everything but tc_jobs_put is called from the one thread that made the pool. */
+#ifndef TC_DECODERS_JOBS_H
+#define TC_DECODERS_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct tc_jobs;
+struct tc_jobs_out;
+
+/* A task: runs with its argument and the lane's output. */
+typedef void (*tc_jobs_run_fn)(void *arg, struct tc_jobs_out *out);
+
+/* jobs: threads in all, the caller's included (so jobs - 1 workers; 0 or 1: none, every
+ * task runs in the caller's thread when its output is wanted). budget: bytes of output
+ * held unread before workers wait (0: a default of 16 MiB). NULL on ENOMEM. */
+struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget);
+/* Waits for running tasks, drops queued ones (their done callback still runs). */
+void tc_jobs_free(struct tc_jobs *j);
+
+/* Queue a task on lane; done (may be NULL) runs after it, on the thread that ran it (or
+ * at tc_jobs_free if it never ran). -1 on ENOMEM (run is not called, done is). */
+int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*done)(void *arg),
+		   void *arg);
+
+/* From a running task: append one item to its lane's output. -1 on ENOMEM (the item is
+ * lost; tc_jobs_failed says so). */
+int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len);
+
+/* tc_jobs_put without the copy: room for an item of len bytes, to fill before the next
+ * call with this o; NULL on ENOMEM. */
+void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len);
+
+/* From a running task that holds a lock the caller's thread may need: never wait for the
+ * budget (what the task puts must then be bounded some other way). */
+void tc_jobs_out_nowait(struct tc_jobs_out *o);
+
+/* The lane's next item: 1 with *item (valid until the next call for this lane), 0 when
+ * every task submitted to the lane so far has run and all its output was read. Runs or
+ * waits for the lane's tasks as needed. */
+int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len);
+
+/* The caller's thread runs no task while there are workers: for tasks whose output is not
+ * bounded (a task run there is read only once it is done, all of it held). Waiting for a
+ * task no worker is free for, the workers that wait for the budget then go on. */
+void tc_jobs_no_help(struct tc_jobs *j);
+
+/* True if an item was lost for lack of memory. */
+bool tc_jobs_failed(struct tc_jobs *j);
+
+#endif

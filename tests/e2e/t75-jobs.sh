@@ -1,0 +1,80 @@
+# --jobs N (issue 16): decode, report and diff decode with N threads (CoreSight: a thread
+# per trace ID after the demux; Intel PT: a thread per queue, the time heap replayed over
+# them), and every output form is byte for byte the one of --jobs 1: on every recording
+# and snapshot of the test data (tests/golden/outputs.sh run with --jobs 1 and --jobs 4,
+# each against the recorded checksums) and on emulated recordings of a four-thread
+# program (ETMv4: a trace ID per CPU, the threads on them; Intel PT: four queues by time).
+. "$TOP/tests/e2e/lib.sh"
+
+# A tracectl that always adds --jobs N.
+jobs_tc() {
+	printf '#!/bin/sh\nexec "%s" "$@" --jobs %s\n' "$TRACECTL" "$1" >tc$1 && chmod +x tc$1
+}
+
+if have_testdata opencsd && have_testdata perfdata; then
+	for n in 1 4; do
+		expect "--jobs $n: every decode output form of the test data as recorded" "
+			jobs_tc $n && sh \"\$TOP/tests/golden/outputs.sh\" \"\$PWD/tc$n\" \
+				\"\$TC_TESTDATA\" >j$n.sums &&
+			[ \"\$(wc -l <j$n.sums)\" -gt 200 ] &&
+			diff \"\$TOP/tests/golden/outputs.sums\" j$n.sums
+		"
+	done
+else
+	skip '--jobs over the test data' 'no test data'
+fi
+
+# same DATA: every form with --jobs 1, 2 and 4 gives the same bytes and exit code
+forms='decode
+-j decode
+decode --branches
+-j decode --branches
+decode --packets
+report
+-j report
+report --per-thread
+decode --format folded
+decode --format chrome
+decode --format autofdo'
+same() {
+	echo "$forms" | while read -r form; do
+		for n in 1 2 4; do
+			# shellcheck disable=SC2086
+			tracectl $form --jobs $n -i "$1" >o$n 2>e$n; echo "exit $?" >>o$n
+			cat e$n >>o$n
+		done
+		cmp o1 o2 && cmp o1 o4 || { echo "differs: $form"; exit 1; }
+		grep -q "^exit [03]$" o1 || { echo "failed: $form"; cat o1 | tail -3; exit 1; }
+	done
+}
+
+cp "$TOP/tests/fixtures/emu/thr_calls.c" thr.c
+if [ "$(uname -m)" = x86_64 ] && command -v gcc >/dev/null && command -v qemu-x86_64 >/dev/null
+then
+	expect 'Intel PT, four queues by time: every form the same with --jobs 1, 2, 4' '
+		gcc -O1 -pthread -o thr thr.c &&
+		tracectl record --pmu emulated -o pt.data -- ./thr 20000 2>/dev/null &&
+		tracectl decode -i pt.data 2>&1 >/dev/null | grep -q " in 4 queues," &&
+		same pt.data
+	'
+	expect 'diff of two recordings: the same with --jobs 1 and 4' '
+		tracectl record --pmu emulated -o pt2.data -- ./thr 30000 2>/dev/null &&
+		tracectl diff --jobs 1 pt.data pt2.data >d1 2>&1; echo $? >>d1
+		tracectl diff --jobs 4 pt.data pt2.data >d4 2>&1; echo $? >>d4
+		cat d1 | tail -3 && cmp d1 d4
+	'
+else
+	skip 'Intel PT --jobs on an emulated recording' 'needs x86-64, gcc and qemu-x86_64'
+fi
+if command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null; then
+	expect 'ETMv4, several trace IDs: every form the same with --jobs 1, 2, 4' '
+		aarch64-linux-gnu-gcc -O1 -static -pthread -o a64thr thr.c &&
+		tracectl record --pmu emulated --pmu cs_etm -o etm.data -- ./a64thr 20000 \
+			2>/dev/null &&
+		[ "$(tracectl -j decode -i etm.data 2>/dev/null | grep -o "\"id\":\"0x[0-9a-f]*\"" |
+			sort -u | wc -l)" -ge 2 ] &&
+		same etm.data
+	'
+else
+	skip 'CoreSight --jobs on an emulated recording' 'needs qemu-aarch64 and gcc-aarch64-linux-gnu'
+fi
