@@ -27,8 +27,10 @@
 /* A thread's name from a time on (COMM, or the parent's at FORK), in file order. */
 struct comm {
 	int tid;
+	int ptid;		/* FORK: the parent, whose name at time this is; else -1 */
 	uint64_t time;		/* perf time, 0 where the record has none */
-	char *name;
+	uint64_t offset;	/* of the COMM or FORK: at equal times file order decides */
+	char *name;		/* NULL for a FORK */
 };
 
 /* A format's decoder: every format's until the file's AUXTRACE_INFO picks one. */
@@ -154,8 +156,12 @@ size_t tc_session_read(void *ctx, int pid, uint64_t addr, void *buf, size_t len)
 }
 
 /* tid's name at time: the one from the latest time at or before it (records in the file
- * need not be in time order), else its earliest; the latest of all where !timed. */
-static const char *comm_of(const struct tc_session *s, int tid, bool timed, uint64_t time)
+ * need not be in time order; at the same time, one that comes before offset in the file, as
+ * perf orders them), else its earliest; the latest of all where !timed. A FORK's name is
+ * the parent's at the fork, looked up now: the parent's COMM may come later in the file
+ * (each CPU's ring is written in turn). depth bounds chains of forks (hostile files). */
+static const char *comm_of(const struct tc_session *s, int tid, bool timed, uint64_t time,
+			   uint64_t offset, int depth)
 {
 	const struct comm *first = NULL, *best = NULL;
 
@@ -166,52 +172,59 @@ static const char *comm_of(const struct tc_session *s, int tid, bool timed, uint
 			continue;
 		if (!first || c->time < first->time)
 			first = c;
-		if ((!timed || c->time <= time) && (!best || c->time >= best->time))
+		if ((!timed || c->time < time || (c->time == time && c->offset < offset)) &&
+		    (!best || c->time >= best->time))
 			best = c;
 	}
-	return best ? best->name : first ? first->name : NULL;
+	if (!best)
+		best = first;
+	if (best && !best->name)
+		return depth < 64 && best->ptid != tid ?
+			comm_of(s, best->ptid, true, best->time, best->offset, depth + 1) : NULL;
+	return best ? best->name : NULL;
 }
 
 /* The thread's, else its process's (a thread without COMM or FORK of its own). */
 static const char *comm_at(const struct tc_session *s, int pid, int tid, bool timed,
-			   uint64_t time)
+			   uint64_t time, uint64_t offset)
 {
-	const char *n = comm_of(s, tid, timed, time);
+	const char *n = comm_of(s, tid, timed, time, offset, 0);
 
-	return n || pid == tid ? n : comm_of(s, pid, timed, time);
+	return n || pid == tid ? n : comm_of(s, pid, timed, time, offset, 0);
 }
 
 const char *tc_session_comm(void *ctx, int pid, int tid)
 {
-	return comm_at(ctx, pid, tid, false, 0);
+	return comm_at(ctx, pid, tid, false, 0, 0);
 }
 
 const char *tc_session_comm_rec(void *ctx, const struct tc_rec *r)
 {
-	return comm_at(ctx, r->pid, r->tid, r->has_time, r->time);
+	return comm_at(ctx, r->pid, r->tid, r->has_time, r->time, r->offset);
 }
 
-static int add_comm(struct tc_session *s, int tid, uint64_t time, const char *name,
-		    struct tc_err *e)
+/* name NULL: a FORK from ptid. */
+static int add_comm(struct tc_session *s, int tid, int ptid, uint64_t time, uint64_t offset,
+		    const char *name, struct tc_err *e)
 {
-	char *copy = strdup(name);
+	char *copy = name ? strdup(name) : NULL;
 
-	if (!copy || tc_grow((void **)&s->comms, &s->ccomms, s->ncomms + 1, sizeof(*s->comms))) {
+	if ((name && !copy) ||
+	    tc_grow((void **)&s->comms, &s->ccomms, s->ncomms + 1, sizeof(*s->comms))) {
 		free(copy);
 		return tc_err_set(e, 0, "out of memory");
 	}
-	s->comms[s->ncomms++] = (struct comm){ tid, time, copy };
+	s->comms[s->ncomms++] = (struct comm){ tid, ptid, time, offset, copy };
 	return 0;
 }
 
 /* A new thread or process has its parent's name until it sets its own. */
 static int on_fork(struct tc_session *s, const struct tc_perf_data_record *r, struct tc_err *e)
 {
-	const char *parent = comm_of(s, (int)r->u.fork.ptid, true, r->u.fork.time);
-
-	if (r->u.fork.tid == r->u.fork.ptid || !parent)
+	if (r->u.fork.tid == r->u.fork.ptid)
 		return 0;
-	return add_comm(s, (int)r->u.fork.tid, r->u.fork.time, parent, e);
+	return add_comm(s, (int)r->u.fork.tid, (int)r->u.fork.ptid, r->u.fork.time, r->offset,
+			NULL, e);
 }
 
 /* The decoders' records pass here on their way to the command: progress, and the
@@ -308,8 +321,8 @@ static int account(struct tc_session *s, const struct tc_perf_data_record *r, st
 		on_aux(s, r);
 		break;
 	case PERF_RECORD_COMM:
-		return add_comm(s, (int)r->u.comm.tid, r->sid.has_time ? r->sid.time : 0,
-				r->u.comm.comm, e);
+		return add_comm(s, (int)r->u.comm.tid, -1, r->sid.has_time ? r->sid.time : 0,
+				r->offset, r->u.comm.comm, e);
 	case PERF_RECORD_FORK:
 		return on_fork(s, r, e);
 	case PERF_RECORD_LOST:
