@@ -433,25 +433,31 @@ static void apply_sb(struct queue *q, const struct sb *b)
 	apply_sb_to(q, q->im, b);
 }
 
-/* q's address spaces, made now if its decoder has not needed them yet (NULL: out of
- * memory, read as no code). */
-static struct tc_images *images(struct queue *q)
+/* Address spaces of q in *slot, made now if not yet, with q's side-band up to upto
+ * (NULL: out of memory, read as no code). */
+static struct tc_images *made_images(struct queue *q, struct tc_images **slot, size_t upto)
 {
 	struct tc_pt_session *s = q->s;
 	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
 				     .kernel = s->o.kernel };
 
-	if (q->im)
-		return q->im;
-	if (!(q->im = tc_images_new(&io)))
+	if (*slot)
+		return *slot;
+	if (!(*slot = tc_images_new(&io)))
 		return NULL;
-	if (!s->par)
-		s->gen++;
 	if (s->f)
-		tc_images_add_build_ids(q->im, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < q->sb_next; i++)
-		apply_sb(q, &s->sb[i]);
-	return q->im;
+		tc_images_add_build_ids(*slot, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < upto; i++)
+		apply_sb_to(q, *slot, &s->sb[i]);
+	return *slot;
+}
+
+/* q's address spaces, made now if its decoder has not needed them yet. */
+static struct tc_images *images(struct queue *q)
+{
+	if (!q->im && !q->s->par)
+		q->s->gen++;
+	return made_images(q, &q->im, q->sb_next);
 }
 
 /* Apply address-space side-band up to perf time now (all of it: UINT64_MAX); without
@@ -925,19 +931,7 @@ static int submit(struct tc_pt_session *s, struct queue *q)
  * thread's were when the item was put. */
 static struct tc_images *oimages(struct queue *q)
 {
-	struct tc_pt_session *s = q->s;
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
-				     .kernel = s->o.kernel };
-
-	if (q->oim)
-		return q->oim;
-	if (!(q->oim = tc_images_new(&io)))
-		return NULL;
-	if (s->f)
-		tc_images_add_build_ids(q->oim, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < q->osb_next; i++)
-		apply_sb_to(q, q->oim, &s->sb[i]);
-	return q->oim;
+	return made_images(q, &q->oim, q->osb_next);
 }
 
 static void add_omiss(struct queue *q, const char *line)
