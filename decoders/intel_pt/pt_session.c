@@ -659,30 +659,8 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 	return q->d ? 0 : -1;
 }
 
-/* Its decoder goes when its trace is done; its images stay (symbols, after). */
-static void close_queue(struct tc_pt_session *s, struct queue *q)
+static void add_flow_stats(struct tc_pt_session *s, const struct tc_pt_flow_stats *st)
 {
-	const struct tc_pt_flow_stats *st;
-
-	if (s->par) {
-		if (!q->wopen || q->ended)
-			return;
-		q->ended = true;
-		st = &q->fst;
-		s->st.insns += st->insns;
-		s->st.ranges += st->ranges;
-		s->st.branches += st->branches;
-		s->st.errors += st->errors;
-		s->st.nomap += st->nomap;
-		s->st.overflows += st->overflows;
-		s->st.syncs += st->syncs;
-		s->st.unsynced_bytes += st->unsynced_bytes;
-		add_missing(s, (const char *const *)q->omiss, q->nomiss);
-		return;
-	}
-	if (!q->d)
-		return;
-	st = tc_pt_flow_stats(q->d);
 	s->st.insns += st->insns;
 	s->st.ranges += st->ranges;
 	s->st.branches += st->branches;
@@ -691,6 +669,22 @@ static void close_queue(struct tc_pt_session *s, struct queue *q)
 	s->st.overflows += st->overflows;
 	s->st.syncs += st->syncs;
 	s->st.unsynced_bytes += st->unsynced_bytes;
+}
+
+/* Its decoder goes when its trace is done; its images stay (symbols, after). */
+static void close_queue(struct tc_pt_session *s, struct queue *q)
+{
+	if (s->par) {
+		if (!q->wopen || q->ended)
+			return;
+		q->ended = true;
+		add_flow_stats(s, &q->fst);
+		add_missing(s, (const char *const *)q->omiss, q->nomiss);
+		return;
+	}
+	if (!q->d)
+		return;
+	add_flow_stats(s, tc_pt_flow_stats(q->d));
 	tc_pt_flow_free(q->d);
 	q->d = NULL;
 	add_missing_lines(s, q->im);
