@@ -457,7 +457,6 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	if (d->per_thread &&
 	    !(d->streams = tc_streams_open(d->per_thread, tc_g.json, d->force, &e)))
 		tc_fatal("%s", e.msg);
-	tc_run_opt_default(&d->a);
 	if (!(dec = tc_session_new(&d->a, emit, d)))
 		tc_fatal("out of memory");
 	if (!d->format)

@@ -137,7 +137,6 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	/* The analysis needs the session's symbols and the session the analysis to feed: the
 	 * session comes first, feeding whatever *out holds once it runs. */
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
-	tc_run_opt_default(&sa);
 	if (!(f.d = d = tc_session_new(&sa, filter ? feed : feed_all, &f)))
 		tc_fatal("out of memory");
 	if (filter) {

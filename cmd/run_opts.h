@@ -5,15 +5,14 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
 
 /* Two rows of an option table, with keys key and key + 1. */
 #define TC_RUN_OPT_ROWS(key)                                                                 \
-	{ "jobs", (key), 1, "N", "decode with N threads (default: the online CPUs); the "      \
-	  "output is the same as with 1" },                                                    \
+	{ "jobs", (key), 1, "N", "decode with N threads (default 1); the output is the same "  \
+	  "as with 1" },                                                                       \
 	{ "decoder", (key) + 1, 1, "KIND", "fast (default: cached blocks) or reference (the "  \
 	  "trace library's own full decoder, the fast path's oracle)" }
 
@@ -44,15 +43,6 @@ static inline int tc_run_opt(const struct tc_cmd *cmd, int key, int base, const 
 		return 0;
 	}
 	return 1;
-}
-
-/* The --jobs default: the CPUs online. */
-static inline void tc_run_opt_default(struct tc_session_opts *o)
-{
-	long n;
-
-	if (!o->jobs)
-		o->jobs = (n = sysconf(_SC_NPROCESSORS_ONLN)) > 0 ? (unsigned)n : 1;
 }
 
 #endif
