@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/isa/a64.h"
+#include "lib/util/grow.h"
 
 /* ---- the P0 element stack: index 0 is the newest element (the deque's front) ---- */
 
@@ -179,7 +180,8 @@ struct tc_etm4_walk {
 	int mru, next_new;
 	bool acc_curr;
 	struct key *keys;
-	uint32_t nkeys, cap_keys, cur_key;
+	uint32_t nkeys, cur_key;
+	size_t cap_keys;
 	bool key_dirty;
 	int64_t last_ctx;		/* last non-zero context ID given out (cs_perf's thread) */
 
@@ -206,15 +208,8 @@ static ocsd_generic_trace_elem *add_elem(struct tc_etm4_walk *w, uint64_t idx)
 {
 	struct out *o;
 
-	if (w->nout == w->cap_out) {
-		size_t cap = w->cap_out ? w->cap_out * 2 : 16;
-		struct out *n = realloc(w->out, cap * sizeof(*n));
-
-		if (!n)
-			abort();
-		w->out = n;
-		w->cap_out = cap;
-	}
+	if (tc_grow((void **)&w->out, &w->cap_out, w->nout + 1, sizeof(*w->out)))
+		abort();	/* as the library, which reports a fatal allocation error */
 	o = &w->out[w->nout];
 	/* the new element starts as the last one was (OpenCSD reuses its element objects):
 	 * isa and context persist; the type and the rest are set by whoever adds it */
@@ -295,15 +290,8 @@ static void key_update(struct tc_etm4_walk *w)
 		if (!memcmp(&w->keys[i], &k, sizeof(k)))
 			break;
 	if (i == w->nkeys) {
-		if (w->nkeys == w->cap_keys) {
-			uint32_t cap = w->cap_keys ? w->cap_keys * 2 : 16;
-			struct key *n = realloc(w->keys, cap * sizeof(*n));
-
-			if (!n)
-				abort();
-			w->keys = n;
-			w->cap_keys = cap;
-		}
+		if (tc_grow((void **)&w->keys, &w->cap_keys, (size_t)w->nkeys + 1, sizeof(*w->keys)))
+			abort();
 		w->keys[w->nkeys++] = k;
 	}
 	/* pages read in the old context may still answer, as in the library: each page
