@@ -173,11 +173,33 @@ struct tc_etm4_guard *tc_etm4_guard_new(dcd_tree_handle_t tree, uint8_t csid,
 	return g;
 }
 
+struct tc_etm4_guard *tc_etm4_guard_new_inline(uint32_t max_spec)
+{
+	struct tc_etm4_guard *g = calloc(1, sizeof(*g));
+
+	if (g)
+		g->max_spec = max_spec;
+	return g;
+}
+
+int tc_etm4_guard_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p,
+			 ocsd_trc_index_t idx, const char **why)
+{
+	if (g->hazard)
+		return 0;
+	on_packet(g, p, idx);
+	if (!g->hazard)
+		return 0;
+	*why = g->why;
+	return 1;
+}
+
 void tc_etm4_guard_free(struct tc_etm4_guard *g)
 {
 	if (!g)
 		return;
-	ocsd_destroy_dcd_tree(g->tree);
+	if (g->tree)
+		ocsd_destroy_dcd_tree(g->tree);
 	free(g);
 }
 
@@ -219,7 +241,8 @@ void tc_etm4_guard_rewind(struct tc_etm4_guard *g, size_t cut)
 
 void tc_etm4_guard_reset(struct tc_etm4_guard *g)
 {
-	ocsd_dt_process_data(g->tree, OCSD_OP_RESET, g->pos, 0, NULL, NULL);
+	if (g->tree)
+		ocsd_dt_process_data(g->tree, OCSD_OP_RESET, g->pos, 0, NULL, NULL);
 	unsync(g);
 	g->hazard = 0;
 }

@@ -38,6 +38,15 @@ int tc_etm4_guard_scan(struct tc_etm4_guard *g, const uint8_t *data, size_t len,
 		       int64_t *start, const char **why);
 /* Back to cut bytes after the start of the last scan, reset as below. */
 void tc_etm4_guard_rewind(struct tc_etm4_guard *g, size_t cut);
+/* The same model without a tree of its own, for a decoder that sees each packet before it
+ * acts on it (the fast decoder, etm4_walk.h): the caller's packet processor gives it the
+ * packets its sink gets, in order, and resets it (tc_etm4_guard_reset) whenever that packet
+ * processor is reset. Scan and rewind are not for it. NULL: no memory. */
+struct tc_etm4_guard *tc_etm4_guard_new_inline(uint32_t max_spec);
+/* The next packet (starting at index idx): 1 if it is the first hazard since the last reset
+ * (*why says what), the packet the decoder must not see; 0 otherwise. */
+int tc_etm4_guard_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p,
+			 ocsd_trc_index_t idx, const char **why);
 /* The decoder was reset: so is the look-ahead (waits for the next ASYNC). */
 void tc_etm4_guard_reset(struct tc_etm4_guard *g);
 

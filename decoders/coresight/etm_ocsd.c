@@ -29,6 +29,10 @@ struct tc_etm_ocsd {
 	int full;			/* a full decoder, not the packet processor alone */
 	struct tc_etm4_guard *guard;	/* ETMv4/ETE: packets the full decoder must not see */
 	struct tc_etm4_walk *walk;	/* the fast ETMv4 decoder, in place of OpenCSD's */
+	struct tc_etm4_guard *iguard;	/* with walk: the guard's model on walk's own packets */
+	bool hz;			/* iguard named a hazard: the tree stopped after it */
+	uint64_t hz_idx;		/* where its packet began */
+	const char *hz_why;
 	char pkt_str[512];		/* packet name storage for the record being emitted */
 };
 
@@ -302,14 +306,29 @@ static void walk_err(void *ctx, uint64_t idx, const char *text)
 
 /* Packets for the fast decoder, with EOT, FLUSH and RESET, as OpenCSD's decoder gets them.
  * The packet monitor (pkt_mon) sees them first, as in front of OpenCSD's decoder: with a
- * monitor the packet processor also gives the bytes it skips while unsynchronised. */
+ * monitor the packet processor also gives the bytes it skips while unsynchronised.
+ * The guard's model (etm4_guard.h) reads the same packets here instead of in a tree of its
+ * own: at a hazard the packet processor is told to wait, the packet unseen by the walk, and
+ * feed_fast() does what tc_etm_ocsd_feed() does with a look-ahead tree (the cut, the error,
+ * the reset). Every reset of this tree reaches here, and resets the model too. */
 static ocsd_datapath_resp_t fast_sink(const void *ctx, const ocsd_datapath_op_t op,
 				      const ocsd_trc_index_t idx, const void *pkt)
 {
 	struct tc_etm_ocsd *d = (struct tc_etm_ocsd *)ctx;
 
-	if (op != OCSD_OP_DATA || pkt)
-		tc_etm4_walk_op(d->walk, op, idx, pkt);
+	if (op == OCSD_OP_DATA) {
+		if (!pkt)
+			return OCSD_RESP_CONT;
+		if (d->iguard && tc_etm4_guard_packet(d->iguard, pkt, idx, &d->hz_why)) {
+			d->hz = true;
+			d->hz_idx = idx;
+			d->st.packets--;	/* the monitor's count: the decoder never saw it */
+			return OCSD_RESP_WAIT;
+		}
+	} else if (op == OCSD_OP_RESET && d->iguard) {
+		tc_etm4_guard_reset(d->iguard);
+	}
+	tc_etm4_walk_op(d->walk, op, idx, pkt);
 	return OCSD_RESP_CONT;
 }
 
@@ -520,7 +539,9 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 	if (!err && full && mem && !fast)
 		err = ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
 						   OCSD_MEM_SPACE_ANY, mem_acc, d);
-	if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
+	if (!err && fast)
+		err = (d->iguard = tc_etm4_guard_new_inline(d->cfg.trcidr8)) ? OCSD_OK : OCSD_ERR_MEM;
+	else if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
 		err = new_guard(d);
 	if (err) {
 		tc_err_set(e, 0, "trace ID 0x%02x: OpenCSD cannot set up a %s decoder (error %d)",
@@ -538,6 +559,7 @@ void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
 	if (d->tree)
 		ocsd_destroy_dcd_tree(d->tree);
 	tc_etm4_guard_free(d->guard);
+	tc_etm4_guard_free(d->iguard);
 	tc_etm4_walk_free(d->walk);
 	free(d);
 }
@@ -562,7 +584,7 @@ static void feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, siz
 {
 	size_t done = 0;
 
-	while (done < len) {
+	while (done < len && !d->hz) {
 		uint32_t n = 0,
 			 want = len - done > UINT32_MAX ? UINT32_MAX : (uint32_t)(len - done);
 		ocsd_datapath_resp_t resp = ocsd_dt_process_data(
@@ -571,7 +593,7 @@ static void feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, siz
 		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
 			fatal(d, index + done + n, resp);
 			n = n ? n : 1;	/* never stall on a byte the decoder refuses */
-		} else if (OCSD_DATA_RESP_IS_WAIT(resp)) {
+		} else if (OCSD_DATA_RESP_IS_WAIT(resp) && !d->hz) {
 			/* Our callbacks never ask to wait; flush in case the library does. */
 			ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
 		}
@@ -599,6 +621,30 @@ static void guarded(struct tc_etm_ocsd *d, uint64_t index, const char *why)
 		ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
 }
 
+/* tc_etm_ocsd_feed() with the guard's model inline (fast_sink): feed until a hazard stops
+ * the tree, then cut where its packet began (not before these bytes, as the look-ahead), say
+ * so, reset, and feed again from the cut. */
+static void feed_fast(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		size_t cut;
+
+		feed(d, index + pos, data + pos, len - pos);
+		if (!d->hz)
+			return;
+		d->hz = false;
+		cut = d->hz_idx > index + pos ? (size_t)(d->hz_idx - (index + pos)) : 0;
+		if (cut > len - pos)
+			cut = len - pos;	/* cannot happen: the packet began in these bytes */
+		guarded(d, index + pos + cut, d->hz_why);
+		if (!cut && pos)
+			break;	/* cannot happen (a reset tree needs an ASYNC first) */
+		pos += cut;
+	}
+}
+
 void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
 {
 	size_t pos = 0;
@@ -607,6 +653,10 @@ void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data
 
 	d->st.bytes += len;
 	d->end_index = index + len;
+	if (d->iguard) {
+		feed_fast(d, index, data, len);
+		return;
+	}
 	if (!d->guard) {
 		feed(d, index, data, len);
 		return;
