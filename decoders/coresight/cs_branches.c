@@ -1,10 +1,10 @@
 #include "decoders/coresight/cs_branches.h"
 
-static void branch(const struct tc_rec *r, uint64_t from, uint64_t to, tc_csb_emit_fn emit,
-		   void *ctx)
+static void branch(const struct tc_rec *r, uint64_t from, uint64_t to, int pid, int tid,
+		   tc_csb_emit_fn emit, void *ctx)
 {
-	struct tc_rec b = { .type = TC_REC_BRANCH, .id = r->id, .cpu = r->cpu, .pid = r->pid,
-			    .tid = r->tid, .offset = r->offset, .start = from, .end = to };
+	struct tc_rec b = { .type = TC_REC_BRANCH, .id = r->id, .cpu = r->cpu, .pid = pid,
+			    .tid = tid, .offset = r->offset, .start = from, .end = to };
 
 	emit(ctx, &b);
 }
@@ -12,12 +12,18 @@ static void branch(const struct tc_rec *r, uint64_t from, uint64_t to, tc_csb_em
 void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_csb_emit_fn emit,
 			 void *ctx)
 {
+	tc_cs_branches_feed_as(b, r, r->pid, r->tid, emit, ctx);
+}
+
+void tc_cs_branches_feed_as(struct tc_cs_branches *b, const struct tc_rec *r, int pid, int tid,
+			    tc_csb_emit_fn emit, void *ctx)
+{
 	switch (r->type) {
 	case TC_REC_RANGE:
 		if (b->prev == TC_CS_BRANCHES_GAP)
-			branch(r, 0, r->start, emit, ctx);
+			branch(r, 0, r->start, pid, tid, emit, ctx);
 		else if (b->prev == TC_CS_BRANCHES_RANGE && b->prev_taken)
-			branch(r, b->prev_last, r->start, emit, ctx);
+			branch(r, b->prev_last, r->start, pid, tid, emit, ctx);
 		b->prev = TC_CS_BRANCHES_RANGE;
 		/* A64 and A32 are 4 bytes; OpenCSD gives the size, T32 needs it */
 		b->prev_last = r->end - (r->last_size ? r->last_size : 4);
@@ -36,7 +42,7 @@ void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_cs
 	case TC_REC_TRACE_ON:
 	case TC_REC_NO_SYNC:
 		if (b->prev == TC_CS_BRANCHES_RANGE)
-			branch(r, b->prev_last, 0, emit, ctx);
+			branch(r, b->prev_last, 0, pid, tid, emit, ctx);
 		b->prev = TC_CS_BRANCHES_GAP;
 		break;
 	default:

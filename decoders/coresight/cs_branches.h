@@ -27,5 +27,8 @@ static inline void tc_csb_init(struct tc_cs_branches *b) { b->prev = TC_CS_BRANC
  * offset from r. */
 void tc_cs_branches_feed(struct tc_cs_branches *b, const struct tc_rec *r, tc_csb_emit_fn emit,
 			 void *ctx);
+/* The same, the branch taking pid and tid from these instead (r's are not looked at). */
+void tc_cs_branches_feed_as(struct tc_cs_branches *b, const struct tc_rec *r, int pid, int tid,
+			    tc_csb_emit_fn emit, void *ctx);
 
 #endif

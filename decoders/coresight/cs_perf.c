@@ -473,27 +473,29 @@ static void out_branch(void *ctx, const struct tc_rec *r)
 static void emit_cb(void *ctx, const struct tc_rec *in)
 {
 	struct tc_cs_perf *s = ctx;
-	struct tc_rec r = *in;
-	struct id_state *st = &s->ids[r.id & (TC_CS_MAX_IDS - 1)];
+	unsigned id = (unsigned)in->id & (TC_CS_MAX_IDS - 1);
+	struct id_state *st = &s->ids[id];
+	enum tc_rec_type type = in->type;
+	int pid, tid;
 
-	tc_perf_data_behind(s->pd, &s->behind, r.offset);
-	if (s->o.want_id && !s->o.want_id[r.id & (TC_CS_MAX_IDS - 1)])
+	tc_perf_data_behind(s->pd, &s->behind, in->offset);
+	if (s->o.want_id && !s->o.want_id[id])
 		return;
 	/* every CPU has a decoder; those whose ETM wrote nothing need not say so */
-	if (r.type == TC_REC_EOT && s->framed && !tc_cs_session_id_bytes(s->framed, (uint8_t)r.id))
+	if (type == TC_REC_EOT && s->framed && !tc_cs_session_id_bytes(s->framed, (uint8_t)in->id))
 		return;
-	if (r.type == TC_REC_CONTEXT && r.value) {
-		st->tid = (int)r.value;
+	if (type == TC_REC_CONTEXT && in->value) {
+		st->tid = (int)in->value;
 		st->pid = pid_of(s, st->tid);
 	}
-	thread_of(s, r.id, r.cpu, &r.pid, &r.tid);
-	switch (r.type) {
+	thread_of(s, in->id, in->cpu, &pid, &tid);
+	switch (type) {
 	case TC_REC_PACKET:
 		s->st.packets++;
 		break;
 	case TC_REC_RANGE:
 		s->st.ranges++;
-		s->st.insns += r.insns;
+		s->st.insns += in->insns;
 		break;
 	case TC_REC_ERROR:
 		s->st.errors++;
@@ -505,10 +507,16 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 		break;
 	}
 	if (s->o.branches) {
-		tc_cs_branches_feed(&st->csb, &r, out_branch, s);
-		if (r.type != TC_REC_ERROR && r.type != TC_REC_ADDR_NACC && r.type != TC_REC_LOST)
+		tc_cs_branches_feed_as(&st->csb, in, pid, tid, out_branch, s);
+		if (type != TC_REC_ERROR && type != TC_REC_ADDR_NACC && type != TC_REC_LOST)
 			return;
 	}
+	/* the record as it came, in this thread (copied only here: most records of a
+	 * --branches run end above) */
+	struct tc_rec r = *in;
+
+	r.pid = pid;
+	r.tid = tid;
 	out(s, &r);
 }
 
