@@ -374,9 +374,13 @@ static void decode(struct tc_etm4_walk *w, uint32_t op)
 
 enum wp_res { WP_NOT_FOUND, WP_FOUND, WP_NACC, WP_UNMODELLED };
 
+/* st and en apart: walk() stores them one at a time and its callers read them at once
+ * after it returns; side by side the compiler reads both with one 16-byte load, which
+ * cannot be forwarded from two 8-byte stores (a stall per range) */
 struct range {
-	uint64_t st, en;
+	uint64_t st;
 	uint32_t n;
+	uint64_t en;
 };
 
 static struct blk *blk_slot(struct tc_etm4_walk *w, uint64_t addr, uint32_t key)
