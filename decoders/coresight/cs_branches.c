@@ -1,11 +1,15 @@
 #include "decoders/coresight/cs_branches.h"
 
+#include "decoders/coresight/etm_ocsd.h"
+
 static void branch(const struct tc_rec *r, uint64_t from, uint64_t to, int pid, int tid,
 		   tc_csb_emit_fn emit, void *ctx)
 {
-	struct tc_rec b = { .type = TC_REC_BRANCH, .id = r->id, .cpu = r->cpu, .pid = pid,
-			    .tid = tid, .offset = r->offset, .start = from, .end = to };
+	struct tc_rec b;
 
+	tc_etm_ocsd_rec_init(&b, TC_REC_BRANCH, r->id, r->cpu, pid, tid, r->offset);
+	b.start = from;
+	b.end = to;
 	emit(ctx, &b);
 }
 

@@ -208,7 +208,8 @@ static ocsd_generic_trace_elem *add_elem(struct tc_etm4_walk *w, uint64_t idx)
 {
 	struct out *o;
 
-	if (tc_grow((void **)&w->out, &w->cap_out, w->nout + 1, sizeof(*w->out)))
+	if (w->nout == w->cap_out &&
+	    tc_grow((void **)&w->out, &w->cap_out, w->nout + 1, sizeof(*w->out)))
 		abort();	/* as the library, which reports a fatal allocation error */
 	o = &w->out[w->nout];
 	/* the new element starts as the last one was (OpenCSD reuses its element objects):

@@ -48,8 +48,10 @@ const char *tc_etm_ocsd_proto_name(enum tc_etm_proto p)
 
 static struct tc_rec rec(const struct tc_etm_ocsd *d, enum tc_rec_type type, uint64_t off)
 {
-	return (struct tc_rec){ .type = type, .id = d->cfg.trace_id, .cpu = d->cfg.cpu,
-				.pid = -1, .tid = -1, .offset = off };
+	struct tc_rec r;
+
+	tc_etm_ocsd_rec_init(&r, type, d->cfg.trace_id, d->cfg.cpu, -1, -1, off);
+	return r;
 }
 
 /* ---- packets ---- */

@@ -93,4 +93,32 @@ void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d);
 const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d);
 const char *tc_etm_ocsd_proto_name(enum tc_etm_proto p);
 
+/* *r as (struct tc_rec){ .type, .id, .cpu, .pid, .tid, .offset } would be, the rest zero,
+ * field by field: per element, GCC clears that 120-byte literal with `rep stos`, whose
+ * start-up costs more than the stores. */
+static inline void tc_etm_ocsd_rec_init(struct tc_rec *r, enum tc_rec_type type, int id,
+					int cpu, int pid, int tid, uint64_t offset)
+{
+	_Static_assert(sizeof(struct tc_rec) == 120,
+		       "struct tc_rec changed: set the new field here too");
+	r->type = type;
+	r->id = id;
+	r->cpu = cpu;
+	r->pid = pid;
+	r->tid = tid;
+	r->offset = offset;
+	r->start = r->end = 0;
+	r->insns = 0;
+	r->isa = TC_ISA_UNKNOWN;
+	r->last = 0;
+	r->last_type = r->last_size = 0;
+	r->last_taken = false;
+	r->value = 0;
+	r->name = r->text = NULL;
+	r->has_time = false;
+	r->time = 0;
+	r->fields = NULL;
+	r->nfields = 0;
+}
+
 #endif
