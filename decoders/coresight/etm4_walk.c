@@ -54,10 +54,11 @@ static bool grow(struct p0_stack *s)
 	return true;
 }
 
+/* NULL: no memory (the stack unchanged). */
 static struct p0 *push_front(struct p0_stack *s)
 {
 	if (s->n == s->cap && !grow(s))
-		abort();	/* as the library, which reports a fatal allocation error */
+		return NULL;
 	s->head = (s->head - 1) & (s->cap - 1);
 	s->n++;
 	return at(s, 0);
@@ -189,6 +190,11 @@ struct tc_etm4_walk {
 	uint64_t hits, misses, unmodelled;
 	uint64_t undefined;		/* where the library reads a member it never set */
 	uint64_t resets;		/* decoder resets so far (errors among them) */
+	/* Out of memory (an element, a P0 element or a memory context found no room): what
+	 * was being done stops; at the end of the operation recover() says so with an error
+	 * record and resets, where the library would give a fatal error. */
+	bool oom;
+	uint64_t nomem;			/* times that happened */
 };
 
 static bool res_pending(const struct tc_etm4_walk *w)
@@ -204,13 +210,16 @@ static void clear_res(struct tc_etm4_walk *w)
 
 /* ---- output ---- */
 
+/* A new element, or NULL (no memory: w->oom set, callers stop what they do). */
 static ocsd_generic_trace_elem *add_elem(struct tc_etm4_walk *w, uint64_t idx)
 {
 	struct out *o;
 
 	if (w->nout == w->cap_out &&
-	    tc_grow((void **)&w->out, &w->cap_out, w->nout + 1, sizeof(*w->out)))
-		abort();	/* as the library, which reports a fatal allocation error */
+	    tc_grow((void **)&w->out, &w->cap_out, w->nout + 1, sizeof(*w->out))) {
+		w->oom = true;
+		return NULL;
+	}
 	o = &w->out[w->nout];
 	/* the new element starts as the last one was (OpenCSD reuses its element objects):
 	 * isa and context persist; the type and the rest are set by whoever adds it */
@@ -221,11 +230,6 @@ static ocsd_generic_trace_elem *add_elem(struct tc_etm4_walk *w, uint64_t idx)
 	o->idx = idx;
 	w->nout++;
 	return &o->el;
-}
-
-static ocsd_generic_trace_elem *cur_elem(struct tc_etm4_walk *w)
-{
-	return w->nout ? &w->out[w->nout - 1].el : &w->persist;
 }
 
 static void set_type(ocsd_generic_trace_elem *el, ocsd_gen_trc_elem_t t)
@@ -241,7 +245,8 @@ static ocsd_generic_trace_elem *add_type(struct tc_etm4_walk *w, uint64_t idx,
 {
 	ocsd_generic_trace_elem *el = add_elem(w, idx);
 
-	set_type(el, t);
+	if (el)
+		set_type(el, t);
 	return el;
 }
 
@@ -291,8 +296,12 @@ static void key_update(struct tc_etm4_walk *w)
 		if (!memcmp(&w->keys[i], &k, sizeof(k)))
 			break;
 	if (i == w->nkeys) {
-		if (tc_grow((void **)&w->keys, &w->cap_keys, (size_t)w->nkeys + 1, sizeof(*w->keys)))
-			abort();
+		if (tc_grow((void **)&w->keys, &w->cap_keys, (size_t)w->nkeys + 1,
+			    sizeof(*w->keys))) {
+			w->oom = true;		/* cur_key stays; nothing is read until recover() */
+			w->key_dirty = true;
+			return;
+		}
 		w->keys[w->nkeys++] = k;
 	}
 	/* pages read in the old context may still answer, as in the library: each page
@@ -325,6 +334,8 @@ static struct page *read_page(struct tc_etm4_walk *w, uint64_t addr)
 	p = &w->pages[w->mru];
 	if (w->key_dirty)
 		key_update(w);
+	if (w->oom)
+		return NULL;
 	p->len = w->mem ? w->mem(w->ctx, addr, PAGE_SIZE, p->data) : 0;
 	if (p->len > PAGE_SIZE)
 		p->len = 0;
@@ -373,7 +384,7 @@ static void decode(struct tc_etm4_walk *w, uint32_t op)
 
 /* ---- the walk ---- */
 
-enum wp_res { WP_NOT_FOUND, WP_FOUND, WP_NACC, WP_UNMODELLED };
+enum wp_res { WP_NOT_FOUND, WP_FOUND, WP_NACC, WP_UNMODELLED, WP_NOMEM };
 
 /* st and en apart: walk() stores them one at a time and its callers read them at once
  * after it returns; side by side the compiler reads both with one 16-byte load, which
@@ -431,6 +442,8 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 		return WP_UNMODELLED;
 	if (w->key_dirty)
 		key_update(w);
+	if (w->oom)
+		return WP_NOMEM;
 	start = w->ii.addr;
 	cacheable = !to_addr;
 	if (cacheable && !w->blk) {
@@ -475,7 +488,7 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 			}
 			if (nacc) {
 				r->en = w->ii.addr;
-				return WP_NACC;
+				return w->oom ? WP_NOMEM : WP_NACC;
 			}
 			cacheable = false;	/* a page from another context: read it */
 		}
@@ -486,7 +499,7 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 
 		if (!p) {
 			r->en = w->ii.addr;
-			return WP_NACC;
+			return w->oom ? WP_NOMEM : WP_NACC;
 		}
 		if (p->key != w->cur_key)
 			cacheable = false;
@@ -647,13 +660,15 @@ static void ts_cc_event(struct tc_etm4_walk *w, const struct p0 *e)
 
 	switch (e->type) {
 	case P0_EVENT:
-		el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_EVENT);
+		if (!(el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_EVENT)))
+			return;
 		el->trace_event.ev_type = EVENT_NUMBERED;
 		el->trace_event.ev_number = e->param[0];
 		break;
 	case P0_TS:
 	case P0_TS_CC:
-		el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_TIMESTAMP);
+		if (!(el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_TIMESTAMP)))
+			return;
 		el->timestamp = (uint64_t)e->param[0] | (uint64_t)e->param[1] << 32;
 		if (e->type == P0_TS_CC) {
 			el->has_cc = 1;
@@ -661,7 +676,8 @@ static void ts_cc_event(struct tc_etm4_walk *w, const struct p0 *e)
 		}
 		break;
 	case P0_CC:
-		el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
+		if (!(el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_CYCLE_COUNT)))
+			return;
 		el->has_cc = 1;
 		el->cycle_count = e->param[0];
 		break;
@@ -674,7 +690,8 @@ static void trans_elem(struct tc_etm4_walk *w, const struct p0 *e)
 {
 	ocsd_generic_trace_elem *el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_MEMTRANS);
 
-	el->mem_trans = OCSD_MEM_TRANS_TRACE_INIT;
+	if (el)
+		el->mem_trans = OCSD_MEM_TRANS_TRACE_INIT;
 }
 
 static void process_atom(struct tc_etm4_walk *w, ocsd_atm_val atom, uint64_t idx)
@@ -683,14 +700,16 @@ static void process_atom(struct tc_etm4_walk *w, ocsd_atm_val atom, uint64_t idx
 	enum wp_res res;
 	ocsd_generic_trace_elem *el;
 
-	add_elem(w, idx);
+	if (!(el = add_elem(w, idx)))
+		return;
 	res = walk(w, &r, false, 0);
-	if (res == WP_UNMODELLED) {
+	if (res == WP_UNMODELLED || res == WP_NOMEM) {
 		w->nout--;
-		unmodelled(w, idx, "ETMv4 fast decoder: code that is not A64 (use --decoder=reference)");
+		if (res == WP_UNMODELLED)
+			unmodelled(w, idx, "ETMv4 fast decoder: code that is not A64 "
+				   "(use --decoder=reference)");
 		return;
 	}
-	el = cur_elem(w);
 	if (res == WP_FOUND) {
 		uint64_t next = w->ii.addr;
 
@@ -711,7 +730,8 @@ static void process_atom(struct tc_etm4_walk *w, ocsd_atm_val atom, uint64_t idx
 	w->need_addr = true;
 	if (r.st != r.en) {
 		set_range(w, el, &r, true);
-		el = add_elem(w, idx);
+		if (!(el = add_elem(w, idx)))
+			return;
 	}
 	set_type(el, OCSD_GEN_TRC_ELEM_ADDR_NACC);
 	el->st_addr = w->ii.addr;
@@ -748,16 +768,20 @@ static void process_exception(struct tc_etm4_walk *w)
 					     : ocsd_isa_thumb2;
 		w->need_addr = false;
 	}
-	el = add_elem(w, exc.idx);
+	if (!(el = add_elem(w, exc.idx)))
+		return;
 	if (have_ctx) {
 		update_context(w, &ctx, el);
-		el = add_elem(w, exc.idx);
+		if (!(el = add_elem(w, exc.idx)))
+			return;
 	}
 	if (w->ii.addr != ret) {
 		struct range r;
 		bool out = false;
 
 		res = walk(w, &r, true, ret);
+		if (res == WP_NOMEM)
+			return;
 		if (res == WP_UNMODELLED) {
 			unmodelled(w, exc.idx,
 				   "ETMv4 fast decoder: code that is not A64 (use --decoder=reference)");
@@ -773,13 +797,14 @@ static void process_exception(struct tc_etm4_walk *w)
 				out = true;
 			}
 		}
-		if (out)
-			el = add_elem(w, exc.idx);
+		if (out && !(el = add_elem(w, exc.idx)))
+			return;
 	}
 	if (res == WP_NACC) {
 		set_type(el, OCSD_GEN_TRC_ELEM_ADDR_NACC);
 		el->st_addr = w->ii.addr;
-		el = add_elem(w, exc.idx);
+		if (!(el = add_elem(w, exc.idx)))
+			return;
 	}
 	set_type(el, OCSD_GEN_TRC_ELEM_EXCEPTION);
 	el->en_addr = ret;
@@ -795,7 +820,7 @@ static void commit_elements(struct tc_etm4_walk *w)
 	bool flush = false;
 
 	out_reset(w);
-	while (w->res.commit && !flush) {
+	while (w->res.commit && !flush && !w->oom) {
 		struct p0 *e = back(&w->stk);
 		bool pop = true;
 
@@ -809,6 +834,8 @@ static void commit_elements(struct tc_etm4_walk *w)
 		case P0_TRC_ON: {
 			ocsd_generic_trace_elem *el = add_type(w, e->idx, OCSD_GEN_TRC_ELEM_TRACE_ON);
 
+			if (!el)
+				break;
 			el->trace_on_reason = w->prev_overflow ? TRACE_ON_OVERFLOW : TRACE_ON_NORMAL;
 			w->prev_overflow = false;
 			rs_flush(w);
@@ -822,7 +849,11 @@ static void commit_elements(struct tc_etm4_walk *w)
 			break;
 		case P0_CTXT:
 			if (e->ctx.c.updated) {
-				update_context(w, e, add_elem(w, e->idx));
+				ocsd_generic_trace_elem *el = add_elem(w, e->idx);
+
+				if (!el)
+					break;
+				update_context(w, e, el);
 				flush = true;
 				w->acc_curr = false;	/* invalidates the read cache */
 			}
@@ -846,6 +877,8 @@ static void commit_elements(struct tc_etm4_walk *w)
 				rs_pop(w);
 				if (w->resets == resets && !w->need_ctxt && !w->need_addr)
 					process_atom(w, a, idx);
+				if (w->oom)
+					break;
 				if (w->resets != resets) {
 					/* the return stack overflowed (the library resets and
 					 * reads the element it freed), or code we do not model:
@@ -921,8 +954,11 @@ static void cancel_elements(struct tc_etm4_walk *w)
 				case P0_CC:
 				case P0_TS_CC:
 					/* kept: to the back of temp, in the order met */
-					if (w->temp.n == w->temp.cap && !grow(&w->temp))
-						abort();
+					if (w->temp.n == w->temp.cap && !grow(&w->temp)) {
+						w->oom = true;	/* this one is lost */
+						pop_front(&w->stk);
+						break;
+					}
 					*at(&w->temp, w->temp.n++) = *e;
 					pop_front(&w->stk);
 					break;
@@ -943,7 +979,15 @@ static void cancel_elements(struct tc_etm4_walk *w)
 		}
 	}
 	while (w->temp.n) {
-		*push_front(&w->stk) = *at(&w->temp, w->temp.n - 1);
+		/* room for them: each came off this stack above */
+		struct p0 *e = push_front(&w->stk);
+
+		if (!e) {
+			w->oom = true;
+			w->temp.n = 0;
+			break;
+		}
+		*e = *at(&w->temp, w->temp.n - 1);
 		w->temp.n--;
 	}
 	w->spec_depth -= req - w->res.cancel;
@@ -991,6 +1035,8 @@ static void discard_elements(struct tc_etm4_walk *w)
 static void resolve(struct tc_etm4_walk *w)
 {
 	for (;;) {
+		if (w->oom)
+			return;		/* recover() ends it */
 		if (w->nout)
 			send(w);
 		else if (res_pending(w)) {
@@ -1015,10 +1061,16 @@ static void resolve(struct tc_etm4_walk *w)
 
 /* ---- packets ---- */
 
+/* A new P0 element, or NULL (no memory: w->oom set, the packet's other effects dropped
+ * by recover()). */
 static struct p0 *push(struct tc_etm4_walk *w, enum p0_type t, bool is_p0)
 {
 	struct p0 *e = push_front(&w->stk);
 
+	if (!e) {
+		w->oom = true;
+		return NULL;
+	}
 	e->type = (uint8_t)t;
 	e->is_p0 = is_p0;
 	e->idx = w->idx;
@@ -1052,13 +1104,15 @@ static void decode_packet(struct tc_etm4_walk *w)
 	case ETM4_PKT_I_ATOM_F4:
 	case ETM4_PKT_I_ATOM_F5:
 	case ETM4_PKT_I_ATOM_F6:
-		e = push(w, P0_ATOM, true);
+		if (!(e = push(w, P0_ATOM, true)))
+			break;
 		e->atom.bits = p->atom.En_bits;
 		e->atom.num = p->atom.num;
 		w->spec_depth += p->atom.num;
 		break;
 	case ETM4_PKT_I_CTXT:
-		e = push(w, P0_CTXT, false);
+		if (!(e = push(w, P0_CTXT, false)))
+			break;
 		e->ctx.c = p->context;
 		e->ctx.is = w->last_is;
 		break;
@@ -1067,7 +1121,8 @@ static void decode_packet(struct tc_etm4_walk *w)
 	case ETM4_PKT_I_ADDR_CTXT_L_32IS0:
 	case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
 		w->last_is = p->v_addr_ISA;
-		e = push(w, P0_CTXT, false);
+		if (!(e = push(w, P0_CTXT, false)))
+			break;
 		e->ctx.c = p->context;
 		e->ctx.is = w->last_is;
 		/* fall through */
@@ -1079,13 +1134,15 @@ static void decode_packet(struct tc_etm4_walk *w)
 	case ETM4_PKT_I_ADDR_S_IS0:
 	case ETM4_PKT_I_ADDR_S_IS1:
 		w->last_is = p->v_addr_ISA;
-		e = push(w, P0_ADDR, false);
+		if (!(e = push(w, P0_ADDR, false)))
+			break;
 		e->addr.val = p->v_addr.val;
 		e->addr.isa = p->v_addr_ISA;
 		is_addr = true;
 		break;
 	case ETM4_PKT_I_EXCEPT:
-		e = push(w, P0_EXCEP, true);
+		if (!(e = push(w, P0_EXCEP, true)))
+			break;
 		e->exc.num = (uint16_t)p->exception_info.exceptionType;
 		e->exc.same = p->exception_info.addr_interp == 0x2;
 		w->pending_addr = true;
@@ -1096,19 +1153,22 @@ static void decode_packet(struct tc_etm4_walk *w)
 	case ETM4_PKT_I_FUNC_RET:
 		break;				/* v8-M only */
 	case ETM4_PKT_I_EVENT:
-		e = push(w, P0_EVENT, false);
+		if (!(e = push(w, P0_EVENT, false)))
+			break;
 		e->param[0] = p->event_val;
 		break;
 	case ETM4_PKT_I_CCNT_F1:
 	case ETM4_PKT_I_CCNT_F2:
 	case ETM4_PKT_I_CCNT_F3:
-		e = push(w, P0_CC, false);
+		if (!(e = push(w, P0_CC, false)))
+			break;
 		e->param[0] = pkt_cc(p);
 		break;
 	case ETM4_PKT_I_TIMESTAMP: {
 		uint64_t ts = p->pkt_valid.bits.ts_valid ? p->ts.timestamp : 0;
 
-		e = push(w, w->cfg.cci ? P0_TS_CC : P0_TS, false);
+		if (!(e = push(w, w->cfg.cci ? P0_TS_CC : P0_TS, false)))
+			break;
 		e->param[0] = (uint32_t)ts;
 		e->param[1] = (uint32_t)(ts >> 32);
 		e->param[2] = w->cfg.cci ? pkt_cc(p) : 0;
@@ -1120,7 +1180,8 @@ static void decode_packet(struct tc_etm4_walk *w)
 	case ETM4_PKT_I_CANCEL_F3:
 		w->res.mispredict = true;
 		if (p->atom.num) {
-			e = push(w, P0_ATOM, true);
+			if (!(e = push(w, P0_ATOM, true)))
+				break;
 			e->atom.bits = p->atom.En_bits;
 			e->atom.num = p->atom.num;
 			w->spec_depth += p->atom.num;
@@ -1171,6 +1232,8 @@ static void decode_packet(struct tc_etm4_walk *w)
 		packet_error(w);
 		break;
 	}
+	if (w->oom)
+		return;
 	if (is_addr && w->pending_addr) {
 		w->spec_depth++;
 		w->pending_addr = false;
@@ -1189,7 +1252,8 @@ static void process_packet(struct tc_etm4_walk *w)
 			ocsd_generic_trace_elem *el;
 
 			out_reset(w);
-			el = add_type(w, w->idx, OCSD_GEN_TRC_ELEM_NO_SYNC);
+			if (!(el = add_type(w, w->idx, OCSD_GEN_TRC_ELEM_NO_SYNC)))
+				return;
 			el->unsync_eot_info = w->unsync;
 			send(w);
 			w->state = WAIT_SYNC;
@@ -1214,12 +1278,12 @@ static void process_packet(struct tc_etm4_walk *w)
 			return;
 		case DECODE_PKTS:
 			decode_packet(w);
-			if (w->state != RESOLVE_ELEM)
+			if (w->state != RESOLVE_ELEM || w->oom)
 				return;
 			break;
 		case RESOLVE_ELEM:
 			resolve(w);
-			if (w->state == DECODE_PKTS)
+			if (w->state == DECODE_PKTS || w->oom)
 				return;
 			break;
 		}
@@ -1252,18 +1316,40 @@ static void on_eot(struct tc_etm4_walk *w)
 		}
 		pop_back(&w->stk);
 	}
-	el = add_type(w, w->idx, OCSD_GEN_TRC_ELEM_EO_TRACE);
+	if (w->oom)
+		return;
+	if (!(el = add_type(w, w->idx, OCSD_GEN_TRC_ELEM_EO_TRACE)))
+		return;
 	el->unsync_eot_info = w->prev_overflow ? UNSYNC_OVERFLOW : UNSYNC_EOT;
 	send(w);
 }
 
-void tc_etm4_walk_op(struct tc_etm4_walk *w, ocsd_datapath_op_t op, uint64_t index,
-		     const ocsd_etmv4_i_pkt *pkt)
+/* Out of memory during an operation: the elements not yet given out belong to what was cut
+ * short, so they go; an error record says so, and the decoder is reset as after a bad
+ * packet (it waits for the next sync). The caches go too: a memory context may have been
+ * left unrecorded. */
+static void recover(struct tc_etm4_walk *w, uint64_t index)
+{
+	w->oom = false;
+	w->nomem++;
+	out_reset(w);
+	w->temp.n = 0;
+	if (w->err)
+		w->err(w->ctx, index, "ETMv4 fast decoder: out of memory; decoder reset");
+	packet_error(w);
+	w->key_dirty = true;
+	w->acc_curr = false;
+	mem_invalidate(w);
+	blk_clear(w);
+}
+
+int tc_etm4_walk_op(struct tc_etm4_walk *w, ocsd_datapath_op_t op, uint64_t index,
+		    const ocsd_etmv4_i_pkt *pkt)
 {
 	switch (op) {
 	case OCSD_OP_DATA:
 		if (!pkt)
-			return;
+			return 0;
 		w->pkt = pkt;
 		w->idx = index;
 		process_packet(w);
@@ -1282,6 +1368,10 @@ void tc_etm4_walk_op(struct tc_etm4_walk *w, ocsd_datapath_op_t op, uint64_t ind
 		reset_decoder(w);
 		break;
 	}
+	if (!w->oom)
+		return 0;
+	recover(w, index);
+	return -1;
 }
 
 struct tc_etm4_walk *tc_etm4_walk_new(const struct tc_etm4_walk_cfg *cfg,
@@ -1337,6 +1427,11 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w)
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w)
 {
 	return w->unmodelled;
+}
+
+uint64_t tc_etm4_walk_nomem(const struct tc_etm4_walk *w)
+{
+	return w->nomem;
 }
 
 uint64_t tc_etm4_walk_undefined(const struct tc_etm4_walk *w)

@@ -49,14 +49,19 @@ struct tc_etm4_walk *tc_etm4_walk_new(const struct tc_etm4_walk_cfg *cfg,
 void tc_etm4_walk_free(struct tc_etm4_walk *w);
 
 /* One datapath operation from the packet processor (OCSD_OP_DATA with its packet, EOT,
- * FLUSH, RESET), as the full decoder would get it. */
-void tc_etm4_walk_op(struct tc_etm4_walk *w, ocsd_datapath_op_t op, uint64_t index,
-		     const ocsd_etmv4_i_pkt *pkt);
+ * FLUSH, RESET), as the full decoder would get it. 0, or -1 when it ran out of memory: then
+ * the error went out as an error record (err callback) at index, the elements of the cut
+ * operation not yet given out were dropped, and the decoder was reset (it resynchronises
+ * at the next ASYNC and TRACE_INFO, as after a bad packet). */
+int tc_etm4_walk_op(struct tc_etm4_walk *w, ocsd_datapath_op_t op, uint64_t index,
+		    const ocsd_etmv4_i_pkt *pkt);
 /* The memory behind the callback changed. */
 void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
 
 /* Walks this module could not model (code that is not A64): each also an error record. */
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w);
+/* Operations cut short for want of memory (tc_etm4_walk_op's -1). */
+uint64_t tc_etm4_walk_nomem(const struct tc_etm4_walk *w);
 /* Cancels and mispredicts with nothing left to cancel: OpenCSD 1.3.3 then reads a member it
  * never initialises (m_unseen_spec_elem); we do as it does when that is 0, its error and
  * reset. Real trace never gets there; corrupt trace can. */

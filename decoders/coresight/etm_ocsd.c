@@ -330,6 +330,8 @@ static ocsd_datapath_resp_t fast_sink(const void *ctx, const ocsd_datapath_op_t 
 	} else if (op == OCSD_OP_RESET && d->iguard) {
 		tc_etm4_guard_reset(d->iguard);
 	}
+	/* out of memory (-1) the walk told with an error record, and reset itself: it
+	 * resynchronises further on, as OpenCSD's decoder after an error */
 	tc_etm4_walk_op(d->walk, op, idx, pkt);
 	return OCSD_RESP_CONT;
 }
