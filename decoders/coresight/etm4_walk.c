@@ -166,7 +166,10 @@ struct tc_etm4_walk {
 	uint8_t last_is;
 	int spec_depth, max_spec;
 	bool need_ctxt, need_addr, pending_addr, prev_overflow;
-	struct { int commit, cancel; bool mispredict, discard; } res;
+	/* commit and cancel apart: decode_packet stores commit (4 bytes) and res_pending()
+	 * then tests both; side by side the compiler tests them with one 8-byte load, which
+	 * cannot be forwarded from the 4-byte store (a stall per packet) */
+	struct { int commit; bool mispredict; int cancel; bool discard; } res;
 	struct instr ii;
 	struct { bool active, pop_pending; int head, n; uint64_t addr[16]; ocsd_isa isa[16]; } rs;
 	struct p0_stack stk, temp;
