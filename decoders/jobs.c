@@ -10,6 +10,7 @@
 
 #define CHUNK	(64 * 1024)
 #define SMALL_CHUNK 2048
+#define WAKE_CHUNKS 4
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 struct chunk {
@@ -37,6 +38,7 @@ struct lane {
 	bool running, queued;		/* queued: in the ready list */
 	struct lane *prev, *next;	/* the ready list */
 	struct chunk *first, *last;	/* published, not yet read */
+	size_t nfirst;			/* how many */
 	struct chunk *spent;		/* the caller's: being read, freed once read out */
 };
 
@@ -120,8 +122,12 @@ static void publish(struct tc_jobs_out *o)
 	else
 		l->first = c;
 	l->last = c;
+	l->nfirst++;
 	j->held += c->cap;	/* what it costs */
-	pthread_cond_broadcast(&j->progress);
+	/* the caller waiting for this lane wakes for a few chunks at once (or the task's
+	 * end, run_task): one wake-up per WAKE_CHUNKS, not per chunk */
+	if (j->wanted == (long)o->lane && l->nfirst >= WAKE_CHUNKS)
+		pthread_cond_broadcast(&j->progress);
 	/* past the budget a worker waits until the caller has read half of it: one sleep
 	 * and one wake-up per half budget, not per chunk */
 	if (o->worker && j->held > j->budget)
@@ -458,6 +464,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			j->starving = false;
 		if ((c = l->first)) {
 			l->first = c->next;
+			l->nfirst--;
 			if (!l->first)
 				l->last = NULL;
 			c->next = NULL;
