@@ -413,12 +413,13 @@ static int cmp_sw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Side-band record b into address spaces im (q's). */
-static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *b)
+/* Side-band record b into address spaces im (q's; rec_side: the records' side's, oim). */
+static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *b, bool rec_side)
 {
 	/* the counter is of what records being emitted see: under --jobs the caller's
-	 * copies (oim), not the decoding threads' */
-	if (!q->s->par || im == q->oim)
+	 * copies (oim), not the decoding threads' (told apart without reading q->oim,
+	 * which the caller's thread writes meanwhile) */
+	if (!q->s->par || rec_side)
 		q->s->gen++;
 	switch (b->type) {
 	case PERF_RECORD_MMAP:
@@ -440,7 +441,7 @@ static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *
 
 static void apply_sb(struct queue *q, const struct sb *b)
 {
-	apply_sb_to(q, q->im, b);
+	apply_sb_to(q, q->im, b, false);
 }
 
 /* Address spaces of q in *slot, made now if not yet, with q's side-band up to upto
@@ -458,7 +459,7 @@ static struct tc_images *made_images(struct queue *q, struct tc_images **slot, s
 	if (s->f)
 		tc_images_add_build_ids(*slot, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < upto; i++)
-		apply_sb_to(q, *slot, &s->sb[i]);
+		apply_sb_to(q, *slot, &s->sb[i], slot == &q->oim);
 	return *slot;
 }
 
@@ -1004,7 +1005,7 @@ static int take_item(struct tc_pt_session *s, struct queue *q, struct mark *m)
 			oimages(q);
 		for (; q->osb_next < c.sb_next && q->osb_next < s->nsb; q->osb_next++)
 			if (q->oim)
-				apply_sb_to(q, q->oim, &s->sb[q->osb_next]);
+				apply_sb_to(q, q->oim, &s->sb[q->osb_next], true);
 		q->opid = c.pid;
 		return IT_CTX;
 	case IT_NOTE:
