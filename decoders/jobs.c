@@ -10,6 +10,7 @@
 
 #define CHUNK	(64 * 1024)
 #define SMALL_CHUNK 2048
+#define WAKE_CHUNKS 4
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 struct chunk {
@@ -37,6 +38,7 @@ struct lane {
 	bool running, queued;		/* queued: in the ready list */
 	struct lane *prev, *next;	/* the ready list */
 	struct chunk *first, *last;	/* published, not yet read */
+	size_t nfirst;			/* how many */
 	struct chunk *spent;		/* the caller's: being read, freed once read out */
 };
 
@@ -120,14 +122,21 @@ static void publish(struct tc_jobs_out *o)
 	else
 		l->first = c;
 	l->last = c;
+	l->nfirst++;
 	j->held += c->cap;	/* what it costs */
-	pthread_cond_broadcast(&j->progress);
-	while (o->worker && j->held > j->budget && j->wanted != (long)o->lane && !j->starving &&
-	       !j->stop) {
-		j->budget_waiters++;
-		pthread_cond_wait(&j->progress, &j->mu);
-		j->budget_waiters--;
-	}
+	/* the caller waiting for this lane wakes for a few chunks at once (or the task's
+	 * end, run_task): one wake-up per WAKE_CHUNKS, not per chunk */
+	if (j->wanted == (long)o->lane && l->nfirst >= WAKE_CHUNKS)
+		pthread_cond_broadcast(&j->progress);
+	/* past the budget a worker waits until the caller has read half of it: one sleep
+	 * and one wake-up per half budget, not per chunk */
+	if (o->worker && j->held > j->budget)
+		while (j->held > j->budget / 2 && j->wanted != (long)o->lane && !j->starving &&
+		       !j->stop) {
+			j->budget_waiters++;
+			pthread_cond_wait(&j->progress, &j->mu);
+			j->budget_waiters--;
+		}
 	if (j->pool) {
 		o->cur = j->pool;
 		j->pool = o->cur->next;
@@ -174,6 +183,104 @@ room:
 	p = c->data + c->len + sizeof(size_t);
 	c->len += need;
 	return p;
+}
+
+/* Make the item just allocated with tc_jobs_alloc(o, ...) len bytes long (not longer). */
+static void trim_last(struct tc_jobs_out *o, void *item, size_t len)
+{
+	struct chunk *c = o->cur;
+	size_t at = (size_t)((unsigned char *)item - c->data);
+
+	memcpy(c->data + at - sizeof(size_t), &len, sizeof(len));
+	c->len = at + ALIGN8(len);
+}
+
+/* The words of struct tc_rec the record codec carries: all but its pointers'. */
+#define REC_WORDS (sizeof(struct tc_rec) / 8)
+#define WORD_OF(f) (1u << (offsetof(struct tc_rec, f) / 8))
+#define REC_SKIP (WORD_OF(name) | WORD_OF(text) | WORD_OF(fields) | WORD_OF(nfields))
+#define HAS_NAME (1u << 30)
+#define HAS_TEXT (1u << 31)
+
+_Static_assert(sizeof(struct tc_rec) % 8 == 0 && REC_WORDS <= 30, "tc_rec in words");
+
+void *tc_jobs_put_rec(struct tc_jobs_out *o, struct tc_rec *prev, const struct tc_rec *r,
+		      uint32_t tag, size_t extra)
+{
+	size_t nl = r->name ? strlen(r->name) + 1 : 0, tl = r->text ? strlen(r->text) + 1 : 0;
+	unsigned char *p = tc_jobs_alloc(o, 8 + REC_WORDS * 8 + nl + tl + extra), *w;
+	const unsigned char *rw = (const unsigned char *)r;
+	unsigned char *pw = (unsigned char *)prev;
+	uint32_t mask = 0;
+
+	if (!p)
+		return NULL;
+	w = p + 8;
+	/* without a branch per word: each is written, and kept if it differs */
+#pragma GCC unroll 16
+	for (unsigned i = 0; i < REC_WORDS; i++) {
+		uint64_t a, b, d;
+
+		if (REC_SKIP & (1u << i))
+			continue;
+		memcpy(&a, rw + i * 8, 8);
+		memcpy(&b, pw + i * 8, 8);
+		memcpy(pw + i * 8, &a, 8);
+		memcpy(w, &a, 8);
+		d = a != b;
+		w += d * 8;
+		mask |= (uint32_t)d << i;
+	}
+	if (nl) {
+		memcpy(w, r->name, nl);
+		w += nl;
+		mask |= HAS_NAME;
+	}
+	if (tl) {
+		memcpy(w, r->text, tl);
+		w += tl;
+		mask |= HAS_TEXT;
+	}
+	memcpy(p, &tag, 4);
+	memcpy(p + 4, &mask, 4);
+	trim_last(o, p, (size_t)(w - p) + extra);
+	return w;
+}
+
+uint32_t tc_jobs_tag(const void *item)
+{
+	uint32_t tag;
+
+	memcpy(&tag, item, 4);
+	return tag;
+}
+
+const void *tc_jobs_get_rec(const void *item, size_t len, struct tc_rec *prev,
+			    size_t *extra_len)
+{
+	const unsigned char *p = item, *w = p + 8;
+	unsigned char *pw = (unsigned char *)prev;
+	uint32_t mask;
+
+	memcpy(&mask, p + 4, 4);
+	for (uint32_t m = mask & ~(HAS_NAME | HAS_TEXT); m; m &= m - 1) {
+		memcpy(pw + (unsigned)__builtin_ctz(m) * 8, w, 8);
+		w += 8;
+	}
+	prev->name = NULL;
+	prev->text = NULL;
+	if (mask & HAS_NAME) {
+		prev->name = (const char *)w;
+		w += strlen((const char *)w) + 1;
+	}
+	if (mask & HAS_TEXT) {
+		prev->text = (const char *)w;
+		w += strlen((const char *)w) + 1;
+	}
+	prev->fields = NULL;
+	prev->nfields = 0;
+	*extra_len = len - (size_t)(w - p);
+	return w;
 }
 
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
@@ -349,7 +456,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			free(c);
 		}
 		l->spent = NULL;
-		if (j->budget_waiters)
+		if (j->budget_waiters && j->held <= j->budget / 2)
 			pthread_cond_broadcast(&j->progress);
 	}
 	for (;;) {
@@ -357,6 +464,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			j->starving = false;
 		if ((c = l->first)) {
 			l->first = c->next;
+			l->nfirst--;
 			if (!l->first)
 				l->last = NULL;
 			c->next = NULL;

@@ -18,6 +18,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/rec.h"
 
 struct tc_jobs;
 struct tc_jobs_out;
@@ -44,6 +47,23 @@ int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len);
 /* tc_jobs_put without the copy: room for an item of len bytes, to fill before the next
  * call with this o; NULL on ENOMEM. */
 void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len);
+
+/* Records in few bytes: an item of a record holds the words of it (struct tc_rec, 8 bytes
+ * each, its pointers left out) that differ from the lane's previous record, then its name
+ * and text, then extra bytes of the caller's. The putting task and the reader each keep a
+ * previous record for the lane (zeroed to begin with, then left to these two calls).
+ *
+ * From a running task: put r, its first 4 bytes tag (the caller's: item kinds, flags; the
+ * reader gets it back; other items of the lane begin with their own kinds), room for extra
+ * bytes returned (NULL on ENOMEM: as tc_jobs_put, and prev is no longer the reader's). */
+void *tc_jobs_put_rec(struct tc_jobs_out *o, struct tc_rec *prev, const struct tc_rec *r,
+		      uint32_t tag, size_t extra);
+/* The tag of an item (its first 4 bytes). */
+uint32_t tc_jobs_tag(const void *item);
+/* Read a record item into *prev (name and text point into the item, fields none); returns
+ * its extra bytes (*extra_len of them). */
+const void *tc_jobs_get_rec(const void *item, size_t len, struct tc_rec *prev,
+			    size_t *extra_len);
 
 /* From a running task that holds a lock the caller's thread may need: never wait for the
  * budget (what the task puts must then be bounded some other way). */

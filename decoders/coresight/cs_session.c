@@ -38,14 +38,7 @@ struct batch {
 	size_t ndata, cdata;
 };
 
-enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE };
-
-struct item_hdr {
-	uint32_t kind;
-	uint32_t name_len, text_len;	/* with their NUL; 0: NULL */
-	uint32_t pad;
-	struct tc_rec r;
-};
+enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE };	/* an item's first 4 bytes */
 
 struct step {
 	uint8_t lane;
@@ -59,6 +52,11 @@ struct tc_cs_session_par {
 	void (*note)(void *ctx, const char *text);	/* the caller's thread, in order */
 	void *ctx;
 	struct batch *pend[NIDS];
+	struct tc_rec prev[NIDS];	/* the last record read of each ID (tc_jobs_get_rec) */
+	struct {			/* the last record put (tc_jobs_put_rec), by the thread */
+		struct tc_rec r;	/* decoding the ID, on cache lines of its own */
+		char pad[64];
+	} wprev[NIDS];
 	struct step *steps;
 	size_t head, nsteps, csteps;
 	uint64_t unread;		/* bytes of the steps not yet emitted */
@@ -122,34 +120,29 @@ void tc_cs_session_free(struct tc_cs_session *s)
 
 /* ---- the parallel machinery ---- */
 
-static void put_item(const struct item_hdr *h, const char *name, const char *text)
-{
-	size_t n = sizeof(*h) + h->name_len + h->text_len;
-	uint8_t *buf;
-
-	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, n)))
-		return;
-	memcpy(buf, h, sizeof(*h));
-	if (h->name_len)
-		memcpy(buf + sizeof(*h), name, h->name_len);
-	if (h->text_len)
-		memcpy(buf + sizeof(*h) + h->name_len, text, h->text_len);
-}
-
 /* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
 static void lane_emit(void *ctx, const struct tc_rec *r)
 {
 	struct lane_ctx *l = ctx;
 	struct tc_cs_session_par *p = l->s->par;
-	struct item_hdr h = { .kind = ITEM_REC, .r = *r };
 
 	if (p->lane_rec)
 		p->lane_rec(p->ctx, r);
-	h.name_len = r->name ? (uint32_t)strlen(r->name) + 1 : 0;
-	h.text_len = r->text ? (uint32_t)strlen(r->text) + 1 : 0;
-	h.r.fields = NULL;	/* decoders give none (events are the session's) */
-	h.r.nfields = 0;
-	put_item(&h, r->name, r->text);
+	/* decoders give no fields (events are the session's) */
+	if (cur_out)
+		tc_jobs_put_rec(cur_out, &p->wprev[l->id].r, r, ITEM_REC, 0);
+}
+
+static void put_mark(uint32_t kind, const char *text)
+{
+	size_t n = text ? strlen(text) + 1 : 0;
+	uint8_t *buf;
+
+	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, 4 + n)))
+		return;
+	memcpy(buf, &kind, 4);
+	if (n)
+		memcpy(buf + 4, text, n);
 }
 
 /* The decoder's ctx is its lane's: memory reads go on to the session's callback. */
@@ -163,15 +156,12 @@ static size_t lane_mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr,
 
 void tc_cs_session_par_note(const char *text)
 {
-	struct item_hdr h = { .kind = ITEM_NOTE, .text_len = (uint32_t)strlen(text) + 1 };
-
-	put_item(&h, NULL, text);
+	put_mark(ITEM_NOTE, text);
 }
 
 static void run_batch(void *arg, struct tc_jobs_out *out)
 {
 	struct batch *b = arg;
-	struct item_hdr end = { .kind = ITEM_END };
 
 	cur_out = out;
 	/* holding the lock it must not wait for the budget (the caller's thread may want
@@ -192,7 +182,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 			tc_etm_ocsd_finish(o->d);
 			break;
 		}
-		put_item(&end, NULL, NULL);
+		put_mark(ITEM_END, NULL);
 	}
 	pthread_mutex_unlock(&ocsd_lock);
 	cur_out = NULL;
@@ -228,20 +218,20 @@ static void emit_step(struct tc_cs_session_par *p)
 	submit(p, st->lane);	/* its operation may still wait in the batch */
 	p->unread -= st->bytes;
 	while (tc_jobs_next(p->j, st->lane, &it, &len) == 1) {
-		struct item_hdr h;
-		const char *str = (const char *)it + sizeof(h);
+		size_t xl;
 
-		memcpy(&h, it, sizeof(h));
-		if (h.kind == ITEM_END)
+		switch (tc_jobs_tag(it)) {
+		case ITEM_END:
 			return;
-		if (h.kind == ITEM_NOTE) {
+		case ITEM_NOTE:
 			if (p->note)
-				p->note(p->ctx, str + h.name_len);
-			continue;
+				p->note(p->ctx, (const char *)it + 4);
+			break;
+		default:
+			tc_jobs_get_rec(it, len, &p->prev[st->lane], &xl);
+			p->emit(p->ctx, &p->prev[st->lane]);
+			break;
 		}
-		h.r.name = h.name_len ? str : NULL;
-		h.r.text = h.text_len ? str + h.name_len : NULL;
-		p->emit(p->ctx, &h.r);
 	}
 	p->nomem = true;	/* an end mark lost: only for lack of memory */
 }

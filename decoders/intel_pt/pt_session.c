@@ -55,23 +55,33 @@ struct queue {
 	int pid, tid;
 	uint64_t space;		/* changes with what reads see: side-band applied, pid */
 	struct tc_pt_flow *d;
-	size_t next_buf;	/* decode_by_time: the buffer to begin next */
-	bool begun;
 	struct tc_perf_data_behind behind;	/* trace decoded is let go of (bounded memory) */
-	/* --jobs (s->par): the fields above are the decoding thread's; what the records
-	 * being emitted see (symbols, analyses) is kept apart and follows the records: */
+	/* --jobs (s->par): the fields above are the decoding thread's, with these: */
+	struct tc_jobs_out *out;
+	size_t wbuf, wput;
+	bool wopen, wbegun, wdone, failed;
+	struct tc_pt_flow_stats fst;
+	struct tc_err err;
+	size_t dim_seen;	/* images found missing put as notes */
+	struct tc_rec wprev;	/* the last record put (tc_jobs_put_rec) */
+	bool wctx;		/* the context put: */
+	bool wctx_im;
+	int wctx_pid;
+	size_t wctx_sb;
+	/* apart (no cache line shared with the decoding thread's fields): what the records
+	 * being emitted see (symbols, analyses) follows the records in the caller's thread */
+	char pad0[64];
+	size_t next_buf;	/* decode_by_time, merge_by_time: the buffer to begin next */
+	bool begun;
 	struct tc_images *oim;
 	size_t osb_next;
 	int opid;
 	char **omiss;		/* images found missing, in one thread's order */
-	size_t nomiss, comiss, oim_seen, dim_seen;
-	/* the decoding thread's progress between tasks */
-	struct tc_jobs_out *out;
-	size_t wbuf, wput;
-	bool wopen, wbegun, wdone, failed, ended;
+	size_t nomiss, comiss, oim_seen;
+	struct tc_rec oprev;	/* the last record read (tc_jobs_get_rec) */
+	bool ended;
 	bool mdone;		/* the caller's thread has read its end */
-	struct tc_pt_flow_stats fst;
-	struct tc_err err;
+	char pad1[64];
 };
 
 struct tid_pid {
@@ -403,12 +413,13 @@ static int cmp_sw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Side-band record b into address spaces im (q's). */
-static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *b)
+/* Side-band record b into address spaces im (q's; rec_side: the records' side's, oim). */
+static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *b, bool rec_side)
 {
 	/* the counter is of what records being emitted see: under --jobs the caller's
-	 * copies (oim), not the decoding threads' */
-	if (!q->s->par || im == q->oim)
+	 * copies (oim), not the decoding threads' (told apart without reading q->oim,
+	 * which the caller's thread writes meanwhile) */
+	if (!q->s->par || rec_side)
 		q->s->gen++;
 	switch (b->type) {
 	case PERF_RECORD_MMAP:
@@ -430,7 +441,7 @@ static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *
 
 static void apply_sb(struct queue *q, const struct sb *b)
 {
-	apply_sb_to(q, q->im, b);
+	apply_sb_to(q, q->im, b, false);
 }
 
 /* Address spaces of q in *slot, made now if not yet, with q's side-band up to upto
@@ -448,7 +459,7 @@ static struct tc_images *made_images(struct queue *q, struct tc_images **slot, s
 	if (s->f)
 		tc_images_add_build_ids(*slot, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < upto; i++)
-		apply_sb_to(q, *slot, &s->sb[i]);
+		apply_sb_to(q, *slot, &s->sb[i], slot == &q->oim);
 	return *slot;
 }
 
@@ -768,47 +779,46 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
  * tc_pt_flow_run): the worker runs in the smallest steps (until the time it resumes at),
  * and the caller's thread replays the time heap over the marks, so the queues' records
  * interleave as with one thread. */
-enum item_kind { IT_REC, IT_NOTE, IT_BEGIN, IT_STEP, IT_END, IT_TASK_END };
+enum item_kind { IT_REC, IT_CTX, IT_NOTE, IT_BEGIN, IT_STEP, IT_END, IT_TASK_END };
 
-struct item {
+#define IT_KIND 0xffu
+#define IT_QUIET (1u << 8)	/* ADDR_NACC to count, not to emit */
+#define IT_FOUND (1u << 9)	/* ADDR_NACC in an image: its dso follows */
+
+/* The context records are read in: put when it changed since the last item put. */
+struct ctx_item {
 	uint32_t kind;
-	uint32_t name_len, text_len, dso_len;	/* strings after it, with their NUL */
-	int ret, pid;
-	bool has_im, nacc_found, quiet;	/* quiet: ADDR_NACC to count, not to emit */
-	uint64_t t;
-	size_t sb_next;
-	struct tc_rec r;	/* IT_REC only: the other kinds end before it */
+	int32_t pid;
+	uint32_t has_im;
+	uint32_t pad;
+	uint64_t sb_next;
 };
 
-/* Bytes of an item of this kind (marks and notes leave the record out). */
-static size_t item_head(uint32_t kind)
-{
-	return kind == IT_REC ? sizeof(struct item) : offsetof(struct item, r);
-}
+/* BEGIN, STEP, END, TASK_END */
+struct mark {
+	uint32_t kind;
+	int32_t ret;
+	uint64_t t;
+};
 
 #define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
+#define REC_BYTES 48		/* a record's bytes, about (TASK_BYTES counts in them) */
 
-static void put(struct queue *q, struct item *it, const char *name, const char *text,
-		const char *dso)
+/* Before any item: the context, if it changed. */
+static void put_ctx(struct queue *q)
 {
-	uint8_t *buf;
-	size_t n, h;
+	struct ctx_item c;
 
-	it->pid = q->pid;
-	it->has_im = q->im != NULL;
-	it->sb_next = q->sb_next;
-	h = item_head(it->kind);
-	n = h + it->name_len + it->text_len + it->dso_len;
-	if (!(buf = tc_jobs_alloc(q->out, n)))
+	if (q->wctx && q->wctx_pid == q->pid && q->wctx_im == (q->im != NULL) &&
+	    q->wctx_sb == q->sb_next)
 		return;
-	memcpy(buf, it, h);
-	if (it->name_len)
-		memcpy(buf + h, name, it->name_len);
-	if (it->text_len)
-		memcpy(buf + h + it->name_len, text, it->text_len);
-	if (it->dso_len)
-		memcpy(buf + h + it->name_len + it->text_len, dso, it->dso_len);
-	q->wput += n;
+	q->wctx = true;
+	q->wctx_pid = q->pid;
+	q->wctx_im = q->im != NULL;
+	q->wctx_sb = q->sb_next;
+	c = (struct ctx_item){ IT_CTX, q->pid, q->wctx_im, 0, q->sb_next };
+	tc_jobs_put(q->out, &c, sizeof(c));
+	q->wput += sizeof(c);
 }
 
 /* Images the decoding thread found missing since last time, as notes. */
@@ -818,48 +828,55 @@ static void put_notes(struct queue *q)
 	size_t n = q->im ? tc_images_missing(q->im, &lines) : 0;
 
 	for (; q->dim_seen < n; q->dim_seen++) {
-		struct item it = { .kind = IT_NOTE,
-				   .text_len = (uint32_t)strlen(lines[q->dim_seen]) + 1 };
+		size_t len = strlen(lines[q->dim_seen]) + 1;
+		uint32_t kind = IT_NOTE;
+		uint8_t *p;
 
-		put(q, &it, NULL, lines[q->dim_seen], NULL);
+		put_ctx(q);
+		if (!(p = tc_jobs_alloc(q->out, 4 + len)))
+			continue;
+		memcpy(p, &kind, 4);
+		memcpy(p + 4, lines[q->dim_seen], len);
+		q->wput += 4 + len;
 	}
 }
 
 static void put_mark(struct queue *q, enum item_kind kind, int ret)
 {
-	struct item it = { .kind = kind, .ret = ret, .t = kind == IT_BEGIN || kind == IT_STEP ?
-							   resumes_at(q) : 0 };
+	struct mark m = { kind, ret, kind == IT_BEGIN || kind == IT_STEP ? resumes_at(q) : 0 };
 
 	put_notes(q);
-	put(q, &it, NULL, NULL, NULL);
+	put_ctx(q);
+	tc_jobs_put(q->out, &m, sizeof(m));
+	q->wput += sizeof(m);
 }
 
 /* emit_cb in the decoding thread. */
 static void emit_par(struct queue *q, const struct tc_rec *r)
 {
 	struct tc_pt_session *s = q->s;
-	struct item it;
 	struct tc_images_sym sym;
 	const char *dso = NULL;
+	size_t dl = 0;
+	uint32_t tag = IT_REC;
+	void *p;
 
 	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
 		return;		/* first: most records go here */
-	if (r->type == TC_REC_ADDR_NACC &&
-	    images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso)
-		dso = sym.dso;
+	if (r->type == TC_REC_ADDR_NACC) {
+		if (images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso) {
+			dso = sym.dso;
+			dl = strlen(dso) + 1;
+			tag |= IT_FOUND;
+		}
+		if (r->value)
+			tag |= IT_QUIET;
+	}
 	put_notes(q);
-	it.kind = IT_REC;
-	it.ret = 0;
-	it.t = 0;
-	it.quiet = r->type == TC_REC_ADDR_NACC && r->value != 0;
-	it.nacc_found = dso != NULL;
-	it.name_len = r->name ? (uint32_t)strlen(r->name) + 1 : 0;
-	it.text_len = r->text ? (uint32_t)strlen(r->text) + 1 : 0;
-	it.dso_len = dso ? (uint32_t)strlen(dso) + 1 : 0;
-	it.r = *r;
-	it.r.fields = NULL;
-	it.r.nfields = 0;
-	put(q, &it, r->name, r->text, dso);
+	put_ctx(q);
+	if ((p = tc_jobs_put_rec(q->out, &q->wprev, r, tag, dl)) && dl)
+		memcpy(p, dso, dl);
+	q->wput += REC_BYTES + dl;
 }
 
 /* A task: the queue's decoding from where the last one stopped, until its output passes
@@ -949,51 +966,52 @@ static void sync_omiss(struct queue *q)
 		add_omiss(q, lines[q->oim_seen]);
 }
 
-/* One item of q in the caller's thread: its context applied, a record emitted. Returns
- * its kind, -1 when the queue has nothing more submitted. */
-static int take_item(struct tc_pt_session *s, struct queue *q, struct item *out)
+/* One item of q in the caller's thread: its context applied, a record emitted, a mark
+ * read into *m. Returns its kind, -1 when the queue has nothing more submitted. */
+static int take_item(struct tc_pt_session *s, struct queue *q, struct mark *m)
 {
 	const void *p;
-	size_t len;
-	const char *str;
+	const char *dso;
+	size_t len, dl;
+	uint32_t tag;
+	struct ctx_item c;
 
 	if (tc_jobs_next(s->par, (size_t)(q - s->q), &p, &len) != 1)
 		return -1;
-	memcpy(out, p, offsetof(struct item, r));
-	if (out->kind == IT_REC)
-		memcpy(&out->r, (const char *)p + offsetof(struct item, r), sizeof(out->r));
-	str = (const char *)p + item_head(out->kind);
-	if (out->has_im)
-		oimages(q);
-	for (; q->osb_next < out->sb_next && q->osb_next < s->nsb; q->osb_next++)
-		if (q->oim)
-			apply_sb_to(q, q->oim, &s->sb[q->osb_next]);
-	q->opid = out->pid;
-	switch (out->kind) {
-	case IT_NOTE:
-		sync_omiss(q);
-		add_omiss(q, str + out->name_len);
-		break;
+	tag = tc_jobs_tag(p);
+	switch (tag & IT_KIND) {
 	case IT_REC:
-		out->r.name = out->name_len ? str : NULL;
-		out->r.text = out->text_len ? str + out->name_len : NULL;
-		if (out->r.type == TC_REC_ADDR_NACC) {
-			struct missing *m;
+		dso = tc_jobs_get_rec(p, len, &q->oprev, &dl);
+		if (q->oprev.type == TC_REC_ADDR_NACC) {
+			struct missing *ms;
 
-			if (!out->nacc_found) {
-				if (!out->r.value)
+			if (!(tag & IT_FOUND)) {
+				if (!q->oprev.value)
 					s->st.nomap_unmapped++;
-			} else if ((m = miss_for(s, str + out->name_len + out->text_len))) {
-				if (out->r.value)
-					m->reached++;
+			} else if ((ms = miss_for(s, dso))) {
+				if (q->oprev.value)
+					ms->reached++;
 				else
-					m->stops++;
+					ms->stops++;
 			}
 		}
-		if (!out->quiet)
-			s->o.emit(s->o.ctx, &out->r);
+		if (!(tag & IT_QUIET))
+			s->o.emit(s->o.ctx, &q->oprev);
 		sync_omiss(q);
-		break;
+		return IT_REC;
+	case IT_CTX:
+		memcpy(&c, p, sizeof(c));
+		if (c.has_im)
+			oimages(q);
+		for (; q->osb_next < c.sb_next && q->osb_next < s->nsb; q->osb_next++)
+			if (q->oim)
+				apply_sb_to(q, q->oim, &s->sb[q->osb_next], true);
+		q->opid = c.pid;
+		return IT_CTX;
+	case IT_NOTE:
+		sync_omiss(q);
+		add_omiss(q, (const char *)p + 4);
+		return IT_NOTE;
 	case IT_END:
 		q->mdone = true;
 		break;
@@ -1002,16 +1020,17 @@ static int take_item(struct tc_pt_session *s, struct queue *q, struct item *out)
 			return -1;
 		break;
 	}
-	return (int)out->kind;
+	memcpy(m, p, sizeof(*m));
+	return (int)m->kind;
 }
 
 /* Items of q up to a mark (not a task's end); -1 when there are no more. */
-static int next_mark(struct tc_pt_session *s, struct queue *q, struct item *it)
+static int next_mark(struct tc_pt_session *s, struct queue *q, struct mark *it)
 {
 	int k;
 
 	while ((k = take_item(s, q, it)) >= 0)
-		if (k != IT_REC && k != IT_NOTE && k != IT_TASK_END)
+		if (k != IT_REC && k != IT_CTX && k != IT_NOTE && k != IT_TASK_END)
 			return k;
 	return -1;
 }
@@ -1026,7 +1045,7 @@ static int queue_failed(struct queue *q, struct tc_err *e)
 static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 {
 	struct tc_time_heap h;
-	struct item it;
+	struct mark it;
 	int ret = 0, k;
 
 	if (tc_time_heap_init(&h, s->nq))
@@ -1083,7 +1102,7 @@ static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 static int decode_par(struct tc_pt_session *s, const struct tc_perf_data_features *f,
 		      struct tc_err *e)
 {
-	struct item it;
+	struct mark it;
 	int k;
 
 	s->f = f;

@@ -6,6 +6,8 @@
 #include "decoders/jobs.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define LANES 5
 #define TASKS 40
@@ -155,4 +157,93 @@ TEST(jobs_free_half_read)
 	CHECK_INT(tc_jobs_next(j, 1, &item, &len), 1);
 	tc_jobs_free(j);
 	CHECK_INT(ndone, 4);
+}
+
+/* Records through tc_jobs_put_rec / tc_jobs_get_rec come back field for field, with
+ * their name, text and extra bytes, however few fields change from one to the next. */
+#define NRECS 20000
+
+static struct tc_rec rec_at(unsigned i)
+{
+	struct tc_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = (enum tc_rec_type)(i % 7 == 0 ? TC_REC_ERROR : i % 3 ? TC_REC_BRANCH : TC_REC_RANGE);
+	r.id = i % 11 == 0 ? (int)(i % 4) : -1;
+	r.cpu = (int)(i / 1000);
+	r.pid = r.tid = (int)(i / 500);
+	r.offset = 1000 + i * 3;
+	r.start = 0x400000 + (i % 97) * 16;
+	r.end = i % 5 ? r.start + 40 : 0;
+	r.insns = i % 13;
+	r.isa = TC_ISA_X86_64;
+	r.last = i % 2 ? 'E' : 'N';
+	r.last_type = (uint8_t)(i % 6);
+	r.last_size = (uint8_t)(i % 4);
+	r.last_taken = i % 3 == 1;
+	r.value = i % 17 == 0 ? i : 0;
+	r.has_time = i > 100;
+	r.time = i > 100 ? 5000000ull + i / 4 : 0;
+	return r;
+}
+
+static void run_recs(void *p, struct tc_jobs_out *o)
+{
+	struct tc_rec prev, r;
+	char text[40];
+
+	(void)p;
+	memset(&prev, 0, sizeof(prev));
+	for (unsigned i = 0; i < NRECS; i++) {
+		uint8_t *x;
+
+		r = rec_at(i);
+		snprintf(text, sizeof(text), "error %u", i);
+		r.name = i % 9 == 0 ? "name" : NULL;
+		r.text = r.type == TC_REC_ERROR ? text : NULL;
+		if ((x = tc_jobs_put_rec(o, &prev, &r, 1000 + i, i % 4)))
+			memset(x, (int)i, i % 4);
+	}
+}
+
+TEST(jobs_records_round_trip)
+{
+	struct tc_jobs *j = tc_jobs_new(2, 1, 4096);
+	struct tc_rec prev, want;
+	const void *item;
+	size_t len;
+	unsigned bad = 0, n = 0;
+	char text[40];
+
+	memset(&prev, 0, sizeof(prev));
+	CHECK_INT(tc_jobs_submit(j, 0, run_recs, NULL, NULL), 0);
+	while (tc_jobs_next(j, 0, &item, &len) == 1) {
+		size_t xl;
+		const uint8_t *x;
+
+		if (tc_jobs_tag(item) != 1000 + n)
+			bad++;
+		x = tc_jobs_get_rec(item, len, &prev, &xl);
+		want = rec_at(n);
+		snprintf(text, sizeof(text), "error %u", n);
+		if (prev.type != want.type || prev.id != want.id || prev.cpu != want.cpu ||
+		    prev.pid != want.pid || prev.tid != want.tid || prev.offset != want.offset ||
+		    prev.start != want.start || prev.end != want.end || prev.insns != want.insns ||
+		    prev.isa != want.isa || prev.last != want.last ||
+		    prev.last_type != want.last_type || prev.last_size != want.last_size ||
+		    prev.last_taken != want.last_taken || prev.value != want.value ||
+		    prev.has_time != want.has_time || prev.time != want.time || prev.fields ||
+		    prev.nfields)
+			bad++;
+		if ((n % 9 == 0) != (prev.name && !strcmp(prev.name, "name")) ||
+		    (want.type == TC_REC_ERROR) != (prev.text && !strcmp(prev.text, text)))
+			bad++;
+		if (xl != n % 4 || (xl && x[0] != (uint8_t)n))
+			bad++;
+		n++;
+	}
+	CHECK_INT(n, NRECS);
+	CHECK_INT(bad, 0);
+	CHECK(!tc_jobs_failed(j));
+	tc_jobs_free(j);
 }
