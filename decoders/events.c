@@ -180,6 +180,11 @@ int tc_events_flush_time(struct tc_events *x, const struct tc_perf_data *pd, uin
 	return flush(x, pd, true, time);
 }
 
+bool tc_events_waiting(const struct tc_events *x)
+{
+	return x->next < x->n;
+}
+
 int tc_events_finish(struct tc_events *x, const char *input, struct tc_diag *m)
 {
 	int problems = 0;

@@ -5,6 +5,7 @@
 #ifndef TC_DECODERS_EVENTS_H
 #define TC_DECODERS_EVENTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "decoders/rec.h"
@@ -25,6 +26,8 @@ int tc_events_record(struct tc_events *x, const struct tc_perf_data *pd,
 int tc_events_flush(struct tc_events *x, const struct tc_perf_data *pd, uint64_t before);
 /* Emit the kept events up to perf time `time`; -1 as above. */
 int tc_events_flush_time(struct tc_events *x, const struct tc_perf_data *pd, uint64_t time);
+/* Whether kept events wait to be emitted: without, the flushes have nothing to do. */
+bool tc_events_waiting(const struct tc_events *x);
 /* Warnings (no or bad tracing data, samples that do not fit their format) and a status
  * line into m; returns the number of problems warned about. */
 int tc_events_finish(struct tc_events *x, const char *input, struct tc_diag *m);

@@ -53,6 +53,7 @@ struct tc_session {
 	struct tc_perf_data *pd;	/* the input, while it is read */
 	const struct tc_session_progress *p;
 	unsigned at_calls;		/* p->at hears of every 256th record */
+	bool ev_wait;			/* tracepoint samples wait (tc_events_waiting) */
 	bool nomem;			/* the events ran out of memory while emitting */
 	struct comm *comms;
 	size_t ncomms, ccomms;
@@ -237,12 +238,15 @@ static void emit_progress(void *ctx, const struct tc_rec *r)
 	/* sampled: decoding runs sequentially inside a buffer, every 256th record is enough */
 	if (!(++s->at_calls & 255) && s->p->at)
 		s->p->at(s->p->ctx, r->offset);
-	if (r->has_time)
-		rc = tc_events_flush_time(s->ev, s->pd, r->time);
-	else
-		rc = tc_events_flush(s->ev, s->pd, r->offset);
-	if (rc)
-		s->nomem = true;	/* reported once the decoder returns */
+	if (s->ev_wait) {	/* most recordings have none: no call per record */
+		if (r->has_time)
+			rc = tc_events_flush_time(s->ev, s->pd, r->time);
+		else
+			rc = tc_events_flush(s->ev, s->pd, r->offset);
+		if (rc)
+			s->nomem = true;	/* reported once the decoder returns */
+		s->ev_wait = tc_events_waiting(s->ev);
+	}
 	s->emit(s->ctx, r);
 }
 
@@ -363,6 +367,7 @@ static int read_all(struct tc_session *s, struct tc_err *e)
 		}
 		if (tc_events_record(s->ev, s->pd, &r, e) || nomem(s, e))
 			return -1;
+		s->ev_wait = tc_events_waiting(s->ev);
 		if (s->p->stop && s->p->stop(s->p->ctx))
 			break;	/* the command reports it */
 	}

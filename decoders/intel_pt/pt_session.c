@@ -571,12 +571,12 @@ static struct missing *miss_for(struct tc_pt_session *s, const char *dso)
 
 static void emit_par(struct queue *q, const struct tc_rec *r);
 
-static void emit_cb(void *ctx, const struct tc_rec *r)
+/* emit_cb's records other than the common ones: --jobs, stops without code. Not inlined:
+ * emit_cb's common case stays a few instructions and a tail call. */
+__attribute__((noinline)) static void emit_rare(struct queue *q, const struct tc_rec *r)
 {
-	struct queue *q = ctx;
 	struct tc_pt_session *s = q->s;
 
-	tc_perf_data_behind(s->pd, &q->behind, r->offset);
 	if (s->par) {
 		emit_par(q, r);
 		return;
@@ -600,6 +600,18 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
 		return;
 	s->o.emit(s->o.ctx, r);
+}
+
+static void emit_cb(void *ctx, const struct tc_rec *r)
+{
+	struct queue *q = ctx;
+	struct tc_pt_session *s = q->s;
+
+	tc_perf_data_behind(s->pd, &q->behind, r->offset);
+	if (s->par || r->type == TC_REC_ADDR_NACC)
+		emit_rare(q, r);
+	else if (r->type != (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		s->o.emit(s->o.ctx, r);
 }
 
 static void add_missing(struct tc_pt_session *s, const char *const *lines, size_t n)

@@ -16,6 +16,8 @@ struct tc_analysis {
 	struct tc_calltree *tree;
 	struct tc_chrome *chrome;
 	struct tc_symcache *cache;
+	const uint64_t *space;	/* o.space's number once known, */
+	uint64_t space_seen;	/* as the cache was last refreshed with */
 	bool failed;
 };
 
@@ -58,7 +60,8 @@ struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 		a->o.sym = tc_symcache_sym;
 		a->o.sym_ctx = a->cache;
 	}
-	ops = (struct tc_callstack_ops){ .sym = o->sym, .sym_ctx = o->sym_ctx };
+	ops = (struct tc_callstack_ops){ .sym = o->sym, .sym_ctx = o->sym_ctx,
+					 .space = o->space, .space_ctx = o->space_ctx };
 	switch (o->format) {
 	case TC_ANALYSIS_FOLDED:
 	case TC_ANALYSIS_SVG:
@@ -97,8 +100,14 @@ struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 
 int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r)
 {
-	if (a->cache)
+	/* the cache reads the number only when it moved (or is not known yet) */
+	if (a->cache && (!a->space || *a->space != a->space_seen)) {
 		tc_symcache_refresh(a->cache);
+		if (!a->space)
+			a->space = a->o.space(a->o.space_ctx);
+		if (a->space)
+			a->space_seen = *a->space;
+	}
 	if (tc_callstack_feed(a->cs, r)) {
 		a->failed = true;
 		return -1;

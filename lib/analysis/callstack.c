@@ -24,11 +24,23 @@ struct thread {
 	bool just_exc_ret;	/* an EXC_RET range already popped: skip EXCEPTION_RET */
 };
 
+/* A function start as sym gave it for pid's addr under space (the block cache). */
+#define FUNC_SLOTS 1024		/* a power of two */
+
+struct func_slot {
+	uint64_t addr, space, start;
+	int pid;		/* INT_MIN: empty */
+	bool known;
+};
+
 struct tc_callstack {
 	struct tc_callstack_ops ops;
+	const uint64_t *space;		/* ops.space's number, once known */
+	struct func_slot fc[FUNC_SLOTS];
 	struct thread **th;
 	size_t n, cap;
 	struct thread *last;
+	int last_tid, last_cpu;		/* of the record that found last */
 	bool has_ts;
 	uint64_t ts, insns;
 	struct tc_callstack_stats st;
@@ -38,8 +50,11 @@ struct tc_callstack *tc_callstack_new(const struct tc_callstack_ops *ops)
 {
 	struct tc_callstack *cs = calloc(1, sizeof(*cs));
 
-	if (cs)
-		cs->ops = *ops;
+	if (!cs)
+		return NULL;
+	cs->ops = *ops;
+	for (size_t i = 0; i < FUNC_SLOTS; i++)
+		cs->fc[i].pid = INT_MIN;	/* no record's */
 	return cs;
 }
 
@@ -83,13 +98,10 @@ static int thread_key(int tid, int cpu)
 	return INT_MIN;		/* neither known: one shared stack */
 }
 
-static struct thread *get_thread(struct tc_callstack *cs, const struct tc_rec *r)
+static struct thread *new_thread(struct tc_callstack *cs, int key)
 {
-	int key = thread_key(r->tid, r->cpu);
 	struct thread *t;
 
-	if (cs->last && cs->last->key == key)
-		return cs->last;
 	for (size_t i = 0; i < cs->n; i++) {
 		if (cs->th[i]->key == key)
 			return cs->last = cs->th[i];
@@ -105,13 +117,66 @@ static struct thread *get_thread(struct tc_callstack *cs, const struct tc_rec *r
 	return cs->last = t;
 }
 
-static uint64_t func_of(struct tc_callstack *cs, int pid, uint64_t addr, bool *known)
+/* The thread of a record whose tid or cpu differs from the last one's. */
+static struct thread *find_thread(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	int key = thread_key(r->tid, r->cpu);
+	struct thread *t = cs->last && cs->last->key == key ? cs->last : new_thread(cs, key);
+
+	if (t) {
+		cs->last_tid = r->tid;
+		cs->last_cpu = r->cpu;
+	}
+	return t;
+}
+
+static inline struct thread *get_thread(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	if (cs->last && r->tid == cs->last_tid && r->cpu == cs->last_cpu)
+		return cs->last;	/* the same tid and cpu: the same key */
+	return find_thread(cs, r);
+}
+
+static uint64_t func_ask(struct tc_callstack *cs, int pid, uint64_t addr, bool *known)
 {
 	const char *name;
 	uint64_t start;
 
 	*known = cs->ops.sym && !cs->ops.sym(cs->ops.sym_ctx, pid, addr, &name, &start);
 	return *known ? start : addr;
+}
+
+/* A miss of func_of: asked, and kept where it can be. */
+static uint64_t func_miss(struct tc_callstack *cs, int pid, uint64_t addr, bool *known)
+{
+	struct func_slot *s;
+	uint64_t space;
+
+	if (!cs->space && cs->ops.space && cs->ops.sym)
+		cs->space = cs->ops.space(cs->ops.space_ctx);
+	if (!cs->space || (space = *cs->space) == UINT64_MAX)
+		return func_ask(cs, pid, addr, known);
+	s = &cs->fc[(addr ^ (addr >> 10) ^ (uint64_t)(uint32_t)pid * 0x9e37) & (FUNC_SLOTS - 1)];
+	s->start = func_ask(cs, pid, addr, &s->known);
+	s->addr = addr;
+	s->space = space;
+	s->pid = pid;
+	*known = s->known;
+	return s->start;
+}
+
+/* The function holding pid's addr: the symboliser's start, else addr itself. Kept per
+ * address while the space number stands (the decoders' blocks start at few addresses). */
+static inline uint64_t func_of(struct tc_callstack *cs, int pid, uint64_t addr, bool *known)
+{
+	const struct func_slot *s =
+		&cs->fc[(addr ^ (addr >> 10) ^ (uint64_t)(uint32_t)pid * 0x9e37) & (FUNC_SLOTS - 1)];
+
+	if (cs->space && s->addr == addr && s->space == *cs->space && s->pid == pid) {
+		*known = s->known;
+		return s->start;
+	}
+	return func_miss(cs, pid, addr, known);
 }
 
 static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64_t ret,
@@ -169,8 +234,10 @@ static void pop_to(struct tc_callstack *cs, struct thread *t, bool exc, uint64_t
 		lost_bottom(cs, t);
 }
 
-/* Apply the pending action now that execution continues at target. */
-static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
+/* Apply the pending action now that execution continues at target, whose function is
+ * *ftarget (NULL: not looked up yet). */
+static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target,
+		   const uint64_t *ftarget)
 {
 	enum pending p = t->pending;
 	bool known;
@@ -187,8 +254,8 @@ static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
 			break;
 		if (!t->depth)
 			break;	/* stack dropped meanwhile: the ROOT comes below */
-		if (push(cs, t, func_of(cs, t->pid, target, &known), t->pending_ret,
-			 p == P_CALL ? TC_FRAME_CALL : TC_FRAME_EXC))
+		if (push(cs, t, ftarget ? *ftarget : func_of(cs, t->pid, target, &known),
+			 t->pending_ret, p == P_CALL ? TC_FRAME_CALL : TC_FRAME_EXC))
 			return -1;
 		break;
 	case P_RET:
@@ -199,7 +266,8 @@ static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target)
 	if (t->low > t->depth)
 		t->low = t->depth;
 	if (!t->depth)
-		return push(cs, t, func_of(cs, t->pid, target, &known), 0, TC_FRAME_ROOT);
+		return push(cs, t, ftarget ? *ftarget : func_of(cs, t->pid, target, &known), 0,
+			    TC_FRAME_ROOT);
 	return 0;
 }
 
@@ -216,10 +284,10 @@ static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
 	t->tid = r->tid;
 	t->cpu = r->cpu;
 	t->just_exc_ret = false;
-	if (resolve(cs, t, r->start))
+	f = func_of(cs, r->pid, r->start, &known);
+	if ((t->pending != P_NONE || !t->depth) && resolve(cs, t, r->start, &f))
 		return -1;
 	/* A jump into another known function (tail call, PLT stub) moves the deepest frame. */
-	f = func_of(cs, r->pid, r->start, &known);
 	if (known && t->func[t->depth - 1] != f) {
 		t->func[t->depth - 1] = f;
 		if (t->low > t->depth - 1)
@@ -283,7 +351,7 @@ static int on_exception(struct tc_callstack *cs, const struct tc_rec *r)
 	if (t->pending == P_SYSCALL)
 		return 0;	/* the SVC's own exception: one frame for both */
 	/* A known return address tells where an unresolved branch went. */
-	if (r->start && t->pending != P_NONE && t->depth && resolve(cs, t, r->start))
+	if (r->start && t->pending != P_NONE && t->depth && resolve(cs, t, r->start, NULL))
 		return -1;
 	t->pending = P_EXC;
 	t->pending_ret = r->start;

@@ -66,6 +66,11 @@ struct tc_callstack_ops {
 	tc_sym_fn sym;		/* optional: without it functions are entry addresses */
 	void *ctx;		/* for range and brk */
 	void *sym_ctx;
+	/* optional: a number that changes whenever sym may answer differently (lib/analysis/
+	 * symcache.h, decoders/session.h tc_session_space; NULL while not known). With it the
+	 * function of an address is asked once while the number stands, not once per range. */
+	const uint64_t *(*space)(void *ctx);
+	void *space_ctx;
 };
 
 struct tc_callstack_stats {

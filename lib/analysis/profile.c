@@ -28,7 +28,7 @@ struct fn {
 	size_t thread;
 	uint64_t addr;
 	char *name, *dso;
-	uint64_t self, total, calls;	/* total: of frames that left the stack */
+	uint64_t total, calls;	/* total: of frames that left the stack (self: its hot entries) */
 	unsigned on;		/* frames of it on its thread's stack */
 };
 
@@ -37,22 +37,38 @@ struct hot {
 	uint64_t start, end, insns;
 };
 
-#define FN_CACHE 1024		/* direct-mapped (thread, addr) -> fn index + 1 (0 none) */
-#define HOT_CACHE 4096		/* direct-mapped: a range's hot entry, index + 1 (0 none) */
+/* Direct-mapped caches in front of the hash indexes, their keys kept in the slot so that a
+ * hit reads one slot: (thread, addr) -> fn, and a range's (fn, start, end) -> hot entry.
+ * idx1 is the index + 1 (0: empty). */
+#define FN_CACHE 1024
+#define HOT_CACHE 2048
+
+struct fn_slot {
+	uint64_t addr;
+	size_t thread, idx1;
+};
+
+struct hot_slot {
+	uint64_t start, end;
+	size_t fn, idx1;
+};
 
 struct tc_profile {
 	struct tc_profile_opts o;
-	size_t fn_cache[FN_CACHE], hot_cache[HOT_CACHE];
+	struct fn_slot fn_cache[FN_CACHE];
+	struct hot_slot hot_cache[HOT_CACHE];
 	bool filtered;		/* some ranges are not counted (tid, cpu, comm_is) */
 	struct pthr *th;
 	size_t nth, cth, last_th;
+	struct pthr *cur;	/* th[last_th], with the tid and cpu of its last range */
+	int cur_tid, cur_cpu;
 	struct fn *fn;
 	size_t nfn, cfn;
 	struct hot *hot;
 	size_t nhot, chot;
 	struct tc_hash fn_h, hot_h;	/* over fn and hot */
-	uint64_t ranges, insns;
 	bool failed;
+	bool slow;		/* failed or filtered: tc_profile_range takes the long way */
 };
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -90,6 +106,7 @@ struct tc_profile *tc_profile_new(const struct tc_profile_opts *o)
 	if (p) {
 		p->o = *o;
 		p->filtered = o->tid >= 0 || o->cpu >= 0 || o->comm_is;
+		p->slow = p->filtered;
 	}
 	return p;
 }
@@ -134,16 +151,15 @@ static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_r
 {
 	int key = thread_key(r->tid, r->cpu);
 	struct pthr *t;
+	size_t i;
 
 	if (p->nth && p->th[p->last_th].key == key) {
-		*idx = p->last_th;
-		return &p->th[*idx];
+		i = p->last_th;
+		goto found;
 	}
-	for (size_t i = 0; i < p->nth; i++) {
-		if (p->th[i].key == key) {
-			*idx = p->last_th = i;
-			return &p->th[i];
-		}
+	for (i = 0; i < p->nth; i++) {
+		if (p->th[i].key == key)
+			goto found;
 	}
 	if (tc_grow((void **)&p->th, &p->cth, p->nth + 1, sizeof(*p->th)))
 		return NULL;
@@ -151,8 +167,13 @@ static struct pthr *get_thread(struct tc_profile *p, const struct tc_callstack_r
 	*t = (struct pthr){ .key = key, .pid = r->pid, .tid = r->tid, .cpu = r->cpu };
 	if (p->o.comm)
 		t->comm = dup_or_null(p->o.comm(p->o.comm_ctx, r->pid, r->tid));
-	*idx = p->last_th = p->nth++;
-	return t;
+	i = p->nth++;
+found:
+	*idx = p->last_th = i;
+	p->cur = &p->th[i];
+	p->cur_tid = r->tid;
+	p->cur_cpu = r->cpu;
+	return p->cur;
 }
 
 static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t addr,
@@ -160,18 +181,18 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 {
 	struct fn_key k = { thread, addr };
 	uint64_t h;
-	size_t *c = &p->fn_cache[(addr ^ (addr >> 12) ^ thread * 0x9e37) & (FN_CACHE - 1)];
+	struct fn_slot *c = &p->fn_cache[(addr ^ (addr >> 12) ^ thread * 0x9e37) & (FN_CACHE - 1)];
 	struct fn *f;
 	char hex[32];
 
-	if (*c && p->fn[*c - 1].addr == addr && p->fn[*c - 1].thread == thread) {
-		*idx = *c - 1;
+	if (c->idx1 && c->addr == addr && c->thread == thread) {
+		*idx = c->idx1 - 1;
 		return &p->fn[*idx];
 	}
 	h = fn_hash(thread, addr);
 	*idx = tc_hash_find(&p->fn_h, h, fn_eq, p->fn, &k);
 	if (*idx != TC_HASH_NONE) {
-		*c = *idx + 1;
+		*c = (struct fn_slot){ addr, thread, *idx + 1 };
 		return &p->fn[*idx];
 	}
 	if (tc_grow((void **)&p->fn, &p->cfn, p->nfn + 1, sizeof(*p->fn)))
@@ -185,34 +206,39 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 	if (!f->name || tc_hash_add(&p->fn_h, h, p->nfn))
 		return NULL;
 	*idx = p->nfn++;
-	*c = p->nfn;
+	*c = (struct fn_slot){ addr, thread, p->nfn };
 	return f;
 }
 
-static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint32_t insns)
+static inline size_t hot_slot(uint64_t start, uint64_t end)
+{
+	return (start ^ (start >> 12) ^ (end << 1)) & (HOT_CACHE - 1);
+}
+
+__attribute__((noinline)) static int add_hot(struct tc_profile *p, size_t fn, const struct tc_rec *r, uint32_t insns)
 {
 	struct hot_key k = { fn, r->start, r->end };
 	uint64_t h;
 	/* a cheap slot: the cache is checked, not trusted */
-	size_t *c = &p->hot_cache[(r->start ^ (r->start >> 12) ^ (r->end << 1)) & (HOT_CACHE - 1)];
-	size_t i = *c - 1;
+	struct hot_slot *c = &p->hot_cache[hot_slot(r->start, r->end)];
+	size_t i;
 
-	if (*c && p->hot[i].start == r->start && p->hot[i].end == r->end && p->hot[i].fn == fn) {
-		p->hot[i].insns += insns;
+	if (c->idx1 && c->start == r->start && c->end == r->end && c->fn == fn) {
+		p->hot[c->idx1 - 1].insns += insns;
 		return 0;
 	}
 	h = hot_hash(fn, r->start, r->end);
 	i = tc_hash_find(&p->hot_h, h, hot_eq, p->hot, &k);
 	if (i != TC_HASH_NONE) {
 		p->hot[i].insns += insns;
-		*c = i + 1;
+		*c = (struct hot_slot){ r->start, r->end, fn, i + 1 };
 		return 0;
 	}
 	if (tc_grow((void **)&p->hot, &p->chot, p->nhot + 1, sizeof(*p->hot)) ||
 	    tc_hash_add(&p->hot_h, h, p->nhot))
 		return -1;
 	p->hot[p->nhot++] = (struct hot){ fn, r->start, r->end, insns };
-	*c = p->nhot;
+	*c = (struct hot_slot){ r->start, r->end, fn, p->nhot };
 	return 0;
 }
 
@@ -257,41 +283,75 @@ static int enter(struct tc_profile *p, struct pthr *t, size_t ti, const struct t
 	return 0;
 }
 
-void tc_profile_range(void *prof, const struct tc_callstack_range *r)
+/* Whether the filters (tid, cpu, comm_is) let r be counted. */
+static bool counted(const struct tc_profile *p, const struct tc_callstack_range *r)
 {
-	struct tc_profile *p = prof;
-	struct pthr *t;
-	struct fn *f;
-	size_t ti, fi;
-
-	if (p->failed || (p->o.tid >= 0 && r->tid != p->o.tid) ||
-	    (p->o.cpu >= 0 && r->cpu != p->o.cpu))
-		return;
+	if ((p->o.tid >= 0 && r->tid != p->o.tid) || (p->o.cpu >= 0 && r->cpu != p->o.cpu))
+		return false;
 	if (p->o.comm_is) {
 		const char *c = p->o.comm ? p->o.comm(p->o.comm_ctx, r->pid, r->tid) : NULL;
 
 		if (!c || strcmp(c, p->o.comm_is))
-			return;
+			return false;
 	}
-	t = get_thread(p, r, &ti);
-	if (!t || enter(p, t, ti, r))
-		goto nomem;
-	t->pid = r->pid;
-	t->cpu = r->cpu;
-	t->insns += r->insns;
-	p->insns += r->insns;
-	p->ranges++;
+	return true;
+}
+
+/* A range whose thread may not be the last one's, or with filters or after a failure: its
+ * thread, or NULL when it is not counted (filtered out, out of memory). */
+__attribute__((noinline)) static struct pthr *range_thread(struct tc_profile *p,
+							    const struct tc_callstack_range *r)
+{
+	size_t ti;
+	struct pthr *t;
+
+	if (p->failed || (p->filtered && !counted(p, r)))
+		return NULL;
+	if (!(t = get_thread(p, r, &ti)))
+		p->failed = p->slow = true;
+	return t;
+}
+
+/* The thread's frames become r's: those left close, those entered (from r->kept) are
+ * counted as entered. -1 on ENOMEM (the profile failed). */
+__attribute__((noinline)) static int range_frames(struct tc_profile *p, struct pthr *t,
+						  const struct tc_callstack_range *r)
+{
+	if (enter(p, t, p->last_th, r)) {
+		p->failed = p->slow = true;
+		return -1;
+	}
 	for (unsigned i = r->kept; i < r->depth; i++)
 		if (r->kind[i] != TC_FRAME_ROOT)
 			p->fn[t->stack[i].fn].calls++;
+	return 0;
+}
+
+void tc_profile_range(void *prof, const struct tc_callstack_range *r)
+{
+	struct tc_profile *p = prof;
+	const struct tc_rec *rec = r->rec;
+	struct pthr *t = p->cur;
+	const struct hot_slot *c;
+	size_t fi;
+
+	/* Most ranges: the last range's thread (p->cur), in the frames it left, through a
+	 * block seen before (the hot cache). A function's self is the sum of its hot entries. */
+	if (p->slow || !t || r->tid != p->cur_tid || r->cpu != p->cur_cpu) {
+		if (!(t = range_thread(p, r)))
+			return;
+	}
+	if ((p->filtered || r->kept != r->depth || t->depth != r->depth) && range_frames(p, t, r))
+		return;
+	t->pid = r->pid;
+	t->cpu = r->cpu;
+	t->insns += r->insns;
 	fi = t->stack[r->depth - 1].fn;
-	f = &p->fn[fi];
-	f->self += r->insns;
-	if (add_hot(p, fi, r->rec, r->insns))
-		goto nomem;
-	return;
-nomem:
-	p->failed = true;
+	c = &p->hot_cache[hot_slot(rec->start, rec->end)];
+	if (c->idx1 && c->start == rec->start && c->end == rec->end && c->fn == fi)
+		p->hot[c->idx1 - 1].insns += r->insns;
+	else if (add_hot(p, fi, rec, r->insns))
+		p->failed = p->slow = true;
 }
 
 /* ---- tables ---- */
@@ -347,7 +407,7 @@ static int fn_order(const void *pa, const void *pb, void *prof)
 
 /* Rows of one thread (thread = SIZE_MAX: all threads, merged by dso and name). */
 static int build_rows(const struct tc_profile *p, const struct tc_profile_view *v, size_t thread,
-		      const uint64_t *open, struct tc_profile_thread *out)
+		      const uint64_t *open, const uint64_t *self, struct tc_profile_thread *out)
 {
 	size_t *idx = malloc((p->nfn + 1) * sizeof(*idx)), n = 0, *row_of;
 	struct tc_profile_row *rows;
@@ -378,7 +438,7 @@ static int build_rows(const struct tc_profile *p, const struct tc_profile_view *
 						      .dso = f->dso,
 						      .addr = f->addr };
 		}
-		r->self += f->self;
+		r->self += self[idx[i]];
 		r->total += f->total + open[idx[i]];
 		r->calls += f->calls;
 		row_of[idx[i]] = (size_t)(r - rows);
@@ -417,9 +477,13 @@ int tc_profile_table(const struct tc_profile *p, const struct tc_profile_view *v
 		  struct tc_profile_table *t)
 {
 	size_t n = v->per_thread ? p->nth : 1;
-	uint64_t *open = calloc(p->nfn + 1, sizeof(*open));
+	/* open: [0, nfn] the frames' totals still open; self: [nfn + 1, 2 nfn + 2) */
+	uint64_t *open = calloc(2 * (p->nfn + 1), sizeof(*open)), *self = open + p->nfn + 1;
+	uint64_t insns = 0;
 
-	*t = (struct tc_profile_table){ .insns = p->insns };
+	for (size_t i = 0; i < p->nth; i++)
+		insns += p->th[i].insns;
+	*t = (struct tc_profile_table){ .insns = insns };
 	t->threads = calloc(n ? n : 1, sizeof(*t->threads));
 	if (!t->threads || !open) {
 		free(t->threads);
@@ -427,6 +491,9 @@ int tc_profile_table(const struct tc_profile *p, const struct tc_profile_view *v
 		free(open);
 		return -1;
 	}
+	/* every range counted its instructions in a hot entry of its function */
+	for (size_t i = 0; i < p->nhot; i++)
+		self[p->hot[i].fn] += p->hot[i].insns;
 	/* the frames still on the stacks count up to now */
 	for (size_t i = 0; i < p->nth; i++)
 		for (size_t k = 0; k < p->th[i].depth; k++)
@@ -441,9 +508,9 @@ int tc_profile_table(const struct tc_profile *p, const struct tc_profile_view *v
 						      .insns = p->th[i].insns };
 		else
 			*o = (struct tc_profile_thread){ .pid = -1, .tid = -1, .cpu = -1,
-						      .insns = p->insns };
+						      .insns = insns };
 		t->n = i + 1;
-		if (build_rows(p, v, v->per_thread ? i : SIZE_MAX, open, o)) {
+		if (build_rows(p, v, v->per_thread ? i : SIZE_MAX, open, self, o)) {
 			tc_profile_table_free(t);
 			free(open);
 			return -1;

@@ -256,3 +256,80 @@ TEST(runaway_depth_is_capped)
 	CHECK_INT(s.depth_drops, 10);	/* 1 root + 1033 calls */
 	tc_callstack_free(cs);
 }
+
+/* The function of a range's start is asked of the symboliser once while the space number
+ * (tc_callstack_ops.space) stands, again once it moves (an exec: other code at the same
+ * address), and every time while the number is not known. */
+struct counted_sym {
+	int asked;
+	bool known, exec;	/* exec: FOO's addresses now hold BAR */
+	uint64_t space;
+};
+
+static int counted_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start)
+{
+	struct counted_sym *c = ctx;
+
+	c->asked++;
+	if (c->exec && addr >= FOO && addr < FOO + 0x100) {
+		*name = "bar";
+		*start = FOO;
+		return 0;
+	}
+	return st_sym(NULL, pid, addr, name, start);
+}
+
+static const uint64_t *counted_space(void *ctx)
+{
+	struct counted_sym *c = ctx;
+
+	return c->known ? &c->space : NULL;
+}
+
+static void on_range_fn(void *ctx, const struct tc_callstack_range *r)
+{
+	uint64_t *fn = ctx;
+
+	*fn = r->func[r->depth - 1];
+}
+
+TEST(function_of_a_block_kept_per_space)
+{
+	static struct stream st;
+	struct counted_sym c = { .known = false };
+	uint64_t fn = 0;
+	struct tc_callstack_ops ops = { .range = on_range_fn, .ctx = &fn, .sym = counted_sym,
+					.sym_ctx = &c, .space = counted_space, .space_ctx = &c };
+	struct tc_callstack *cs = tc_callstack_new(&ops);
+
+	st.n = 0;
+	st_range(&st, 1, FOO + 0x10, FOO + 0x20, TC_INSN_OTHER);
+	/* not known yet: asked for each range */
+	CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK_INT(c.asked, 2);
+	/* known: asked once */
+	c.known = true;
+	for (int i = 0; i < 5; i++)
+		CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK_INT(c.asked, 3);
+	CHECK_INT(fn, FOO);
+	/* the space moved: asked again, the new answer counts */
+	c.exec = true;
+	c.space++;
+	CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK_INT(c.asked, 4);
+	c.space = UINT64_MAX;	/* "not known" as a number: nothing kept */
+	CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	CHECK_INT(c.asked, 6);
+	/* another process at the same address is asked of its own, and both are kept */
+	c.space = 7;
+	for (int i = 0; i < 4; i++) {
+		st.r[0].pid = i % 2 ? 200 : 100;
+		CHECK(!tc_callstack_feed(cs, &st.r[0]));
+	}
+	CHECK_INT(c.asked, 8);
+	tc_callstack_free(cs);
+}
