@@ -7,7 +7,7 @@
 
 void tc_json_flush(struct tc_json *j)
 {
-	if (j->len)
+	if (j->len && j->f)	/* a writer without a FILE is a scratch buffer its user empties */
 		fwrite(j->buf, 1, j->len, j->f);
 	j->len = 0;
 }
