@@ -348,10 +348,10 @@ static void text_sym_of(struct tc_json *j, const struct tc_images_sym *s, const 
 	}
 }
 
-/* What tc_listing_keep_syms keeps: for each form (kind), those of recent answers, by
- * address (two ways a set, the newer first). A slot serves while the space number is the
- * one it was made under (the names keep their bytes) and the answer is the same: the same
- * names (by address), the same offsets. */
+/* What tc_listing_keep_syms keeps: for each form (kind), those of recent addresses (two
+ * slots a set, the newer first), made from sym's answer for pid's addr under the space
+ * number: the decoder's promise (decoders/decoder.h) is that the answer, and the bytes of
+ * its names, stay while the number does. No symbolizer call for an address kept. */
 #define FRAG_BITS 10		/* slots a kind: 1 << FRAG_BITS */
 #define FRAG_CAP 192		/* a multiple of 32; longer forms are made each time */
 #define FRAG_SCRATCH 8192	/* names longer than this together: written directly */
@@ -360,9 +360,9 @@ static void text_sym_of(struct tc_json *j, const struct tc_images_sym *s, const 
 enum { FK_JSON_FROM, FK_JSON_TO, FK_TEXT_RANGE, FK_TEXT_AT, FK_COUNT };
 
 struct frag {
-	uint64_t space, addr, sym_off, dso_off;
-	const char *sym, *dso;		/* both NULL: empty (no answer without either) */
-	uint32_t len;
+	uint64_t space, addr;		/* addr 0: empty (never asked: no symbol there) */
+	int32_t pid;
+	uint32_t len;			/* 0: no symbol known */
 	char b[FRAG_CAP];
 };
 
@@ -440,64 +440,62 @@ static void make_frag(struct tc_json *j, int k, const struct tc_images_sym *s)
 	}
 }
 
-/* Kind k's form of answer s for addr: kept, or made now (and kept if short): its bytes
- * and *n, valid until the next call; NULL where the names are too long for the scratch. */
-static const char *frag_of(struct tc_listing_syms *c, int k, uint64_t addr,
-			   const struct tc_images_sym *s, size_t *n)
+/* The space number now, NO_SPACE while not known. */
+static inline uint64_t space_now(struct tc_listing_syms *c)
 {
-	struct frag *f = NULL;
-	uint64_t space = NO_SPACE;
-
 	if (!c->at)
 		c->at = c->space(c->space_ctx);
-	if (c->at && (space = *c->at) != NO_SPACE &&
-	    (c->t[k] || (c->t[k] = calloc((size_t)1 << FRAG_BITS, sizeof(struct frag))))) {
-		f = frag_set(c, k, addr);
-		for (int w = 0; w < 2; w++)
-			if (f[w].space == space && f[w].addr == addr && f[w].sym == s->sym &&
-			    f[w].dso == s->dso && f[w].sym_off == s->sym_off &&
-			    f[w].dso_off == s->dso_off) {
-				*n = f[w].len;
-				return f[w].b;
-			}
-	}
-	if ((s->sym ? strlen(s->sym) : 0) + (s->dso ? strlen(s->dso) : 0) > FRAG_SCRATCH)
-		return NULL;
-	c->scratch.len = 0;
-	make_frag(&c->scratch, k, s);
-	*n = c->scratch.len;
-	if (f && *n <= FRAG_CAP) {
-		if (f[0].space == space && (f[0].sym || f[0].dso))
-			f[1] = f[0];	/* the older way goes */
-		f->space = space;
-		f->addr = addr;
-		f->sym = s->sym;
-		f->dso = s->dso;
-		f->sym_off = s->sym_off;
-		f->dso_off = s->dso_off;
-		f->len = (uint32_t)*n;
-		memcpy(f->b, c->scratch.buf, *n);
-	}
-	return c->scratch.buf;
+	return c->at ? *c->at : NO_SPACE;
 }
 
 /* The default listing's symbol of pid's addr, kind k's form: kept bytes where it can. */
 static void put_sym(struct tc_listing *o, int k, int pid, uint64_t addr)
 {
+	struct tc_listing_syms *c = o->syms;
 	struct tc_images_sym s;
+	struct frag *f = NULL;
+	uint64_t space;
 	const char *b;
 	size_t n;
 
-	if (!lookup(o, pid, addr, &s))
-		return;
-	if (!o->syms || !(b = frag_of(o->syms, k, addr, &s, &n))) {
+	if (c && pid >= 0 && addr && (space = space_now(c)) != NO_SPACE &&
+	    (c->t[k] || (c->t[k] = calloc((size_t)1 << FRAG_BITS, sizeof(struct frag))))) {
+		f = frag_set(c, k, addr);
+		for (int w = 0; w < 2; w++)
+			if (f[w].addr == addr && f[w].pid == pid && f[w].space == space) {
+				if (f[w].len)
+					done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), f[w].b,
+						       f[w].len));
+				return;
+			}
+	}
+	if (!lookup(o, pid, addr, &s)) {
+		n = 0;
+		b = NULL;
+	} else if (!c || (s.sym ? strlen(s.sym) : 0) + (s.dso ? strlen(s.dso) : 0) > FRAG_SCRATCH) {
 		make_frag(&o->j, k, &s);
 		return;
+	} else {
+		c->scratch.len = 0;
+		make_frag(&c->scratch, k, &s);
+		n = c->scratch.len;
+		b = c->scratch.buf;
+		if (n <= FRAG_CAP)
+			done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), b, n));
+		else
+			put_mem(o, b, n);
 	}
-	if (n <= FRAG_CAP)
-		done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), b, n));
-	else
-		put_mem(o, b, n);
+	/* kept under the number as it is after the answer (which may have made spaces) */
+	if (f && n <= FRAG_CAP && (space = space_now(c)) != NO_SPACE) {
+		if (f[0].addr)
+			f[1] = f[0];	/* the older slot goes */
+		f->space = space;
+		f->addr = addr;
+		f->pid = pid;
+		f->len = (uint32_t)n;
+		if (n)
+			memcpy(f->b, b, n);
+	}
 }
 
 /* Is r's place the last record's (o->head)? */

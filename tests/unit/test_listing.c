@@ -298,8 +298,9 @@ TEST(events_and_values)
 }
 
 /* The kept forms follow what changes: the same address answered with other names (another
- * mapping), a name too long to keep, a DSO path too long for the scratch, places that
- * change from record to record, the space number moving. */
+ * mapping: the space number moves, as a decoder's does), pids, a name too long to keep, a
+ * DSO path too long for the scratch, an address without a symbol, places that change from
+ * record to record, the space number moving alone. */
 static char other_name[] = "other", huge_dso[9000];
 static int flip;
 
@@ -342,8 +343,10 @@ static size_t write_all(bool json, bool keep, char **out)
 			.has_time = i % 13 == 0, .time = i * 1000,
 		};
 
-		if (i % 17 == 0)
+		if (i % 17 == 0) {
 			flip++;
+			space_no++;
+		}
 		if (i % 41 == 0)
 			space_no++;
 		tc_listing_write(&o, &r);
