@@ -1,7 +1,9 @@
 /* Numbers and padded strings formatted by hand into a caller's buffer, byte for byte what
  * printf writes for the same conversion (noted beside each), for writers of millions of
  * records (lib/output/listing.c, lib/util/json.c): no format string parsed per field.
- * Each writes at o and returns the end; the caller has made room (lengths below). */
+ * Each writes at o and returns the end; the caller has made room (lengths below): a
+ * number may be written a word at a time, bytes past its end included (left for what
+ * follows to overwrite), TC_FMT_MAX bytes at most, padding aside. */
 #ifndef TC_LIB_UTIL_FMT_H
 #define TC_LIB_UTIL_FMT_H
 
@@ -48,8 +50,29 @@ static inline void tc_fmt_udec_at(char *e, uint64_t v)
 /* %llu */
 static inline char *tc_fmt_udec(char *o, uint64_t v)
 {
-	unsigned n = tc_fmt_udec_len(v);
+	unsigned n;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* Up to 8 digits (offsets, pids, counts): four pairs looked up side by side into one
+	 * word, the leading zeros shifted out; 8 bytes written at o. */
+	if (v < 100000000) {
+		uint32_t hi = (uint32_t)v / 10000, lo = (uint32_t)v % 10000;
+		uint16_t d0, d1, d2, d3;
+		uint64_t w, x;
+
+		memcpy(&d0, tc_fmt_digits2 + 2 * (hi / 100), 2);
+		memcpy(&d1, tc_fmt_digits2 + 2 * (hi % 100), 2);
+		memcpy(&d2, tc_fmt_digits2 + 2 * (lo / 100), 2);
+		memcpy(&d3, tc_fmt_digits2 + 2 * (lo % 100), 2);
+		w = d0 | (uint64_t)d1 << 16 | (uint64_t)d2 << 32 | (uint64_t)d3 << 48;
+		x = w ^ 0x3030303030303030ULL;	/* zero bytes: the leading '0's */
+		n = x ? 8 - (unsigned)__builtin_ctzll(x) / 8 : 1;
+		w >>= 8 * (8 - n);
+		memcpy(o, &w, 8);
+		return o + n;
+	}
+#endif
+	n = tc_fmt_udec_len(v);
 	tc_fmt_udec_at(o + n, v);
 	return o + n;
 }
