@@ -69,11 +69,13 @@ struct tc_listing {
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
-/* The default listing's symbol keys (JSON) or text, made once per answer of sym and kept
- * while the number *space(space_ctx) stays the same (decoders/decoder.h's space op: while it
- * does, the names sym gave keep their bytes; space answering NULL: not known yet, nothing
- * kept, asked again later). 0, or -1 out of memory (the writer then keeps nothing).
- * tc_listing_fini lets go of what is kept. */
+/* The default listing's symbol keys (JSON) or text, made once per pid and address from
+ * sym's answer and kept while the number *space(space_ctx) stays the same (decoders/
+ * decoder.h's space op: while it does, sym answers the same for a pid >= 0 and the names
+ * keep their bytes; space answering NULL: not known yet, nothing kept, asked again later);
+ * and a bigger buffer for the writer (fewer writes, batched). 0, or -1 out of memory (the
+ * writer then keeps nothing). tc_listing_fini hands on what is buffered and lets go of
+ * what is kept. */
 int tc_listing_keep_syms(struct tc_listing *o, const uint64_t *(*space)(void *ctx),
 			 void *space_ctx);
 void tc_listing_fini(struct tc_listing *o);
