@@ -461,6 +461,9 @@ static int decode_main(struct decode *d, int argc, char **argv)
 		tc_fatal("out of memory");
 	if (!d->format)
 		listing_setup(d->streams ? tc_streams_listing(d->streams) : &d->out, dec, d->fields);
+	/* the writer keeps the symbols' forms while the decoder's address spaces stay */
+	if (!d->format && !d->streams && tc_listing_keep_syms(&d->out, tc_session_space, dec))
+		tc_fatal("out of memory");
 	if (d->filter)
 		tc_rec_filter_source(d->filter, &(struct tc_rec_filter_src){
 			.sym = tc_session_sym, .dso = tc_session_dso, .comm = tc_session_comm_rec,
@@ -506,6 +509,7 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	if (d->bp && write_profile(d))
 		problems++;
 	tc_branch_profile_free(d->bp);
+	tc_listing_fini(&d->out);
 	tc_session_free(dec);
 	if (tc_streams_close(d->streams, &nstreams, d->stream_failed ? NULL : &d->serr) ||
 	    d->stream_failed)

@@ -59,10 +59,12 @@ struct tc_decoder_ops {
 	/* For analyses after decoding (lib/analysis/analysis.h's sym and dso callbacks). */
 	int (*sym)(void *dec, int pid, uint64_t addr, const char **name, uint64_t *start);
 	const char *(*dso)(void *dec, int pid, uint64_t addr);
-	/* Optional, for caches of sym and dso answers: where the decoder keeps a number that
+	/* Optional, for caches of sym and dso answers, and of symbolize's for a pid >= 0 (the
+	 * record writer's, lib/output/listing.h): where the decoder keeps a number that
 	 * changes whenever they may answer differently (side-band applied, address spaces
-	 * made; never while a record is emitted), valid until free; the names they gave stay
-	 * valid while it is unchanged. NULL (or no op): no cache may keep an answer. */
+	 * made, records emitted from another address space or pid than the last), valid until
+	 * free; the names they gave stay valid while it is unchanged. NULL (or no op): no
+	 * cache may keep an answer. */
 	const uint64_t *(*space)(void *dec);
 	/* The address spaces that map pid's addr, or NULL. */
 	struct tc_images *(*images_at)(void *dec, int pid, uint64_t addr);

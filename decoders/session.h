@@ -74,10 +74,12 @@ int tc_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym
  * decoded; ctx is the session. Valid during tc_session_run and until tc_session_free. */
 int tc_session_sym(void *ctx, int pid, uint64_t addr, const char **name, uint64_t *start);
 const char *tc_session_dso(void *ctx, int pid, uint64_t addr);
-/* For caches of tc_session_sym and tc_session_dso answers: where the decoder keeps a number
- * that changes whenever they may answer differently (side-band applied; never while a
- * record is emitted), valid until tc_session_free; names they gave stay valid while it is
- * unchanged. NULL: not known (yet: no decoder picked), keep nothing; ask again later. */
+/* For caches of tc_session_sym and tc_session_dso answers, and of tc_session_symbolize's
+ * for a pid >= 0: where the decoder keeps a number that changes whenever they may answer
+ * differently (side-band applied, records emitted from another address space or pid:
+ * decoders/decoder.h's space), valid until tc_session_free; names they gave stay valid
+ * while it is unchanged. NULL: not known (yet: no decoder picked), keep nothing; ask
+ * again later. */
 const uint64_t *tc_session_space(void *ctx);
 const char *tc_session_comm(void *ctx, int pid, int tid);	/* the latest name */
 /* The one lookup of a record's thread name (lib/output/listing.h tc_comm_fn; filters by

@@ -113,7 +113,10 @@ struct tc_pt_session {
 	size_t nmiss, capmiss;
 	struct tc_pt_session_missing *list;
 	const struct tc_perf_data_features *f;	/* at decode time: build ids for images */
-	uint64_t gen;		/* changes with any queue's address spaces (tc_pt_session_space) */
+	uint64_t gen;		/* changes with any queue's address spaces (tc_pt_session_space)
+				 * and the emitting queue or its pid (note_emitter) */
+	const struct queue *eq;	/* the queue and pid of the last record emitted */
+	int epid;
 	const struct tc_perf_data *pd;	/* at decode time: the input, to let go of trace */
 	struct tc_jobs *par;	/* --jobs: queues decode in worker threads */
 };
@@ -571,6 +574,19 @@ static struct missing *miss_for(struct tc_pt_session *s, const char *dso)
 
 static void emit_par(struct queue *q, const struct tc_rec *r);
 
+/* A record of q's, in pid's address space, is to be emitted: the records' symbols
+ * (tc_pt_session_symbolize) come from the emitting queue's address spaces and pid, so the
+ * space number moves when either is another than the last record's: a cache of answers
+ * by pid and address (the record writer's) holds while it stays. */
+static inline void note_emitter(struct tc_pt_session *s, const struct queue *q, int pid)
+{
+	if (__builtin_expect(q != s->eq || pid != s->epid, 0)) {
+		s->eq = q;
+		s->epid = pid;
+		s->gen++;
+	}
+}
+
 /* emit_cb's records other than the common ones: --jobs, stops without code. Not inlined:
  * emit_cb's common case stays a few instructions and a tail call. */
 __attribute__((noinline)) static void emit_rare(struct queue *q, const struct tc_rec *r)
@@ -599,6 +615,7 @@ __attribute__((noinline)) static void emit_rare(struct queue *q, const struct tc
 	}
 	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
 		return;
+	note_emitter(s, q, q->pid);
 	s->o.emit(s->o.ctx, r);
 }
 
@@ -608,10 +625,12 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 	struct tc_pt_session *s = q->s;
 
 	tc_perf_data_behind(s->pd, &q->behind, r->offset);
-	if (s->par || r->type == TC_REC_ADDR_NACC)
+	if (s->par || r->type == TC_REC_ADDR_NACC) {
 		emit_rare(q, r);
-	else if (r->type != (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+	} else if (r->type != (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH)) {
+		note_emitter(s, q, q->pid);
 		s->o.emit(s->o.ctx, r);
+	}
 }
 
 static void add_missing(struct tc_pt_session *s, const char *const *lines, size_t n)
@@ -1007,8 +1026,10 @@ static int take_item(struct tc_pt_session *s, struct queue *q, struct mark *m)
 					ms->stops++;
 			}
 		}
-		if (!(tag & IT_QUIET))
+		if (!(tag & IT_QUIET)) {
+			note_emitter(s, q, q->opid);
 			s->o.emit(s->o.ctx, &q->oprev);
+		}
 		sync_omiss(q);
 		return IT_REC;
 	case IT_CTX:

@@ -774,8 +774,10 @@ static int symbol_of(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 
 static inline struct sym_slot *slot_of(struct tc_images *im, int32_t pid, uint64_t addr)
 {
+	/* multiply, fold, multiply: addresses a fixed step apart spread too */
 	uint64_t h = (addr ^ (uint64_t)(uint32_t)pid << 40) * 0x9e3779b97f4a7c15ULL;
 
+	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
 	return &im->cache[h >> (64 - SYM_CACHE_BITS)];
 }
 

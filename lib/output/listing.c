@@ -29,6 +29,8 @@ void tc_listing_init(struct tc_listing *o, FILE *f, bool json)
 	o->comm = NULL;
 	o->comm_ctx = NULL;
 	o->fields = 0;
+	o->syms = NULL;
+	o->head.type = -1;
 	tc_json_init(&o->j, f, false);
 }
 
@@ -45,9 +47,14 @@ void tc_listing_flush(struct tc_listing *o)
 /* Room for the fixed-size part of what comes next (at most ROOM bytes). */
 #define ROOM 512
 
+static inline char *jroom(struct tc_json *j)
+{
+	return tc_json_raw_room(j, ROOM);
+}
+
 static inline char *room(struct tc_listing *o)
 {
-	return tc_json_raw_room(&o->j, ROOM);
+	return jroom(&o->j);
 }
 
 static inline void done(struct tc_listing *o, const char *end)
@@ -56,16 +63,29 @@ static inline void done(struct tc_listing *o, const char *end)
 }
 
 /* A string of any length. */
-static inline void put_mem(struct tc_listing *o, const char *s, size_t n)
+static inline void jput_mem(struct tc_json *j, const char *s, size_t n)
 {
 	if (__builtin_expect(n <= ROOM, 1)) {
-		char *p = room(o);
+		char *p = jroom(j);
 
 		memcpy(p, s, n);
-		done(o, p + n);
+		tc_json_raw_end(j, p + n);
 	} else {
-		tc_json_raw_mem(&o->j, s, n);
+		tc_json_raw_mem(j, s, n);
 	}
+}
+
+static inline void put_mem(struct tc_listing *o, const char *s, size_t n)
+{
+	jput_mem(&o->j, s, n);
+}
+
+/* n bytes of s (n <= cap), 32 at a time: both s and p have room for n rounded up to 32. */
+static inline char *copy32(char *p, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i += 32)
+		memcpy(p + i, s + i, 32);
+	return p + n;
 }
 
 static inline void put_str(struct tc_listing *o, const char *s)
@@ -136,6 +156,11 @@ static bool has(const struct tc_listing *o, enum tc_listing_field f)
 	return o->fields & (1u << f);
 }
 
+static bool has_f(unsigned fields, enum tc_listing_field f)
+{
+	return fields & (1u << f);
+}
+
 /* The symbol and DSO of addr, or false where none is known (no symboliser, address 0 at
  * a trace gap, nothing mapped there). */
 static bool lookup(const struct tc_listing *o, int pid, uint64_t addr, struct tc_images_sym *s)
@@ -201,16 +226,16 @@ static const struct sym_keys keys_from = KEYS(""), keys_to = KEYS("to_");
  * was cut at 511 bytes, and still is. */
 #define SYM_BUF 512
 
-static void json_sym_value(struct tc_listing *o, const struct tc_images_sym *s, bool off)
+static void json_sym_value(struct tc_json *j, const struct tc_images_sym *s, bool off)
 {
 	size_t n = strlen(s->sym);
 	char buf[SYM_BUF];
 
 	if (n + (off ? 3 + tc_fmt_hex_len(s->sym_off) : 0) < SYM_BUF) {
 		if (off)
-			tc_json_raw_str_plus_hex(&o->j, s->sym, s->sym_off);
+			tc_json_raw_str_plus_hex(j, s->sym, s->sym_off);
 		else
-			tc_json_raw_str(&o->j, s->sym);
+			tc_json_raw_str(j, s->sym);
 		return;
 	}
 	if (off)
@@ -219,45 +244,51 @@ static void json_sym_value(struct tc_listing *o, const struct tc_images_sym *s, 
 		memcpy(buf, s->sym, SYM_BUF - 1);
 		buf[SYM_BUF - 1] = 0;
 	}
-	tc_json_raw_str(&o->j, buf);
+	tc_json_raw_str(j, buf);
 }
 
-/* JSON, raw: "sym" ("name+0xoff", or "name" without symoff), "symoff", "dso", "dsoff",
- * keys from k. all: the default listing's keys (every one). Inside an object, after a
- * member. */
+/* JSON, raw, of answer s: "sym" ("name+0xoff", or "name" without symoff), "symoff",
+ * "dso", "dsoff", keys from k. all: the default listing's keys (every one), else those of
+ * fields. Inside an object, after a member. */
+static void json_sym_of(struct tc_json *j, unsigned fields, const struct tc_images_sym *s,
+			const struct sym_keys *k, bool all)
+{
+	bool sym = s->sym && (all || has_f(fields, TC_LF_SYM));
+	bool symoff = s->sym && (all || has_f(fields, TC_LF_SYMOFF));
+	char *p;
+
+	if (sym) {
+		jput_mem(j, k->sym, k->lsym);
+		json_sym_value(j, s, symoff);
+	}
+	if (symoff) {
+		p = jroom(j);
+		memcpy(p, k->symoff, k->lsymoff);
+		tc_json_raw_end(j, tc_fmt_udec(p + k->lsymoff, s->sym_off));
+	}
+	if (s->dso && (all || has_f(fields, TC_LF_DSO))) {
+		jput_mem(j, k->dso, k->ldso);
+		tc_json_raw_str(j, s->dso);
+	}
+	if (s->dso && (all || has_f(fields, TC_LF_DSOFF))) {	/* an address: hex, as the others */
+		p = jroom(j);
+		memcpy(p, k->dsoff, k->ldsoff);
+		p += k->ldsoff;
+		memcpy(p, "\"0x", 3);
+		p = tc_fmt_hex(p + 3, s->dso_off);
+		*p++ = '"';
+		tc_json_raw_end(j, p);
+	}
+}
+
+/* json_sym_of for pid's addr. */
 static void json_sym(struct tc_listing *o, int pid, uint64_t addr, const struct sym_keys *k,
 		     bool all)
 {
 	struct tc_images_sym s;
-	bool sym, symoff;
-	char *p;
 
-	if (!lookup(o, pid, addr, &s))
-		return;
-	sym = s.sym && (all || has(o, TC_LF_SYM));
-	symoff = s.sym && (all || has(o, TC_LF_SYMOFF));
-	if (sym) {
-		put_mem(o, k->sym, k->lsym);
-		json_sym_value(o, &s, symoff);
-	}
-	if (symoff) {
-		p = room(o);
-		memcpy(p, k->symoff, k->lsymoff);
-		done(o, tc_fmt_udec(p + k->lsymoff, s.sym_off));
-	}
-	if (s.dso && (all || has(o, TC_LF_DSO))) {
-		put_mem(o, k->dso, k->ldso);
-		tc_json_raw_str(&o->j, s.dso);
-	}
-	if (s.dso && (all || has(o, TC_LF_DSOFF))) {	/* an address: hex, as the others */
-		p = room(o);
-		memcpy(p, k->dsoff, k->ldsoff);
-		p += k->ldsoff;
-		memcpy(p, "\"0x", 3);
-		p = tc_fmt_hex(p + 3, s.dso_off);
-		*p++ = '"';
-		done(o, p);
-	}
+	if (lookup(o, pid, addr, &s))
+		json_sym_of(&o->j, o->fields, &s, k, all);
 }
 
 /* Raw JSON pieces: ,"key": then a value. */
@@ -271,8 +302,226 @@ static inline char *json_hex(char *p, uint64_t v)
 	return p;
 }
 
-/* The type and place keys of tc_listing_json_place, raw: '{' and what follows. */
-static char *json_head(char *p, const struct tc_rec *r, const char *type, size_t tlen)
+/* Default text of answer s: "<sep>sym+0xoff (dso)", "<sep>[file+0xoff] (dso)" without a
+ * symbol. */
+static void text_sym_of(struct tc_json *j, const struct tc_images_sym *s, const char *sep,
+			size_t lsep)
+{
+	const char *name = s->sym ? s->sym : base_name(s->dso);
+	size_t n = strlen(name), d = s->dso ? strlen(s->dso) : 0;
+	char *p;
+
+	if (n + d < TC_JSON_BUF / 4 - 64) {	/* the usual: all of it in one piece */
+		p = tc_json_raw_room(j, n + d + 64);
+		memcpy(p, sep, lsep);
+		p += lsep;
+		if (!s->sym)
+			*p++ = '[';
+		memcpy(p, name, n);
+		p = LIT(p + n, "+0x");
+		p = tc_fmt_hex(p, s->sym ? s->sym_off : s->dso_off);
+		if (!s->sym)
+			*p++ = ']';
+		if (s->dso) {
+			p = LIT(p, " (");
+			memcpy(p, s->dso, d);
+			p += d;
+			*p++ = ')';
+		}
+		tc_json_raw_end(j, p);
+		return;
+	}
+	jput_mem(j, sep, lsep);
+	if (!s->sym)
+		jput_mem(j, "[", 1);
+	jput_mem(j, name, n);
+	p = jroom(j);
+	p = LIT(p, "+0x");
+	p = tc_fmt_hex(p, s->sym ? s->sym_off : s->dso_off);
+	if (!s->sym)
+		*p++ = ']';
+	tc_json_raw_end(j, p);
+	if (s->dso) {
+		jput_mem(j, " (", 2);
+		jput_mem(j, s->dso, d);
+		jput_mem(j, ")", 1);
+	}
+}
+
+/* What tc_listing_keep_syms keeps: for each form (kind), those of recent addresses (two
+ * slots a set, the newer first), made from sym's answer for pid's addr under the space
+ * number: the decoder's promise (decoders/decoder.h) is that the answer, and the bytes of
+ * its names, stay while the number does. No symbolizer call for an address kept. */
+#define FRAG_BITS 10		/* slots a kind: 1 << FRAG_BITS */
+#define FRAG_CAP 192		/* a multiple of 32; longer forms are made each time */
+#define FRAG_SCRATCH 8192	/* names longer than this together: written directly */
+#define NO_SPACE UINT64_MAX	/* the number while it is not known */
+
+enum { FK_JSON_FROM, FK_JSON_TO, FK_TEXT_RANGE, FK_TEXT_AT, FK_COUNT };
+
+struct frag {
+	uint64_t space, addr;		/* addr 0: empty (never asked: no symbol there) */
+	int32_t pid;
+	uint32_t len;			/* 0: no symbol known */
+	char b[FRAG_CAP];
+};
+
+struct tc_listing_syms {
+	const uint64_t *(*space)(void *ctx);
+	void *space_ctx;
+	const uint64_t *at;		/* the number, once known */
+	struct frag *t[FK_COUNT];	/* 1 << FRAG_BITS slots each, made on first use */
+	/* Forms are made here, then copied: with FRAG_SCRATCH, never full (it has no FILE). */
+	struct tc_json scratch;
+	/* The writer's buffer meanwhile: a batched decode writes a quarter as often. */
+	char out[4 * TC_JSON_BUF];
+};
+
+int tc_listing_keep_syms(struct tc_listing *o, const uint64_t *(*space)(void *ctx),
+			 void *space_ctx)
+{
+	struct tc_listing_syms *c;
+
+	tc_listing_fini(o);
+	if (!space)
+		return 0;
+	if (!(c = calloc(1, sizeof(*c))))
+		return -1;
+	c->space = space;
+	c->space_ctx = space_ctx;
+	tc_json_init(&c->scratch, NULL, false);
+	tc_json_use_buffer(&o->j, c->out, sizeof(c->out));
+	o->syms = c;
+	return 0;
+}
+
+void tc_listing_fini(struct tc_listing *o)
+{
+	if (!o->syms)
+		return;
+	tc_json_use_buffer(&o->j, NULL, 0);	/* what is in it goes to the FILE first */
+	for (int k = 0; k < FK_COUNT; k++)
+		free(o->syms->t[k]);
+	free(o->syms);
+	o->syms = NULL;
+}
+
+/* Kind k's set of slots for addr (two: the newer first), NULL while it has none. Addresses
+ * a few bytes apart spread over the sets: multiply, fold, multiply. */
+static inline struct frag *frag_set(const struct tc_listing_syms *c, int k, uint64_t addr)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ULL;
+
+	if (!c->t[k])
+		return NULL;
+	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
+	return &c->t[k][(h >> (64 - FRAG_BITS + 1)) << 1];
+}
+
+/* Ask for kind k's slots of addr before they are needed (a record's addresses, at its
+ * start): read while the record's other keys are written. */
+static inline void frag_prefetch(const struct tc_listing *o, int k, uint64_t addr)
+{
+	const struct frag *f;
+
+	if (o->syms && (f = frag_set(o->syms, k, addr))) {
+		__builtin_prefetch(f);
+		__builtin_prefetch((const char *)f + 64);
+		__builtin_prefetch((const char *)f + 128);
+		__builtin_prefetch((const char *)f + 192);
+		__builtin_prefetch(f + 1);
+	}
+}
+
+/* The default listing's form of answer s, kind k. */
+static void make_frag(struct tc_json *j, int k, const struct tc_images_sym *s)
+{
+	switch (k) {
+	case FK_JSON_FROM: json_sym_of(j, 0, s, &keys_from, true); break;
+	case FK_JSON_TO: json_sym_of(j, 0, s, &keys_to, true); break;
+	case FK_TEXT_RANGE: text_sym_of(j, s, "  ", 2); break;
+	default: text_sym_of(j, s, " ", 1); break;
+	}
+}
+
+/* The space number now, NO_SPACE while not known. */
+static inline uint64_t space_now(struct tc_listing_syms *c)
+{
+	if (!c->at)
+		c->at = c->space(c->space_ctx);
+	return c->at ? *c->at : NO_SPACE;
+}
+
+/* The default listing's symbol of pid's addr, kind k's form: kept bytes where it can. */
+static void put_sym(struct tc_listing *o, int k, int pid, uint64_t addr)
+{
+	struct tc_listing_syms *c = o->syms;
+	struct tc_images_sym s;
+	struct frag *f = NULL;
+	uint64_t space;
+	const char *b;
+	size_t n;
+
+	if (c && pid >= 0 && addr && (space = space_now(c)) != NO_SPACE &&
+	    (c->t[k] || (c->t[k] = calloc((size_t)1 << FRAG_BITS, sizeof(struct frag))))) {
+		f = frag_set(c, k, addr);
+		for (int w = 0; w < 2; w++)
+			if (f[w].addr == addr && f[w].pid == pid && f[w].space == space) {
+				if (f[w].len)
+					done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), f[w].b,
+						       f[w].len));
+				return;
+			}
+	}
+	if (!lookup(o, pid, addr, &s)) {
+		n = 0;
+		b = NULL;
+	} else if (!c || (s.sym ? strlen(s.sym) : 0) + (s.dso ? strlen(s.dso) : 0) > FRAG_SCRATCH) {
+		make_frag(&o->j, k, &s);
+		return;
+	} else {
+		c->scratch.len = 0;
+		make_frag(&c->scratch, k, &s);
+		n = c->scratch.len;
+		b = c->scratch.out;
+		if (n <= FRAG_CAP)
+			done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), b, n));
+		else
+			put_mem(o, b, n);
+	}
+	/* kept under the number as it is after the answer (which may have made spaces) */
+	if (f && n <= FRAG_CAP && (space = space_now(c)) != NO_SPACE) {
+		if (f[0].addr)
+			f[1] = f[0];	/* the older slot goes */
+		f->space = space;
+		f->addr = addr;
+		f->pid = pid;
+		f->len = (uint32_t)n;
+		if (n)
+			memcpy(f->b, b, n);
+	}
+}
+
+/* Is r's place the last record's (o->head)? */
+static inline bool same_place(const struct tc_listing *o, const struct tc_rec *r)
+{
+	return o->head.type == (int)r->type && o->head.pid == r->pid && o->head.tid == r->tid &&
+	       o->head.id == r->id && o->head.cpu == r->cpu;
+}
+
+static inline void set_place(struct tc_listing *o, const struct tc_rec *r, const char *end)
+{
+	o->head.type = (int)r->type;
+	o->head.id = r->id;
+	o->head.cpu = r->cpu;
+	o->head.pid = r->pid;
+	o->head.tid = r->tid;
+	o->head.len = (unsigned)(end - o->head.b);
+}
+
+/* The type and place keys of tc_listing_json_place, raw: '{' and what follows, up to the
+ * offset's value. */
+static char *json_place(char *p, const struct tc_rec *r, const char *type, size_t tlen)
 {
 	p = LIT(p, "{\"type\":\"");
 	memcpy(p, type, tlen);
@@ -294,7 +543,16 @@ static char *json_head(char *p, const struct tc_rec *r, const char *type, size_t
 		p = LIT(p, ",\"tid\":");
 		p = tc_fmt_dec(p, r->tid);
 	}
-	p = LIT(p, ",\"offset\":");
+	return LIT(p, ",\"offset\":");
+}
+
+/* json_place and the offset: the last record's bytes where its place was the same. */
+static inline char *json_head(struct tc_listing *o, char *p, const struct tc_rec *r,
+			      const char *type, size_t tlen)
+{
+	if (!same_place(o, r))
+		set_place(o, r, json_place(o->head.b, r, type, tlen));
+	p = copy32(p, o->head.b, o->head.len);
 	return tc_fmt_dec(p, (long long)r->offset);
 }
 
@@ -303,11 +561,13 @@ static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
 {
 	char *p = room(o);
 
-	if (r->type == TC_REC_RANGE) {
-		p = json_head(p, r, "range", 5);
-	} else {
-		p = json_head(p, r, "branch", 6);
-	}
+	frag_prefetch(o, FK_JSON_FROM, r->start);
+	if (r->type != TC_REC_RANGE)
+		frag_prefetch(o, FK_JSON_TO, r->end);
+	if (r->type == TC_REC_RANGE)
+		p = json_head(o, p, r, "range", 5);
+	else
+		p = json_head(o, p, r, "branch", 6);
 	if (r->has_time) {
 		p = LIT(p, ",\"time\":");
 		p = tc_fmt_udec(p, r->time);
@@ -325,23 +585,31 @@ static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
 		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
 		*p++ = '"';
 		if (r->last) {
+			unsigned char c = (unsigned char)r->last;
 			char last[2] = { r->last, 0 };
 
 			p = LIT(p, ",\"last\":");
-			done(o, p);
-			tc_json_raw_str(&o->j, last);
+			if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {	/* no escape */
+				*p++ = '"';
+				*p++ = r->last;
+				*p++ = '"';
+				done(o, p);
+			} else {
+				done(o, p);
+				tc_json_raw_str(&o->j, last);
+			}
 		} else {
 			done(o, p);
 		}
-		json_sym(o, r->pid, r->start, &keys_from, true);
+		put_sym(o, FK_JSON_FROM, r->pid, r->start);
 	} else {
 		p = LIT(p, ",\"from\":");
 		p = json_hex(p, r->start);
 		p = LIT(p, ",\"to\":");
 		p = json_hex(p, r->end);
 		done(o, p);
-		json_sym(o, r->pid, r->start, &keys_from, true);
-		json_sym(o, r->pid, r->end, &keys_to, true);
+		put_sym(o, FK_JSON_FROM, r->pid, r->start);
+		put_sym(o, FK_JSON_TO, r->pid, r->end);
 	}
 	p = room(o);
 	p = LIT(p, "}\n");
@@ -509,58 +777,6 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 	tc_json_obj_close(j);
 }
 
-/* Default text: "<sep>sym+0xoff (dso)", "<sep>[file+0xoff] (dso)" without a symbol. */
-static void text_sym(struct tc_listing *o, int pid, uint64_t addr, const char *sep,
-		     size_t lsep)
-{
-	struct tc_images_sym s;
-	const char *name;
-	size_t n, d;
-	char *p;
-
-	if (!lookup(o, pid, addr, &s))
-		return;
-	name = s.sym ? s.sym : base_name(s.dso);
-	n = strlen(name);
-	d = s.dso ? strlen(s.dso) : 0;
-
-	if (n + d < TC_JSON_BUF / 4 - 64) {	/* the usual: all of it in one piece */
-		p = tc_json_raw_room(&o->j, n + d + 64);
-		memcpy(p, sep, lsep);
-		p += lsep;
-		if (!s.sym)
-			*p++ = '[';
-		memcpy(p, name, n);
-		p = LIT(p + n, "+0x");
-		p = tc_fmt_hex(p, s.sym ? s.sym_off : s.dso_off);
-		if (!s.sym)
-			*p++ = ']';
-		if (s.dso) {
-			p = LIT(p, " (");
-			memcpy(p, s.dso, d);
-			p += d;
-			*p++ = ')';
-		}
-		done(o, p);
-		return;
-	}
-	put_mem(o, sep, lsep);
-	if (!s.sym)
-		put_mem(o, "[", 1);
-	put_mem(o, name, n);
-	p = room(o);
-	p = LIT(p, "+0x");
-	p = tc_fmt_hex(p, s.sym ? s.sym_off : s.dso_off);
-	if (!s.sym)
-		*p++ = ']';
-	done(o, p);
-	if (s.dso) {
-		put_mem(o, " (", 2);
-		put_mem(o, s.dso, d);
-		put_mem(o, ")", 1);
-	}
-}
-
 /* What a record without an address says (both text forms). */
 static void text_detail(struct tc_listing *o, const struct tc_rec *r)
 {
@@ -598,12 +814,11 @@ static char *text_time(char *p, uint64_t t, unsigned w)
 	return tc_fmt_udec_0w(p, t % 1000000000, 9);
 }
 
-static void write_text(struct tc_listing *o, const struct tc_rec *r)
+/* The text's place after the offset: " ", id, cpu, pid/tid, type. */
+static char *text_place(char *p, const struct tc_rec *r)
 {
 	const char *type = tc_rec_type_name(r->type);
-	char *p = room(o);
 
-	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
 	*p++ = ' ';
 	if (r->id >= 0) {				/* " id 0x%02x" */
 		p = LIT(p, " id 0x");
@@ -622,7 +837,23 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 		p = tc_fmt_dec(p, r->tid);
 	}
 	p = LIT(p, "  ");				/* "  %-9s" */
-	p = tc_fmt_str_w(p, type, strlen(type), 9, 1);
+	return tc_fmt_str_w(p, type, strlen(type), 9, 1);
+}
+
+static void write_text(struct tc_listing *o, const struct tc_rec *r)
+{
+	char *p = room(o);
+
+	if (r->type == TC_REC_RANGE) {
+		frag_prefetch(o, FK_TEXT_RANGE, r->start);
+	} else if (r->type == TC_REC_BRANCH) {
+		frag_prefetch(o, FK_TEXT_AT, r->start);
+		frag_prefetch(o, FK_TEXT_AT, r->end);
+	}
+	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
+	if (!same_place(o, r))
+		set_place(o, r, text_place(o->head.b, r));
+	p = copy32(p, o->head.b, o->head.len);
 	switch (r->type) {
 	case TC_REC_RANGE: {		/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
 		const char *isa = tc_rec_isa_name(r->isa);
@@ -638,22 +869,22 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 		*p++ = ' ';
 		*p++ = r->last ? r->last : '?';
 		done(o, p);
-		text_sym(o, r->pid, r->start, "  ", 2);
+		put_sym(o, FK_TEXT_RANGE, r->pid, r->start);
 		break;
 	}
 	case TC_REC_BRANCH:		/* " 0x%" PRIx64 ... " -> 0x%" PRIx64 ... */
 		*p++ = ' ';
 		done(o, tc_fmt_0xhex(p, r->start));
-		text_sym(o, r->pid, r->start, " ", 1);
+		put_sym(o, FK_TEXT_AT, r->pid, r->start);
 		p = room(o);
 		p = LIT(p, " -> ");
 		done(o, tc_fmt_0xhex(p, r->end));
-		text_sym(o, r->pid, r->end, " ", 1);
+		put_sym(o, FK_TEXT_AT, r->pid, r->end);
 		break;
 	case TC_REC_ADDR_NACC:
 		*p++ = ' ';
 		done(o, tc_fmt_0xhex(p, r->start));
-		text_sym(o, r->pid, r->start, " ", 1);
+		put_sym(o, FK_TEXT_AT, r->pid, r->start);
 		break;
 	case TC_REC_EVENT:
 		/* perf script's "secs.nsecs: name: text": " %s: %s\n" */

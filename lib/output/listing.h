@@ -46,6 +46,9 @@ enum tc_listing_field {
 	TC_LF_COUNT
 };
 
+/* What the writer keeps of the symboliser's answers (tc_listing_keep_syms). */
+struct tc_listing_syms;
+
 struct tc_listing {
 	FILE *f;
 	bool json;
@@ -55,10 +58,27 @@ struct tc_listing {
 	tc_comm_fn comm;
 	void *comm_ctx;
 	unsigned fields;	/* 1u << enum tc_listing_field; 0: the default listing */
+	struct tc_listing_syms *syms;	/* NULL: nothing kept */
+	/* The last record's place keys as written (listing.c), for the next of that place. */
+	struct {
+		int type, id, cpu, pid, tid;	/* type -1: none yet */
+		unsigned len;
+		char b[128];
+	} head;
 };
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
+/* The default listing's symbol keys (JSON) or text, made once per pid and address from
+ * sym's answer and kept while the number *space(space_ctx) stays the same (decoders/
+ * decoder.h's space op: while it does, sym answers the same for a pid >= 0 and the names
+ * keep their bytes; space answering NULL: not known yet, nothing kept, asked again later);
+ * and a bigger buffer for the writer (fewer writes, batched). 0, or -1 out of memory (the
+ * writer then keeps nothing). tc_listing_fini hands on what is buffered and lets go of
+ * what is kept. */
+int tc_listing_keep_syms(struct tc_listing *o, const uint64_t *(*space)(void *ctx),
+			 void *space_ctx);
+void tc_listing_fini(struct tc_listing *o);
 /* Batched: records wait in the writer's buffer until it is full (one write per
  * TC_JSON_BUF bytes), for a writer alone on its FILE; tc_listing_flush hands them on, and
  * must come before anything else is written to the FILE (or the program ends). Off (the

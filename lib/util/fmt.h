@@ -1,14 +1,16 @@
 /* Numbers and padded strings formatted by hand into a caller's buffer, byte for byte what
  * printf writes for the same conversion (noted beside each), for writers of millions of
  * records (lib/output/listing.c, lib/util/json.c): no format string parsed per field.
- * Each writes at o and returns the end; the caller has made room (lengths below). */
+ * Each writes at o and returns the end; the caller has made room (lengths below): a
+ * number may be written a word at a time, bytes past its end included (left for what
+ * follows to overwrite), TC_FMT_MAX bytes at most, padding aside. */
 #ifndef TC_LIB_UTIL_FMT_H
 #define TC_LIB_UTIL_FMT_H
 
 #include <stdint.h>
 #include <string.h>
 
-#define TC_FMT_MAX 24	/* the longest number any of these writes, sign included, unpadded */
+#define TC_FMT_MAX 24	/* the most any of these writes, sign included, unpadded */
 
 /* Decimal digits of v. */
 static inline unsigned tc_fmt_udec_len(uint64_t v)
@@ -48,8 +50,29 @@ static inline void tc_fmt_udec_at(char *e, uint64_t v)
 /* %llu */
 static inline char *tc_fmt_udec(char *o, uint64_t v)
 {
-	unsigned n = tc_fmt_udec_len(v);
+	unsigned n;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* Up to 8 digits (offsets, pids, counts): four pairs looked up side by side into one
+	 * word, the leading zeros shifted out; 8 bytes written at o. */
+	if (v < 100000000) {
+		uint32_t hi = (uint32_t)v / 10000, lo = (uint32_t)v % 10000;
+		uint16_t d0, d1, d2, d3;
+		uint64_t w, x;
+
+		memcpy(&d0, tc_fmt_digits2 + 2 * (hi / 100), 2);
+		memcpy(&d1, tc_fmt_digits2 + 2 * (hi % 100), 2);
+		memcpy(&d2, tc_fmt_digits2 + 2 * (lo / 100), 2);
+		memcpy(&d3, tc_fmt_digits2 + 2 * (lo % 100), 2);
+		w = d0 | (uint64_t)d1 << 16 | (uint64_t)d2 << 32 | (uint64_t)d3 << 48;
+		x = w ^ 0x3030303030303030ULL;	/* zero bytes: the leading '0's */
+		n = x ? 8 - (unsigned)__builtin_ctzll(x) / 8 : 1;
+		w >>= 8 * (8 - n);
+		memcpy(o, &w, 8);
+		return o + n;
+	}
+#endif
+	n = tc_fmt_udec_len(v);
 	tc_fmt_udec_at(o + n, v);
 	return o + n;
 }
@@ -77,6 +100,42 @@ static inline void tc_fmt_hex_at(char *e, uint64_t v, unsigned n)
 		e[-1] = tc_fmt_hexdig[v & 0xf];
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The 8 hex digits of v (leading zeros included) as the bytes of a word, the first digit
+ * in its lowest byte: each nibble spread to a byte, then '0' or 'a' - 10 added, no table,
+ * no branch. */
+static inline uint64_t tc_fmt_hex8(uint32_t v)
+{
+	uint64_t x = v, letter;
+
+	x = ((x & 0xffff0000ULL) << 16) | (x & 0xffffULL);
+	x = ((x & 0x0000ff000000ff00ULL) << 8) | (x & 0x000000ff000000ffULL);
+	x = ((x & 0x00f000f000f000f0ULL) << 4) | (x & 0x000f000f000f000fULL);
+	/* byte k holds nibble k; 1 in each byte whose nibble is 10 or more */
+	letter = ((x + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+	x += 0x3030303030303030ULL + letter * ('a' - '0' - 10);
+	return __builtin_bswap64(x);
+}
+
+/* %llx. Writes 8 bytes at o for a short v (those past the digits are left for the caller
+ * to overwrite), its digits for a longer one: all made at once, the leading zeros shifted
+ * out in a register (a copy through memory would stall on the stores just made). */
+static inline char *tc_fmt_hex(char *o, uint64_t v)
+{
+	unsigned n = tc_fmt_hex_len(v);
+	uint64_t lo = tc_fmt_hex8((uint32_t)v), hi;
+
+	if (n > 8) {
+		hi = tc_fmt_hex8((uint32_t)(v >> 32)) >> (8 * (16 - n));
+		memcpy(o, &hi, 8);
+		memcpy(o + n - 8, &lo, 8);
+	} else {
+		lo >>= 8 * (8 - n);
+		memcpy(o, &lo, 8);
+	}
+	return o + n;
+}
+#else
 /* %llx */
 static inline char *tc_fmt_hex(char *o, uint64_t v)
 {
@@ -85,6 +144,7 @@ static inline char *tc_fmt_hex(char *o, uint64_t v)
 	tc_fmt_hex_at(o + n, v, n);
 	return o + n;
 }
+#endif
 
 /* "0x%llx" */
 static inline char *tc_fmt_0xhex(char *o, uint64_t v)
@@ -94,7 +154,8 @@ static inline char *tc_fmt_0xhex(char *o, uint64_t v)
 	return tc_fmt_hex(o + 2, v);
 }
 
-/* %<w>llx (pad ' ') or %0<w>llx (pad '0'): right-aligned in at least w columns (w <= 64). */
+/* %<w>llx (pad ' ') or %0<w>llx (pad '0'): right-aligned in at least w columns (w <= 64);
+ * as tc_fmt_hex, 8 bytes at least after the padding. */
 static inline char *tc_fmt_hex_w(char *o, uint64_t v, unsigned w, char pad)
 {
 	unsigned n = tc_fmt_hex_len(v);
@@ -103,8 +164,7 @@ static inline char *tc_fmt_hex_w(char *o, uint64_t v, unsigned w, char pad)
 		memset(o, pad, w - n);
 		o += w - n;
 	}
-	tc_fmt_hex_at(o + n, v, n);
-	return o + n;
+	return tc_fmt_hex(o, v);
 }
 
 /* %<w>lld (left false) or %-<w>lld (left true), in at least w columns (w <= 64). */

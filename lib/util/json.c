@@ -7,8 +7,8 @@
 
 void tc_json_flush(struct tc_json *j)
 {
-	if (j->len)
-		fwrite(j->buf, 1, j->len, j->f);
+	if (j->len && j->f)	/* a writer without a FILE is a scratch buffer its user empties */
+		fwrite(j->out, 1, j->len, j->f);
 	j->len = 0;
 }
 
@@ -34,15 +34,15 @@ static inline void put_c(struct tc_json *j, char c)
 static void put_long(struct tc_json *j, const char *s, size_t n)
 {
 	while (n) {
-		size_t k = sizeof(j->buf) - j->len;
+		size_t k = j->cap - j->len;
 
 		if (!k) {
 			tc_json_flush(j);
-			k = sizeof(j->buf);
+			k = j->cap;
 		}
 		if (k > n)
 			k = n;
-		memcpy(j->buf + j->len, s, k);
+		memcpy(j->out + j->len, s, k);
 		j->len += k;
 		s += k;
 		n -= k;
@@ -51,11 +51,11 @@ static void put_long(struct tc_json *j, const char *s, size_t n)
 
 static inline void put_mem(struct tc_json *j, const char *s, size_t n)
 {
-	if (__builtin_expect(j->len + n > sizeof(j->buf), 0)) {
+	if (__builtin_expect(j->len + n > j->cap, 0)) {
 		put_long(j, s, n);
 		return;
 	}
-	memcpy(j->buf + j->len, s, n);
+	memcpy(j->out + j->len, s, n);
 	j->len += n;
 }
 
@@ -102,6 +102,15 @@ void tc_json_init(struct tc_json *j, FILE *f, bool pretty)
 	j->after_key = false;
 	j->batch = false;
 	j->len = 0;
+	j->out = j->buf;
+	j->cap = sizeof(j->buf);
+}
+
+void tc_json_use_buffer(struct tc_json *j, char *buf, size_t cap)
+{
+	tc_json_flush(j);
+	j->out = buf ? buf : j->buf;
+	j->cap = buf ? cap : sizeof(j->buf);
 }
 
 static void open_(struct tc_json *j, char c)
@@ -177,18 +186,18 @@ static void write_body(struct tc_json *j, const char *s)
 	size_t n = strlen(s), k = plain_run(p, n);
 
 	/* the usual string: nothing to escape, room for it */
-	if (__builtin_expect(k == n && j->len + n <= sizeof(j->buf), 1)) {
-		memcpy(j->buf + j->len, s, n);
+	if (__builtin_expect(k == n && j->len + n <= j->cap, 1)) {
+		memcpy(j->out + j->len, s, n);
 		j->len += n;
 		return;
 	}
 	for (;;) {
 		/* Copy while the bytes need no escape: one pass, no strlen. */
-		char *o = j->buf + j->len, *end = j->buf + sizeof(j->buf);
+		char *o = j->out + j->len, *end = j->out + j->cap;
 
 		while (o < end && plain(*p))
 			*o++ = (char)*p++;
-		j->len = (size_t)(o - j->buf);
+		j->len = (size_t)(o - j->out);
 		if (!*p)
 			break;
 		if (plain(*p)) {	/* the buffer is full */

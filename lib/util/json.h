@@ -24,7 +24,9 @@ struct tc_json {
 	bool need_comma[TC_JSON_MAX_DEPTH];
 	bool after_key;
 	bool batch;			/* complete values wait for a full buffer */
-	size_t len;			/* bytes in buf not yet given to f */
+	size_t len;			/* bytes in out not yet given to f */
+	char *out;			/* buf, or a bigger one (tc_json_use_buffer) */
+	size_t cap;			/* out's size */
 	char buf[TC_JSON_BUF];
 };
 
@@ -46,6 +48,10 @@ void tc_json_null(struct tc_json *j);
 void tc_json_flush(struct tc_json *j);
 /* Batch mode on or off (off: what is buffered goes to the FILE now). */
 void tc_json_batch(struct tc_json *j, bool on);
+/* Write through buf (cap bytes, at least TC_JSON_BUF; NULL: the writer's own again), what
+ * is buffered handed on first: fewer writes for a batched writer of many records. buf
+ * stays the caller's, and must outlive its use. */
+void tc_json_use_buffer(struct tc_json *j, char *buf, size_t cap);
 /* A string value "s+0x<v in hex>" (s escaped): a symbol and its offset. */
 void tc_json_str_plus_hex(struct tc_json *j, const char *s, unsigned long long v);
 
@@ -54,13 +60,13 @@ void tc_json_str_plus_hex(struct tc_json *j, const char *s, unsigned long long v
  * the end of what was written there. */
 static inline char *tc_json_raw_room(struct tc_json *j, size_t n)
 {
-	if (__builtin_expect(j->len + n > sizeof(j->buf), 0))
+	if (__builtin_expect(j->len + n > j->cap, 0))
 		tc_json_flush(j);
-	return j->buf + j->len;
+	return j->out + j->len;
 }
 static inline void tc_json_raw_end(struct tc_json *j, const char *end)
 {
-	j->len = (size_t)(end - j->buf);
+	j->len = (size_t)(end - j->out);
 }
 /* n raw bytes of any length. */
 void tc_json_raw_mem(struct tc_json *j, const char *s, size_t n);

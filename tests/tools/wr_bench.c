@@ -1,13 +1,16 @@
 /* wr_bench: the record writer's speed (lib/output/listing.c), alone: N synthetic branch or
  * range records written as decode writes them, to standard output, and the rate on stderr:
  *
- *   wr_bench [-j] [-n N] [--ranges] [--etm] [--fields LIST] [--unbatched] [--sym ELF] >/dev/null
+ *   wr_bench [-j] [-n N] [--ranges] [--etm] [--fields LIST] [--unbatched] [--sym ELF]
+ *            [--no-keep] >/dev/null
  *
  * -j JSON lines (else text); --ranges range records (else branches); --etm records with a
  * trace ID and CPU, as CoreSight's; --fields -F's LIST; --unbatched hands each record to
  * stdio (per-thread streams' way; decode batches); --sym ELF symbolizes through the address
  * spaces (lib/images/images.c) with ELF mapped in one process, addresses at its functions
- * (else a symbolizer that returns one fixed answer, the writer alone). Prints
+ * (else a symbolizer that returns one fixed answer, the writer alone); the writer keeps the
+ * symbols' forms as decode's does (tc_listing_keep_syms: the address space never changes
+ * here), or not with --no-keep. Prints
  * "wr_bench: N records, B bytes in C s CPU (W s wall): R M records/s, M MB/s" (rates by
  * CPU time: the machine may be shared). Timings only, not a test. */
 #include <inttypes.h>
@@ -39,6 +42,15 @@ static int images_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s
 	return tc_images_symbol(ctx, pid, addr, s);
 }
 
+/* The space number: the mappings are made before the first record and stay. */
+static const uint64_t *space_of(void *ctx)
+{
+	static const uint64_t space = 1;
+
+	(void)ctx;
+	return &space;
+}
+
 /* Counts what the writer gives stdout, on its way to /dev/null or wherever. */
 static unsigned long long nbytes;
 
@@ -61,13 +73,13 @@ static double now(clockid_t clk)
 static void usage(void)
 {
 	fprintf(stderr, "usage: wr_bench [-j] [-n N] [--ranges] [--etm] [--fields LIST] "
-			"[--unbatched] [--sym ELF]\n");
+			"[--unbatched] [--sym ELF] [--no-keep]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	bool json = false, ranges = false, etm = false, batch = true;
+	bool json = false, ranges = false, etm = false, batch = true, keep = true;
 	const char *elf_path = NULL, *fields = NULL;
 	unsigned long long n = 10000000;
 	uint64_t addrs[NADDR];
@@ -87,6 +99,8 @@ int main(int argc, char **argv)
 			etm = true;
 		else if (!strcmp(argv[i], "--unbatched"))
 			batch = false;
+		else if (!strcmp(argv[i], "--no-keep"))
+			keep = false;
 		else if (!strcmp(argv[i], "--fields") && i + 1 < argc)
 			fields = argv[++i];
 		else if (!strcmp(argv[i], "--sym") && i + 1 < argc)
@@ -149,6 +163,8 @@ int main(int argc, char **argv)
 	} else {
 		o.sym = fixed_sym;
 	}
+	if (keep && tc_listing_keep_syms(&o, space_of, NULL))
+		return 2;
 	tc_listing_batch(&o, batch);
 	t0 = now(CLOCK_MONOTONIC);
 	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
@@ -171,6 +187,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "wr_bench: %llu records, %llu bytes in %.3f s CPU (%.3f s wall): "
 		"%.2f M records/s, %.0f MB/s\n", n, nbytes, c1 - c0, t1 - t0,
 		(double)n / (c1 - c0) / 1e6, (double)nbytes / (c1 - c0) / 1e6);
+	tc_listing_fini(&o);
 	tc_images_free(im);
 	return ferror(out) || ferror(stdout) ? 1 : 0;
 }

@@ -70,19 +70,58 @@ static const char *fake_comm(void *ctx, const struct tc_rec *r)
 	return r->pid == 42 && r->tid == 43 ? "app" : NULL;
 }
 
-static char *render_with(bool json, unsigned fields, const struct tc_rec *r)
+/* The space number of the symbols kept (tc_listing_keep_syms). */
+static uint64_t space_no = 7;
+
+static const uint64_t *space_of(void *ctx)
 {
-	static char buf[1024];
-	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	(void)ctx;
+	return &space_no;
+}
+
+/* r written with sym and comm into buf (len bytes); then, with the symbols' forms kept,
+ * three times (made, then kept, then after the space changed): the same bytes each time,
+ * or what differs is what is returned. */
+static char *render_sym(bool json, unsigned fields, const struct tc_rec *r, tc_symbolize_fn sym,
+			tc_comm_fn comm, char *buf, size_t len)
+{
+	char *kept = malloc(3 * len);
+	FILE *f = fmemopen(buf, len, "w");
 	struct tc_listing o;
+	size_t n;
 
 	tc_listing_init(&o, f, json);
-	o.sym = fake_sym;
-	o.comm = fake_comm;
+	o.sym = sym;
+	o.comm = comm;
 	o.fields = fields;
 	tc_listing_write(&o, r);
 	fclose(f);
+	n = strlen(buf);
+	f = fmemopen(kept, 3 * len, "w");
+	tc_listing_init(&o, f, json);
+	o.sym = sym;
+	o.comm = comm;
+	o.fields = fields;
+	if (tc_listing_keep_syms(&o, space_of, NULL))
+		abort();
+	tc_listing_write(&o, r);
+	tc_listing_write(&o, r);
+	space_no++;
+	tc_listing_write(&o, r);
+	tc_listing_fini(&o);
+	fclose(f);
+	if (strlen(kept) != 3 * n || memcmp(kept, buf, n) || memcmp(kept + n, buf, n) ||
+	    memcmp(kept + 2 * n, buf, n))
+		snprintf(buf, len, "kept symbols wrote: %.*s", (int)(len - 32), kept);
+	free(kept);
 	return buf;
+}
+
+static char *render_with(bool json, unsigned fields, const struct tc_rec *r)
+{
+	static char buf[1024];
+
+	return render_sym(json, fields, r, fake_sym, fake_comm, buf, sizeof(buf));
 }
 
 static const struct tc_rec br = {
@@ -172,16 +211,8 @@ static const char *long_comm(void *ctx, const struct tc_rec *r)
 static char *render_odd(bool json, unsigned fields, const struct tc_rec *r)
 {
 	static char buf[4096];
-	FILE *f = fmemopen(buf, sizeof(buf), "w");
-	struct tc_listing o;
 
-	tc_listing_init(&o, f, json);
-	o.sym = odd_sym;
-	o.comm = long_comm;
-	o.fields = fields;
-	tc_listing_write(&o, r);
-	fclose(f);
-	return buf;
+	return render_sym(json, fields, r, odd_sym, long_comm, buf, sizeof(buf));
 }
 
 TEST(edge_values_and_escapes)
@@ -264,4 +295,79 @@ TEST(events_and_values)
 	CHECK_STR(render_with(false, f, &ev),
 		  "        99 id - [003]  1234.567890123: event: sched:switch: a=1\n");
 	CHECK_STR(render_with(false, f, &ts), "         5 id 0x12 [-01] -: timestamp: 0xabc\n");
+}
+
+/* The kept forms follow what changes: the same address answered with other names (another
+ * mapping: the space number moves, as a decoder's does), pids, a name too long to keep, a
+ * DSO path too long for the scratch, an address without a symbol, places that change from
+ * record to record, the space number moving alone. */
+static char other_name[] = "other", huge_dso[9000];
+static int flip;
+
+static int changing_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s)
+{
+	(void)ctx;
+	*s = (struct tc_images_sym){ .dso = "/bin/app", .sym = flip & 1 ? other_name : "main",
+				     .sym_off = addr & 0xff, .dso_off = addr + (uint64_t)pid };
+	if (addr == 0x3000)
+		s->sym = long_name;
+	if (addr == 0x4000)
+		s->dso = huge_dso;
+	if (addr == 0x5000)
+		return -1;
+	return 0;
+}
+
+static size_t write_all(bool json, bool keep, char **out)
+{
+	static const uint64_t addrs[] = { 0x1000, 0x1004, 0x3000, 0x4000, 0x5000, 0, 0x1000 };
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+	struct tc_listing o;
+
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	memset(huge_dso, 'd', sizeof(huge_dso) - 1);
+	flip = 0;
+	space_no = 3;
+	tc_listing_init(&o, f, json);
+	o.sym = changing_sym;
+	if (keep && tc_listing_keep_syms(&o, space_of, NULL))
+		abort();
+	tc_listing_batch(&o, true);
+	for (unsigned i = 0; i < 400; i++) {
+		struct tc_rec r = {
+			.type = i % 3 ? TC_REC_BRANCH : TC_REC_RANGE, .id = i % 5 == 4 ? 0x10 : -1,
+			.cpu = i % 7 == 6 ? (int)i : -1, .pid = 40 + (int)(i / 50), .tid = 40 + (int)(i / 25),
+			.offset = i / 2, .start = addrs[i % 7], .end = addrs[(i / 3) % 7],
+			.insns = i, .isa = TC_ISA_X86_64, .last = i % 11 ? 'E' : '"',
+			.has_time = i % 13 == 0, .time = i * 1000,
+		};
+
+		if (i % 17 == 0) {
+			flip++;
+			space_no++;
+		}
+		if (i % 41 == 0)
+			space_no++;
+		tc_listing_write(&o, &r);
+	}
+	tc_listing_flush(&o);
+	tc_listing_fini(&o);
+	fclose(f);
+	return len;
+}
+
+TEST(kept_symbols_follow_changes)
+{
+	for (int json = 0; json < 2; json++) {
+		char *plain = NULL, *kept = NULL;
+		size_t n = write_all(json, false, &plain), m = write_all(json, true, &kept);
+
+		CHECK(n > 400 * 40);
+		CHECK(n == m && !memcmp(plain, kept, n));
+		CHECK(strstr(plain, json ? "\"last\":\"\\\"\"" : " \" "));
+		CHECK(strstr(plain, "other+0x4"));
+		free(plain);
+		free(kept);
+	}
 }
