@@ -57,6 +57,11 @@ struct tc_pt_flow {
 	} *secs;
 	size_t nsecs, capsecs;
 	bool secs_lost;
+	/* The walk gave up once: libipt's block decoder from then on. Its block cache (which
+	 * decides where blocks decoded the first time end, so records' offsets) then holds
+	 * what it decoded itself, as the reference's would, only if the walk had decoded
+	 * nothing before; else the walk's model of it would go wrong too. */
+	bool walk_off;
 	struct {		/* the context at the buffer's start, for the decode again */
 		struct tc_pt_flow_stats st;
 		int pid, tid;
@@ -1337,6 +1342,7 @@ static int fall_back(struct tc_pt_flow *d)
 {
 	struct tc_err e;
 
+	d->walk_off = true;
 	d->suppress = d->emitted;
 	d->st = d->snap.st;
 	d->pid = d->snap.pid;
@@ -1371,7 +1377,7 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
 		d->wcache = tc_pt_walk_cache_new();
 	if (walk && !d->ops.reference && !d->ops.ticks && d->wcache) {
-		if (!d->secs_lost)
+		if (!d->secs_lost && !d->walk_off)
 			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
 						 walk_section, d);
 		d->snap.st = d->st;
