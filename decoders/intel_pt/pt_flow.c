@@ -48,6 +48,7 @@ struct tc_pt_flow {
 	 * identical) not emitted again (suppress). */
 	struct tc_pt_walk *walk;
 	struct tc_pt_walk_cache *wcache;
+	uint64_t walk_cr3;	/* the address space the walk was told */
 	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
 	enum pt_insn_class wclass;
 	uint64_t emitted, suppress;	/* records of this buffer made; to drop */
@@ -701,7 +702,7 @@ const struct tc_pt_flow_stats *tc_pt_flow_stats(const struct tc_pt_flow *d)
 static int blk_sync_forward(struct tc_pt_flow *d)
 {
 	if (d->walk) {
-		tc_pt_walk_set_cr3(d->walk, d->cr3);
+		tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
 		return tc_pt_walk_sync_forward(d->walk);
 	}
 	return pt_blk_sync_forward(d->dec);
@@ -725,7 +726,8 @@ static int blk_time(struct tc_pt_flow *d, uint64_t *tsc)
 static int blk_next(struct tc_pt_flow *d, struct pt_block *b)
 {
 	if (d->walk) {
-		tc_pt_walk_set_cr3(d->walk, d->cr3);
+		if (d->cr3 != d->walk_cr3)
+			tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
 		return tc_pt_walk_next(d->walk, b, &d->wsize, &d->wclass);
 	}
 	return pt_blk_next(d->dec, b, sizeof(*b));
@@ -734,7 +736,8 @@ static int blk_next(struct tc_pt_flow *d, struct pt_block *b)
 static int blk_event(struct tc_pt_flow *d, struct pt_event *ev)
 {
 	if (d->walk) {
-		tc_pt_walk_set_cr3(d->walk, d->cr3);
+		if (d->cr3 != d->walk_cr3)
+			tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
 		return tc_pt_walk_event(d->walk, ev);
 	}
 	return pt_blk_event(d->dec, ev, sizeof(*ev));
