@@ -1347,6 +1347,9 @@ static int fall_back(struct tc_pt_flow *d)
 
 	d->walk_off = true;
 	d->suppress = d->emitted;
+	/* libipt's block caches as the reference's would be at the buffer's start */
+	if (d->wcache)
+		tc_pt_walk_cache_warm(d->wcache, &d->base, d->iscache);
 	d->st = d->snap.st;
 	d->pid = d->snap.pid;
 	d->tid = d->snap.tid;
@@ -1380,6 +1383,7 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
 		d->wcache = tc_pt_walk_cache_new();
 	if (walk && !d->ops.reference && !d->ops.ticks && d->wcache) {
+		tc_pt_walk_cache_era(d->wcache);
 		if (!d->secs_lost && !d->walk_off)
 			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
 						 walk_section, d);

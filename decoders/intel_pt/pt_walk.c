@@ -46,10 +46,12 @@ struct entry {
 struct mark {
 	uint64_t ip;
 	int32_t isid;	/* 0: empty slot */
+	uint32_t era;	/* the cache's era when it was made */
+	uint8_t mode;
 };
 
 struct tc_pt_walk_cache {
-	uint32_t gen;
+	uint32_t gen, era;
 	uint64_t cr3;		/* the address space of the blocks held */
 	struct mark *marks;
 	size_t nmarks, capmarks;
@@ -121,7 +123,7 @@ static bool marked(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 }
 
 /* false if out of memory */
-static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip, enum pt_exec_mode mode)
 {
 	size_t i;
 
@@ -149,8 +151,106 @@ static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 			return true;
 	c->marks[i].isid = isid;
 	c->marks[i].ip = ip;
+	c->marks[i].era = c->era;
+	c->marks[i].mode = (uint8_t)mode;
 	c->nmarks++;
 	return true;
+}
+
+void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c)
+{
+	c->era++;
+}
+
+static size_t put_psb_fup(uint8_t *b, uint64_t ip, uint8_t mode)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	b[n++] = 0x99;		/* MODE.Exec: CS.L for 64-bit, CS.D for 32-bit */
+	b[n++] = mode == ptem_64bit ? 0x01 : 0x02;
+	b[n++] = 0xdd;		/* FUP, the whole 8-byte IP */
+	for (int i = 0; i < 8; i++)
+		b[n++] = (uint8_t)(ip >> (8 * i));
+	b[n++] = 0x02;		/* PSBEND */
+	b[n++] = 0x23;
+	return n;
+}
+
+int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_config *base,
+			  struct pt_image_section_cache *iscache)
+{
+	enum { GROUP = 16 + 2 + 9 + 2 + 9 };
+	struct pt_image *img = NULL;
+	struct pt_block_decoder *dec = NULL;
+	struct pt_config cfg = *base;
+	uint64_t *offs = NULL;
+	uint8_t *buf = NULL;
+	size_t n = 0, k = 0, nm = 0;
+	int ret = -1;
+
+	for (size_t i = 0; i < c->capmarks; i++)
+		nm += c->marks[i].isid && c->marks[i].era != c->era;
+	if (!nm)
+		return 0;
+	img = pt_image_alloc("tracectl-warm");
+	buf = malloc(nm * 2 * GROUP);
+	offs = malloc(nm * 2 * sizeof(*offs));
+	if (!img || !buf || !offs)
+		goto out;
+	for (size_t i = 0; i < c->capmarks; i++) {
+		const struct mark *m = &c->marks[i];
+		size_t j;
+
+		if (!m->isid || m->era == c->era)
+			continue;
+		/* its section, once */
+		for (j = 0; j < i; j++)
+			if (c->marks[j].isid == m->isid)
+				break;
+		if (j == i && pt_image_add_cached(img, iscache, m->isid, NULL) < 0)
+			goto out;
+		/* a branch that needs trace ends the run: a TIP for a return or an indirect
+		 * one, a TNT for a conditional one (the other try fails after the block cache
+		 * has its last instruction, and before its others: the second try adds them) */
+		offs[k++] = n;
+		n += put_psb_fup(buf + n, m->ip, m->mode);
+		buf[n++] = 0xcd;	/* TIP, the whole 8-byte IP */
+		for (int b = 0; b < 8; b++)
+			buf[n++] = (uint8_t)(m->ip >> (8 * b));
+		offs[k++] = n;
+		n += put_psb_fup(buf + n, m->ip, m->mode);
+		buf[n++] = 0x04;	/* TNT-8: one branch, not taken */
+	}
+	cfg.begin = buf;
+	cfg.end = buf + n;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (!dec || pt_blk_set_image(dec, img) < 0)
+		goto out;
+	for (size_t i = 0; i < k; i++) {
+		struct pt_event ev;
+		struct pt_block b;
+		int st = pt_blk_sync_set(dec, offs[i]);
+
+		while (st >= 0 && (st & pts_event_pending))
+			st = pt_blk_event(dec, &ev, sizeof(ev));
+		if (st >= 0)
+			pt_blk_next(dec, &b, sizeof(b));
+	}
+	ret = 0;
+out:
+	if (dec)
+		pt_blk_free_decoder(dec);
+	if (img)
+		pt_image_free(img);
+	free(buf);
+	free(offs);
+	return ret;
 }
 
 struct tc_pt_walk *tc_pt_walk_new(const struct pt_config *base, const uint8_t *buf, size_t len,
@@ -706,7 +806,7 @@ static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsi
 		return 1;
 	}
 	for (unsigned n = 1;; n++) {
-		if (!mark(w->cache, isid, at))
+		if (!mark(w->cache, isid, at, w->mode))
 			return FB;
 		if (n == e->ninsn)
 			return 1;

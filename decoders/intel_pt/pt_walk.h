@@ -41,6 +41,15 @@ struct tc_pt_walk_cache;
 struct tc_pt_walk_cache *tc_pt_walk_cache_new(void);
 void tc_pt_walk_cache_forget(struct tc_pt_walk_cache *c);
 void tc_pt_walk_cache_free(struct tc_pt_walk_cache *c);
+/* A new era (each buffer's start): tc_pt_walk_cache_warm() leaves out what came after. */
+void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c);
+/* Before libipt's block decoder takes over from the walk: fill libipt's block caches (of the
+ * sections in iscache) with the instructions the walk's model has them hold from earlier
+ * eras, by decoding a trace made for it (a PSB+ at each such instruction, then the packet
+ * its run's last branch needs); its blocks then end where the reference's would. -1 if out
+ * of memory. */
+int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_config *base,
+			  struct pt_image_section_cache *iscache);
 
 /* A walk over buf..buf+len (config as for the block decoder; begin/end and flags are
  * set here); x86 is the caller's Capstone, used from this thread only. */
