@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/intel_pt/pt_walk.h"
 #include "lib/isa/x86.h"
 
 /* Sizes and classes of blocks' last instructions, by address (libipt's block decoder gives
@@ -39,6 +40,37 @@ struct tc_pt_flow {
 	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
 	struct len_entry *lens;
 	struct tc_x86 *x86;	/* Capstone, for the lengths and kinds libipt does not give */
+
+	/* The fast path's own walk on libipt's query decoder (pt_walk.h), used instead of the
+	 * block decoder for a buffer when neither the reference nor tick events are asked
+	 * for. Anything the walk does not model makes it give up: the buffer is then decoded
+	 * again from its start by the block decoder, its first emitted records (the walk's,
+	 * identical) not emitted again (suppress). */
+	struct tc_pt_walk *walk;
+	struct tc_pt_walk_cache *wcache;
+	uint64_t walk_cr3;	/* the address space the walk was told */
+	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
+	enum pt_insn_class wclass;
+	uint64_t emitted, suppress;	/* records of this buffer made; to drop */
+	struct sec {		/* the sections in image, as the walk needs to know them */
+		int isid;
+		uint64_t start, end;
+	} *secs;
+	size_t nsecs, capsecs;
+	bool secs_lost;
+	/* The walk gave up once: libipt's block decoder from then on. Its block cache (which
+	 * decides where blocks decoded the first time end, so records' offsets) then holds
+	 * what it decoded itself, as the reference's would, only if the walk had decoded
+	 * nothing before; else the walk's model of it would go wrong too. */
+	bool walk_off;
+	struct {		/* the context at the buffer's start, for the decode again */
+		struct tc_pt_flow_stats st;
+		int pid, tid;
+		uint64_t cr3;
+		struct tc_pt_flow_time time;
+		size_t nsecs;
+		uint64_t failed_start;
+	} snap;
 
 	/* Per feed. dec is the decoder that goes on: main over the buffer itself, or side over a
 	 * copy of a stretch of it behind a PSB+ written here (resume()). */
@@ -147,9 +179,24 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 
 	if (d->scan_off != UINT64_MAX)
 		return d->file_offset + d->scan_off;
+	if (d->walk) {
+		tc_pt_walk_offset(d->walk, &off);
+		return d->file_offset + off;
+	}
 	if (d->dec)
 		pt_blk_get_offset(d->dec, &off);
 	return d->file_offset + buf_offset(d, off);
+}
+
+/* Every record goes out here (see suppress). */
+static void put(struct tc_pt_flow *d, const struct tc_rec *r)
+{
+	d->emitted++;
+	if (d->suppress) {
+		d->suppress--;
+		return;
+	}
+	d->ops.emit(d->ops.ctx, r);
 }
 
 /* Field by field: a compound literal zeroes the whole record first (rep stos), which was
@@ -196,6 +243,8 @@ static void check_space(struct tc_pt_flow *d)
 		return;
 	d->space = now;
 	pt_image_remove_by_asid(d->image, NULL);
+	tc_pt_walk_cache_forget(d->wcache);
+	d->nsecs = 0;
 	if (d->lens)
 		memset(d->lens, 0, LEN_CACHE * sizeof(*d->lens));
 	d->have_pending = false;
@@ -218,8 +267,23 @@ static void add_pending(struct tc_pt_flow *d)
 	d->have_pending = false;
 	int isid = pt_iscache_add_file(d->iscache, p->path, p->offset, p->len, p->start);
 
-	if (isid < 0 || pt_image_add_cached(d->image, d->iscache, isid, NULL) < 0)
+	if (isid < 0 || pt_image_add_cached(d->image, d->iscache, isid, NULL) < 0) {
 		d->failed_start = p->start;
+		return;
+	}
+	if (d->nsecs == d->capsecs) {
+		size_t cap = d->capsecs ? 2 * d->capsecs : 16;
+		struct sec *n = realloc(d->secs, cap * sizeof(*n));
+
+		if (!n) {
+			d->nsecs = 0;	/* the walk's model is lost: it gives up */
+			d->secs_lost = true;
+			return;
+		}
+		d->secs = n;
+		d->capsecs = cap;
+	}
+	d->secs[d->nsecs++] = (struct sec){ isid, p->start, p->start + p->len };
 }
 
 /* A new time; tell the caller when it moved on. */
@@ -235,7 +299,7 @@ static void set_time(struct tc_pt_flow *d, uint64_t tsc)
 		struct tc_rec r = new_rec(d, TC_REC_TIMESTAMP);
 
 		r.value = d->time.perf_time;
-		d->ops.emit(d->ops.ctx, &r);
+		put(d, &r);
 	}
 }
 
@@ -245,6 +309,11 @@ static void decoder_time(struct tc_pt_flow *d)
 {
 	uint64_t tsc;
 
+	if (d->walk) {
+		if (tc_pt_walk_time(d->walk, &tsc) >= 0)
+			set_time(d, tsc);
+		return;
+	}
 	if (d->dec && pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0 &&
 	    /* a side decoder's time starts from an older TSC than the flow may have reached */
 	    !(d->dec == d->side && d->time.has_tsc && tsc < d->time.tsc))
@@ -268,7 +337,7 @@ static void emit_branch(struct tc_pt_flow *d, uint64_t from, uint64_t to, enum t
 	r.start = from;
 	r.end = to;
 	r.isa = isa;
-	d->ops.emit(d->ops.ctx, &r);
+	put(d, &r);
 }
 
 static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t off,
@@ -278,7 +347,7 @@ static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t o
 
 	r.offset = d->file_offset + off;
 	r.text = text;
-	d->ops.emit(d->ops.ctx, &r);
+	put(d, &r);
 }
 
 static void emit_text(struct tc_pt_flow *d, enum tc_rec_type type, const char *text)
@@ -286,7 +355,7 @@ static void emit_text(struct tc_pt_flow *d, enum tc_rec_type type, const char *t
 	struct tc_rec r = new_rec(d, type);
 
 	r.text = text;
-	d->ops.emit(d->ops.ctx, &r);
+	put(d, &r);
 }
 
 static void flush_range(struct tc_pt_flow *d)
@@ -310,7 +379,7 @@ static void flush_range(struct tc_pt_flow *d)
 		r.last_size = (uint8_t)(d->r_end - d->last_ip);
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
 	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
-	d->ops.emit(d->ops.ctx, &r);
+	put(d, &r);
 }
 
 /* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
@@ -359,6 +428,11 @@ static bool last_insn(struct tc_pt_flow *d, const struct pt_block *b, unsigned *
 	uint8_t buf[16];
 	size_t n;
 
+	if (d->walk) {
+		*size = d->wsize;
+		*iclass = d->wclass;
+		return true;
+	}
 	/* the cache comes with the first block: a queue that never decodes one costs little
 	 * (without memory for it, every length is read) */
 	if (!d->lens && !d->ops.reference)
@@ -435,7 +509,7 @@ static void other(struct tc_pt_flow *d, const char *name, uint64_t value)
 	r = new_rec(d, TC_REC_OTHER);
 	r.name = name;
 	r.value = value;
-	d->ops.emit(d->ops.ctx, &r);
+	put(d, &r);
 }
 
 static void on_event(struct tc_pt_flow *d, const struct pt_event *ev)
@@ -553,6 +627,8 @@ static void free_decoders(struct tc_pt_flow *d)
 		pt_pkt_free_decoder(d->scan);
 	if (d->peek)
 		pt_pkt_free_decoder(d->peek);
+	tc_pt_walk_free(d->walk);
+	d->walk = NULL;
 	d->dec = d->main = d->side = NULL;
 	d->scan = d->peek = NULL;
 	d->scanning = false;
@@ -608,6 +684,8 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	free(d->side_buf);
 	if (d->image)
 		pt_image_free(d->image);
+	tc_pt_walk_cache_free(d->wcache);
+	free(d->secs);
 	if (d->iscache)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
@@ -620,6 +698,51 @@ const struct tc_pt_flow_stats *tc_pt_flow_stats(const struct tc_pt_flow *d)
 	return &d->st;
 }
 
+/* The decoder that goes on: the walk or libipt's block decoder. */
+static int blk_sync_forward(struct tc_pt_flow *d)
+{
+	if (d->walk) {
+		tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
+		return tc_pt_walk_sync_forward(d->walk);
+	}
+	return pt_blk_sync_forward(d->dec);
+}
+
+static int blk_sync_offset(struct tc_pt_flow *d, uint64_t *off)
+{
+	return d->walk ? tc_pt_walk_sync_offset(d->walk, off) : pt_blk_get_sync_offset(d->dec, off);
+}
+
+static int blk_offset(struct tc_pt_flow *d, uint64_t *off)
+{
+	return d->walk ? tc_pt_walk_offset(d->walk, off) : pt_blk_get_offset(d->dec, off);
+}
+
+static int blk_time(struct tc_pt_flow *d, uint64_t *tsc)
+{
+	return d->walk ? tc_pt_walk_time(d->walk, tsc) : pt_blk_time(d->dec, tsc, NULL, NULL);
+}
+
+static int blk_next(struct tc_pt_flow *d, struct pt_block *b)
+{
+	if (d->walk) {
+		if (d->cr3 != d->walk_cr3)
+			tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
+		return tc_pt_walk_next(d->walk, b, &d->wsize, &d->wclass);
+	}
+	return pt_blk_next(d->dec, b, sizeof(*b));
+}
+
+static int blk_event(struct tc_pt_flow *d, struct pt_event *ev)
+{
+	if (d->walk) {
+		if (d->cr3 != d->walk_cr3)
+			tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
+		return tc_pt_walk_event(d->walk, ev);
+	}
+	return pt_blk_event(d->dec, ev, sizeof(*ev));
+}
+
 /* Find the next PSB at or after the decoder's position. Returns its libipt status, or a
  * negative error once there is none (the bytes to the end then count as unsynced). */
 static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_sync)
@@ -629,9 +752,11 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 	int ret;
 
 	for (;;) {
-		ret = pt_blk_sync_forward(d->dec);
+		ret = blk_sync_forward(d);
 		add_pending(d);
-		if (ret >= 0 && pt_blk_get_sync_offset(d->dec, &s) >= 0 &&
+		if (ret == TC_PT_WALK_FALLBACK)
+			return ret;
+		if (ret >= 0 && blk_sync_offset(d, &s) >= 0 &&
 		    (*last_sync == UINT64_MAX || s > *last_sync)) {
 			d->st.syncs++;
 			if (s > from) {
@@ -663,9 +788,9 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 
 			snprintf(msg, sizeof(msg), "sync: %s", pt_errstr(pt_errcode(ret)));
 			r.text = msg;
-			d->ops.emit(d->ops.ctx, &r);
+			put(d, &r);
 			d->st.errors++;
-			if (pt_blk_get_offset(d->dec, &off) < 0 ||
+			if (blk_offset(d, &off) < 0 ||
 			    (*last_sync != UINT64_MAX && off <= *last_sync) || off <= from) {
 				d->st.unsynced_bytes += len > from ? len - from : 0;
 				return ret;
@@ -726,7 +851,7 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 		take_block(d, &d->held_blk, at, mode, &same);
 	d->held = HELD_NONE;
 	while (status >= 0) {
-		if (pt_blk_get_offset(d->dec, &off) == 0 && off != last_off) {
+		if (blk_offset(d, &off) == 0 && off != last_off) {
 			last_off = off;
 			same = 0;
 		} else if (same > MAX_INSNS_PER_OFFSET) {
@@ -734,13 +859,14 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			return ST_ENDLESS;
 		}
 		while (status & pts_event_pending) {
-			status = pt_blk_event(d->dec, &d->held_ev, sizeof(d->held_ev));
+			status = blk_event(d, &d->held_ev);
 			add_pending(d);
 			if (status < 0)
 				return status;
 			/* the side decoder at the PSB+ its copy ends with: the main decoder goes on
 			 * from that PSB (and gives its status events) */
-			if (d->dec == d->side && d->side_psb && d->held_ev.status_update &&
+			if (d->dec && d->dec == d->side && d->side_psb &&
+			    d->held_ev.status_update &&
 			    pt_blk_get_offset(d->dec, &off) == 0 && off >= d->side_len)
 				return ST_HANDOVER;
 			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc)) {
@@ -750,10 +876,10 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			}
 			on_event(d, &d->held_ev);
 		}
-		status = pt_blk_next(d->dec, &d->held_blk, sizeof(d->held_blk));
+		status = blk_next(d, &d->held_blk);
 		add_pending(d);
 		if (d->held_blk.ninsn && d->until != UINT64_MAX && !d->ops.ticks &&
-		    pt_blk_time(d->dec, &tsc, NULL, NULL) >= 0 && passes_until(d, true, tsc)) {
+		    blk_time(d, &tsc) >= 0 && passes_until(d, true, tsc)) {
 			d->held = HELD_BLOCK;
 			d->status = status;
 			return ST_PAUSE;
@@ -1036,7 +1162,7 @@ static int goto_target(struct tc_pt_flow *d, uint64_t from, uint64_t ip, uint64_
 		r.isa = isa_of(d->sc.mode);
 		r.value = 1;
 		r.text = "no image at this address";
-		d->ops.emit(d->ops.ctx, &r);
+		put(d, &r);
 		return -1;
 	}
 	ret = side_start(d, next, ip);
@@ -1181,26 +1307,107 @@ static void start_scan(struct tc_pt_flow *d, uint64_t off)
 		d->status = -pte_eos;	/* never synchronised */
 }
 
-int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
-		 struct tc_err *e)
+/* The walk's reads: the caller's, on this queue's CPU. */
+static size_t walk_read(void *ctx, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct tc_pt_flow *d = ctx;
+
+	return d->ops.read(d->ops.ctx, d->cpu, cr3, addr, buf, len);
+}
+
+static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 bool walk, struct tc_err *e);
+
+/* The walk's view of libipt's image: the section at ip, else the file a read there would
+ * name (read_mem). */
+static int walk_section(void *ctx, uint64_t ip, uint64_t *start, uint64_t *end)
+{
+	struct tc_pt_flow *d = ctx;
+	struct tc_pt_flow_span *p = &d->pending;
+
+	for (size_t i = d->nsecs; i-- > 0;) {
+		if (ip >= d->secs[i].start && ip < d->secs[i].end) {
+			*start = d->secs[i].start;
+			*end = d->secs[i].end;
+			return d->secs[i].isid;
+		}
+	}
+	if (d->ops.span && !d->have_pending && !d->ops.span(d->ops.ctx, d->cpu, d->cr3, ip, p) &&
+	    p->start != d->failed_start && ip >= p->start && ip - p->start < p->len)
+		d->have_pending = true;
+	return -1;
+}
+
+/* The walk gave up: the buffer again from its start with libipt's block decoder, in the
+ * context it started in; the records the walk made (the same: it gives up before it would
+ * differ) are not emitted twice. */
+static int fall_back(struct tc_pt_flow *d)
+{
+	struct tc_err e;
+
+	d->walk_off = true;
+	d->suppress = d->emitted;
+	/* libipt's block caches as the reference's would be at the buffer's start */
+	if (d->wcache)
+		tc_pt_walk_cache_warm(d->wcache, &d->base, d->iscache);
+	d->st = d->snap.st;
+	d->pid = d->snap.pid;
+	d->tid = d->snap.tid;
+	d->cr3 = d->snap.cr3;
+	d->time = d->snap.time;
+	/* libipt's image as it was at the start: the sections the walk added go */
+	if (d->nsecs != d->snap.nsecs) {
+		pt_image_remove_by_asid(d->image, NULL);
+		d->nsecs = 0;
+		for (size_t i = 0; i < d->snap.nsecs; i++)
+			if (pt_image_add_cached(d->image, d->iscache, d->secs[i].isid, NULL) >= 0)
+				d->secs[d->nsecs++] = d->secs[i];
+	}
+	d->have_pending = false;
+	d->failed_start = d->snap.failed_start;
+	return begin(d, d->buf, d->len, d->file_offset, false, &e);
+}
+
+static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 bool walk, struct tc_err *e)
 {
 	struct pt_config cfg = d->base;
 
 	free_decoders(d);
 	d->held = HELD_NONE;
 	d->scan_tsc_due = false;
+	d->emitted = 0;
 	if (!len)
 		return 0;
 	d->buf = buf;
-	d->main = d->dec = new_decoder(d, buf, len);
-	if (!d->dec)
-		return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
+	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
+		d->wcache = tc_pt_walk_cache_new();
+	if (walk && !d->ops.reference && !d->ops.ticks && d->wcache) {
+		tc_pt_walk_cache_era(d->wcache);
+		if (!d->secs_lost && !d->walk_off)
+			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
+						 walk_section, d);
+		d->snap.st = d->st;
+		d->snap.pid = d->pid;
+		d->snap.tid = d->tid;
+		d->snap.cr3 = d->cr3;
+		d->snap.time = d->time;
+		d->snap.nsecs = d->nsecs;
+		d->snap.failed_start = d->failed_start;
+	}
+	if (!d->walk) {
+		d->main = d->dec = new_decoder(d, buf, len);
+		if (!d->dec)
+			return tc_err_set(e, ENOMEM, "cannot set up libipt's block decoder");
+	}
 	d->file_offset = file_offset;
 	d->len = len;
 	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
 	d->in_range = d->have_last = false;
 	d->last_sync = UINT64_MAX;
 	d->status = sync(d, len, 0, &d->last_sync);
+	if (d->status == TC_PT_WALK_FALLBACK)
+		return fall_back(d);
 	/* The packets are followed from the first PSB, for resume(). */
 	if (d->last_sync != UINT64_MAX) {
 		cfg.begin = (uint8_t *)buf;
@@ -1216,6 +1423,13 @@ int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint6
 	return 0;
 }
 
+int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e)
+{
+	d->suppress = 0;
+	return begin(d, buf, len, file_offset, true, e);
+}
+
 int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 {
 	uint64_t off, at;
@@ -1229,14 +1443,20 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 			return 1;
 		d->scanning = false;
 		/* A held block may come with libipt's error after it: take the block first. */
-		if (!d->dec || (d->status < 0 && d->held == HELD_NONE))
+		if ((!d->dec && !d->walk) || (d->status < 0 && d->held == HELD_NONE))
 			break;
 		status = decode_run(d, d->status, &at, &mode);
 		if (status == ST_PAUSE)
 			return 1;
+		if (d->walk && status != -pte_eos) {
+			/* an error, or what the walk does not model */
+			if (fall_back(d) < 0)
+				break;
+			continue;
+		}
 		if (status == ST_HANDOVER || status == -pte_eos) {
 			/* a side decoder's stretch ends at a PSB: the flow goes on there */
-			if (d->dec == d->side && d->side_end < d->len) {
+			if (d->dec && d->dec == d->side && d->side_end < d->len) {
 				start_scan(d, d->side_end);
 				continue;
 			}
@@ -1252,7 +1472,7 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 			r.start = at;
 			r.isa = isa_of(mode);
 			r.text = "no image at this address";
-			d->ops.emit(d->ops.ctx, &r);
+			put(d, &r);
 			d->st.nomap++;
 		} else {
 			flow_stop(d);

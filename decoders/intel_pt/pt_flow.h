@@ -70,7 +70,10 @@ struct tc_pt_flow_ops {
 	 * is (with its own block cache over mapped files) and none of ours: each block's last
 	 * instruction read and decoded again, every record made (skip ignored). Not libipt
 	 * without mapped files: its uncached path reads packets ahead differently, so some
-	 * records' offsets differ (a few in ten thousand ranges of an emulated recording). */
+	 * records' offsets differ (a few in ten thousand ranges of an emulated recording).
+	 * The fast path without ticks is our own walk (pt_walk.h) on libipt's query decoder,
+	 * with the block decoder where the walk gives up (see pt_flow.c); with ticks, the
+	 * block decoder with our cache of blocks' last instructions. */
 	bool reference;
 };
 

@@ -1,0 +1,993 @@
+#include "decoders/intel_pt/pt_walk.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The order of everything below follows libipt 2.0's block decoder (pt_block_decoder.c):
+ * which query it makes at which instruction, when it fetches an event and whether the event
+ * binds to the current IP decide the query decoder's offset at each record. Where its
+ * cached and uncached paths differ (an indirect branch whose IP is suppressed), or where
+ * an event binds to an instruction, the walk gives up (TC_PT_WALK_FALLBACK). */
+
+#define FB TC_PT_WALK_FALLBACK
+#define CACHE_SIZE (1u << 14)	/* entries, direct-mapped: 512 KiB, more is slower (cache misses) */
+#define MAX_LINEAR 1024		/* instructions in one entry without a branch */
+#define RETSTACK 64		/* libipt's return-address stack: 64 entries, oldest dropped */
+
+enum kind {
+	K_LINEAR,	/* no branch: the next instruction follows */
+	K_COND,		/* conditional jump (target: taken) */
+	K_CALL,		/* direct near call (target) */
+	K_JUMP,		/* direct near jump (target) */
+	K_RET,		/* near return */
+	K_ICALL,	/* indirect near call */
+	K_IND,		/* indirect near jump, far transfers */
+};
+
+struct insn {
+	uint64_t ip, target;
+	uint8_t size, kind, iclass;
+	bool push;	/* a call whose return address goes on the stack (not call +0) */
+};
+
+/* A run of instructions from ip to end_ip, the last one a branch (or cut at MAX_LINEAR). */
+struct entry {
+	uint64_t ip, target;
+	uint32_t gen;
+	uint32_t last;		/* the last instruction's offset from ip */
+	uint16_t ninsn;
+	uint8_t mode, kind, size, iclass;
+	bool push;
+	bool known;	/* libipt's block cache has the run: its block is the whole run */
+};
+
+/* Instructions libipt's block cache has an entry for, by section: open addressing. */
+struct mark {
+	uint64_t ip;
+	int32_t isid;	/* 0: empty slot */
+	uint32_t era;	/* the cache's era when it was made */
+	uint8_t mode;
+};
+
+struct tc_pt_walk_cache {
+	uint32_t gen, era;
+	uint64_t cr3;		/* the address space of the blocks held */
+	struct mark *marks;
+	size_t nmarks, capmarks;
+	struct entry e[CACHE_SIZE];
+};
+
+struct tc_pt_walk {
+	struct pt_query_decoder *q;
+	struct tc_pt_walk_cache *cache;
+	struct tc_x86 *x86;
+	tc_pt_walk_read_fn read;
+	tc_pt_walk_section_fn section;
+	void *ctx;
+	uint64_t cr3;		/* the address space code is read from */
+
+	/* the block decoder's state */
+	uint64_t ip;
+	enum pt_exec_mode mode;
+	int status;
+	bool enabled, process_event;
+	struct pt_event ev;
+	uint64_t stack[RETSTACK + 1];
+	uint8_t top, bottom;
+};
+
+struct tc_pt_walk_cache *tc_pt_walk_cache_new(void)
+{
+	struct tc_pt_walk_cache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->gen = 1;
+	return c;
+}
+
+void tc_pt_walk_cache_forget(struct tc_pt_walk_cache *c)
+{
+	if (!c)
+		return;
+	if (++c->gen == 0) {
+		memset(c->e, 0, sizeof(c->e));
+		c->gen = 1;
+	}
+}
+
+void tc_pt_walk_cache_free(struct tc_pt_walk_cache *c)
+{
+	if (c)
+		free(c->marks);
+	free(c);
+}
+
+static size_t mark_slot(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 20) & (c->capmarks - 1);
+}
+
+static bool marked(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+{
+	size_t i;
+
+	if (!c->capmarks)
+		return false;
+	for (i = mark_slot(c, isid, ip); c->marks[i].isid; i = (i + 1) & (c->capmarks - 1))
+		if (c->marks[i].isid == isid && c->marks[i].ip == ip)
+			return true;
+	return false;
+}
+
+/* false if out of memory */
+static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip, enum pt_exec_mode mode)
+{
+	size_t i;
+
+	if ((c->nmarks + 1) * 2 > c->capmarks) {
+		size_t cap = c->capmarks ? c->capmarks * 2 : 4096;
+		struct mark *old = c->marks, *m = calloc(cap, sizeof(*m));
+		size_t ocap = c->capmarks;
+
+		if (!m)
+			return false;
+		c->marks = m;
+		c->capmarks = cap;
+		for (size_t j = 0; j < ocap; j++) {
+			if (!old[j].isid)
+				continue;
+			for (i = mark_slot(c, old[j].isid, old[j].ip); m[i].isid;
+			     i = (i + 1) & (cap - 1))
+				;
+			m[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = mark_slot(c, isid, ip); c->marks[i].isid; i = (i + 1) & (c->capmarks - 1))
+		if (c->marks[i].isid == isid && c->marks[i].ip == ip)
+			return true;
+	c->marks[i].isid = isid;
+	c->marks[i].ip = ip;
+	c->marks[i].era = c->era;
+	c->marks[i].mode = (uint8_t)mode;
+	c->nmarks++;
+	return true;
+}
+
+void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c)
+{
+	c->era++;
+}
+
+static size_t put_psb_fup(uint8_t *b, uint64_t ip, uint8_t mode)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	b[n++] = 0x99;		/* MODE.Exec: CS.L for 64-bit, CS.D for 32-bit */
+	b[n++] = mode == ptem_64bit ? 0x01 : 0x02;
+	b[n++] = 0xdd;		/* FUP, the whole 8-byte IP */
+	for (int i = 0; i < 8; i++)
+		b[n++] = (uint8_t)(ip >> (8 * i));
+	b[n++] = 0x02;		/* PSBEND */
+	b[n++] = 0x23;
+	return n;
+}
+
+int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_config *base,
+			  struct pt_image_section_cache *iscache)
+{
+	enum { GROUP = 16 + 2 + 9 + 2 + 9 };
+	struct pt_image *img = NULL;
+	struct pt_block_decoder *dec = NULL;
+	struct pt_config cfg = *base;
+	uint64_t *offs = NULL;
+	uint8_t *buf = NULL;
+	size_t n = 0, k = 0, nm = 0;
+	int ret = -1;
+
+	for (size_t i = 0; i < c->capmarks; i++)
+		nm += c->marks[i].isid && c->marks[i].era != c->era;
+	if (!nm)
+		return 0;
+	img = pt_image_alloc("tracectl-warm");
+	buf = malloc(nm * 2 * GROUP);
+	offs = malloc(nm * 2 * sizeof(*offs));
+	if (!img || !buf || !offs)
+		goto out;
+	for (size_t i = 0; i < c->capmarks; i++) {
+		const struct mark *m = &c->marks[i];
+		size_t j;
+
+		if (!m->isid || m->era == c->era)
+			continue;
+		/* its section, once */
+		for (j = 0; j < i; j++)
+			if (c->marks[j].isid == m->isid)
+				break;
+		if (j == i && pt_image_add_cached(img, iscache, m->isid, NULL) < 0)
+			goto out;
+		/* a branch that needs trace ends the run: a TIP for a return or an indirect
+		 * one, a TNT for a conditional one (the other try fails after the block cache
+		 * has its last instruction, and before its others: the second try adds them) */
+		offs[k++] = n;
+		n += put_psb_fup(buf + n, m->ip, m->mode);
+		buf[n++] = 0xcd;	/* TIP, the whole 8-byte IP */
+		for (int b = 0; b < 8; b++)
+			buf[n++] = (uint8_t)(m->ip >> (8 * b));
+		offs[k++] = n;
+		n += put_psb_fup(buf + n, m->ip, m->mode);
+		buf[n++] = 0x04;	/* TNT-8: one branch, not taken */
+	}
+	cfg.begin = buf;
+	cfg.end = buf + n;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (!dec || pt_blk_set_image(dec, img) < 0)
+		goto out;
+	for (size_t i = 0; i < k; i++) {
+		struct pt_event ev;
+		struct pt_block b;
+		int st = pt_blk_sync_set(dec, offs[i]);
+
+		while (st >= 0 && (st & pts_event_pending))
+			st = pt_blk_event(dec, &ev, sizeof(ev));
+		if (st >= 0)
+			pt_blk_next(dec, &b, sizeof(b));
+	}
+	ret = 0;
+out:
+	if (dec)
+		pt_blk_free_decoder(dec);
+	if (img)
+		pt_image_free(img);
+	free(buf);
+	free(offs);
+	return ret;
+}
+
+struct tc_pt_walk *tc_pt_walk_new(const struct pt_config *base, const uint8_t *buf, size_t len,
+				  struct tc_pt_walk_cache *cache, struct tc_x86 *x86,
+				  tc_pt_walk_read_fn read, tc_pt_walk_section_fn section, void *ctx)
+{
+	struct tc_pt_walk *w;
+	struct pt_config cfg = *base;
+
+	if (!cache || !x86)
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	/* the block decoder's query decoder: the same configuration without flags */
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	memset(&cfg.flags, 0, sizeof(cfg.flags));
+	w->q = pt_qry_alloc_decoder(&cfg);
+	if (!w->q) {
+		free(w);
+		return NULL;
+	}
+	w->cache = cache;
+	w->x86 = x86;
+	w->read = read;
+	w->section = section;
+	w->ctx = ctx;
+	return w;
+}
+
+void tc_pt_walk_free(struct tc_pt_walk *w)
+{
+	if (!w)
+		return;
+	pt_qry_free_decoder(w->q);
+	free(w);
+}
+
+void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3)
+{
+	w->cr3 = cr3;
+	if (cr3 != w->cache->cr3) {
+		w->cache->cr3 = cr3;
+		tc_pt_walk_cache_forget(w->cache);
+	}
+}
+
+int tc_pt_walk_offset(const struct tc_pt_walk *w, uint64_t *off)
+{
+	return pt_qry_get_offset(w->q, off);
+}
+
+int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off)
+{
+	return pt_qry_get_sync_offset(w->q, off);
+}
+
+int tc_pt_walk_time(struct tc_pt_walk *w, uint64_t *tsc)
+{
+	return pt_qry_time(w->q, tsc, NULL, NULL);
+}
+
+/* Return-address stack, as libipt keeps it. */
+static void push(struct tc_pt_walk *w, uint64_t ip)
+{
+	w->stack[w->top] = ip;
+	w->top = w->top == RETSTACK ? 0 : w->top + 1;
+	if (w->bottom == w->top)
+		w->bottom = w->bottom == RETSTACK ? 0 : w->bottom + 1;
+}
+
+static bool pop(struct tc_pt_walk *w, uint64_t *ip)
+{
+	if (w->top == w->bottom)
+		return false;
+	w->top = w->top ? w->top - 1 : RETSTACK;
+	*ip = w->stack[w->top];
+	return true;
+}
+
+static int64_t sext(const uint8_t *p, unsigned n)
+{
+	switch (n) {
+	case 1: return (int8_t)p[0];
+	case 2: return (int16_t)(p[0] | p[1] << 8);
+	case 4: return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				 (uint32_t)p[3] << 24);
+	default: return 0;
+	}
+}
+
+/* One instruction at ip; false if its bytes cannot be read or decoded (libipt would stop
+ * with an error there: the caller falls back). */
+static bool decode(struct tc_pt_walk *w, uint64_t ip, enum pt_exec_mode mode, struct insn *i)
+{
+	uint8_t b[16];
+	size_t n;
+	struct tc_x86_insn k;
+	unsigned at;
+
+	if (mode != ptem_64bit && mode != ptem_32bit)
+		return false;
+	n = w->read(w->ctx, w->cr3, ip, b, sizeof(b));
+	if (!n)
+		return false;
+	k = tc_x86_classify(w->x86, b, n, mode == ptem_64bit);
+	if (!k.len || k.len > n)
+		return false;
+	/* mov to CR3: a TIP.PGD may bind to it (not modelled) */
+	if (k.opcode + 2 < k.len && b[k.opcode] == 0x0f && b[k.opcode + 1] == 0x22 &&
+	    ((b[k.opcode + 2] >> 3) & 7) == 3)
+		return false;
+	i->ip = ip;
+	i->size = (uint8_t)k.len;
+	i->target = 0;
+	i->push = false;
+	at = k.opcode + 1;
+	switch (k.kind) {
+	case TC_X86_JCC:
+		i->kind = K_COND;
+		i->iclass = ptic_cond_jump;
+		if (b[k.opcode] == 0x0f)
+			at++;
+		break;
+	case TC_X86_JMP:
+		i->kind = K_JUMP;
+		i->iclass = ptic_jump;
+		break;
+	case TC_X86_CALL:
+		i->kind = K_CALL;
+		i->iclass = ptic_call;
+		break;
+	case TC_X86_RET:
+		i->kind = K_RET;
+		i->iclass = ptic_return;
+		return true;
+	case TC_X86_ICALL:
+		i->kind = K_ICALL;
+		i->iclass = ptic_call;
+		i->push = true;
+		return true;
+	case TC_X86_IJMP:
+		i->kind = K_IND;
+		i->iclass = ptic_jump;
+		return true;
+	case TC_X86_FAR_JMP:
+		i->kind = K_IND;
+		i->iclass = ptic_far_jump;
+		return true;
+	case TC_X86_FAR_CALL: case TC_X86_SYSCALL: case TC_X86_INT: case TC_X86_INTO:
+		i->kind = K_IND;
+		i->iclass = ptic_far_call;
+		return true;
+	case TC_X86_FAR_RET: case TC_X86_SYSRET:
+		i->kind = K_IND;
+		i->iclass = ptic_far_return;
+		return true;
+	default:
+		i->kind = K_LINEAR;
+		i->iclass = ptic_other;
+		return true;
+	}
+	/* direct: the displacement is what follows the opcode */
+	if (at >= k.len || (k.len - at != 1 && k.len - at != 2 && k.len - at != 4))
+		return false;
+	{
+		int64_t disp = sext(b + at, k.len - at);
+
+		i->target = ip + k.len + (uint64_t)disp;
+		i->push = i->kind == K_CALL && disp != 0;
+	}
+	return true;
+}
+
+/* The cached run from ip: NULL if its first instruction cannot be decoded. */
+static const struct entry *lookup(struct tc_pt_walk *w, uint64_t ip, enum pt_exec_mode mode)
+{
+	struct tc_pt_walk_cache *c = w->cache;
+	struct entry *e = &c->e[(ip >> 1 ^ ip >> 15) & (CACHE_SIZE - 1)];
+	struct insn i;
+	uint64_t at = ip;
+	unsigned n = 0;
+
+	if (e->gen == c->gen && e->ip == ip && e->mode == (uint8_t)mode)
+		return e;
+	/* nothing else reads the cache: entries of another address space are forgotten */
+	e->gen = 0;
+	e->known = false;
+	for (;;) {
+		if (!decode(w, at, mode, &i)) {
+			if (!n)
+				return NULL;
+			/* ends before it: the next run starts there, and fails */
+			break;
+		}
+		n++;
+		e->last = (uint32_t)(i.ip - ip);
+		e->size = i.size;
+		e->kind = i.kind;
+		e->iclass = i.iclass;
+		e->target = i.target;
+		e->push = i.push;
+		if (i.kind != K_LINEAR || n == MAX_LINEAR)
+			break;
+		at += i.size;
+	}
+	e->ip = ip;
+	e->mode = (uint8_t)mode;
+	e->ninsn = (uint16_t)n;
+	e->gen = c->gen;
+	return e;
+}
+
+static int blk_status(const struct tc_pt_walk *w, int flags)
+{
+	if (!w->enabled)
+		flags |= pts_ip_suppressed;
+	if ((w->status & pts_eos) && !w->process_event)
+		flags |= pts_eos;
+	return flags;
+}
+
+/* A query's failure: the end of the trace is libipt's answer too; anything else is an error
+ * the walk does not reproduce. */
+static int failed(int status)
+{
+	return status == -pte_eos ? status : FB;
+}
+
+static int fetch_event(struct tc_pt_walk *w)
+{
+	int status;
+
+	if (w->process_event)
+		return 1;
+	if (!(w->status & pts_event_pending))
+		return 0;
+	status = pt_qry_event(w->q, &w->ev, sizeof(w->ev));
+	if (status < 0)
+		return FB;
+	w->process_event = true;
+	w->status = status;
+	return 1;
+}
+
+/* Events that bind to the IP the flow is at now, after a block or an event. */
+static int trailing_event(struct tc_pt_walk *w)
+{
+	const struct pt_event *ev = &w->ev;
+	int status = fetch_event(w);
+
+	if (status <= 0)
+		return status < 0 ? status : blk_status(w, 0);
+	switch (ev->type) {
+	case ptev_disabled:
+		/* binds to an instruction only with one postponed: never here */
+		break;
+	case ptev_enabled:
+	case ptev_overflow:
+	case ptev_stop:
+	case ptev_pwre:
+	case ptev_pwrx:
+	case ptev_cbr:
+	case ptev_mnt:
+		return blk_status(w, pts_event_pending);
+	case ptev_async_disabled:
+		if (w->ip != ev->variant.async_disabled.at)
+			break;
+		if (pt_qry_get_config(w->q)->errata.skd022)
+			return FB;
+		return blk_status(w, pts_event_pending);
+	case ptev_async_branch:
+		if (w->ip != ev->variant.async_branch.from)
+			break;
+		return blk_status(w, pts_event_pending);
+	case ptev_paging:
+	case ptev_vmcs:
+		if (!w->enabled)
+			return blk_status(w, pts_event_pending);
+		break;
+	case ptev_async_paging:
+		if (!ev->ip_suppressed && w->ip != ev->variant.async_paging.ip)
+			break;
+		return blk_status(w, pts_event_pending);
+	case ptev_async_vmcs:
+		if (!ev->ip_suppressed && w->ip != ev->variant.async_vmcs.ip)
+			break;
+		return blk_status(w, pts_event_pending);
+	case ptev_exec_mode:
+		if (!ev->ip_suppressed && w->ip != ev->variant.exec_mode.ip)
+			break;
+		return blk_status(w, pts_event_pending);
+	case ptev_exstop:
+		if (!ev->ip_suppressed && w->enabled && w->ip != ev->variant.exstop.ip)
+			break;
+		return blk_status(w, pts_event_pending);
+	case ptev_mwait:
+		if (!ev->ip_suppressed && w->enabled && w->ip != ev->variant.mwait.ip)
+			break;
+		return blk_status(w, pts_event_pending);
+	case ptev_ptwrite:
+		if (!w->enabled)
+			return blk_status(w, pts_event_pending);
+		break;
+	default:
+		/* tsx (speculative state, BDM64), tick (not enabled) */
+		return FB;
+	}
+	return blk_status(w, 0);
+}
+
+int tc_pt_walk_sync_forward(struct tc_pt_walk *w)
+{
+	int status;
+
+	w->mode = ptem_unknown;
+	w->ip = 0;
+	w->status = 0;
+	w->enabled = w->process_event = false;
+	memset(&w->ev, 0, sizeof(w->ev));
+	w->top = w->bottom = 0;
+	status = pt_qry_sync_forward(w->q, &w->ip);
+	if (status < 0)
+		return status;
+	w->status = status;
+	if (!(status & pts_ip_suppressed))
+		w->enabled = true;
+	return trailing_event(w);
+}
+
+/* One instruction into the block at the flow's IP; 0: the block is full. */
+static int one_insn(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
+{
+	uint64_t start, end;
+
+	if (b->ninsn == UINT16_MAX)
+		return 0;
+	w->section(w->ctx, w->ip, &start, &end);	/* the read names a file to add */
+	if (!decode(w, w->ip, w->mode, i))
+		return FB;
+	if (i->push || i->kind == K_ICALL)
+		push(w, i->ip + i->size);
+	b->iclass = (enum pt_insn_class)i->iclass;
+	b->end_ip = i->ip;
+	b->ninsn++;
+	return 1;
+}
+
+/* To ip without trace: 1 there, 0 the block ended first, -pte_bad_query: trace needed at
+ * *i (the flow's IP stays at it). */
+static int to_ip(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip, struct insn *i)
+{
+	int status;
+
+	for (;;) {
+		if (w->ip == ip)
+			return 1;
+		status = one_insn(w, b, i);
+		if (status <= 0)
+			return status;
+		switch (i->kind) {
+		case K_LINEAR:
+			w->ip += i->size;
+			break;
+		case K_CALL:
+		case K_JUMP:
+			w->ip = i->target;
+			return w->ip == ip;
+		default:
+			return -pte_bad_query;
+		}
+	}
+}
+
+/* To the next instruction that needs trace (a synchronous disable binds there; one that
+ * changes CR3 is not decoded at all): 0 the block ended first, -pte_bad_query: at *i. */
+static int to_branch(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
+{
+	int status;
+
+	for (;;) {
+		status = one_insn(w, b, i);
+		if (status <= 0)
+			return status;
+		switch (i->kind) {
+		case K_LINEAR:
+			w->ip += i->size;
+			break;
+		case K_CALL:
+		case K_JUMP:
+			w->ip = i->target;
+			return 0;
+		default:
+			return -pte_bad_query;
+		}
+	}
+}
+
+/* The branch at i with trace: the flow's next IP and the query's status. */
+static int with_trace(struct tc_pt_walk *w, const struct insn *i)
+{
+	uint64_t ip;
+	int status, taken;
+
+	switch (i->kind) {
+	case K_COND:
+		status = pt_qry_cond_branch(w->q, &taken);
+		if (status < 0)
+			return failed(status);
+		ip = taken ? i->target : i->ip + i->size;
+		break;
+	case K_RET:
+		status = pt_qry_cond_branch(w->q, &taken);
+		if (status >= 0) {
+			if (!taken || !pop(w, &ip))
+				return FB;
+			break;
+		}
+		if (status != -pte_bad_query)
+			return failed(status);
+		/* fall through */
+	case K_ICALL:
+	case K_IND:
+		status = pt_qry_indirect_branch(w->q, &ip);
+		if (status < 0)
+			return failed(status);
+		/* libipt's uncached path fails here with -pte_noip, its cached one goes on */
+		if (status & pts_ip_suppressed)
+			return FB;
+		break;
+	default:
+		return FB;
+	}
+	w->ip = ip;
+	w->status = status;
+	return 0;
+}
+
+/* To an event's ip, with trace for the last step if needed: 1 there, 0 not yet. */
+static int to_ip_with_trace(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip)
+{
+	struct insn i;
+	int status = to_ip(w, b, ip, &i);
+
+	if (status == -pte_bad_query) {
+		status = with_trace(w, &i);
+		if (status < 0)
+			return status;
+	}
+	if (status < 0)
+		return status;
+	return w->ip == ip;
+}
+
+/* A pending event: to where it binds. */
+static int proceed_event(struct tc_pt_walk *w, struct pt_block *b)
+{
+	const struct pt_event *ev = &w->ev;
+	struct insn i;
+	uint64_t at;
+	int status;
+
+	switch (ev->type) {
+	case ptev_enabled:
+	case ptev_overflow:
+	case ptev_stop:
+	case ptev_pwre:
+	case ptev_pwrx:
+	case ptev_cbr:
+	case ptev_mnt:
+		break;
+	case ptev_async_disabled:
+	case ptev_async_branch:
+	case ptev_exstop:
+	case ptev_mwait:
+		if (ev->type == ptev_exstop || ev->type == ptev_mwait) {
+			if (!w->enabled || ev->ip_suppressed)
+				break;
+			at = ev->type == ptev_exstop ? ev->variant.exstop.ip : ev->variant.mwait.ip;
+		} else {
+			at = ev->type == ptev_async_branch ? ev->variant.async_branch.from :
+				ev->variant.async_disabled.at;
+		}
+		status = to_ip(w, b, at, &i);
+		if (status <= 0)
+			return status == 0 ? 0 : FB;
+		if (ev->type == ptev_async_disabled && pt_qry_get_config(w->q)->errata.skd022)
+			return FB;
+		break;
+	case ptev_paging:
+	case ptev_vmcs:
+	case ptev_ptwrite:
+		if (!w->enabled)
+			break;
+		return FB;	/* binds to an instruction */
+	case ptev_async_paging:
+	case ptev_async_vmcs:
+	case ptev_exec_mode:
+		if (ev->ip_suppressed)
+			break;
+		at = ev->type == ptev_async_paging ? ev->variant.async_paging.ip :
+		     ev->type == ptev_async_vmcs ? ev->variant.async_vmcs.ip :
+		     ev->variant.exec_mode.ip;
+		status = to_ip_with_trace(w, b, at);
+		if (status <= 0)
+			return status == 0 ? 0 : failed(status);
+		break;
+	case ptev_disabled:
+		if (ev->ip_suppressed) {
+			const struct pt_config *c = pt_qry_get_config(w->q);
+
+			if (c->addr_filter.config.addr_cfg && c->errata.skl014)
+				return FB;
+			status = to_branch(w, b, &i);
+		} else {
+			status = to_ip(w, b, ev->variant.disabled.ip, &i);
+		}
+		if (status <= 0) {
+			if (status != -pte_bad_query)
+				return status == 0 ? 0 : FB;
+			/* where tracing is expected to resume: after a call */
+			w->ip = i.iclass == ptic_call || i.iclass == ptic_far_call ?
+				i.ip + i.size : 0;
+		}
+		break;
+	default:
+		/* tsx, tick */
+		return FB;
+	}
+	return blk_status(w, pts_event_pending);
+}
+
+/* What libipt's block decoder does with the run e the first times: without a section for
+ * it, the whole run (its uncached path, reading through the callback); with one whose block
+ * cache has the run's start, the whole run too (e->known from then on); else it decodes
+ * instruction after instruction, each one entered in the block cache, and the block ends
+ * early, without trace, where the next instruction is already there. 1: the whole run; 0:
+ * the block ended early (b and the flow's IP say where); else the walk's failure. */
+static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsigned *last_size,
+		 enum pt_insn_class *last_class)
+{
+	uint64_t start, end, at = e->ip;
+	int isid = w->section(w->ctx, e->ip, &start, &end);
+	struct insn i;
+
+	if (isid < 0)
+		return 1;
+	if (e->ip + e->last + e->size > end)
+		return FB;	/* a run out of its section: libipt ends the block there */
+	if (marked(w->cache, isid, e->ip)) {
+		e->known = true;
+		return 1;
+	}
+	for (unsigned n = 1;; n++) {
+		if (!mark(w->cache, isid, at, w->mode))
+			return FB;
+		if (n == e->ninsn)
+			return 1;
+		if (!decode(w, at, w->mode, &i))
+			return FB;
+		at += i.size;
+		if (marked(w->cache, isid, at)) {
+			b->ninsn = (uint16_t)n;
+			b->end_ip = i.ip;
+			b->iclass = ptic_other;
+			*last_size = i.size;
+			*last_class = ptic_other;
+			w->ip = at;
+			return 0;
+		}
+	}
+}
+
+/* No event pending: on from the flow's IP to the next branch that needs trace. */
+static int proceed_no_event(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_size,
+			    enum pt_insn_class *last_class)
+{
+	struct entry *e = (struct entry *)lookup(w, w->ip, w->mode);
+	struct insn i;
+
+	if (!e)
+		return FB;
+	if (e->kind == K_LINEAR)
+		return FB;	/* over MAX_LINEAR instructions without a branch */
+	if (!e->known) {
+		int status = model(w, e, b, last_size, last_class);
+
+		if (status <= 0)
+			return status;
+	}
+	b->ninsn = e->ninsn;
+	b->end_ip = (e->ip + e->last);
+	b->iclass = (enum pt_insn_class)e->iclass;
+	*last_size = e->size;
+	*last_class = (enum pt_insn_class)e->iclass;
+	switch (e->kind) {
+	case K_LINEAR:
+		w->ip = (e->ip + e->last) + e->size;
+		return 0;
+	case K_CALL:
+		if (e->push)
+			push(w, (e->ip + e->last) + e->size);
+		w->ip = e->target;
+		return 0;
+	case K_JUMP:
+		w->ip = e->target;
+		return 0;
+	case K_ICALL:
+		push(w, (e->ip + e->last) + e->size);
+		break;
+	default:
+		break;
+	}
+	i.ip = (e->ip + e->last);
+	i.size = e->size;
+	i.kind = e->kind;
+	i.target = e->target;
+	return with_trace(w, &i);
+}
+
+int tc_pt_walk_next(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_size,
+		    enum pt_insn_class *last_class)
+{
+	int status;
+
+	memset(b, 0, sizeof(*b));
+	b->ip = w->ip;
+	b->mode = w->mode;
+	*last_size = 0;
+	*last_class = ptic_other;
+	status = fetch_event(w);
+	if (status != 0) {
+		if (status < 0)
+			return status;
+		status = proceed_event(w, b);
+		/* blocks made on the way to an event: their last instruction */
+		if (b->ninsn && status != TC_PT_WALK_FALLBACK) {
+			struct insn i;
+
+			if (!decode(w, b->end_ip, b->mode, &i))
+				return FB;
+			*last_size = i.size;
+			*last_class = (enum pt_insn_class)i.iclass;
+		}
+		return status;
+	}
+	if (!w->enabled)
+		return (w->status & pts_eos) ? -pte_eos : FB;
+	status = proceed_no_event(w, b, last_size, last_class);
+	if (status < 0)
+		return status;
+	return trailing_event(w);
+}
+
+int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
+{
+	struct pt_event *ev = &w->ev;
+
+	if (!w->process_event)
+		return FB;
+	switch (ev->type) {
+	case ptev_enabled:
+		if (ev->variant.enabled.ip == w->ip)
+			ev->variant.enabled.resumed = 1;
+		if (ev->status_update || ev->ip_suppressed || w->enabled)
+			return FB;
+		w->ip = ev->variant.enabled.ip;
+		w->enabled = true;
+		break;
+	case ptev_async_disabled:
+		if (w->ip != ev->variant.async_disabled.at)
+			return FB;
+		/* fall through */
+	case ptev_disabled:
+		if (ev->status_update || !w->enabled)
+			return FB;
+		w->enabled = false;
+		break;
+	case ptev_async_branch:
+		if (w->ip != ev->variant.async_branch.from || ev->status_update || !w->enabled)
+			return FB;
+		w->ip = ev->variant.async_branch.to;
+		break;
+	case ptev_async_paging:
+		if (!ev->ip_suppressed && w->ip != ev->variant.async_paging.ip)
+			return FB;
+		break;
+	case ptev_paging:
+		break;
+	case ptev_async_vmcs:
+		if (!ev->ip_suppressed && w->ip != ev->variant.async_vmcs.ip)
+			return FB;
+		break;
+	case ptev_vmcs:
+		break;
+	case ptev_overflow:
+		if (ev->status_update)
+			return FB;
+		if (ev->ip_suppressed) {
+			w->enabled = false;
+			w->ip = 0;
+		} else {
+			w->enabled = true;
+			w->ip = ev->variant.overflow.ip;
+		}
+		break;
+	case ptev_exec_mode:
+		if (!ev->ip_suppressed && w->ip != ev->variant.exec_mode.ip)
+			return FB;
+		if (ev->status_update && w->enabled && w->mode != ptem_unknown &&
+		    w->mode != ev->variant.exec_mode.mode)
+			return FB;
+		w->mode = ev->variant.exec_mode.mode;
+		break;
+	case ptev_stop:
+		if (ev->status_update || w->enabled)
+			return FB;
+		break;
+	case ptev_exstop:
+		if (!ev->ip_suppressed && w->enabled && w->ip != ev->variant.exstop.ip)
+			return FB;
+		break;
+	case ptev_mwait:
+		if (!ev->ip_suppressed && w->enabled && w->ip != ev->variant.mwait.ip)
+			return FB;
+		break;
+	case ptev_pwre:
+	case ptev_pwrx:
+	case ptev_ptwrite:
+	case ptev_cbr:
+	case ptev_mnt:
+		break;
+	default:
+		return FB;
+	}
+	w->process_event = false;
+	*uev = *ev;
+	return trailing_event(w);
+}

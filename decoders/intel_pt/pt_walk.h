@@ -1,0 +1,74 @@
+/* Intel PT instruction-flow walk on libipt's query decoder (pt_qry_*), for the fast path
+ * of pt_flow: the same blocks, events and query calls, in the same order, as libipt's block
+ * decoder (end_on_call, end_on_jump, no tick events), so that the query decoder's offsets,
+ * times and statuses are the block decoder's; but each basic block is decoded (Capstone,
+ * lib/isa/x86.c) once and kept in a cache keyed by address space (cr3), mode and address:
+ * instruction count, last instruction's class, size and direct target.
+ *
+ * The walk models the common flow: conditional, indirect and far branches, direct calls
+ * and jumps, return compression, PSB+ status updates, TIP.PGE, FUP/TIP asynchronous
+ * branches, OVF, CBR, power and stop events. Anything else (a decode error of any kind,
+ * memory without code, TSX, PTWRITE, synchronous TIP.PGD and paging events that bind to an
+ * instruction, 16-bit code, ...) returns TC_PT_WALK_FALLBACK before any of it is given:
+ * the caller then decodes with libipt's block decoder instead (see pt_flow.c). */
+#ifndef TC_DECODERS_INTEL_PT_PT_WALK_H
+#define TC_DECODERS_INTEL_PT_PT_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <intel-pt.h>
+
+#include "lib/isa/x86.h"
+
+/* Not a libipt status: the walk cannot go on as the block decoder would. */
+#define TC_PT_WALK_FALLBACK (-30000)
+
+/* Code bytes at addr in address space cr3 (as tc_pt_flow_ops.read); 0 if none. */
+typedef size_t (*tc_pt_walk_read_fn)(void *ctx, uint64_t cr3, uint64_t addr, uint8_t *buf,
+				     size_t len);
+/* The libipt section (its iscache id) that holds ip in the block decoder's image, and its
+ * bounds [*start, *end); -1 if none: the block decoder would read ip through its callback
+ * (pt_flow then names the file to add, as for libipt). */
+typedef int (*tc_pt_walk_section_fn)(void *ctx, uint64_t ip, uint64_t *start, uint64_t *end);
+
+struct tc_pt_walk;
+struct tc_pt_walk_cache;
+
+/* The blocks, kept by the caller across buffers; forget them whenever what read returns
+ * may have changed. With them, which instructions libipt's block cache (one per section,
+ * kept as long as the section) has met: a block decoded the first time ends where it
+ * meets one, without trace (a record's offset shows it). NULL if out of memory. */
+struct tc_pt_walk_cache *tc_pt_walk_cache_new(void);
+void tc_pt_walk_cache_forget(struct tc_pt_walk_cache *c);
+void tc_pt_walk_cache_free(struct tc_pt_walk_cache *c);
+/* A new era (each buffer's start): tc_pt_walk_cache_warm() leaves out what came after. */
+void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c);
+/* Before libipt's block decoder takes over from the walk: fill libipt's block caches (of the
+ * sections in iscache) with the instructions the walk's model has them hold from earlier
+ * eras, by decoding a trace made for it (a PSB+ at each such instruction, then the packet
+ * its run's last branch needs); its blocks then end where the reference's would. -1 if out
+ * of memory. */
+int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_config *base,
+			  struct pt_image_section_cache *iscache);
+
+/* A walk over buf..buf+len (config as for the block decoder; begin/end and flags are
+ * set here); x86 is the caller's Capstone, used from this thread only. */
+struct tc_pt_walk *tc_pt_walk_new(const struct pt_config *base, const uint8_t *buf, size_t len,
+				  struct tc_pt_walk_cache *cache, struct tc_x86 *x86,
+				  tc_pt_walk_read_fn read, tc_pt_walk_section_fn section, void *ctx);
+void tc_pt_walk_free(struct tc_pt_walk *w);
+
+/* As pt_blk_sync_forward, pt_blk_next, pt_blk_event, pt_blk_get_offset,
+ * pt_blk_get_sync_offset and pt_blk_time. tc_pt_walk_next also gives the last instruction's
+ * size and class (libipt's block leaves them out when its block cache answers). */
+int tc_pt_walk_sync_forward(struct tc_pt_walk *w);
+int tc_pt_walk_next(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_size,
+		    enum pt_insn_class *last_class);
+int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *ev);
+int tc_pt_walk_offset(const struct tc_pt_walk *w, uint64_t *off);
+int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off);
+int tc_pt_walk_time(struct tc_pt_walk *w, uint64_t *tsc);
+/* The address space the walk reads code of (the caller's CR3, from paging events). */
+void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3);
+
+#endif
