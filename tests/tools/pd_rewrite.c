@@ -3,7 +3,11 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite IN OUT
+ *   pd_rewrite [-s BYTES] IN OUT
+ *
+ * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
+ * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
+ * for decoders fed one queue in several buffers (tests/e2e/t73-pt-fast).
  *
  * Test tool only: it prints and exits. */
 #include <stdio.h>
@@ -12,6 +16,8 @@
 
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
+
+static uint64_t split;	/* -s: AUXTRACE buffers of at most this many bytes; 0: as read */
 
 static void die(const char *what, const struct tc_err *e)
 {
@@ -60,6 +66,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 {
 	struct tc_perf_write_sid sid = sid_of(r);
 	bool done = false;
+	uint64_t at;
 
 	switch (r->type) {
 	case PERF_RECORD_COMM:
@@ -88,9 +95,20 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		return tc_perf_write_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags,
 					 &sid, e);
 	case TC_PERF_DATA_AUXTRACE:
-		return tc_perf_write_auxtrace(w, r->u.auxtrace.data, r->u.auxtrace.size,
-				      r->u.auxtrace.offset, r->u.auxtrace.reference,
-				      r->u.auxtrace.idx, r->u.auxtrace.tid, r->u.auxtrace.cpu, e);
+		at = 0;
+		do {	/* once for an empty buffer too */
+			uint64_t n = r->u.auxtrace.size - at;
+
+			if (split && n > split)
+				n = split;
+			if (tc_perf_write_auxtrace(w, r->u.auxtrace.data + at, n,
+						   r->u.auxtrace.offset + at,
+						   r->u.auxtrace.reference, r->u.auxtrace.idx,
+						   r->u.auxtrace.tid, r->u.auxtrace.cpu, e))
+				return -1;
+			at += n;
+		} while (at < r->u.auxtrace.size);
+		return 0;
 	case TC_PERF_DATA_AUXTRACE_INFO:
 		if (r->u.auxtrace_info.cs_etm) {
 			if (cs_etm(w, r->u.auxtrace_info.cs_etm, &done, e))
@@ -117,8 +135,12 @@ int main(int argc, char **argv)
 	struct tc_perf_write *w;
 	int n;
 
+	if (argc == 5 && !strcmp(argv[1], "-s")) {
+		split = strtoull(argv[2], NULL, 0);
+		argv += 2, argc -= 2;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: pd_rewrite IN OUT\n");
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES] IN OUT\n");
 		return 2;
 	}
 	if (tc_perf_data_open(&pd, argv[1], &e))
