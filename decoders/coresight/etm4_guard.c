@@ -212,14 +212,16 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 	return 0;
 }
 
+/* Cancel n P0 elements from the newest. Timestamps, cycle counts and events met on the way
+ * stay, in their order, in front of what is left (the library sets them aside and puts them
+ * back); other elements met go. */
 static void x_cancel(struct tc_etm4_guard *g, int64_t n)
 {
-	size_t kept = 0;
-	struct elem keep[64];
+	size_t i = g->hi, top = g->hi, kept = g->hi;	/* kept ones gather in [kept, top) */
 
 	g->depth -= n;
-	while (n > 0 && depth_n(g)) {
-		struct elem *e = &g->e[g->hi - 1];
+	while (n > 0 && i > g->lo) {
+		struct elem *e = &g->e[i - 1];
 
 		switch (e->kind) {
 		case K_ATOM: {
@@ -228,30 +230,27 @@ static void x_cancel(struct tc_etm4_guard *g, int64_t n)
 			e->n -= k;
 			n -= k;
 			if (!e->n)
-				g->hi--;
+				i--;
 			break;
 		}
 		case K_EXCEP:
 		case K_Q_NOADDR:
 		case K_P0:
-			g->hi--;
+			i--;
 			n--;
 			break;
 		case K_KEEP:
-			/* set aside and put back; beyond 64 of them the model forgets the
-			 * oldest kept ones, which only ever holds fewer elements back */
-			if (kept < sizeof(keep) / sizeof(keep[0]))
-				keep[kept++] = *e;
-			g->hi--;
+			g->e[--kept] = *e;	/* kept >= i: a place already read */
+			i--;
 			break;
 		default:
-			g->hi--;
+			i--;
 			break;
 		}
 	}
 	/* what is left of n is m_unseen_spec_elem's (see above) */
-	while (kept)
-		g->e[g->hi++] = keep[--kept];
+	memmove(g->e + i, g->e + kept, (top - kept) * sizeof(*g->e));
+	g->hi = i + (top - kept);
 }
 
 /* From the newest element: erase address elements until an atom (whose newest atom is
