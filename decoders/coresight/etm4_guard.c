@@ -249,7 +249,8 @@ static void x_cancel(struct tc_etm4_guard *g, int64_t n)
 		}
 	}
 	/* what is left of n is m_unseen_spec_elem's (see above) */
-	memmove(g->e + i, g->e + kept, (top - kept) * sizeof(*g->e));
+	if (top > kept)
+		memmove(g->e + i, g->e + kept, (top - kept) * sizeof(*g->e));
 	g->hi = i + (top - kept);
 }
 
