@@ -950,7 +950,9 @@ static void cancel_elements(struct tc_etm4_walk *w)
 					int rm = w->res.cancel <= e->atom.num ? w->res.cancel
 									      : e->atom.num;
 
-					e->atom.num -= rm;
+					/* the library's count is a uint8_t: a cancel count
+					 * beyond INT_MAX (corrupt) wraps it, never grows it */
+					e->atom.num = (uint8_t)(e->atom.num - rm);
 					w->res.cancel -= rm;
 					if (!e->atom.num)
 						pop_front(&w->stk);
