@@ -358,10 +358,10 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		}
 		/* fall through */
 	case ETM4_PKT_I_CANCEL_F1:
-		cancel = p->cancel_elements;
+		cancel = (int32_t)p->cancel_elements;
 		break;
 	case ETM4_PKT_I_COMMIT:
-		commit = p->commit_elements;
+		commit = (int32_t)p->commit_elements;
 		break;
 	case ETM4_PKT_I_OVERFLOW:
 	case ETM4_PKT_I_DISCARD:
@@ -376,6 +376,12 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 	}
 	if (g->hazard)
 		return;
+	/* The library keeps these counts in an int: from 2^31 on (corrupt) a cancel grows
+	 * atom counts and counts m_unseen_spec_elem down for ever, a commit commits all */
+	if (commit < 0 || cancel < 0) {
+		hazard(g, idx, "a commit or cancel count beyond INT_MAX");
+		return;
+	}
 	if (is_addr && g->pending_addr) {
 		g->depth++;
 		g->pending_addr = 0;
@@ -469,7 +475,7 @@ static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_t
 		g->addr = 0;
 		g->unseen = p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0;
 		g->lo = g->hi = 0;
-		g->depth = (int64_t)g->unseen;
+		g->depth = (int32_t)(p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0);
 		g->pending_addr = 0;
 		break;
 	case DECODING:
