@@ -452,11 +452,11 @@ void tc_cs_session_guard_diag(const struct tc_cs_session *s, struct tc_diag *dia
 		const struct tc_etm_ocsd_stats *st = s->dec[i] ? tc_etm_ocsd_stats(s->dec[i]) : NULL;
 
 		if (st && st->guarded)
-			tc_diag_add(diag, "trace ID 0x%02x: %" PRIu64 " mispredict packet%s with no "
-				    "speculative atom (corrupt trace; OpenCSD 1.3.3 crashes on "
-				    "them), first at offset %" PRIu64 " (0x%" PRIx64 "): %s", i,
-				    st->guarded, st->guarded > 1 ? "s" : "", st->guarded_first,
-				    st->guarded_first,
+			tc_diag_add(diag, "trace ID 0x%02x: %" PRIu64 " packet%s OpenCSD 1.3.3 "
+				    "crashes on (corrupt trace), first at offset %" PRIu64
+				    " (0x%" PRIx64 "), %s: %s", i, st->guarded,
+				    st->guarded > 1 ? "s" : "", st->guarded_first, st->guarded_first,
+				    st->guarded_why ? st->guarded_why : "?",
 				    s->what & TC_ETM_ELEMENTS ? "skipped, the ID resynchronised"
 							      : "listed");
 	}

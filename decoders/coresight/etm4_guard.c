@@ -2,10 +2,30 @@
 #include "decoders/coresight/etm4_guard.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/grow.h"
 
 /* Where OpenCSD's ETMv4 decoder would be: waiting for an ASYNC, then for a TRACE_INFO, then
  * decoding packets into P0 elements. */
 enum state { WAIT_ASYNC, WAIT_TINFO, DECODING };
+
+/* Element kinds of the exception model: what commit, cancel and mispredict tell apart. */
+enum kind {
+	K_ATOM,		/* P0: n atoms */
+	K_EXCEP,	/* P0: needs an address element after it (context optional) */
+	K_Q_NOADDR,	/* P0: a Q element whose address comes after it, likewise */
+	K_P0,		/* any other P0 element (a Q element with its address) */
+	K_ADDR,
+	K_CTXT,
+	K_KEEP,		/* timestamp, cycle count, event: a cancel keeps them */
+	K_DROP,		/* trace on and the like: a cancel drops them */
+};
+
+struct elem {
+	uint8_t kind;
+	uint32_t n;	/* atoms, for K_ATOM */
+};
 
 struct tc_etm4_guard {
 	dcd_tree_handle_t tree;
@@ -19,6 +39,12 @@ struct tc_etm4_guard {
 	int hazard;
 	uint64_t hazard_idx;
 	const char *why;
+	/* The decoder's P0 element stack as far as the commit of an exception needs it (see
+	 * the exception model below): e[lo] is the oldest element, e[hi - 1] the newest. */
+	struct elem *e;
+	size_t lo, hi, cap;
+	int64_t depth;		/* m_curr_spec_depth */
+	int pending_addr;	/* an exception (or Q) waits for its address */
 };
 
 static void commit(struct tc_etm4_guard *g, uint64_t n)
@@ -56,6 +82,9 @@ static void unsync(struct tc_etm4_guard *g)
 	g->state = WAIT_ASYNC;
 	g->atoms = g->unseen = 0;
 	g->addr = 0;
+	g->lo = g->hi = 0;
+	g->depth = 0;
+	g->pending_addr = 0;
 }
 
 static void hazard(struct tc_etm4_guard *g, ocsd_trc_index_t idx, const char *why)
@@ -65,6 +94,308 @@ static void hazard(struct tc_etm4_guard *g, ocsd_trc_index_t idx, const char *wh
 	g->hazard = 1;
 	g->hazard_idx = idx;
 	g->why = why;
+}
+
+/* ---- the exception model ----
+ * OpenCSD 1.3.3 commits P0 elements from the oldest (TrcPktDecodeEtmV4I::commitElements);
+ * at an exception element processException() pops it, then reads the next element with
+ * std::deque::back() (and, if that is a context element, pops it and reads back() again)
+ * expecting the exception's address. It never checks the stack is not empty: an exception
+ * committed before its address packet came (nothing after it on the stack, or a context
+ * element alone) reads a pointer past the deque's end, SIGSEGV. Real trace puts the address
+ * packet right after the exception packet; corrupt trace can commit the exception first (a
+ * Commit packet, or TRACE_INFO's speculation depth beyond TRCIDR8.MAXSPEC auto-committing
+ * at the next packet). processQElement() does the same for a Q element without address.
+ *
+ * So this model keeps the element stack as the decoder builds it from packets (kinds and
+ * atom counts only), the speculation depth with its auto-commit, and replays commit, cancel,
+ * mispredict and discard; the packet whose commit would reach such an exception is the
+ * hazard. The decoder's errors that packets decide (too few elements to commit, an
+ * exception followed by no address, bad and unsupported packets) reset the model as they
+ * reset the decoder. Where 1.3.3 reads m_unseen_spec_elem, which it never initialises (a
+ * cancel or mispredict beyond the stack), the model goes on as when that is not 0. */
+
+/* Room for one more element at the newest end; 0 if none (the caller names a hazard). */
+static int room(struct tc_etm4_guard *g)
+{
+	if (g->hi < g->cap)
+		return 1;
+	if (g->lo) {
+		memmove(g->e, g->e + g->lo, (g->hi - g->lo) * sizeof(*g->e));
+		g->hi -= g->lo;
+		g->lo = 0;
+		if (g->hi < g->cap)
+			return 1;
+	}
+	return tc_grow((void **)&g->e, &g->cap, g->hi + 1, sizeof(*g->e)) == 0;
+}
+
+static void push(struct tc_etm4_guard *g, enum kind k, uint32_t n, ocsd_trc_index_t idx)
+{
+	if (!room(g)) {
+		hazard(g, idx, "a packet the exception look-ahead has no memory to follow");
+		return;
+	}
+	g->e[g->hi++] = (struct elem){ .kind = (uint8_t)k, .n = n };
+}
+
+static size_t depth_n(const struct tc_etm4_guard *g)
+{
+	return g->hi - g->lo;
+}
+
+/* The decoder met an error it resets on: so does the model (the decoder waits for ASYNC). */
+static void seq_error(struct tc_etm4_guard *g)
+{
+	unsync(g);
+}
+
+/* Commit n P0 elements from the oldest; 0, or -1 when the decoder resets (or a hazard). */
+static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
+{
+	int64_t req = n;
+
+	while (n > 0) {
+		struct elem *e;
+
+		if (!depth_n(g)) {
+			seq_error(g);	/* "Not enough elements to commit" */
+			return -1;
+		}
+		e = &g->e[g->lo];
+		switch (e->kind) {
+		case K_ATOM: {
+			uint32_t k = (int64_t)e->n < n ? e->n : (uint32_t)n;
+
+			e->n -= k;
+			n -= k;
+			if (!e->n)
+				g->lo++;
+			break;
+		}
+		case K_EXCEP:
+		case K_Q_NOADDR: {
+			size_t next = g->lo + 1;
+
+			if (next < g->hi && g->e[next].kind == K_CTXT)
+				next++;
+			if (next >= g->hi) {
+				hazard(g, idx, e->kind == K_EXCEP
+						       ? "a commit of an exception before its address"
+						       : "a commit of a Q element before its address");
+				return -1;
+			}
+			if (g->e[next].kind != K_ADDR) {
+				seq_error(g);	/* "Address missing in exception packet." */
+				return -1;
+			}
+			if (e->kind == K_Q_NOADDR && next == g->lo + 2) {
+				/* the Q element's context goes back to the oldest place */
+				g->e[next] = (struct elem){ .kind = K_CTXT };
+				g->lo = next;
+			} else {
+				g->lo = next + 1;
+			}
+			n--;
+			break;
+		}
+		case K_P0:
+			g->lo++;
+			n--;
+			break;
+		default:
+			g->lo++;
+			break;
+		}
+	}
+	g->depth -= req;
+	return 0;
+}
+
+/* Cancel n P0 elements from the newest. Timestamps, cycle counts and events met on the way
+ * stay, in their order, in front of what is left (the library sets them aside and puts them
+ * back); other elements met go. */
+static void x_cancel(struct tc_etm4_guard *g, int64_t n)
+{
+	size_t i = g->hi, top = g->hi, kept = g->hi;	/* kept ones gather in [kept, top) */
+
+	g->depth -= n;
+	while (n > 0 && i > g->lo) {
+		struct elem *e = &g->e[i - 1];
+
+		switch (e->kind) {
+		case K_ATOM: {
+			uint32_t k = (int64_t)e->n < n ? e->n : (uint32_t)n;
+
+			e->n -= k;
+			n -= k;
+			if (!e->n)
+				i--;
+			break;
+		}
+		case K_EXCEP:
+		case K_Q_NOADDR:
+		case K_P0:
+			i--;
+			n--;
+			break;
+		case K_KEEP:
+			g->e[--kept] = *e;	/* kept >= i: a place already read */
+			i--;
+			break;
+		default:
+			i--;
+			break;
+		}
+	}
+	/* what is left of n is m_unseen_spec_elem's (see above) */
+	if (top > kept)
+		memmove(g->e + i, g->e + kept, (top - kept) * sizeof(*g->e));
+	g->hi = i + (top - kept);
+}
+
+/* From the newest element: erase address elements until an atom (whose newest atom is
+ * flipped, which changes no count). The erase keeps the library's old iterator: libstdc++'s
+ * deque::erase moves the shorter side, so in the back half the element after is skipped. */
+static void x_mispredict(struct tc_etm4_guard *g)
+{
+	size_t i = 0;	/* from the newest: element g->hi - 1 - i */
+
+	while (i < depth_n(g)) {
+		size_t at = g->hi - 1 - i, n = depth_n(g);
+
+		if (g->e[at].kind == K_ATOM)
+			return;
+		if (g->e[at].kind != K_ADDR) {
+			i++;
+			continue;
+		}
+		if (i < n / 2) {
+			/* the newer side moves down one */
+			memmove(g->e + at, g->e + at + 1, i * sizeof(*g->e));
+			g->hi--;
+		} else {
+			/* the older side moves up one: the next element is skipped */
+			memmove(g->e + g->lo + 1, g->e + g->lo, (at - g->lo) * sizeof(*g->e));
+			g->lo++;
+			i++;
+		}
+	}
+}
+
+/* One packet in the decoding state, before the mispredict model below. */
+static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
+{
+	int is_addr = 0, mispredict = 0, discard = 0;
+	int64_t commit = 0, cancel = 0;
+
+	switch (p->type) {
+	case ETM4_PKT_I_ASYNC:
+	case ETM4_PKT_I_IGNORE:
+	case ETM4_PKT_I_TRACE_INFO:
+	case ETM4_PKT_I_FUNC_RET:	/* P0 on v8-M only */
+		break;
+	case ETM4_PKT_I_TRACE_ON:
+	case ETM4_PKT_I_EXCEPT_RTN:	/* P0 on v7-M only */
+		push(g, K_DROP, 0, idx);
+		break;
+	case ETM4_PKT_I_ATOM_F1:
+	case ETM4_PKT_I_ATOM_F2:
+	case ETM4_PKT_I_ATOM_F3:
+	case ETM4_PKT_I_ATOM_F4:
+	case ETM4_PKT_I_ATOM_F5:
+	case ETM4_PKT_I_ATOM_F6:
+		push(g, K_ATOM, p->atom.num, idx);
+		g->depth += p->atom.num;
+		break;
+	case ETM4_PKT_I_CTXT:
+		push(g, K_CTXT, 0, idx);
+		break;
+	case ETM4_PKT_I_ADDR_CTXT_L_32IS0:
+	case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
+	case ETM4_PKT_I_ADDR_CTXT_L_64IS0:
+	case ETM4_PKT_I_ADDR_CTXT_L_64IS1:
+		push(g, K_CTXT, 0, idx);
+		/* fall through */
+	case ETM4_PKT_I_ADDR_MATCH:
+	case ETM4_PKT_I_ADDR_L_32IS0:
+	case ETM4_PKT_I_ADDR_L_32IS1:
+	case ETM4_PKT_I_ADDR_L_64IS0:
+	case ETM4_PKT_I_ADDR_L_64IS1:
+	case ETM4_PKT_I_ADDR_S_IS0:
+	case ETM4_PKT_I_ADDR_S_IS1:
+		push(g, K_ADDR, 0, idx);
+		is_addr = 1;
+		break;
+	case ETM4_PKT_I_EXCEPT:
+		push(g, K_EXCEP, 0, idx);
+		g->pending_addr = 1;
+		break;
+	case ETM4_PKT_I_Q:
+		if (p->Q_pkt.addr_present) {
+			push(g, K_P0, 0, idx);
+			g->depth++;
+		} else {
+			push(g, K_Q_NOADDR, 0, idx);
+			g->pending_addr = 1;
+		}
+		break;
+	case ETM4_PKT_I_EVENT:
+	case ETM4_PKT_I_CCNT_F1:
+	case ETM4_PKT_I_CCNT_F2:
+	case ETM4_PKT_I_CCNT_F3:
+	case ETM4_PKT_I_TIMESTAMP:
+		push(g, K_KEEP, 0, idx);
+		break;
+	case ETM4_PKT_I_MISPREDICT:
+	case ETM4_PKT_I_CANCEL_F1_MISPRED:
+	case ETM4_PKT_I_CANCEL_F2:
+	case ETM4_PKT_I_CANCEL_F3:
+		mispredict = 1;
+		if (p->atom.num) {
+			push(g, K_ATOM, p->atom.num, idx);
+			g->depth += p->atom.num;
+		}
+		/* fall through */
+	case ETM4_PKT_I_CANCEL_F1:
+		cancel = (int32_t)p->cancel_elements;
+		break;
+	case ETM4_PKT_I_COMMIT:
+		commit = (int32_t)p->commit_elements;
+		break;
+	case ETM4_PKT_I_OVERFLOW:
+	case ETM4_PKT_I_DISCARD:
+		g->depth = 0;
+		discard = 1;
+		break;
+	default:
+		/* bad packets, reserved headers, data trace and conditional packets the
+		 * decoder does not support: its error, and a reset */
+		seq_error(g);
+		return;
+	}
+	if (g->hazard)
+		return;
+	/* The library keeps these counts in an int: from 2^31 on (corrupt) a cancel grows
+	 * atom counts and counts m_unseen_spec_elem down for ever, a commit commits all */
+	if (commit < 0 || cancel < 0) {
+		hazard(g, idx, "a commit or cancel count beyond INT_MAX");
+		return;
+	}
+	if (is_addr && g->pending_addr) {
+		g->depth++;
+		g->pending_addr = 0;
+	}
+	if (g->depth > (int64_t)g->max_spec)
+		commit = g->depth - g->max_spec;
+	if (commit > 0 && x_commit(g, commit, idx))
+		return;
+	if (cancel > 0)
+		x_cancel(g, cancel);
+	if (mispredict)
+		x_mispredict(g);
+	if (discard)
+		unsync(g);
 }
 
 /* A packet that makes the decoder mispredict the newest atom: would it find one? */
@@ -79,6 +410,9 @@ static void mispredict(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_
 
 static void decoding(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
 {
+	x_packet(g, p, idx);
+	if (g->hazard || g->state != DECODING)
+		return;
 	switch (p->type) {
 	case ETM4_PKT_I_ATOM_F1:
 	case ETM4_PKT_I_ATOM_F2:
@@ -140,6 +474,9 @@ static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_t
 		g->atoms = 0;
 		g->addr = 0;
 		g->unseen = p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0;
+		g->lo = g->hi = 0;
+		g->depth = (int32_t)(p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0);
+		g->pending_addr = 0;
 		break;
 	case DECODING:
 		decoding(g, p, idx);
@@ -200,6 +537,7 @@ void tc_etm4_guard_free(struct tc_etm4_guard *g)
 		return;
 	if (g->tree)
 		ocsd_destroy_dcd_tree(g->tree);
+	free(g->e);
 	free(g);
 }
 

@@ -1,18 +1,33 @@
 /* A look-ahead over one ETMv4/ETE trace ID's bytes that finds the packets which would crash
  * OpenCSD 1.3.3's ETMv4 instruction decoder, before that decoder sees them.
  *
- * The fact behind it: TrcPktDecodeEtmV4I::mispredictAtom() walks the P0 element stack from
- * the newest element, erasing address elements until it meets an atom. The erase
- * (EtmV4P0Stack::erase_curr_from_front) drops the iterator std::deque::erase returns and
- * keeps walking with the old one. When no atom is left to mispredict and the oldest element
- * is an address, that iterator ends up past end(), and the next step reads a pointer beyond
- * the deque: SIGSEGV. Real trace never mispredicts when nothing is speculative; one corrupt
- * byte does (a Mispredict or Cancel header in place of another packet).
+ * The facts behind it, two crashes:
+ * - TrcPktDecodeEtmV4I::mispredictAtom() walks the P0 element stack from the newest
+ *   element, erasing address elements until it meets an atom. The erase
+ *   (EtmV4P0Stack::erase_curr_from_front) drops the iterator std::deque::erase returns and
+ *   keeps walking with the old one. When no atom is left to mispredict and the oldest
+ *   element is an address, that iterator ends up past end(), and the next step reads a
+ *   pointer beyond the deque: SIGSEGV. Real trace never mispredicts when nothing is
+ *   speculative; one corrupt byte does (a Mispredict or Cancel header in place of another
+ *   packet).
+ * - commitElements() commits from the oldest element; at an exception element
+ *   processException() pops it and reads the next one (past a context element) with
+ *   std::deque::back() as the exception's address, never checking that the stack holds
+ *   one. An exception committed before its address packet came (a Commit packet, or
+ *   TRACE_INFO's speculation depth beyond MAXSPEC auto-committing at the next packet) reads
+ *   past the deque: SIGSEGV. processQElement() has the same shape (Q without address).
  *
- * So a packet-processor-only OpenCSD tree (which holds no element stack and cannot take this
- * path) reads the same bytes first, and a small model of the speculation depth (atoms in,
+ * So a packet-processor-only OpenCSD tree (which holds no element stack and cannot take
+ * these paths) reads the same bytes first. A small model of the speculation depth (atoms in,
  * commits, cancels, auto-commit beyond TRCIDR8.MAXSPEC) names the mispredict that would find
- * no atom. The caller stops the full decoder before that packet and resets it. */
+ * no atom; a model of the element stack (kinds and atom counts, replaying commit, cancel,
+ * mispredict and discard, and the decoder's resets on errors the packets decide) names the
+ * packet whose commit would reach an exception without its address. The caller stops the
+ * full decoder before that packet and resets it.
+ *
+ * What the models cannot see: the decoder's errors that depend on the traced code (an
+ * instruction walk that fails, a return stack overflow) reset it where the models go on;
+ * after it resynchronises its stack is a newer part of the model's. */
 #ifndef TC_DECODERS_CORESIGHT_ETM4_GUARD_H
 #define TC_DECODERS_CORESIGHT_ETM4_GUARD_H
 

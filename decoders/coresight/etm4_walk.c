@@ -323,6 +323,14 @@ static struct page *read_page(struct tc_etm4_walk *w, uint64_t addr)
 {
 	struct page *p;
 
+	/* The library's page check (start <= addr && start + len >= addr + 4) wraps in the
+	 * last 4 bytes of the address space: any page passes and it copies from before the
+	 * page's data. Undefined: no memory here (corrupt trace only). */
+	if (addr > UINT64_MAX - 4) {
+		w->undefined++;
+		return NULL;
+	}
+
 	if (!w->acc_curr) {
 		mem_invalidate(w);
 		w->acc_curr = true;
@@ -942,7 +950,9 @@ static void cancel_elements(struct tc_etm4_walk *w)
 					int rm = w->res.cancel <= e->atom.num ? w->res.cancel
 									      : e->atom.num;
 
-					e->atom.num -= rm;
+					/* the library's count is a uint8_t: a cancel count
+					 * beyond INT_MAX (corrupt) wraps it, never grows it */
+					e->atom.num = (uint8_t)(e->atom.num - rm);
 					w->res.cancel -= rm;
 					if (!e->atom.num)
 						pop_front(&w->stk);

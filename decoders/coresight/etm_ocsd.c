@@ -616,8 +616,10 @@ static void guarded(struct tc_etm_ocsd *d, uint64_t index, const char *why)
 
 	snprintf(text, sizeof(text), "%s%s", why,
 		 d->full ? ": packet skipped, decoder resynchronised" : "");
-	if (!d->st.guarded++)
+	if (!d->st.guarded++) {
 		d->st.guarded_first = index;
+		d->st.guarded_why = why;
+	}
 	d->st.errors++;
 	r.text = text;
 	d->emit(d->ctx, &r);

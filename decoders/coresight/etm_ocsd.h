@@ -65,6 +65,7 @@ struct tc_etm_ocsd_stats {
 	uint64_t no_sync, addr_nacc;
 	uint64_t guarded;		/* packets kept from OpenCSD (etm4_guard.h), in errors */
 	uint64_t guarded_first;		/* offset of the first */
+	const char *guarded_why;	/* what the first was (a static string) */
 	bool fast;			/* decoded by etm4_walk.c, not OpenCSD's decoder */
 	uint64_t unmodelled;		/* fast: things it could not follow (each an error) */
 	uint64_t ref_undefined;		/* fast: where OpenCSD's behaviour is undefined

@@ -23,7 +23,7 @@ run_3() {
 	off=$1; shift
 	tracectl "$@" >out 2>err; rc=$?
 	crash_free $rc && [ $rc = 3 ] || { echo "$*: exit $rc"; tail -n 3 err; return 1; }
-	grep -q "^warning: .*trace ID 0x1e: 1 mispredict packet with no speculative atom.*offset $off " err ||
+	grep -q "^warning: .*trace ID 0x1e: 1 packet OpenCSD .*offset $off .*mispredict with no speculative atom" err ||
 		{ echo "$*: no warning naming the ID and offset $off"; cat err; return 1; }
 }
 
@@ -65,7 +65,7 @@ if have_testdata opencsd; then
 		tracectl -j decode -i j >good.jsonl 2>/dev/null &&
 		printf "\060" | dd of=j/cstrace.bin bs=1 seek=2049 conv=notrunc status=none &&
 		{ tracectl -j decode -i j >bad.jsonl 2>err; rc=$?; [ $rc = 3 ]; } &&
-		grep -q "^warning: trace ID 0x10: 1 mispredict packet .*offset 2049 " err &&
+		grep -q "^warning: trace ID 0x10: 1 packet .*offset 2049 .*mispredict" err &&
 		for id in 0x11 0x13 0x15; do
 			jq -c "select(.id == \"$id\")" good.jsonl >g && jq -c "select(.id == \"$id\")" bad.jsonl >b &&
 			[ -s g ] && cmp g b || exit 1

@@ -1,0 +1,77 @@
+# ETMv4 trace whose exception is committed before its address packet comes never crashes a
+# decode. OpenCSD 1.3.3's full decoder (--decoder=reference, and every source the fast
+# decoder does not take) commits P0 elements from the oldest; at an exception element it
+# reads the next element of its stack as the exception's address without checking there is
+# one: SIGSEGV in TrcPktDecodeEtmV4I::processException. decoders/coresight/etm4_guard.c
+# names the packet whose commit gets there: an error record, a warning naming the ID and
+# offset, exit 3, and the ID resynchronises at the next ASYNC.
+#
+# The snapshot is written here: one Cortex-A53 ETMv4 source with MAXSPEC 0 (TRCIDR8), its
+# raw bytes (format source_data):
+#   ASYNC; TRACE_INFO with speculation depth 2; Exception (no address packet after it) --
+#   depth 2 beyond MAXSPEC 0 commits two elements at that packet, the exception first;
+#   then ASYNC; TRACE_INFO; Trace On; Address (64-bit, IS0) 0x1000; Atom E: decoded again
+#   after it (the atom's commit gives the Trace On element).
+. "$TOP/tests/e2e/lib.sh"
+
+# snap DIR: the snapshot, its trace from trace.bin (written by the caller)
+snap() {
+	mkdir -p "$1" && cd "$1" || return 1
+	printf '[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu_0.ini\ndevice1=etm_0.ini\n\n[trace]\nmetadata=trace.ini\n' >snapshot.ini
+	printf '[device]\nname=cpu_0\nclass=core\ntype=Cortex-A53\n\n[regs]\nPC(size:64)=0x1000\n' >cpu_0.ini
+	printf '[device]\nname=ETM_0\nclass=trace_source\ntype=ETM4\n\n[regs]\n%s\n%s\n%s\n%s\n%s\n%s\n' \
+		'TRCCONFIGR(0x004)=0x000000C1' 'TRCTRACEIDR(0x010)=0x00000010' \
+		'TRCIDR0(0x078)=0x28000EA1' 'TRCIDR1(0x079)=0x4100F403' \
+		'TRCIDR2(0x07A)=0x00000488' 'TRCIDR8(0x060)=0x00000000' >etm_0.ini
+	printf '[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETB_0\nfile=trace.bin\nformat=source_data\n\n[source_buffers]\nETM_0=ETB_0\n\n[core_trace_sources]\ncpu_0=ETM_0\n' >trace.ini
+	cd - >/dev/null
+}
+# bytes OCTAL...: raw bytes
+bytes() { for b in "$@"; do printf "\\$b"; done; }
+async() { bytes 000 000 000 000 000 000 000 000 000 000 000 200; }
+
+# offset 12: TRACE_INFO (header 0x01, PLCTL 0x04: a SPEC section, depth 2); offset 15:
+# Exception (header 0x06, type 1); offset 17: ASYNC again; 29: TRACE_INFO, no sections;
+# 31: Trace On (0x04); 32: Address 0x1000 (0x9d, 8 bytes); 41: Atom E (0xf7)
+snap s && {
+	async; bytes 001 004 002; bytes 006 002
+	async; bytes 001 000 004; bytes 235 000 010 000 000 000 000 000 000; bytes 367
+} >s/trace.bin
+
+crash_free() { [ "$1" -lt 128 ] || { echo "exit status $1 (a signal)"; return 1; }; }
+
+# run_3 ARGS...: exit 3, no signal, the error record at offset 15, the warning
+run_3() {
+	tracectl "$@" >out 2>err; rc=$?
+	crash_free $rc && [ $rc = 3 ] || { echo "$*: exit $rc"; tail -n 3 err; return 1; }
+	grep -q '"offset":15,.*commit of an exception before its address' out ||
+		{ echo "$*: no error record at offset 15"; cat out; return 1; }
+	grep -q "^warning: trace ID 0x10: 1 packet OpenCSD .*offset 15 .*exception before its address" err ||
+		{ echo "$*: no warning naming ID 0x10 and offset 15"; cat err; return 1; }
+}
+
+expect 'decode --decoder=reference: the exception committed before its address is an error record, exit 3' '
+	run_3 -j decode --decoder=reference -i s
+'
+expect 'decode --decoder=reference: resynchronised (the Trace On after the next ASYNC decoded)' '
+	run_3 -j decode --decoder=reference -i s &&
+	grep -q "\"type\":\"trace_on\",.*\"offset\":31}" out
+'
+expect 'the fast decoder gives the same records, messages and exit' '
+	tracectl -j decode -i s >f.out 2>f.err; echo "exit $?" >>f.err
+	tracectl -j decode --decoder=reference -i s >r.out 2>r.err; echo "exit $?" >>r.err
+	cmp f.out r.out && cmp f.err r.err
+'
+expect 'report --decoder=reference: exit 3, no crash' '
+	tracectl report --decoder=reference -i s >out 2>err; rc=$?
+	crash_free $rc && [ $rc = 3 ]
+'
+# (Without the speculation depth the exception commits when its address comes, as in real
+# trace.)
+expect 'with no speculation depth, the address right after the exception: the exception, exit 0' '
+	snap ok && {
+		async; bytes 001 000; bytes 006 002; bytes 235 000 010 000 000 000 000 000 000
+	} >ok/trace.bin &&
+	tracectl -j decode --decoder=reference -i ok >out 2>err &&
+	grep -q "\"type\":\"exception\"" out && ! grep -q "before its address" out err
+'
