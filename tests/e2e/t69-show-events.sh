@@ -53,7 +53,10 @@ tracectl decode -i thr.data --show-events >ev.txt 2>/dev/null
 expect 'emulated: COMM, MMAP2, FORK, ITRACE_START, AUX, AUXTRACE and EXIT of four threads' '
 	for r in COMM:4 MMAP2:3 FORK:3 ITRACE_START:4 AUX:4 AUXTRACE:4 EXIT:4; do
 		n=$(jq -r "select(.record == \"${r%:*}\") | .record" ev.json | wc -l) &&
-		echo "$r: $n" && [ "$n" = "${r#*:}" ] || exit 1
+		echo "$r: $n" && [ "$n" = "${r#*:}" ] || {
+			jq -c "select(.record == \"${r%:*}\")" ev.json	# which one is extra
+			exit 1
+		}
 	done
 '
 expect 'emulated: text and JSON list the same records at the same offsets' '
