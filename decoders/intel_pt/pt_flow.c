@@ -8,6 +8,7 @@
 
 #include "decoders/intel_pt/pt_walk.h"
 #include "lib/isa/x86.h"
+#include "lib/util/grow.h"
 
 /* Sizes and classes of blocks' last instructions, by address (libipt's block decoder gives
  * neither once its block cache answers). Direct-mapped; emptied when the address space
@@ -271,17 +272,10 @@ static void add_pending(struct tc_pt_flow *d)
 		d->failed_start = p->start;
 		return;
 	}
-	if (d->nsecs == d->capsecs) {
-		size_t cap = d->capsecs ? 2 * d->capsecs : 16;
-		struct sec *n = realloc(d->secs, cap * sizeof(*n));
-
-		if (!n) {
-			d->nsecs = 0;	/* the walk's model is lost: it gives up */
-			d->secs_lost = true;
-			return;
-		}
-		d->secs = n;
-		d->capsecs = cap;
+	if (tc_grow((void **)&d->secs, &d->capsecs, d->nsecs + 1, sizeof(*d->secs))) {
+		d->nsecs = 0;	/* the walk's model is lost: it gives up */
+		d->secs_lost = true;
+		return;
 	}
 	d->secs[d->nsecs++] = (struct sec){ isid, p->start, p->start + p->len };
 }
