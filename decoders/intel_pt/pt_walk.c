@@ -1,5 +1,7 @@
 #include "decoders/intel_pt/pt_walk.h"
 
+#include "lib/util/grow.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,11 @@ struct tc_pt_walk {
 	struct pt_event ev;
 	uint64_t stack[RETSTACK + 1];
 	uint8_t top, bottom;
+
+	/* a new run's instructions libipt caches only if its last query succeeds */
+	uint64_t defer[MAX_LINEAR];
+	unsigned ndefer;
+	int defer_isid;
 };
 
 struct tc_pt_walk_cache *tc_pt_walk_cache_new(void)
@@ -157,6 +164,16 @@ static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip, enum pt_exec
 	return true;
 }
 
+/* The instructions model() left unmarked until the run's last query succeeded. */
+static bool mark_deferred(struct tc_pt_walk *w)
+{
+	for (unsigned k = 0; k < w->ndefer; k++)
+		if (!mark(w->cache, w->defer_isid, w->defer[k], w->mode))
+			return false;
+	w->ndefer = 0;
+	return true;
+}
+
 void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c)
 {
 	c->era++;
@@ -189,7 +206,8 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
 	struct pt_config cfg = *base;
 	uint64_t *offs = NULL;
 	uint8_t *buf = NULL;
-	size_t n = 0, k = 0, nm = 0;
+	int *isids = NULL;
+	size_t n = 0, k = 0, nm = 0, nisids = 0, capisids = 0;
 	int ret = -1;
 
 	for (size_t i = 0; i < c->capmarks; i++)
@@ -207,12 +225,15 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
 
 		if (!m->isid || m->era == c->era)
 			continue;
-		/* its section, once */
-		for (j = 0; j < i; j++)
-			if (c->marks[j].isid == m->isid)
-				break;
-		if (j == i && pt_image_add_cached(img, iscache, m->isid, NULL) < 0)
-			goto out;
+		/* its section, once (marks of this era are skipped: not their sections) */
+		for (j = 0; j < nisids && isids[j] != m->isid; j++)
+			;
+		if (j == nisids) {
+			if (tc_grow((void **)&isids, &capisids, nisids + 1, sizeof(*isids)) ||
+			    pt_image_add_cached(img, iscache, m->isid, NULL) < 0)
+				goto out;
+			isids[nisids++] = m->isid;
+		}
 		/* a branch that needs trace ends the run: a TIP for a return or an indirect
 		 * one, a TNT for a conditional one (the other try fails after the block cache
 		 * has its last instruction, and before its others: the second try adds them) */
@@ -250,6 +271,7 @@ out:
 		pt_image_free(img);
 	free(buf);
 	free(offs);
+	free(isids);
 	return ret;
 }
 
@@ -787,16 +809,21 @@ static int proceed_event(struct tc_pt_walk *w, struct pt_block *b)
 /* What libipt's block decoder does with the run e the first times: without a section for
  * it, the whole run (its uncached path, reading through the callback); with one whose block
  * cache has the run's start, the whole run too (e->known from then on); else it decodes
- * instruction after instruction, each one entered in the block cache, and the block ends
- * early, without trace, where the next instruction is already there. 1: the whole run; 0:
- * the block ended early (b and the flow's IP say where); else the walk's failure. */
+ * instruction after instruction and the block ends early, without trace, where the next
+ * instruction is already cached. Its cache gets the instructions on the way back from that
+ * descent: all of them when the block ends without a query, but only the last when the
+ * last one's query fails (the end of a buffer): those are left to mark_deferred. 1: the
+ * whole run; 0: the block ended early (b and the flow's IP say where); else the walk's
+ * failure. */
 static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsigned *last_size,
 		 enum pt_insn_class *last_class)
 {
 	uint64_t start, end, at = e->ip;
 	int isid = w->section(w->ctx, e->ip, &start, &end);
 	struct insn i;
+	unsigned n;
 
+	w->ndefer = 0;
 	if (isid < 0)
 		return 1;
 	if (e->ip + e->last + e->size > end)
@@ -805,24 +832,33 @@ static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsi
 		e->known = true;
 		return 1;
 	}
-	for (unsigned n = 1;; n++) {
-		if (!mark(w->cache, isid, at, w->mode))
-			return FB;
-		if (n == e->ninsn)
-			return 1;
+	for (n = 1; n < e->ninsn; n++) {
+		w->defer[n - 1] = at;
 		if (!decode(w, at, w->mode, &i))
 			return FB;
 		at += i.size;
-		if (marked(w->cache, isid, at)) {
-			b->ninsn = (uint16_t)n;
-			b->end_ip = i.ip;
-			b->iclass = ptic_other;
-			*last_size = i.size;
-			*last_class = ptic_other;
-			w->ip = at;
-			return 0;
-		}
+		if (marked(w->cache, isid, at))
+			break;
 	}
+	if (n < e->ninsn) {
+		for (unsigned k = 0; k < n; k++)
+			if (!mark(w->cache, isid, w->defer[k], w->mode))
+				return FB;
+		b->ninsn = (uint16_t)n;
+		b->end_ip = i.ip;
+		b->iclass = ptic_other;
+		*last_size = i.size;
+		*last_class = ptic_other;
+		w->ip = at;
+		return 0;
+	}
+	if (!mark(w->cache, isid, at, w->mode))
+		return FB;
+	w->ndefer = n - 1;
+	w->defer_isid = isid;
+	if (e->kind == K_CALL || e->kind == K_JUMP)
+		return mark_deferred(w) ? 1 : FB;
+	return 1;
 }
 
 /* No event pending: on from the flow's IP to the next branch that needs trace. */
@@ -831,14 +867,15 @@ static int proceed_no_event(struct tc_pt_walk *w, struct pt_block *b, unsigned *
 {
 	struct entry *e = (struct entry *)lookup(w, w->ip, w->mode);
 	struct insn i;
+	int status;
 
+	w->ndefer = 0;
 	if (!e)
 		return FB;
 	if (e->kind == K_LINEAR)
 		return FB;	/* over MAX_LINEAR instructions without a branch */
 	if (!e->known) {
-		int status = model(w, e, b, last_size, last_class);
-
+		status = model(w, e, b, last_size, last_class);
 		if (status <= 0)
 			return status;
 	}
@@ -869,7 +906,11 @@ static int proceed_no_event(struct tc_pt_walk *w, struct pt_block *b, unsigned *
 	i.size = e->size;
 	i.kind = e->kind;
 	i.target = e->target;
-	return with_trace(w, &i);
+	status = with_trace(w, &i);
+	if (status >= 0 && w->ndefer && !mark_deferred(w))
+		return FB;
+	w->ndefer = 0;
+	return status;
 }
 
 int tc_pt_walk_next(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_size,
