@@ -8,7 +8,8 @@
  * first 512 bytes (or less) are the code, mapped at 0x400000 and 0x7f0000000000 (as in
  * fuzz_pt). Time from tick events for odd sizes, from the decoder for even ones; bit 1 of
  * the size: branches asked for instead of ranges (the other type is dropped here from the
- * reference's records, as the session drops it); bit 2: its first half fed first.
+ * reference's records, as the session drops it); bit 2: its first half fed first; bit 3:
+ * the trace cut into pieces fed first.
  * Any difference calls abort(). */
 #include <stdint.h>
 #include <stdio.h>
@@ -135,7 +136,16 @@ static bool decode(struct run *r, bool reference, const uint8_t *data, size_t si
 	 * then decodes with what that left (libipt's block cache, or the fast path's model of
 	 * it, used where the fast path gives up in the second) */
 	ok = !(size & 4) || tc_pt_flow_feed(f, data, size / 2, BASE_OFF, &e) == 0;
-	ok = ok && tc_pt_flow_feed(f, data, size, BASE_OFF + size, &e) == 0;
+	/* bit 3: the trace cut into pieces first, each a buffer of its own, as perf writes a
+	 * queue's AUX ring drains (a piece may end at a branch whose query then fails) */
+	if (size & 8) {
+		size_t piece = 24 + (size >> 4) % 200;
+
+		for (size_t at = 0; ok && at < size; at += piece)
+			ok = tc_pt_flow_feed(f, data + at, size - at < piece ? size - at : piece,
+					     2 * BASE_OFF + at, &e) == 0;
+	}
+	ok = ok && tc_pt_flow_feed(f, data, size, 4 * BASE_OFF + size, &e) == 0;
 	*st = *tc_pt_flow_stats(f);
 	tc_pt_flow_free(f);
 	return ok;

@@ -10,6 +10,7 @@
 #include "decoders/intel_pt/pt_packets.h"
 #include "lib/isa/x86.h"
 #include "lib/perfdata/perf_data.h"
+#include "tests/unit/pt_enc.h"
 #include "tests/unit/tc_test.h"
 
 #define IPT "intel_pt/perf.data.intel_pt-4.14"
@@ -452,28 +453,6 @@ static void flow_emit(void *ctx, const struct tc_rec *r)
 	collect(&((struct flow_ctx *)ctx)->recs, r);
 }
 
-/* Encode packets into buf; returns the bytes written or -1. */
-static int encode(uint8_t *buf, size_t cap, const struct pt_packet *pk, size_t n)
-{
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	uint64_t off = 0;
-	int ret = 0;
-
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + cap;
-	enc = pt_alloc_encoder(&cfg);
-	if (!enc)
-		return -1;
-	for (size_t i = 0; i < n && ret >= 0; i++)
-		ret = pt_enc_next(enc, &pk[i]);
-	if (ret >= 0)
-		ret = pt_enc_get_offset(enc, &off) < 0 ? -1 : (int)off;
-	pt_free_encoder(enc);
-	return ret < 0 ? -1 : ret;
-}
-
 static struct pt_packet pkt(enum pt_packet_type t)
 {
 	struct pt_packet p;
@@ -522,7 +501,7 @@ static int build_stream(uint8_t *buf, size_t cap, uint64_t target)
 	p[n++] = pkt(ppt_psbend);
 	n = enter(p, n, target, 4, 0xd);	/* T T N T */
 	p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
-	return encode(buf, cap, p, n);
+	return encode_pt(buf, cap, p, n);
 }
 
 struct want {
@@ -815,7 +794,7 @@ TEST(pt_flow_stepwise)
 		p[n++].payload.tnt.payload = 0x5;	/* T N T: once round more, out, ret */
 		p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
 	}
-	len = encode(buf, sizeof(buf), p, n);
+	len = encode_pt(buf, sizeof(buf), p, n);
 	CHECK(len > 0);
 	/* time from the decoder (reads ahead), then from tick events (in flow order) */
 	for (int ticks = 0; ticks < 2 && len > 0; ticks++) {
@@ -993,7 +972,7 @@ TEST(pt_flow_overflow)
 	/* The return stack is gone after the overflow: an uncompressed return. */
 	p[n++] = ip_pkt(ppt_tip, pt_ipc_sext_48, 0x40000e);
 	p[n++] = ip_pkt(ppt_tip_pgd, pt_ipc_suppressed, 0);
-	len = encode(buf, sizeof(buf), p, n);
+	len = encode_pt(buf, sizeof(buf), p, n);
 	CHECK(d && len > 0);
 	if (!d || len <= 0)
 		return;

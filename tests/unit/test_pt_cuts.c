@@ -1,0 +1,231 @@
+/* Intel PT fast path against the reference where a queue comes in several AUXTRACE buffers
+ * (decoders/intel_pt/pt_walk.c's model of libipt's block cache, pt_flow.c's fall-back): a
+ * buffer that ends at a branch needing trace leaves libipt's cache with that branch alone, and
+ * a later buffer the walk gives up on is decoded by libipt with the cache warmed as the
+ * reference has it. Records (offsets included) and statistics must be the same, with the
+ * code mapped from a file at several addresses (the warm-up's order follows them). */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "decoders/intel_pt/pt_flow.h"
+#include "tests/unit/pt_enc.h"
+#include "tests/unit/tc_test.h"
+
+/*   00: xor eax,eax; 02: inc eax; 04: cmp eax,3; 07: jnz 02; 09: call 11; 0e: nop;
+ *   0f: jmp *rax; 11: nop; 12: ret; 13: mov cr3,rax (the walk gives up); 16: jmp 09 */
+static const uint8_t code[] = {
+	0x31, 0xc0, 0xff, 0xc0, 0x83, 0xf8, 0x03, 0x75, 0xf9, 0xe8, 0x03, 0x00, 0x00, 0x00,
+	0x90, 0xff, 0xe0, 0x90, 0xc3, 0x0f, 0x22, 0xd8, 0xeb, 0xf1,
+};
+
+struct run {
+	uint64_t base;
+	const char *path;
+	uint8_t *out;		/* every record's fields, serialised */
+	size_t n, cap;
+	size_t errors;
+};
+
+static void put(struct run *r, const void *p, size_t len)
+{
+	if (r->n + len > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+
+		while (cap < r->n + len)
+			cap *= 2;
+		uint8_t *o = realloc(r->out, cap);
+
+		if (!o)
+			abort();
+		r->out = o;
+		r->cap = cap;
+	}
+	memcpy(r->out + r->n, p, len);
+	r->n += len;
+}
+
+static void on_rec(void *ctx, const struct tc_rec *rec)
+{
+	struct run *r = ctx;
+	const uint64_t f[] = { rec->type, (uint64_t)rec->pid, rec->offset, rec->start, rec->end,
+			       rec->insns, (uint64_t)rec->last, rec->last_type, rec->last_size,
+			       rec->last_taken, rec->value };
+
+	r->errors += rec->type == TC_REC_ERROR;
+	put(r, f, sizeof(f));
+	if (rec->text)
+		put(r, rec->text, strlen(rec->text) + 1);
+}
+
+static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const struct run *r = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	if (addr < r->base || addr - r->base >= sizeof(code))
+		return 0;
+	if (len > sizeof(code) - (addr - r->base))
+		len = sizeof(code) - (addr - r->base);
+	memcpy(buf, code + (addr - r->base), len);
+	return len;
+}
+
+static int span(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *s)
+{
+	const struct run *r = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	if (addr < r->base || addr - r->base >= sizeof(code))
+		return -1;
+	*s = (struct tc_pt_flow_span){ r->path, r->base, sizeof(code), 0 };
+	return 0;
+}
+
+static uint64_t space(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+static void add(struct pt_packet *p, size_t *n, enum pt_packet_type t, uint64_t arg)
+{
+	memset(&p[*n], 0, sizeof(p[*n]));
+	p[*n].type = t;
+	switch (t) {
+	case ppt_mode:
+		p[*n].payload.mode.leaf = pt_mol_exec;
+		p[*n].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+		break;
+	case ppt_tip_pge:
+	case ppt_tip:
+		p[*n].payload.ip.ipc = pt_ipc_sext_48;
+		p[*n].payload.ip.ip = arg;
+		break;
+	case ppt_tip_pgd:
+		p[*n].payload.ip.ipc = pt_ipc_suppressed;
+		break;
+	case ppt_tnt_8:	/* arg: bits << 8 | payload */
+		p[*n].payload.tnt.bit_size = (uint8_t)(arg >> 8);
+		p[*n].payload.tnt.payload = arg & 0xff;
+		break;
+	default:
+		break;
+	}
+	(*n)++;
+}
+
+/* PSB+, MODE.Exec 64-bit, TIP.PGE to ip. */
+static size_t start(struct pt_packet *p, uint64_t ip)
+{
+	size_t n = 0;
+
+	add(p, &n, ppt_psb, 0);
+	add(p, &n, ppt_psbend, 0);
+	add(p, &n, ppt_mode, 0);
+	add(p, &n, ppt_tip_pge, ip);
+	return n;
+}
+
+/* Feed the buffers to a new flow decoder; records and statistics into r. */
+static void decode(struct run *r, bool reference, uint8_t (*bufs)[64], const int *lens,
+		   size_t nbufs, struct tc_pt_flow_stats *st)
+{
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .span = span, .space = space,
+				      .ctx = r, .reference = reference };
+	struct tc_err e;
+	struct tc_pt_flow *f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	for (size_t i = 0; i < nbufs; i++)
+		CHECK_INT(tc_pt_flow_feed(f, bufs[i], (size_t)lens[i], 0x1000 * (i + 1), &e), 0);
+	*st = *tc_pt_flow_stats(f);
+	tc_pt_flow_free(f);
+}
+
+/* Three buffers; the first maps the code (nop; jmp *rax, where tracing stops), so that
+ * libipt caches blocks of it from then on.
+ * - cut at a return: the second from the call, ending at the return; the third whole (the
+ *   call, the function, its compressed return, the stop). The call's range ends with the
+ *   next block, so its offset is where the decoder is after that block: before the return's
+ *   TNT where libipt's cache has the return alone.
+ * - the walk gives up later: the second from the loop, ending at its branch; the third
+ *   calls, returns, goes to mov cr3 (the walk gives up: libipt decodes the buffer again,
+ *   its cache warmed as the reference has it), calls and returns again and only then runs
+ *   the loop (whose blocks depend on that cache) and stops. */
+static bool same_both_ways(const char *path, uint64_t base, bool give_up)
+{
+	uint8_t bufs[3][64];
+	int lens[3];
+	struct pt_packet p[16];
+	size_t n;
+	struct run fast = { .base = base, .path = path }, ref = fast;
+	struct tc_pt_flow_stats sf, sr;
+	bool same;
+
+	n = start(p, base + 0xe);
+	add(p, &n, ppt_tip_pgd, 0);
+	lens[0] = encode_pt(bufs[0], sizeof(bufs[0]), p, n);
+	if (!give_up) {
+		n = start(p, base + 0x9);
+		lens[1] = encode_pt(bufs[1], sizeof(bufs[1]), p, n);
+		n = start(p, base + 0x9);
+		add(p, &n, ppt_tnt_8, 1 << 8 | 1);
+	} else {
+		n = start(p, base);
+		lens[1] = encode_pt(bufs[1], sizeof(bufs[1]), p, n);
+		n = start(p, base + 0x9);
+		add(p, &n, ppt_tnt_8, 1 << 8 | 1);	/* ret */
+		add(p, &n, ppt_tip, base + 0x13);
+		add(p, &n, ppt_tnt_8, 1 << 8 | 1);	/* ret */
+		add(p, &n, ppt_tip, base);
+		add(p, &n, ppt_tnt_8, 2 << 8 | 1);	/* jnz not taken, ret */
+	}
+	add(p, &n, ppt_tip_pgd, 0);
+	lens[2] = encode_pt(bufs[2], sizeof(bufs[2]), p, n);
+	CHECK(lens[0] > 0 && lens[1] > 0 && lens[2] > 0);
+	if (lens[0] <= 0 || lens[1] <= 0 || lens[2] <= 0)
+		return false;
+	memset(&sf, 0, sizeof(sf));
+	memset(&sr, 0, sizeof(sr));
+	decode(&fast, false, bufs, lens, 3, &sf);
+	decode(&ref, true, bufs, lens, 3, &sr);
+	same = fast.n == ref.n && !memcmp(fast.out, ref.out, fast.n) &&
+	       !memcmp(&sf, &sr, sizeof(sf)) && fast.n > 0;
+	if (!same)
+		printf("#   base 0x%" PRIx64 "%s: %zu bytes of records against the reference's "
+		       "%zu, %" PRIu64 " insns against %" PRIu64 "\n", base,
+		       give_up ? ", walk gives up" : "", fast.n, ref.n, sf.insns, sr.insns);
+	CHECK_INT(ref.errors, 0);
+	CHECK_INT(sr.insns, give_up ? 27 : 10);
+	free(fast.out);
+	free(ref.out);
+	return same;
+}
+
+TEST(pt_cuts_fast_is_reference)
+{
+	char path[] = "/tmp/test_pt_cuts.XXXXXX";
+	int fd = mkstemp(path);
+	size_t bad = 0;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, code, sizeof(code)) == (ssize_t)sizeof(code));
+	close(fd);
+	for (unsigned v = 0; v < 16; v++) {
+		uint64_t base = 0x400000 + v * 0x10040ULL;
+
+		bad += !same_both_ways(path, base, false);
+		bad += !same_both_ways(path, base, true);
+	}
+	CHECK_INT(bad, 0);
+	unlink(path);
+}
