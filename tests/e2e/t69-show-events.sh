@@ -51,13 +51,19 @@ tracectl -j decode -i thr.data --show-events >ev.json 2>/dev/null
 tracectl decode -i thr.data --show-events >ev.txt 2>/dev/null
 
 expect 'emulated: COMM, MMAP2, FORK, ITRACE_START, AUX, AUXTRACE and EXIT of four threads' '
-	for r in COMM:4 MMAP2:3 FORK:3 ITRACE_START:4 AUX:4 AUXTRACE:4 EXIT:4; do
+	for r in COMM:4 FORK:3 ITRACE_START:4 AUX:4 AUXTRACE:4 EXIT:4; do
 		n=$(jq -r "select(.record == \"${r%:*}\") | .record" ev.json | wc -l) &&
 		echo "$r: $n" && [ "$n" = "${r#*:}" ] || {
 			jq -c "select(.record == \"${r%:*}\")" ev.json	# which one is extra
 			exit 1
 		}
 	done
+	# MMAP2: the program, ld.so and libc; under load (1 run in ~25) the recorder also
+	# learns libc from qemu'"'"'s /proc/PID/maps while ld.so still has the whole file mapped
+	# there (same file offsets for the code: decoding is the same), a 4th record
+	jq -r "select(.record == \"MMAP2\") | .filename" ev.json | sort -u >mm &&
+	cat mm && [ "$(wc -l <mm)" = 3 ] && grep -q "/threads$" mm && grep -q "/libc.so.6$" mm &&
+	grep -q "/ld-linux-x86-64.so.2$" mm
 '
 expect 'emulated: text and JSON list the same records at the same offsets' '
 	jq -r ".offset" ev.json | awk "{ printf \"%x\\n\", \$1 }" >a &&
