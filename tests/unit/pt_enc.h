@@ -7,6 +7,18 @@
 
 #include <intel-pt.h>
 
+#include <string.h>
+
+/* A packet of type t, the rest zero. */
+static inline struct pt_packet pkt(enum pt_packet_type t)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = t;
+	return p;
+}
+
 /* Encode packets into buf; returns the bytes written or -1. */
 static inline int encode_pt(uint8_t *buf, size_t cap, const struct pt_packet *pk, size_t n)
 {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "decoders/intel_pt/pt_flow.h"
+#include "lib/util/grow.h"
 #include "tests/unit/pt_enc.h"
 #include "tests/unit/tc_test.h"
 
@@ -31,18 +32,8 @@ struct run {
 
 static void put(struct run *r, const void *p, size_t len)
 {
-	if (r->n + len > r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-
-		while (cap < r->n + len)
-			cap *= 2;
-		uint8_t *o = realloc(r->out, cap);
-
-		if (!o)
-			abort();
-		r->out = o;
-		r->cap = cap;
-	}
+	if (tc_grow((void **)&r->out, &r->cap, r->n + len, 1))
+		abort();
 	memcpy(r->out + r->n, p, len);
 	r->n += len;
 }

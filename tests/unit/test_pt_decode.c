@@ -453,15 +453,6 @@ static void flow_emit(void *ctx, const struct tc_rec *r)
 	collect(&((struct flow_ctx *)ctx)->recs, r);
 }
 
-static struct pt_packet pkt(enum pt_packet_type t)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = t;
-	return p;
-}
-
 static struct pt_packet ip_pkt(enum pt_packet_type t, enum pt_ip_compression ipc, uint64_t ip)
 {
 	struct pt_packet p = pkt(t);

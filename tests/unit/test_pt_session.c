@@ -16,6 +16,7 @@
 
 #include "decoders/intel_pt/pt_session.h"
 #include "lib/perfdata/perf_write.h"
+#include "tests/unit/pt_enc.h"
 #include "tests/unit/tc_test.h"
 
 #define PMU 8
@@ -39,47 +40,32 @@ static void collect(void *ctx, const struct tc_rec *r)
 	}
 }
 
-static struct pt_packet pkt(enum pt_packet_type t)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = t;
-	return p;
-}
-
 /* Per tsc: PSB, TSC, MODE.Exec 64, PSBEND, TIP.PGE at ip, TIP.PGD (the ret leaves). */
 static int encode(uint8_t *buf, size_t cap, uint64_t ip, const uint64_t *tsc, size_t nt)
 {
-	struct pt_config cfg;
-	struct pt_encoder *enc;
-	uint64_t off = 0;
-	int ret = 0;
+	struct pt_packet p[6 * 4];
 
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + cap;
-	if (!(enc = pt_alloc_encoder(&cfg)))
+	if (nt > 4)
 		return -1;
-	for (size_t i = 0; i < nt && ret >= 0; i++) {
-		struct pt_packet p[6] = { pkt(ppt_psb), pkt(ppt_tsc), pkt(ppt_mode), pkt(ppt_psbend),
-					  pkt(ppt_tip_pge), pkt(ppt_tip_pgd) };
+	for (size_t i = 0; i < nt; i++) {
+		struct pt_packet *q = &p[6 * i];
 
-		p[1].payload.tsc.tsc = tsc[i];
-		p[2].payload.mode.leaf = pt_mol_exec;
-		p[2].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-		p[4].payload.ip.ipc = pt_ipc_sext_48;
-		p[4].payload.ip.ip = ip;
+		q[0] = pkt(ppt_psb);
+		q[1] = pkt(ppt_tsc);
+		q[1].payload.tsc.tsc = tsc[i];
+		q[2] = pkt(ppt_mode);
+		q[2].payload.mode.leaf = pt_mol_exec;
+		q[2].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+		q[3] = pkt(ppt_psbend);
+		q[4] = pkt(ppt_tip_pge);
+		q[4].payload.ip.ipc = pt_ipc_sext_48;
+		q[4].payload.ip.ip = ip;
 		/* The ret leaves the traced code for 0x1000. */
-		p[5].payload.ip.ipc = pt_ipc_sext_48;
-		p[5].payload.ip.ip = 0x1000;
-		for (size_t j = 0; j < 6 && ret >= 0; j++)
-			ret = pt_enc_next(enc, &p[j]);
+		q[5] = pkt(ppt_tip_pgd);
+		q[5].payload.ip.ipc = pt_ipc_sext_48;
+		q[5].payload.ip.ip = 0x1000;
 	}
-	if (ret >= 0)
-		ret = pt_enc_get_offset(enc, &off);
-	pt_free_encoder(enc);
-	return ret < 0 ? -1 : (int)off;
+	return encode_pt(buf, cap, p, 6 * nt);
 }
 
 /* A PIE whose tc_marker is straight-line code ending in ret: one range per run. */
