@@ -171,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (fast.ncode && (fp = fopen(path, "wb"))) {
 		if (fwrite(data, 1, fast.ncode, fp) == fast.ncode)
-			fast.path = path;
+			fast.path = ref.path = path;
 		fclose(fp);
 	}
 	okf = decode(&fast, false, data, size, &sf);
