@@ -124,6 +124,9 @@ struct tc_pt_flow {
 
 	/* RANGE records go out from here: the fields no range changes are set once. */
 	struct tc_rec rrec;
+	/* The walk's query decoder offset where its time was last asked (UINT64_MAX: ask):
+	 * its time moves only with packets read, that is with the offset. */
+	uint64_t time_off;
 
 	/* The range being built, and the last instruction of the flow. */
 	bool in_range;
@@ -287,6 +290,7 @@ static void add_pending(struct tc_pt_flow *d)
 /* A new time; tell the caller when it moved on. */
 __attribute__((noinline)) static void new_time(struct tc_pt_flow *d, uint64_t tsc)
 {
+	d->time_off = UINT64_MAX;
 	d->time.has_tsc = true;
 	d->time.tsc = tsc;
 	d->time.perf_time = tc_pt_config_tsc_to_perf_time(&d->tc, tsc);
@@ -372,12 +376,19 @@ static void emit_text(struct tc_pt_flow *d, enum tc_rec_type type, const char *t
 	put(d, &r);
 }
 
+static void flush_range_at(struct tc_pt_flow *d, uint64_t offset);
+
 static void flush_range(struct tc_pt_flow *d)
+{
+	if (d->in_range)
+		flush_range_at(d, cur_offset(d));
+}
+
+/* The range ends, its record at offset (cur_offset). */
+static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
 {
 	struct tc_rec *r;
 
-	if (!d->in_range)
-		return;
 	d->in_range = false;
 	d->st.ranges++;
 	if (!wanted(d, TC_REC_RANGE))
@@ -387,7 +398,7 @@ static void flush_range(struct tc_pt_flow *d)
 	r->cpu = d->cpu;
 	r->pid = d->pid;
 	r->tid = d->tid;
-	r->offset = cur_offset(d);
+	r->offset = offset;
 	r->has_time = d->time.has_tsc && d->tc.valid;
 	r->time = d->time.perf_time;
 	r->start = d->r_start;
@@ -501,8 +512,21 @@ static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
 	}
 	d->st.insns += b->ninsn;
 	if (d->in_range && (b->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
-		update_time(d);
-		flush_range(d);
+		if (d->wq && d->scan_off == UINT64_MAX) {
+			/* update_time and flush_range on the walk: one offset for both */
+			uint64_t off = 0, tsc;
+			bool known = pt_qry_get_offset(d->wq, &off) >= 0;
+
+			if (!known || off != d->time_off) {
+				if (pt_qry_time(d->wq, &tsc, NULL, NULL) >= 0)
+					set_time(d, tsc);	/* a new time: time_off unset */
+				d->time_off = known ? off : UINT64_MAX;
+			}
+			flush_range_at(d, d->file_offset + off);
+		} else {
+			update_time(d);
+			flush_range(d);
+		}
 	}
 	flow_to(d, b->ip);
 	if (!d->in_range) {
@@ -650,6 +674,7 @@ static void free_decoders(struct tc_pt_flow *d)
 	tc_pt_walk_free(d->walk);
 	d->walk = NULL;
 	d->wq = NULL;
+	d->time_off = UINT64_MAX;
 	d->dec = d->main = d->side = NULL;
 	d->scan = d->peek = NULL;
 	d->scanning = false;
@@ -684,6 +709,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->cr3 = TC_PT_FLOW_NO_CR3;
 	d->failed_start = UINT64_MAX;
 	d->scan_off = UINT64_MAX;
+	d->time_off = UINT64_MAX;
 	d->rrec = new_rec(d, TC_REC_RANGE);
 	d->rrec.last = 'E';
 	d->image = pt_image_alloc("tracectl");
