@@ -48,6 +48,7 @@ struct tc_pt_flow {
 	 * again from its start by the block decoder, its first emitted records (the walk's,
 	 * identical) not emitted again (suppress). */
 	struct tc_pt_walk *walk;
+	struct pt_query_decoder *wq;	/* the walk's query decoder: offsets and time */
 	struct tc_pt_walk_cache *wcache;
 	uint64_t walk_cr3;	/* the address space the walk was told */
 	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
@@ -121,6 +122,12 @@ struct tc_pt_flow {
 	uint64_t cr3;
 	struct tc_pt_flow_time time;
 
+	/* RANGE records go out from here: the fields no range changes are set once. */
+	struct tc_rec rrec;
+	/* The walk's query decoder offset where its time was last asked (UINT64_MAX: ask):
+	 * its time moves only with packets read, that is with the offset. */
+	uint64_t time_off;
+
 	/* The range being built, and the last instruction of the flow. */
 	bool in_range;
 	uint64_t r_start, r_end;
@@ -180,8 +187,8 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 
 	if (d->scan_off != UINT64_MAX)
 		return d->file_offset + d->scan_off;
-	if (d->walk) {
-		tc_pt_walk_offset(d->walk, &off);
+	if (d->wq) {
+		pt_qry_get_offset(d->wq, &off);
 		return d->file_offset + off;
 	}
 	if (d->dec)
@@ -281,10 +288,9 @@ static void add_pending(struct tc_pt_flow *d)
 }
 
 /* A new time; tell the caller when it moved on. */
-static void set_time(struct tc_pt_flow *d, uint64_t tsc)
+__attribute__((noinline)) static void new_time(struct tc_pt_flow *d, uint64_t tsc)
 {
-	if (d->time.has_tsc && d->time.tsc == tsc)
-		return;
+	d->time_off = UINT64_MAX;
 	d->time.has_tsc = true;
 	d->time.tsc = tsc;
 	d->time.perf_time = tc_pt_config_tsc_to_perf_time(&d->tc, tsc);
@@ -297,14 +303,20 @@ static void set_time(struct tc_pt_flow *d, uint64_t tsc)
 	}
 }
 
+static inline void set_time(struct tc_pt_flow *d, uint64_t tsc)
+{
+	if (!d->time.has_tsc || d->time.tsc != tsc)
+		new_time(d, tsc);
+}
+
 /* The decoder's time: where its packet reading is, which may be ahead of the flow (with
  * tick events the flow's own time comes from them). */
 static void decoder_time(struct tc_pt_flow *d)
 {
 	uint64_t tsc;
 
-	if (d->walk) {
-		if (tc_pt_walk_time(d->walk, &tsc) >= 0)
+	if (d->wq) {
+		if (pt_qry_time(d->wq, &tsc, NULL, NULL) >= 0)
 			set_time(d, tsc);
 		return;
 	}
@@ -314,24 +326,36 @@ static void decoder_time(struct tc_pt_flow *d)
 		set_time(d, tsc);
 }
 
-static void update_time(struct tc_pt_flow *d)
+static inline void update_time(struct tc_pt_flow *d)
 {
-	if (!d->ops.ticks)
+	uint64_t tsc;
+
+	if (d->wq) {	/* never with ticks */
+		if (pt_qry_time(d->wq, &tsc, NULL, NULL) >= 0)
+			set_time(d, tsc);
+	} else if (!d->ops.ticks) {
 		decoder_time(d);
+	}
 }
 
-static void emit_branch(struct tc_pt_flow *d, uint64_t from, uint64_t to, enum tc_isa isa)
+__attribute__((noinline)) static void make_branch(struct tc_pt_flow *d, uint64_t from,
+						   uint64_t to, enum tc_isa isa)
 {
-	struct tc_rec r;
+	struct tc_rec r = new_rec(d, TC_REC_BRANCH);
 
-	d->st.branches++;
-	if (!wanted(d, TC_REC_BRANCH))
-		return;
-	r = new_rec(d, TC_REC_BRANCH);
 	r.start = from;
 	r.end = to;
 	r.isa = isa;
 	put(d, &r);
+}
+
+/* Counted always, made if wanted (report counts a branch per range and makes none). */
+static inline void emit_branch(struct tc_pt_flow *d, uint64_t from, uint64_t to,
+			       enum tc_isa isa)
+{
+	d->st.branches++;
+	if (wanted(d, TC_REC_BRANCH))
+		make_branch(d, from, to, isa);
 }
 
 static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t off,
@@ -352,33 +376,46 @@ static void emit_text(struct tc_pt_flow *d, enum tc_rec_type type, const char *t
 	put(d, &r);
 }
 
+static void flush_range_at(struct tc_pt_flow *d, uint64_t offset);
+
 static void flush_range(struct tc_pt_flow *d)
 {
-	struct tc_rec r;
+	if (d->in_range)
+		flush_range_at(d, cur_offset(d));
+}
 
-	if (!d->in_range)
-		return;
+/* The range ends, its record at offset (cur_offset). */
+static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
+{
+	struct tc_rec *r;
+
 	d->in_range = false;
 	d->st.ranges++;
 	if (!wanted(d, TC_REC_RANGE))
 		return;
-	r = new_rec(d, TC_REC_RANGE);
-	r.start = d->r_start;
-	r.end = d->r_end;
-	r.insns = d->r_insns;
-	r.isa = d->r_isa;
-	r.last = 'E';
-	r.last_type = (uint8_t)insn_class(d->last_class);
-	if (d->last_ip >= d->r_start && d->last_ip < d->r_end)
-		r.last_size = (uint8_t)(d->r_end - d->last_ip);
+	/* new_rec's fields, less those every range has alike (set in tc_pt_flow_new) */
+	r = &d->rrec;
+	r->cpu = d->cpu;
+	r->pid = d->pid;
+	r->tid = d->tid;
+	r->offset = offset;
+	r->has_time = d->time.has_tsc && d->tc.valid;
+	r->time = d->time.perf_time;
+	r->start = d->r_start;
+	r->end = d->r_end;
+	r->insns = d->r_insns;
+	r->isa = d->r_isa;
+	r->last_type = (uint8_t)insn_class(d->last_class);
+	r->last_size = d->last_ip >= d->r_start && d->last_ip < d->r_end ?
+		       (uint8_t)(d->r_end - d->last_ip) : 0;
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
-	r.last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
-	put(d, &r);
+	r->last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
+	put(d, r);
 }
 
 /* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
  * conditional branch falls through to last_end. */
-static void flow_to(struct tc_pt_flow *d, uint64_t next)
+static inline void flow_to(struct tc_pt_flow *d, uint64_t next)
 {
 	if (!d->have_last)
 		return;
@@ -475,8 +512,21 @@ static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
 	}
 	d->st.insns += b->ninsn;
 	if (d->in_range && (b->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
-		update_time(d);
-		flush_range(d);
+		if (d->wq && d->scan_off == UINT64_MAX) {
+			/* update_time and flush_range on the walk: one offset for both */
+			uint64_t off = 0, tsc;
+			bool known = pt_qry_get_offset(d->wq, &off) >= 0;
+
+			if (!known || off != d->time_off) {
+				if (pt_qry_time(d->wq, &tsc, NULL, NULL) >= 0)
+					set_time(d, tsc);	/* a new time: time_off unset */
+				d->time_off = known ? off : UINT64_MAX;
+			}
+			flush_range_at(d, d->file_offset + off);
+		} else {
+			update_time(d);
+			flush_range(d);
+		}
 	}
 	flow_to(d, b->ip);
 	if (!d->in_range) {
@@ -623,6 +673,8 @@ static void free_decoders(struct tc_pt_flow *d)
 		pt_pkt_free_decoder(d->peek);
 	tc_pt_walk_free(d->walk);
 	d->walk = NULL;
+	d->wq = NULL;
+	d->time_off = UINT64_MAX;
 	d->dec = d->main = d->side = NULL;
 	d->scan = d->peek = NULL;
 	d->scanning = false;
@@ -657,6 +709,9 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->cr3 = TC_PT_FLOW_NO_CR3;
 	d->failed_start = UINT64_MAX;
 	d->scan_off = UINT64_MAX;
+	d->time_off = UINT64_MAX;
+	d->rrec = new_rec(d, TC_REC_RANGE);
+	d->rrec.last = 'E';
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
 	d->x86 = tc_x86_new();
@@ -709,12 +764,12 @@ static int blk_sync_offset(struct tc_pt_flow *d, uint64_t *off)
 
 static int blk_offset(struct tc_pt_flow *d, uint64_t *off)
 {
-	return d->walk ? tc_pt_walk_offset(d->walk, off) : pt_blk_get_offset(d->dec, off);
+	return d->wq ? pt_qry_get_offset(d->wq, off) : pt_blk_get_offset(d->dec, off);
 }
 
 static int blk_time(struct tc_pt_flow *d, uint64_t *tsc)
 {
-	return d->walk ? tc_pt_walk_time(d->walk, tsc) : pt_blk_time(d->dec, tsc, NULL, NULL);
+	return d->wq ? pt_qry_time(d->wq, tsc, NULL, NULL) : pt_blk_time(d->dec, tsc, NULL, NULL);
 }
 
 static int blk_next(struct tc_pt_flow *d, struct pt_block *b)
@@ -828,6 +883,43 @@ static void take_block(struct tc_pt_flow *d, const struct pt_block *b, uint64_t 
 	}
 }
 
+/* The walk's ST_ENDLESS check without an offset query at every block (a tenth of its
+ * cost): n counts the run's instructions; low is a lower bound of n where the current
+ * offset began (exact where queries at consecutive blocks saw it change). While n - low <=
+ * MAX_INSNS_PER_OFFSET / 2 the block decoder's check, which counts from there, cannot
+ * fire: no query. Past that a query at every block; the check fires once n - low passes
+ * MAX_INSNS_PER_OFFSET, at or before the block where the block decoder's would (rarely
+ * where it would not): the walk gives up there and the block decoder checks exactly. */
+struct walk_check {
+	unsigned long low, qn;	/* lower bound; n at the last query */
+	uint64_t qoff;		/* the offset at the last query */
+	uint64_t top, qtop;	/* blocks: now, at the last query */
+	bool have_q;
+};
+
+static bool walk_endless(struct tc_pt_flow *d, struct walk_check *c, unsigned long n)
+{
+	uint64_t off;
+
+	c->top++;
+	if (n - c->low <= MAX_INSNS_PER_OFFSET / 2)
+		return false;
+	if (pt_qry_get_offset(d->wq, &off) < 0)
+		off = c->qoff;	/* as the block decoder's check: no change seen */
+	if (!c->have_q || off != c->qoff) {
+		/* changed at this block, or (queries skipped) after the last query */
+		if (c->have_q && c->qtop + 1 == c->top)
+			c->low = n;
+		else if (c->have_q && c->qn > c->low)
+			c->low = c->qn;
+		c->qoff = off;
+	}
+	c->have_q = true;
+	c->qtop = c->top;
+	c->qn = n;
+	return n - c->low > MAX_INSNS_PER_OFFSET;
+}
+
 /* Decode from the current sync point until an error, the end of the buffer, or a time past
  * d->until. Returns libipt's final (negative) status, ST_ENDLESS or ST_PAUSE (d->status and
  * d->held say where to resume); *at is where the flow stopped (the next instruction's IP; for
@@ -836,6 +928,7 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 {
 	uint64_t off, last_off = UINT64_MAX, tsc;
 	unsigned long same = 0;
+	struct walk_check wc;
 
 	*at = 0;
 	*mode = ptem_unknown;
@@ -844,8 +937,15 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 	else if (d->held == HELD_BLOCK)
 		take_block(d, &d->held_blk, at, mode, &same);
 	d->held = HELD_NONE;
+	/* the walk counts on in same; the offset begins at the first block */
+	wc = (struct walk_check){ .low = same };
 	while (status >= 0) {
-		if (blk_offset(d, &off) == 0 && off != last_off) {
+		if (d->wq) {
+			if (walk_endless(d, &wc, same)) {
+				*at = d->last_ip;
+				return ST_ENDLESS;
+			}
+		} else if (blk_offset(d, &off) == 0 && off != last_off) {
 			last_off = off;
 			same = 0;
 		} else if (same > MAX_INSNS_PER_OFFSET) {
@@ -1381,6 +1481,7 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 		if (!d->secs_lost && !d->walk_off)
 			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
 						 walk_section, d);
+		d->wq = d->walk ? tc_pt_walk_query(d->walk) : NULL;
 		d->snap.st = d->st;
 		d->snap.pid = d->pid;
 		d->snap.tid = d->tid;

@@ -326,6 +326,11 @@ int tc_pt_walk_offset(const struct tc_pt_walk *w, uint64_t *off)
 	return pt_qry_get_offset(w->q, off);
 }
 
+struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w)
+{
+	return w->q;
+}
+
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off)
 {
 	return pt_qry_get_sync_offset(w->q, off);

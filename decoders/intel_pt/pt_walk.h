@@ -68,6 +68,9 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *ev);
 int tc_pt_walk_offset(const struct tc_pt_walk *w, uint64_t *off);
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off);
 int tc_pt_walk_time(struct tc_pt_walk *w, uint64_t *tsc);
+/* The query decoder under the walk: pt_qry_get_offset and pt_qry_time on it are
+ * tc_pt_walk_offset and tc_pt_walk_time, a call less for a caller that asks per record. */
+struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w);
 /* The address space the walk reads code of (the caller's CR3, from paging events). */
 void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3);
 

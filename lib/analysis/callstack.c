@@ -42,7 +42,7 @@ struct tc_callstack {
 	struct thread *last;
 	int last_tid, last_cpu;		/* of the record that found last */
 	bool has_ts;
-	uint64_t ts, insns;
+	uint64_t ts;
 	struct tc_callstack_stats st;
 };
 
@@ -306,13 +306,12 @@ static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
 		.insns = r->insns,
 		.has_ts = cs->has_ts,
 		.ts = cs->ts,
-		.insns_before = cs->insns,
+		.insns_before = cs->st.insns,
 	};
 	cs->ops.range(cs->ops.ctx, &cr);
 	t->low = t->depth;
 	cs->st.ranges++;
 	cs->st.insns += r->insns;
-	cs->insns += r->insns;
 
 	if (r->last == 'N')
 		return 0;	/* the last instruction did not execute: no branch */
@@ -394,9 +393,9 @@ static void on_break(struct tc_callstack *cs, const struct tc_rec *r)
 
 int tc_callstack_feed(struct tc_callstack *cs, const struct tc_rec *r)
 {
-	switch (r->type) {
-	case TC_REC_RANGE:
+	if (__builtin_expect(r->type == TC_REC_RANGE, 1))
 		return on_range(cs, r);
+	switch (r->type) {
 	case TC_REC_EXCEPTION:
 		return on_exception(cs, r);
 	case TC_REC_EXCEPTION_RET:
