@@ -65,6 +65,18 @@ struct tc_listing {
 		unsigned len;
 		char b[128];
 	} head;
+	/* The last time's digits but its last 8 (listing.c): times in [lo, hi) share them. */
+	struct {
+		uint64_t lo, hi;
+		unsigned len;
+		char b[16];
+	} time;
+	/* The same for -F's text: " secs." of the second [lo, hi). */
+	struct {
+		uint64_t lo, hi;
+		unsigned len;
+		char b[64];
+	} text_time;
 };
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
