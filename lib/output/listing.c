@@ -31,6 +31,8 @@ void tc_listing_init(struct tc_listing *o, FILE *f, bool json)
 	o->fields = 0;
 	o->syms = NULL;
 	o->head.type = -1;
+	o->head.off = UINT64_MAX;
+	o->isa.v = -1;
 	o->time.lo = o->time.hi = 0;
 	o->text_time.lo = o->text_time.hi = 0;
 	tc_json_init(&o->j, f, false);
@@ -383,10 +385,11 @@ static void text_sym_of(struct tc_json *j, const struct tc_images_sym *s, const 
 enum { FK_JSON_FROM, FK_JSON_TO, FK_TEXT_RANGE, FK_TEXT_AT, FK_F_JSON_FROM, FK_F_JSON_TO,
        FK_F_TEXT, FK_COUNT };
 
-struct frag_tag {
-	uint64_t addr;
-	uint64_t key;			/* tag_key(pid, era) | length << 48 (0: no symbol known) */
-};
+/* A set: its addresses (0: empty; an address in one way at most) and their keys. */
+struct frag_set {
+	uint64_t addr[FRAG_WAYS];
+	uint64_t key[FRAG_WAYS];	/* tag_key(pid, era) | length << 48 (0: no symbol known) */
+} __attribute__((aligned(64)));
 
 /* A tag's pid and era (0: empty), as its key holds them. */
 static inline uint64_t tag_key(int pid, unsigned era)
@@ -394,13 +397,12 @@ static inline uint64_t tag_key(int pid, unsigned era)
 	return (uint32_t)pid | (uint64_t)era << 32;
 }
 
-struct frag_set {
-	struct frag_tag way[FRAG_WAYS];
-} __attribute__((aligned(64)));
-
 struct frag_kind {
 	struct frag_set set[1 << FRAG_SET_BITS];
-	char b[(1 << FRAG_SET_BITS) * FRAG_WAYS][FRAG_CAP];	/* slot set * FRAG_WAYS + way */
+	/* slot set * FRAG_WAYS + way: the address's hex digits (%llx, the bytes after them
+	 * unspecified), a set's in one cache line; the form's bytes */
+	char hex[(1 << FRAG_SET_BITS) * FRAG_WAYS][16];
+	char b[(1 << FRAG_SET_BITS) * FRAG_WAYS][FRAG_CAP];
 	unsigned next;			/* the way a full set gives up next */
 };
 
@@ -454,14 +456,6 @@ static inline unsigned frag_set_of(uint64_t addr)
 	return (unsigned)((addr * 0x9e3779b97f4a7c15ULL) >> (64 - FRAG_SET_BITS));
 }
 
-/* Ask for kind k's tags of addr before they are needed (a record's addresses, at its
- * start): read while the record's other keys are written. */
-static inline void frag_prefetch(const struct tc_listing *o, int k, uint64_t addr)
-{
-	if (o->syms && o->syms->t[k])
-		__builtin_prefetch(&o->syms->t[k]->set[frag_set_of(addr)]);
-}
-
 /* The era now: a new one when the space number has changed; 0 while it is not known. */
 static inline unsigned era_now(struct tc_listing_syms *c)
 {
@@ -483,30 +477,46 @@ static inline unsigned era_now(struct tc_listing_syms *c)
 	return c->era;
 }
 
-/* Kind k's tag of pid's addr made in this era, NULL where none is kept. */
-static inline __attribute__((always_inline)) const struct frag_tag *frag_find(const struct tc_listing *o, int k, int pid,
-					       uint64_t addr, const char **b)
+/* The key of pid's forms in this era (the same for every address of a record): 0 where
+ * none are kept (nothing kept, pid unknown, space number not known yet; -F's forms (f)
+ * made for other fields). */
+static inline __attribute__((always_inline)) uint64_t frag_key(const struct tc_listing *o,
+							       int pid, bool f)
 {
 	struct tc_listing_syms *c = o->syms;
-	const struct frag_set *set;
-	unsigned era, i, hit = 0;
-	uint64_t key;
+	unsigned era;
 
-	if (!c || !c->t[k] || pid < 0 || !addr || !(era = era_now(c)) ||
-	    (k >= FK_F_JSON_FROM && c->fields != o->fields))
-		return NULL;
+	if (!c || pid < 0 || !(era = era_now(c)) || (f && c->fields != o->fields))
+		return 0;
+	return tag_key(pid, era);
+}
+
+/* Kind k's kept form of addr under key (frag_key: not 0): its bytes in *b, addr's hex
+ * digits in *hex and its length, or -1 where none is kept. */
+static inline __attribute__((always_inline)) long frag_find(const struct tc_listing *o, int k,
+							    uint64_t key, uint64_t addr,
+							    const char **b, const char **hex)
+{
+	const struct frag_kind *t = o->syms->t[k];
+	const struct frag_set *set;
+	unsigned i, w, hit;
+
+	if (!t)
+		return -1;
 	i = frag_set_of(addr);
-	set = &c->t[k]->set[i];
-	/* every way compared, the one that matches taken without a branch on which */
-	key = tag_key(pid, era);
-	for (unsigned w = 0; w < FRAG_WAYS; w++)
-		hit |= ((unsigned)(set->way[w].addr == addr) &
-			(unsigned)(((set->way[w].key ^ key) << 16) == 0)) << w;
+	set = &t->set[i];
+	/* the ways compared side by side, the one that matches taken without a branch on
+	 * which; an empty one (address 0) has key 0, never a key asked for */
+	hit = (unsigned)(set->addr[0] == addr) | (unsigned)(set->addr[1] == addr) << 1 |
+	      (unsigned)(set->addr[2] == addr) << 2 | (unsigned)(set->addr[3] == addr) << 3;
 	if (!hit)
-		return NULL;
-	hit = (unsigned)__builtin_ctz(hit);
-	*b = c->t[k]->b[i * FRAG_WAYS + hit];
-	return &set->way[hit];
+		return -1;
+	w = (unsigned)__builtin_ctz(hit);
+	if ((set->key[w] ^ key) << 16)
+		return -1;
+	*b = t->b[i * FRAG_WAYS + w];
+	*hex = t->hex[i * FRAG_WAYS + w];
+	return (long)(set->key[w] >> 48);
 }
 
 /* -F text of answer s (NULL: none), perf script's layout: " sym+0xoff (dso)",
@@ -574,9 +584,8 @@ static __attribute__((noinline)) void put_sym_new(struct tc_listing *o, int k, i
 	struct tc_listing_syms *c = o->syms;
 	struct tc_images_sym s;
 	struct frag_set *set;
-	struct frag_tag *t = NULL;
 	bool found = lookup(o, pid, addr, &s);
-	unsigned era, i;
+	unsigned era, i, w;
 	const char *b;
 	size_t n;
 
@@ -607,33 +616,76 @@ static __attribute__((noinline)) void put_sym_new(struct tc_listing *o, int k, i
 			return;
 		memset(c->t[k], 0, sizeof(*c->t[k]));
 	}
+	/* the way of addr (another pid's, or another era's), else one of another era (or
+	 * empty), else each in turn */
 	i = frag_set_of(addr);
 	set = &c->t[k]->set[i];
-	for (unsigned w = 0; w < FRAG_WAYS && !t; w++)
-		if ((set->way[w].key >> 32 & 0xffff) != era)
-			t = &set->way[w];
-	if (!t)
-		t = &set->way[c->t[k]->next++ % FRAG_WAYS];
-	*t = (struct frag_tag){ .addr = addr, .key = tag_key(pid, era) | (uint64_t)n << 48 };
+	for (w = 0; w < FRAG_WAYS && set->addr[w] != addr; w++)
+		;
+	for (unsigned v = 0; v < FRAG_WAYS && w == FRAG_WAYS; v++)
+		if ((set->key[v] >> 32 & 0xffff) != era)
+			w = v;
+	if (w == FRAG_WAYS)
+		w = c->t[k]->next++ % FRAG_WAYS;
+	set->addr[w] = addr;
+	set->key[w] = tag_key(pid, era) | (uint64_t)n << 48;
+	tc_fmt_hex(c->t[k]->hex[i * FRAG_WAYS + w], addr);
 	if (n)
-		memcpy(c->t[k]->b[i * FRAG_WAYS + (unsigned)(t - set->way)], b, n);
+		memcpy(c->t[k]->b[i * FRAG_WAYS + w], b, n);
 }
 
 /* Kind k's kept form of pid's addr, found before it is written (frag_find, its bytes
  * asked for meanwhile): b NULL where none is kept. */
 struct frag_ref {
 	const char *b;
+	const char *hex;	/* the address's hex digits */
 	size_t len;
 };
 
-static inline __attribute__((always_inline)) struct frag_ref frag_get(const struct tc_listing *o, int k, int pid,
-				       uint64_t addr)
+/* json_hex of v, its digits from f where it was found (kept with v's form). */
+static inline char *json_hex_of(char *p, uint64_t v, const struct frag_ref *f)
 {
-	struct frag_ref f = { NULL, 0 };
-	const struct frag_tag *t = frag_find(o, k, pid, addr, &f.b);
+	if (!f->b)
+		return json_hex(p, v);
+	p = LIT(p, "\"0x");
+	memcpy(p, f->hex, 16);
+	p += tc_fmt_hex_len(v);
+	*p++ = '"';
+	return p;
+}
 
-	if (t) {
-		f.len = t->key >> 48;
+/* "0x%llx" of v, its digits from f where it was found. */
+static inline char *hex0x_of(char *p, uint64_t v, const struct frag_ref *f)
+{
+	if (!f->b)
+		return tc_fmt_0xhex(p, v);
+	p = LIT(p, "0x");
+	memcpy(p, f->hex, 16);
+	return p + tc_fmt_hex_len(v);
+}
+
+/* "%16llx" of v, its digits from f where it was found. */
+static inline char *hex16_of(char *p, uint64_t v, const struct frag_ref *f)
+{
+	unsigned n;
+
+	if (!f->b)
+		return tc_fmt_hex_w(p, v, 16, ' ');
+	n = tc_fmt_hex_len(v);
+	memset(p, ' ', 16);
+	memcpy(p + 16 - n, f->hex, 16);
+	return p + 16;
+}
+
+static inline __attribute__((always_inline)) struct frag_ref frag_get(const struct tc_listing *o,
+								       int k, uint64_t key,
+								       uint64_t addr)
+{
+	struct frag_ref f = { NULL, NULL, 0 };
+	long n;
+
+	if (key && (n = frag_find(o, k, key, addr, &f.b, &f.hex)) >= 0) {
+		f.len = (size_t)n;
 		__builtin_prefetch(f.b);
 		__builtin_prefetch(f.b + 64);
 		__builtin_prefetch(f.b + 128);
@@ -666,7 +718,8 @@ static inline char *put_sym_at(struct tc_listing *o, char *p, struct frag_ref f,
 /* The same, in the writer's buffer as it is. */
 static void put_sym(struct tc_listing *o, int k, int pid, uint64_t addr)
 {
-	done(o, put_sym_at(o, room(o), frag_get(o, k, pid, addr), k, pid, addr, 0));
+	done(o, put_sym_at(o, room(o), frag_get(o, k, frag_key(o, pid, k >= FK_F_JSON_FROM), addr),
+			   k, pid, addr, 0));
 }
 
 /* Is r's place the last record's (o->head)? */
@@ -717,10 +770,27 @@ static char *json_place(char *p, const struct tc_rec *r, const char *type, size_
 static inline char *json_head(struct tc_listing *o, char *p, const struct tc_rec *r,
 			      const char *type, size_t tlen)
 {
+	uint64_t off = r->offset;
+
 	if (!same_place(o, r))
 		set_place(o, r, json_place(o->head.b, r, type, tlen));
 	p = copy64(p, o->head.b, o->head.len);
-	return tc_fmt_dec(p, (long long)r->offset);
+	/* records of one offset follow each other (a packet's branches) */
+	if (off == o->head.off) {
+		memcpy(p, o->head.od, 8);
+		return p + o->head.olen;
+	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (off < 100000000) {
+		uint64_t w = tc_fmt_udec8_word((uint32_t)off, &o->head.olen);
+
+		o->head.off = off;
+		memcpy(o->head.od, &w, 8);
+		memcpy(p, &w, 8);
+		return p + o->head.olen;
+	}
+#endif
+	return tc_fmt_dec(p, (long long)off);
 }
 
 /* Room for a range's or branch's keys before and between its symbols' (the head, at
@@ -729,7 +799,8 @@ static inline char *json_head(struct tc_listing *o, char *p, const struct tc_rec
 
 /* %llu of a time t, at p: times are near each other from record to record, and those of
  * one span of 10^8 ns share their digits but the last 8, kept (o->time). */
-static inline char *put_time(struct tc_listing *o, char *p, uint64_t t)
+static inline __attribute__((always_inline)) char *put_time(struct tc_listing *o, char *p,
+							  uint64_t t)
 {
 	uint64_t lo;
 
@@ -752,6 +823,23 @@ static inline char *put_time(struct tc_listing *o, char *p, uint64_t t)
 #endif
 }
 
+/* r's ISA name at p (tc_rec_isa_name's), from the last range's where it is the same. */
+static inline char *put_isa(struct tc_listing *o, char *p, const struct tc_rec *r)
+{
+	if ((int)r->isa != o->isa.v) {
+		const char *isa = tc_rec_isa_name(r->isa);
+		size_t n = strlen(isa);
+
+		if (n >= sizeof(o->isa.b))
+			return tc_fmt_str_w(p, isa, n, 0, 0);
+		memcpy(o->isa.b, isa, n);
+		o->isa.len = (unsigned)n;
+		o->isa.v = (int)r->isa;
+	}
+	memcpy(p, o->isa.b, sizeof(o->isa.b));
+	return p + o->isa.len;
+}
+
 /* A range or a branch without text, the records written by the million: raw, in one pass
  * through the buffer (room made once, unless a symbol is not kept). */
 static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
@@ -759,10 +847,11 @@ static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
 	bool range = r->type == TC_REC_RANGE;
 	char *p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
 	/* the symbols' kept bytes found first, read while the keys before them are written */
-	struct frag_ref from = frag_get(o, FK_JSON_FROM, r->pid, r->start), to = { NULL, 0 };
+	uint64_t key = frag_key(o, r->pid, false);
+	struct frag_ref from = frag_get(o, FK_JSON_FROM, key, r->start), to = { NULL, NULL, 0 };
 
 	if (!range)
-		to = frag_get(o, FK_JSON_TO, r->pid, r->end);
+		to = frag_get(o, FK_JSON_TO, key, r->end);
 	if (range)
 		p = json_head(o, p, r, "range", 5);
 	else
@@ -772,17 +861,16 @@ static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
 		p = put_time(o, p, r->time);
 	}
 	if (range) {
-		const char *isa = tc_rec_isa_name(r->isa);
 		unsigned char c = (unsigned char)r->last;
 
 		p = LIT(p, ",\"start\":");
-		p = json_hex(p, r->start);
+		p = json_hex_of(p, r->start, &from);
 		p = LIT(p, ",\"end\":");
 		p = json_hex(p, r->end);
 		p = LIT(p, ",\"insns\":");
 		p = tc_fmt_udec(p, r->insns);
 		p = LIT(p, ",\"isa\":\"");
-		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
+		p = put_isa(o, p, r);
 		*p++ = '"';
 		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {	/* no escape */
 			p = LIT(p, ",\"last\":\"");
@@ -799,12 +887,12 @@ static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
 		p = put_sym_at(o, p, from, FK_JSON_FROM, r->pid, r->start, 2);
 	} else {
 		p = LIT(p, ",\"from\":");
-		p = json_hex(p, r->start);
+		p = json_hex_of(p, r->start, &from);
 		p = LIT(p, ",\"to\":");
-		p = json_hex(p, r->end);
+		p = json_hex_of(p, r->end, &to);
 		p = put_sym_at(o, p, from, FK_JSON_FROM, r->pid, r->start, FRAG_CAP + 2);
 		if (!from.b)	/* the symboliser was asked: the space number may have moved */
-			to = frag_get(o, FK_JSON_TO, r->pid, r->end);
+			to = frag_get(o, FK_JSON_TO, frag_key(o, r->pid, false), r->end);
 		p = put_sym_at(o, p, to, FK_JSON_TO, r->pid, r->end, 2);
 	}
 	p = LIT(p, "}\n");
@@ -938,14 +1026,15 @@ static void write_json_fields_flow(struct tc_listing *o, const struct tc_rec *r,
 {
 	bool range = r->type == TC_REC_RANGE, syms = o->fields & SYM_FIELDS;
 	bool to_sym = syms && !range && has(o, TC_LF_ADDR);
-	struct frag_ref from = { NULL, 0 }, to = { NULL, 0 };
+	struct frag_ref from = { NULL, NULL, 0 }, to = { NULL, NULL, 0 };
+	uint64_t key = syms ? frag_key(o, r->pid, true) : 0;
 	const char *fl;
 	char *p;
 
 	if (syms)
-		from = frag_get(o, FK_F_JSON_FROM, r->pid, r->start);
+		from = frag_get(o, FK_F_JSON_FROM, key, r->start);
 	if (to_sym)
-		to = frag_get(o, FK_F_JSON_TO, r->pid, r->end);
+		to = frag_get(o, FK_F_JSON_TO, key, r->end);
 	p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
 	p = range ? LIT(p, "{\"type\":\"range\"") : LIT(p, "{\"type\":\"branch\"");
 	if (has(o, TC_LF_OFFSET)) {
@@ -989,16 +1078,17 @@ static void write_json_fields_flow(struct tc_listing *o, const struct tc_rec *r,
 	}
 	if (has(o, TC_LF_IP)) {
 		p = LIT(p, ",\"ip\":");
-		p = json_hex(p, r->start);
+		p = json_hex_of(p, r->start, &from);
 	}
 	if (syms)
 		p = put_sym_at(o, p, from, FK_F_JSON_FROM, r->pid, r->start, FLOW_ROOM);
 	if (has(o, TC_LF_ADDR)) {
 		p = LIT(p, ",\"addr\":");
-		p = json_hex(p, r->end);
+		p = json_hex_of(p, r->end, &to);	/* kept apart from from's */
 		if (to_sym) {
 			if (!from.b)	/* asked of the symboliser: perhaps moved */
-				to = frag_get(o, FK_F_JSON_TO, r->pid, r->end);
+				to = frag_get(o, FK_F_JSON_TO, frag_key(o, r->pid, true),
+					      r->end);
 			p = put_sym_at(o, p, to, FK_F_JSON_TO, r->pid, r->end, 2);
 		}
 	}
@@ -1142,24 +1232,61 @@ static inline char *put_text_time(struct tc_listing *o, char *p, uint64_t t)
 #endif
 }
 
+/* A range or a branch without text, in one pass as write_json_flow. */
+static void write_text_flow(struct tc_listing *o, const struct tc_rec *r)
+{
+	bool range = r->type == TC_REC_RANGE;
+	char *p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
+	uint64_t key = frag_key(o, r->pid, false);
+	struct frag_ref from = frag_get(o, range ? FK_TEXT_RANGE : FK_TEXT_AT, key, r->start);
+	struct frag_ref to = { NULL, NULL, 0 };
+
+	if (!range)
+		to = frag_get(o, FK_TEXT_AT, key, r->end);
+	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
+	if (!same_place(o, r))
+		set_place(o, r, text_place(o->head.b, r));
+	p = copy64(p, o->head.b, o->head.len);
+	*p++ = ' ';
+	p = hex0x_of(p, r->start, &from);
+	if (range) {			/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
+		*p++ = '-';
+		p = tc_fmt_0xhex(p, r->end);
+		*p++ = ' ';
+		p = tc_fmt_udec(p, r->insns);
+		*p++ = ' ';
+		p = put_isa(o, p, r);
+		*p++ = ' ';
+		*p++ = r->last ? r->last : '?';
+		p = put_sym_at(o, p, from, FK_TEXT_RANGE, r->pid, r->start, 1);
+	} else {			/* " 0x%" PRIx64 ... " -> 0x%" PRIx64 ... */
+		p = put_sym_at(o, p, from, FK_TEXT_AT, r->pid, r->start, FLOW_ROOM);
+		if (!from.b)	/* asked of the symboliser: to's slot may be another's now */
+			to = frag_get(o, FK_TEXT_AT, frag_key(o, r->pid, false), r->end);
+		p = LIT(p, " -> ");
+		p = hex0x_of(p, r->end, &to);
+		p = put_sym_at(o, p, to, FK_TEXT_AT, r->pid, r->end, 1);
+	}
+	*p++ = '\n';
+	done(o, p);
+	tc_json_raw_done(&o->j);
+}
+
 static void write_text(struct tc_listing *o, const struct tc_rec *r)
 {
-	char *p = room(o);
+	char *p;
 
-	if (r->type == TC_REC_RANGE) {
-		frag_prefetch(o, FK_TEXT_RANGE, r->start);
-	} else if (r->type == TC_REC_BRANCH) {
-		frag_prefetch(o, FK_TEXT_AT, r->start);
-		frag_prefetch(o, FK_TEXT_AT, r->end);
+	if ((r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) && !(r->text && *r->text)) {
+		write_text_flow(o, r);
+		return;
 	}
+	p = room(o);
 	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
 	if (!same_place(o, r))
 		set_place(o, r, text_place(o->head.b, r));
 	p = copy64(p, o->head.b, o->head.len);
 	switch (r->type) {
 	case TC_REC_RANGE: {		/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
-		const char *isa = tc_rec_isa_name(r->isa);
-
 		*p++ = ' ';
 		p = tc_fmt_0xhex(p, r->start);
 		*p++ = '-';
@@ -1167,7 +1294,7 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 		*p++ = ' ';
 		p = tc_fmt_udec(p, r->insns);
 		*p++ = ' ';
-		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
+		p = put_isa(o, p, r);
 		*p++ = ' ';
 		*p++ = r->last ? r->last : '?';
 		done(o, p);
@@ -1216,17 +1343,19 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 	bool any_ip = ip_of(r, &ip), to_sym;
 	/* what text_fields_sym_of writes: nothing without these */
 	bool syms = o->fields & (1u << TC_LF_SYM | 1u << TC_LF_DSO | 1u << TC_LF_DSOFF);
-	struct frag_ref from = { NULL, 0 }, to = { NULL, 0 };
+	struct frag_ref from = { NULL, NULL, 0 }, to = { NULL, NULL, 0 };
+	uint64_t key;
 	char *p;
 
 	if (has(o, TC_LF_COMM))
 		comm = o->comm ? o->comm(o->comm_ctx, r) : NULL;
 	to_sym = syms && any_ip && has(o, TC_LF_ADDR) && r->type == TC_REC_BRANCH;
 	/* the symbols' kept bytes found first, read while the columns before them are made */
+	key = syms && any_ip ? frag_key(o, r->pid, true) : 0;
 	if (syms && any_ip)
-		from = frag_get(o, FK_F_TEXT, r->pid, ip);
+		from = frag_get(o, FK_F_TEXT, key, ip);
 	if (to_sym)
-		to = frag_get(o, FK_F_TEXT, r->pid, r->end);
+		to = frag_get(o, FK_F_TEXT, key, r->end);
 	p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
 	if (has(o, TC_LF_OFFSET))			/* "%10" PRIx64 */
 		p = tc_fmt_hex_w(p, r->offset, 10, ' ');
@@ -1302,18 +1431,17 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 	if (any_ip) {
 		if (has(o, TC_LF_IP)) {			/* " %16" PRIx64 */
 			*p++ = ' ';
-			p = tc_fmt_hex_w(p, ip, 16, ' ');
+			p = hex16_of(p, ip, &from);
 		}
 		if (syms)
 			p = put_sym_at(o, p, from, FK_F_TEXT, r->pid, ip, FLOW_ROOM);
+		if (to_sym && !from.b)	/* asked of the symboliser: to's slot may be another's */
+			to = frag_get(o, FK_F_TEXT, frag_key(o, r->pid, true), r->end);
 		if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {	/* " => %16" PRIx64 */
 			p = r->type == TC_REC_BRANCH ? LIT(p, " => ") : LIT(p, " .. ");
-			p = tc_fmt_hex_w(p, addr, 16, ' ');
-			if (to_sym) {
-				if (!from.b)	/* asked of the symboliser: perhaps moved */
-					to = frag_get(o, FK_F_TEXT, r->pid, r->end);
+			p = hex16_of(p, addr, &to);	/* to: a branch's only */
+			if (to_sym)
 				p = put_sym_at(o, p, to, FK_F_TEXT, r->pid, r->end, 0);
-			}
 		}
 	}
 	if (r->type == TC_REC_EVENT) {			/* " %s: %s" */

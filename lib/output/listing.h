@@ -64,6 +64,10 @@ struct tc_listing {
 		int type, id, cpu, pid, tid;	/* type -1: none yet */
 		unsigned len;
 		char b[128];
+		/* JSON: the last offset's digits (off >= 10^8: none kept) */
+		uint64_t off;
+		unsigned olen;
+		char od[8];
 	} head;
 	/* The last time's digits but its last 8 (listing.c): times in [lo, hi) share them. */
 	struct {
@@ -71,6 +75,12 @@ struct tc_listing {
 		unsigned len;
 		char b[16];
 	} time;
+	/* The last range's ISA name (listing.c): v -1 none yet. */
+	struct {
+		int v;
+		unsigned len;
+		char b[16];
+	} isa;
 	/* The same for -F's text: " secs." of the second [lo, hi). */
 	struct {
 		uint64_t lo, hi;

@@ -63,14 +63,22 @@ static inline uint64_t tc_fmt_dec8(uint32_t v)
 	return x + 0x3030303030303030ULL;
 }
 
-/* v < 10^8 at o without its leading zeros (one digit for 0): 8 bytes written. The length
- * comes from comparisons made side by side, not from the digits: what is written after
- * the number need not wait for them. */
+/* The digits of v < 10^8 without its leading zeros (one digit for 0) as the bytes of a
+ * word, the first in its lowest byte, and their number in *n. */
+static inline __attribute__((always_inline)) uint64_t tc_fmt_udec8_word(uint32_t v, unsigned *n)
+{
+	uint64_t w = tc_fmt_dec8(v), x = w ^ 0x3030303030303030ULL;	/* zero bytes: '0's */
+	unsigned z = (unsigned)__builtin_ctzll(x | 1ULL << 56) / 8;	/* leading '0's, 7 at most */
+
+	*n = 8 - z;
+	return w >> 8 * z;
+}
+
+/* v < 10^8 at o without its leading zeros (one digit for 0): 8 bytes written. */
 static inline __attribute__((always_inline)) char *tc_fmt_udec8(char *o, uint32_t v)
 {
-	unsigned n = 1u + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000) + (v >= 100000) +
-		     (v >= 1000000) + (v >= 10000000);
-	uint64_t w = tc_fmt_dec8(v) >> (8 * (8 - n));
+	unsigned n;
+	uint64_t w = tc_fmt_udec8_word(v, &n);
 
 	memcpy(o, &w, 8);
 	return o + n;
