@@ -120,6 +120,7 @@ struct tc_streams *tc_streams_open(const char *dir, bool json, bool overwrite,
 	s->json = json;
 	s->overwrite = overwrite;
 	tc_listing_init(&s->like, NULL, json);
+	tc_listing_batch(&s->like, true);
 	return s;
 }
 
@@ -232,18 +233,23 @@ static struct stream *get(struct tc_streams *s, int kind, long long val, struct 
 }
 
 /* Every record goes through the one writer (s->like: what it keeps of symbols and of the
- * last record serves the next, whatever its stream), pointed at the record's file. */
+ * last record serves the next, whatever its stream), batched: its buffer holds the
+ * records of one stream, the last record's, and goes to that stream's file when full or
+ * when a record of another stream comes (before any file may be closed). */
 int tc_streams_write(struct tc_streams *s, const struct tc_rec *r, struct tc_err *e)
 {
 	struct stream *st;
 	long long val;
 	int kind = kind_of(r, &val);
 
-	st = get(s, kind, val, e);
-	if (!st)
-		return -1;
-	s->like.f = st->f;
-	s->like.j.f = st->f;
+	st = s->n ? &s->v[s->last] : NULL;
+	if (!st || st->kind != kind || st->val != val || !st->f) {
+		tc_listing_flush(&s->like);
+		if (!(st = get(s, kind, val, e)))
+			return -1;
+		s->like.f = st->f;
+		s->like.j.f = st->f;
+	}
 	tc_listing_write(&s->like, r);
 	return 0;
 }
@@ -254,7 +260,8 @@ int tc_streams_close(struct tc_streams *s, unsigned *n, struct tc_err *e)
 
 	if (!s)
 		return 0;
-	s->like.f = NULL;	/* nothing is left in its buffer: each record was handed on */
+	tc_listing_flush(&s->like);	/* to the last record's stream */
+	s->like.f = NULL;
 	s->like.j.f = NULL;
 	tc_listing_fini(&s->like);
 	for (size_t i = 0; i < s->n; i++)
