@@ -30,8 +30,9 @@ void tc_listing_init(struct tc_listing *o, FILE *f, bool json)
 	o->comm_ctx = NULL;
 	o->fields = 0;
 	o->syms = NULL;
-	o->head.type = -1;
-	o->head.off = UINT64_MAX;
+	for (size_t i = 0; i < sizeof(o->head) / sizeof(o->head[0]); i++)
+		o->head[i].type = -1;
+	o->off.v = UINT64_MAX;
 	o->isa.v = -1;
 	o->time.lo = o->time.hi = 0;
 	o->text_time.lo = o->text_time.hi = 0;
@@ -722,23 +723,6 @@ static void put_sym(struct tc_listing *o, int k, int pid, uint64_t addr)
 			   k, pid, addr, 0));
 }
 
-/* Is r's place the last record's (o->head)? */
-static inline bool same_place(const struct tc_listing *o, const struct tc_rec *r)
-{
-	return o->head.type == (int)r->type && o->head.pid == r->pid && o->head.tid == r->tid &&
-	       o->head.id == r->id && o->head.cpu == r->cpu;
-}
-
-static inline void set_place(struct tc_listing *o, const struct tc_rec *r, const char *end)
-{
-	o->head.type = (int)r->type;
-	o->head.id = r->id;
-	o->head.cpu = r->cpu;
-	o->head.pid = r->pid;
-	o->head.tid = r->tid;
-	o->head.len = (unsigned)(end - o->head.b);
-}
-
 /* The type and place keys of tc_listing_json_place, raw: '{' and what follows, up to the
  * offset's value. */
 static char *json_place(char *p, const struct tc_rec *r, const char *type, size_t tlen)
@@ -766,28 +750,53 @@ static char *json_place(char *p, const struct tc_rec *r, const char *type, size_
 	return LIT(p, ",\"offset\":");
 }
 
+static char *text_place(char *p, const struct tc_rec *r);
+
+/* The place keys of r kept in o->head (its slot by a sum of the place's numbers), made
+ * where they are not: JSON's (json_place: type is the record type's name, tlen long) or
+ * text's (text_place). */
+static inline __attribute__((always_inline)) const struct tc_listing_head *
+head_of(struct tc_listing *o, const struct tc_rec *r, bool json, const char *type, size_t tlen)
+{
+	unsigned i = ((unsigned)r->id + (unsigned)r->cpu * 7 + (unsigned)r->tid * 13 +
+		      (unsigned)r->pid * 5 + (unsigned)r->type * 31) %
+		     (unsigned)(sizeof(o->head) / sizeof(o->head[0]));
+	struct tc_listing_head *h = &o->head[i];
+
+	if (__builtin_expect(h->type != (int)r->type || h->pid != r->pid || h->tid != r->tid ||
+			     h->id != r->id || h->cpu != r->cpu, 0)) {
+		h->len = (unsigned)((json ? json_place(h->b, r, type, tlen) : text_place(h->b, r)) -
+				    h->b);
+		h->type = (int)r->type;
+		h->id = r->id;
+		h->cpu = r->cpu;
+		h->pid = r->pid;
+		h->tid = r->tid;
+	}
+	return h;
+}
+
 /* json_place and the offset: the last record's bytes where its place was the same. */
 static inline char *json_head(struct tc_listing *o, char *p, const struct tc_rec *r,
 			      const char *type, size_t tlen)
 {
+	const struct tc_listing_head *h = head_of(o, r, true, type, tlen);
 	uint64_t off = r->offset;
 
-	if (!same_place(o, r))
-		set_place(o, r, json_place(o->head.b, r, type, tlen));
-	p = copy64(p, o->head.b, o->head.len);
+	p = copy64(p, h->b, h->len);
 	/* records of one offset follow each other (a packet's branches) */
-	if (off == o->head.off) {
-		memcpy(p, o->head.od, 8);
-		return p + o->head.olen;
+	if (off == o->off.v && off < 100000000) {	/* (v's first value is not) */
+		memcpy(p, o->off.b, 8);
+		return p + o->off.len;
 	}
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (off < 100000000) {
-		uint64_t w = tc_fmt_udec8_word((uint32_t)off, &o->head.olen);
+		uint64_t w = tc_fmt_udec8_word((uint32_t)off, &o->off.len);
 
-		o->head.off = off;
-		memcpy(o->head.od, &w, 8);
+		o->off.v = off;
+		memcpy(o->off.b, &w, 8);
 		memcpy(p, &w, 8);
-		return p + o->head.olen;
+		return p + o->off.len;
 	}
 #endif
 	return tc_fmt_dec(p, (long long)off);
@@ -1240,13 +1249,13 @@ static void write_text_flow(struct tc_listing *o, const struct tc_rec *r)
 	uint64_t key = frag_key(o, r->pid, false);
 	struct frag_ref from = frag_get(o, range ? FK_TEXT_RANGE : FK_TEXT_AT, key, r->start);
 	struct frag_ref to = { NULL, NULL, 0 };
+	const struct tc_listing_head *h;
 
 	if (!range)
 		to = frag_get(o, FK_TEXT_AT, key, r->end);
 	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
-	if (!same_place(o, r))
-		set_place(o, r, text_place(o->head.b, r));
-	p = copy64(p, o->head.b, o->head.len);
+	h = head_of(o, r, false, NULL, 0);
+	p = copy64(p, h->b, h->len);
 	*p++ = ' ';
 	p = hex0x_of(p, r->start, &from);
 	if (range) {			/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
@@ -1274,6 +1283,7 @@ static void write_text_flow(struct tc_listing *o, const struct tc_rec *r)
 
 static void write_text(struct tc_listing *o, const struct tc_rec *r)
 {
+	const struct tc_listing_head *h;
 	char *p;
 
 	if ((r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) && !(r->text && *r->text)) {
@@ -1282,9 +1292,8 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 	}
 	p = room(o);
 	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
-	if (!same_place(o, r))
-		set_place(o, r, text_place(o->head.b, r));
-	p = copy64(p, o->head.b, o->head.len);
+	h = head_of(o, r, false, NULL, 0);
+	p = copy64(p, h->b, h->len);
 	switch (r->type) {
 	case TC_REC_RANGE: {		/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
 		*p++ = ' ';

@@ -46,6 +46,13 @@ enum tc_listing_field {
 	TC_LF_COUNT
 };
 
+/* A place's keys (record type, trace ID, CPU, pid, tid) as the writer wrote them. */
+struct tc_listing_head {
+	int type, id, cpu, pid, tid;	/* type -1: none */
+	unsigned len;
+	char b[128];
+};
+
 /* What the writer keeps of the symboliser's answers (tc_listing_keep_syms). */
 struct tc_listing_syms;
 
@@ -59,16 +66,15 @@ struct tc_listing {
 	void *comm_ctx;
 	unsigned fields;	/* 1u << enum tc_listing_field; 0: the default listing */
 	struct tc_listing_syms *syms;	/* NULL: nothing kept */
-	/* The last record's place keys as written (listing.c), for the next of that place. */
+	/* Places' keys as written, for the next records of those places: a few, for records
+	 * of threads or trace IDs in turn. */
+	struct tc_listing_head head[4];
+	/* JSON: the last offset's digits (off >= 10^8: none kept) */
 	struct {
-		int type, id, cpu, pid, tid;	/* type -1: none yet */
+		uint64_t v;
 		unsigned len;
-		char b[128];
-		/* JSON: the last offset's digits (off >= 10^8: none kept) */
-		uint64_t off;
-		unsigned olen;
-		char od[8];
-	} head;
+		char b[8];
+	} off;
 	/* The last time's digits but its last 8 (listing.c): times in [lo, hi) share them. */
 	struct {
 		uint64_t lo, hi;
