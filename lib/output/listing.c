@@ -210,21 +210,37 @@ static bool addr_of(const struct tc_rec *r, uint64_t *addr)
 }
 
 /* perf's branch flags where the record tells them: a range's last instruction, a branch
- * from or to a gap. "" where not known. */
-static const char *flags_of(const struct tc_rec *r)
+ * from or to a gap. "" where not known. Each with its length and as text -F writes it
+ * (" %10s"; 16 bytes may be copied from it, or from its name there). */
+struct flags {
+	const char *name;
+	unsigned len;
+	char text[32];
+};
+
+enum { FL_NONE, FL_TR_STRT, FL_TR_END, FL_JMP, FL_CALL, FL_RETURN, FL_SYSCALL, FL_SYSRET };
+
+static const struct flags flags_tab[] = {
+	[FL_NONE] = { "", 0, "           " },		[FL_TR_STRT] = { "tr strt", 7, "    tr strt" },
+	[FL_TR_END] = { "tr end", 6, "     tr end" },	[FL_JMP] = { "jmp", 3, "        jmp" },
+	[FL_CALL] = { "call", 4, "       call" },	[FL_RETURN] = { "return", 6, "     return" },
+	[FL_SYSCALL] = { "syscall", 7, "    syscall" },	[FL_SYSRET] = { "sysret", 6, "     sysret" },
+};
+
+static const struct flags *flags_of(const struct tc_rec *r)
 {
 	if (r->type == TC_REC_BRANCH)
-		return !r->start ? "tr strt" : !r->end ? "tr end" : "";
+		return &flags_tab[!r->start ? FL_TR_STRT : !r->end ? FL_TR_END : FL_NONE];
 	if (r->type != TC_REC_RANGE)
-		return "";
+		return &flags_tab[FL_NONE];
 	switch ((enum tc_insn_class)r->last_type) {
 	case TC_INSN_JUMP:
-	case TC_INSN_JUMP_IND: return "jmp";
-	case TC_INSN_CALL: return "call";
-	case TC_INSN_RET: return "return";
-	case TC_INSN_SYSCALL: return "syscall";
-	case TC_INSN_EXC_RET: return "sysret";
-	default: return "";
+	case TC_INSN_JUMP_IND: return &flags_tab[FL_JMP];
+	case TC_INSN_CALL: return &flags_tab[FL_CALL];
+	case TC_INSN_RET: return &flags_tab[FL_RETURN];
+	case TC_INSN_SYSCALL: return &flags_tab[FL_SYSCALL];
+	case TC_INSN_EXC_RET: return &flags_tab[FL_SYSRET];
+	default: return &flags_tab[FL_NONE];
 	}
 }
 
@@ -1037,7 +1053,7 @@ static void write_json_fields_flow(struct tc_listing *o, const struct tc_rec *r,
 	bool to_sym = syms && !range && has(o, TC_LF_ADDR);
 	struct frag_ref from = { NULL, NULL, 0 }, to = { NULL, NULL, 0 };
 	uint64_t key = syms ? frag_key(o, r->pid, true) : 0;
-	const char *fl;
+	const struct flags *fl;
 	char *p;
 
 	if (syms)
@@ -1076,9 +1092,10 @@ static void write_json_fields_flow(struct tc_listing *o, const struct tc_rec *r,
 		p = LIT(p, ",\"time\":");
 		p = put_time(o, p, r->time);
 	}
-	if (has(o, TC_LF_FLAGS) && *(fl = flags_of(r))) {	/* no escapes in these */
+	if (has(o, TC_LF_FLAGS) && (fl = flags_of(r))->len) {	/* no escapes in these */
 		p = LIT(p, ",\"flags\":\"");
-		p = tc_fmt_str_w(p, fl, strlen(fl), 0, 0);
+		memcpy(p, fl->text + 11 - fl->len, 16);
+		p += fl->len;
 		*p++ = '"';
 	}
 	if (has(o, TC_LF_INSNCNT) && range) {
@@ -1135,8 +1152,8 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 		TC_JSON_KEY(j, "time");
 		tc_json_uint(j, r->time);
 	}
-	if (has(o, TC_LF_FLAGS) && *flags_of(r))
-		TC_JSON_KSTR(j, "flags", flags_of(r));
+	if (has(o, TC_LF_FLAGS) && flags_of(r)->len)
+		TC_JSON_KSTR(j, "flags", flags_of(r)->name);
 	if (has(o, TC_LF_INSNCNT) && r->type == TC_REC_RANGE)
 		TC_JSON_KINT(j, "insncnt", r->insns);
 	if (ip_of(r, &ip)) {
@@ -1425,10 +1442,8 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 		*p++ = ':';
 	}
 	if (has(o, TC_LF_FLAGS)) {			/* " %10s" */
-		const char *fl = flags_of(r);
-
-		*p++ = ' ';
-		p = tc_fmt_str_w(p, fl, strlen(fl), 10, 0);
+		memcpy(p, flags_of(r)->text, 16);
+		p += 11;
 	}
 	if (has(o, TC_LF_INSNCNT)) {			/* " %5u", " %5s" of "" */
 		*p++ = ' ';

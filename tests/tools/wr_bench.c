@@ -5,8 +5,8 @@
  *            [--no-keep] >/dev/null
  *
  * -j JSON lines (else text); --ranges range records (else branches); --etm records with a
- * trace ID and CPU, as CoreSight's; --fields -F's LIST; --unbatched hands each record to
- * stdio (per-thread streams' way; decode batches); --sym ELF symbolizes through the address
+ * trace ID and CPU, as CoreSight's (four in turn); --fields -F's LIST; --unbatched hands each
+ * record to stdio (decode and its per-thread streams batch); --sym ELF symbolizes through the address
  * spaces (lib/images/images.c) with ELF mapped in one process, addresses at its functions
  * (else a symbolizer that returns one fixed answer, the writer alone); the writer keeps the
  * symbols' forms as decode's does (tc_listing_keep_syms: the address space never changes
