@@ -221,10 +221,14 @@ struct flags {
 enum { FL_NONE, FL_TR_STRT, FL_TR_END, FL_JMP, FL_CALL, FL_RETURN, FL_SYSCALL, FL_SYSRET };
 
 static const struct flags flags_tab[] = {
-	[FL_NONE] = { "", 0, "           " },		[FL_TR_STRT] = { "tr strt", 7, "    tr strt" },
-	[FL_TR_END] = { "tr end", 6, "     tr end" },	[FL_JMP] = { "jmp", 3, "        jmp" },
-	[FL_CALL] = { "call", 4, "       call" },	[FL_RETURN] = { "return", 6, "     return" },
-	[FL_SYSCALL] = { "syscall", 7, "    syscall" },	[FL_SYSRET] = { "sysret", 6, "     sysret" },
+	[FL_NONE] = { "", 0, "           " },
+	[FL_TR_STRT] = { "tr strt", 7, "    tr strt" },
+	[FL_TR_END] = { "tr end", 6, "     tr end" },
+	[FL_JMP] = { "jmp", 3, "        jmp" },
+	[FL_CALL] = { "call", 4, "       call" },
+	[FL_RETURN] = { "return", 6, "     return" },
+	[FL_SYSCALL] = { "syscall", 7, "    syscall" },
+	[FL_SYSRET] = { "sysret", 6, "     sysret" },
 };
 
 static const struct flags *flags_of(const struct tc_rec *r)
@@ -1459,7 +1463,8 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 		}
 		if (syms)
 			p = put_sym_at(o, p, from, FK_F_TEXT, r->pid, ip, FLOW_ROOM);
-		if (to_sym && !from.b)	/* asked of the symboliser: to's slot may be another's */
+		/* from asked of the symboliser: to's slot may be another's now */
+		if (to_sym && !from.b)
 			to = frag_get(o, FK_F_TEXT, frag_key(o, r->pid, true), r->end);
 		if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {	/* " => %16" PRIx64 */
 			p = r->type == TC_REC_BRANCH ? LIT(p, " => ") : LIT(p, " .. ");

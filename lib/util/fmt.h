@@ -68,7 +68,7 @@ static inline uint64_t tc_fmt_dec8(uint32_t v)
 static inline __attribute__((always_inline)) uint64_t tc_fmt_udec8_word(uint32_t v, unsigned *n)
 {
 	uint64_t w = tc_fmt_dec8(v), x = w ^ 0x3030303030303030ULL;	/* zero bytes: '0's */
-	unsigned z = (unsigned)__builtin_ctzll(x | 1ULL << 56) / 8;	/* leading '0's, 7 at most */
+	unsigned z = (unsigned)__builtin_ctzll(x | 1ULL << 56) / 8;	/* leading '0's (<= 7) */
 
 	*n = 8 - z;
 	return w >> 8 * z;
