@@ -97,7 +97,8 @@ struct tc_listing {
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
-/* The default listing's symbol keys (JSON) or text, made once per pid and address from
+/* The symbol keys (JSON) or text of the default listing and of -F's (of the fields they
+ * were made for), with the address's hex digits, made once per pid and address from
  * sym's answer and kept while the number *space(space_ctx) stays the same (decoders/
  * decoder.h's space op: while it does, sym answers the same for a pid >= 0 and the names
  * keep their bytes; space answering NULL: not known yet, nothing kept, asked again later);
