@@ -462,7 +462,8 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	if (!d->format)
 		listing_setup(d->streams ? tc_streams_listing(d->streams) : &d->out, dec, d->fields);
 	/* the writer keeps the symbols' forms while the decoder's address spaces stay */
-	if (!d->format && !d->streams && tc_listing_keep_syms(&d->out, tc_session_space, dec))
+	if (!d->format && tc_listing_keep_syms(d->streams ? tc_streams_listing(d->streams) : &d->out,
+					       tc_session_space, dec))
 		tc_fatal("out of memory");
 	if (d->filter)
 		tc_rec_filter_source(d->filter, &(struct tc_rec_filter_src){

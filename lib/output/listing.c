@@ -30,7 +30,12 @@ void tc_listing_init(struct tc_listing *o, FILE *f, bool json)
 	o->comm_ctx = NULL;
 	o->fields = 0;
 	o->syms = NULL;
-	o->head.type = -1;
+	for (size_t i = 0; i < sizeof(o->head) / sizeof(o->head[0]); i++)
+		o->head[i].type = -1;
+	o->off.v = UINT64_MAX;
+	o->isa.v = -1;
+	o->time.lo = o->time.hi = 0;
+	o->text_time.lo = o->text_time.hi = 0;
 	tc_json_init(&o->j, f, false);
 }
 
@@ -85,6 +90,19 @@ static inline char *copy32(char *p, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i += 32)
 		memcpy(p + i, s + i, 32);
+	return p + n;
+}
+
+/* n bytes of s (n <= 128), both s and p with room for 128: 64 bytes at a time, a copy of
+ * one length or two whatever n (a branch on the length would be mispredicted). */
+static inline char *copy64(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, 32);
+	memcpy(p + 32, s + 32, 32);
+	if (n > 64) {
+		memcpy(p + 64, s + 64, 32);
+		memcpy(p + 96, s + 96, 32);
+	}
 	return p + n;
 }
 
@@ -192,21 +210,41 @@ static bool addr_of(const struct tc_rec *r, uint64_t *addr)
 }
 
 /* perf's branch flags where the record tells them: a range's last instruction, a branch
- * from or to a gap. "" where not known. */
-static const char *flags_of(const struct tc_rec *r)
+ * from or to a gap. "" where not known. Each with its length and as text -F writes it
+ * (" %10s"; 16 bytes may be copied from it, or from its name there). */
+struct flags {
+	const char *name;
+	unsigned len;
+	char text[32];
+};
+
+enum { FL_NONE, FL_TR_STRT, FL_TR_END, FL_JMP, FL_CALL, FL_RETURN, FL_SYSCALL, FL_SYSRET };
+
+static const struct flags flags_tab[] = {
+	[FL_NONE] = { "", 0, "           " },
+	[FL_TR_STRT] = { "tr strt", 7, "    tr strt" },
+	[FL_TR_END] = { "tr end", 6, "     tr end" },
+	[FL_JMP] = { "jmp", 3, "        jmp" },
+	[FL_CALL] = { "call", 4, "       call" },
+	[FL_RETURN] = { "return", 6, "     return" },
+	[FL_SYSCALL] = { "syscall", 7, "    syscall" },
+	[FL_SYSRET] = { "sysret", 6, "     sysret" },
+};
+
+static const struct flags *flags_of(const struct tc_rec *r)
 {
 	if (r->type == TC_REC_BRANCH)
-		return !r->start ? "tr strt" : !r->end ? "tr end" : "";
+		return &flags_tab[!r->start ? FL_TR_STRT : !r->end ? FL_TR_END : FL_NONE];
 	if (r->type != TC_REC_RANGE)
-		return "";
+		return &flags_tab[FL_NONE];
 	switch ((enum tc_insn_class)r->last_type) {
 	case TC_INSN_JUMP:
-	case TC_INSN_JUMP_IND: return "jmp";
-	case TC_INSN_CALL: return "call";
-	case TC_INSN_RET: return "return";
-	case TC_INSN_SYSCALL: return "syscall";
-	case TC_INSN_EXC_RET: return "sysret";
-	default: return "";
+	case TC_INSN_JUMP_IND: return &flags_tab[FL_JMP];
+	case TC_INSN_CALL: return &flags_tab[FL_CALL];
+	case TC_INSN_RET: return &flags_tab[FL_RETURN];
+	case TC_INSN_SYSCALL: return &flags_tab[FL_SYSCALL];
+	case TC_INSN_EXC_RET: return &flags_tab[FL_SYSRET];
+	default: return &flags_tab[FL_NONE];
 	}
 }
 
@@ -348,29 +386,55 @@ static void text_sym_of(struct tc_json *j, const struct tc_images_sym *s, const 
 	}
 }
 
-/* What tc_listing_keep_syms keeps: for each form (kind), those of recent addresses (two
- * slots a set, the newer first), made from sym's answer for pid's addr under the space
- * number: the decoder's promise (decoders/decoder.h) is that the answer, and the bytes of
- * its names, stay while the number does. No symbolizer call for an address kept. */
-#define FRAG_BITS 10		/* slots a kind: 1 << FRAG_BITS */
+/* What tc_listing_keep_syms keeps: for each form (kind), those of recent addresses, made
+ * from sym's answer for pid's addr while the space number stays: the decoder's promise
+ * (decoders/decoder.h) is that the answer, and the bytes of its names, stay while the
+ * number does. No symbolizer call for an address kept.
+ *
+ * A kind's slots are in sets of FRAG_WAYS; a set's tags (address, pid, the era they were
+ * made in, length) fill one cache line, apart from the forms' bytes, so that finding an
+ * address reads one line, and a form's bytes are read only when they are written out. An
+ * era is a run of records under one space number: a new number starts a new era, and
+ * every tag of an older one is empty (no table to clear). */
+#define FRAG_SET_BITS 8		/* sets a kind: 1 << FRAG_SET_BITS */
+#define FRAG_WAYS 4
 #define FRAG_CAP 192		/* a multiple of 32; longer forms are made each time */
 #define FRAG_SCRATCH 8192	/* names longer than this together: written directly */
-#define NO_SPACE UINT64_MAX	/* the number while it is not known */
+#define FRAG_ERA_MAX 0xffff	/* eras wrap: the tags are cleared then */
 
-enum { FK_JSON_FROM, FK_JSON_TO, FK_TEXT_RANGE, FK_TEXT_AT, FK_COUNT };
+/* The default listing's forms, then -F's (of the fields they were made for). */
+enum { FK_JSON_FROM, FK_JSON_TO, FK_TEXT_RANGE, FK_TEXT_AT, FK_F_JSON_FROM, FK_F_JSON_TO,
+       FK_F_TEXT, FK_COUNT };
 
-struct frag {
-	uint64_t space, addr;		/* addr 0: empty (never asked: no symbol there) */
-	int32_t pid;
-	uint32_t len;			/* 0: no symbol known */
-	char b[FRAG_CAP];
+/* A set: its addresses (0: empty; an address in one way at most) and their keys. */
+struct frag_set {
+	uint64_t addr[FRAG_WAYS];
+	uint64_t key[FRAG_WAYS];	/* tag_key(pid, era) | length << 48 (0: no symbol known) */
+} __attribute__((aligned(64)));
+
+/* A tag's pid and era (0: empty), as its key holds them. */
+static inline uint64_t tag_key(int pid, unsigned era)
+{
+	return (uint32_t)pid | (uint64_t)era << 32;
+}
+
+struct frag_kind {
+	struct frag_set set[1 << FRAG_SET_BITS];
+	/* slot set * FRAG_WAYS + way: the address's hex digits (%llx, the bytes after them
+	 * unspecified), a set's in one cache line; the form's bytes */
+	char hex[(1 << FRAG_SET_BITS) * FRAG_WAYS][16];
+	char b[(1 << FRAG_SET_BITS) * FRAG_WAYS][FRAG_CAP];
+	unsigned next;			/* the way a full set gives up next */
 };
 
 struct tc_listing_syms {
 	const uint64_t *(*space)(void *ctx);
 	void *space_ctx;
 	const uint64_t *at;		/* the number, once known */
-	struct frag *t[FK_COUNT];	/* 1 << FRAG_BITS slots each, made on first use */
+	uint64_t seen;			/* its value in era */
+	unsigned era;			/* 0 while the number is not known */
+	unsigned fields;		/* -F's forms were made for these */
+	struct frag_kind *t[FK_COUNT];	/* made on first use */
 	/* Forms are made here, then copied: with FRAG_SCRATCH, never full (it has no FILE). */
 	struct tc_json scratch;
 	/* The writer's buffer meanwhile: a batched decode writes a quarter as often. */
@@ -406,117 +470,277 @@ void tc_listing_fini(struct tc_listing *o)
 	o->syms = NULL;
 }
 
-/* Kind k's set of slots for addr (two: the newer first), NULL while it has none. Addresses
- * a few bytes apart spread over the sets: multiply, fold, multiply. */
-static inline struct frag *frag_set(const struct tc_listing_syms *c, int k, uint64_t addr)
+/* The set of addr: its bits spread by a multiply (addresses a few bytes apart land
+ * apart), the top ones taken. */
+static inline unsigned frag_set_of(uint64_t addr)
 {
-	uint64_t h = addr * 0x9e3779b97f4a7c15ULL;
-
-	if (!c->t[k])
-		return NULL;
-	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
-	return &c->t[k][(h >> (64 - FRAG_BITS + 1)) << 1];
+	return (unsigned)((addr * 0x9e3779b97f4a7c15ULL) >> (64 - FRAG_SET_BITS));
 }
 
-/* Ask for kind k's slots of addr before they are needed (a record's addresses, at its
- * start): read while the record's other keys are written. */
-static inline void frag_prefetch(const struct tc_listing *o, int k, uint64_t addr)
+/* The era now: a new one when the space number has changed; 0 while it is not known. */
+static inline unsigned era_now(struct tc_listing_syms *c)
 {
-	const struct frag *f;
+	if (__builtin_expect(!c->at, 0)) {
+		if (!(c->at = c->space(c->space_ctx)))
+			return 0;
+		c->seen = *c->at;
+		c->era = 1;
+	}
+	if (__builtin_expect(*c->at != c->seen, 0)) {
+		c->seen = *c->at;
+		if (++c->era > FRAG_ERA_MAX) {
+			for (int k = 0; k < FK_COUNT; k++)
+				if (c->t[k])
+					memset(c->t[k]->set, 0, sizeof(c->t[k]->set));
+			c->era = 1;
+		}
+	}
+	return c->era;
+}
 
-	if (o->syms && (f = frag_set(o->syms, k, addr))) {
-		__builtin_prefetch(f);
-		__builtin_prefetch((const char *)f + 64);
-		__builtin_prefetch((const char *)f + 128);
-		__builtin_prefetch((const char *)f + 192);
-		__builtin_prefetch(f + 1);
+/* The key of pid's forms in this era (the same for every address of a record): 0 where
+ * none are kept (nothing kept, pid unknown, space number not known yet; -F's forms (f)
+ * made for other fields). */
+static inline __attribute__((always_inline)) uint64_t frag_key(const struct tc_listing *o,
+							       int pid, bool f)
+{
+	struct tc_listing_syms *c = o->syms;
+	unsigned era;
+
+	if (!c || pid < 0 || !(era = era_now(c)) || (f && c->fields != o->fields))
+		return 0;
+	return tag_key(pid, era);
+}
+
+/* Kind k's kept form of addr under key (frag_key: not 0): its bytes in *b, addr's hex
+ * digits in *hex and its length, or -1 where none is kept. */
+static inline __attribute__((always_inline)) long frag_find(const struct tc_listing *o, int k,
+							    uint64_t key, uint64_t addr,
+							    const char **b, const char **hex)
+{
+	const struct frag_kind *t = o->syms->t[k];
+	const struct frag_set *set;
+	unsigned i, w, hit;
+
+	if (!t)
+		return -1;
+	i = frag_set_of(addr);
+	set = &t->set[i];
+	/* the ways compared side by side, the one that matches taken without a branch on
+	 * which; an empty one (address 0) has key 0, never a key asked for */
+	hit = (unsigned)(set->addr[0] == addr) | (unsigned)(set->addr[1] == addr) << 1 |
+	      (unsigned)(set->addr[2] == addr) << 2 | (unsigned)(set->addr[3] == addr) << 3;
+	if (!hit)
+		return -1;
+	w = (unsigned)__builtin_ctz(hit);
+	if ((set->key[w] ^ key) << 16)
+		return -1;
+	*b = t->b[i * FRAG_WAYS + w];
+	*hex = t->hex[i * FRAG_WAYS + w];
+	return (long)(set->key[w] >> 48);
+}
+
+/* -F text of answer s (NULL: none), perf script's layout: " sym+0xoff (dso)",
+ * "[unknown]" where not known. */
+static void text_fields_sym_of(struct tc_json *j, unsigned fields, const struct tc_images_sym *s)
+{
+	char *p;
+
+	if (has_f(fields, TC_LF_SYM)) {
+		if (s && s->sym) {		/* " %s", "+0x%" PRIx64 */
+			jput_mem(j, " ", 1);
+			jput_mem(j, s->sym, strlen(s->sym));
+			if (has_f(fields, TC_LF_SYMOFF)) {
+				p = jroom(j);
+				p = LIT(p, "+0x");
+				tc_json_raw_end(j, tc_fmt_hex(p, s->sym_off));
+			}
+		} else {
+			jput_mem(j, " [unknown]", 10);
+		}
+	}
+	if (has_f(fields, TC_LF_DSO) || has_f(fields, TC_LF_DSOFF)) {
+		if (!s || !s->dso) {
+			jput_mem(j, " ([unknown])", 12);
+		} else if (has_f(fields, TC_LF_DSOFF)) {	/* " (%s+0x%" PRIx64 ")" */
+			jput_mem(j, " (", 2);
+			jput_mem(j, s->dso, strlen(s->dso));
+			p = jroom(j);
+			p = LIT(p, "+0x");
+			p = tc_fmt_hex(p, s->dso_off);
+			*p++ = ')';
+			tc_json_raw_end(j, p);
+		} else {			/* " (%s)" */
+			jput_mem(j, " (", 2);
+			jput_mem(j, s->dso, strlen(s->dso));
+			jput_mem(j, ")", 1);
+		}
 	}
 }
 
-/* The default listing's form of answer s, kind k. */
-static void make_frag(struct tc_json *j, int k, const struct tc_images_sym *s)
+/* Kind k's form of answer s (NULL: no symbol known) for a listing of fields. */
+static void make_frag(struct tc_json *j, int k, unsigned fields, const struct tc_images_sym *s)
 {
+	if (k == FK_F_TEXT) {
+		text_fields_sym_of(j, fields, s);
+		return;
+	}
+	if (!s)
+		return;
 	switch (k) {
 	case FK_JSON_FROM: json_sym_of(j, 0, s, &keys_from, true); break;
 	case FK_JSON_TO: json_sym_of(j, 0, s, &keys_to, true); break;
+	case FK_F_JSON_FROM: json_sym_of(j, fields, s, &keys_from, false); break;
+	case FK_F_JSON_TO: json_sym_of(j, fields, s, &keys_to, false); break;
 	case FK_TEXT_RANGE: text_sym_of(j, s, "  ", 2); break;
 	default: text_sym_of(j, s, " ", 1); break;
 	}
 }
 
-/* The space number now, NO_SPACE while not known. */
-static inline uint64_t space_now(struct tc_listing_syms *c)
-{
-	if (!c->at)
-		c->at = c->space(c->space_ctx);
-	return c->at ? *c->at : NO_SPACE;
-}
-
-/* The default listing's symbol of pid's addr, kind k's form: kept bytes where it can. */
-static void put_sym(struct tc_listing *o, int k, int pid, uint64_t addr)
+/* The default listing's symbol of pid's addr, kind k's form, where frag_find has none:
+ * asked of the symboliser, written, and kept where it can be. */
+static __attribute__((noinline)) void put_sym_new(struct tc_listing *o, int k, int pid,
+						  uint64_t addr)
 {
 	struct tc_listing_syms *c = o->syms;
 	struct tc_images_sym s;
-	struct frag *f = NULL;
-	uint64_t space;
+	struct frag_set *set;
+	bool found = lookup(o, pid, addr, &s);
+	unsigned era, i, w;
 	const char *b;
 	size_t n;
 
-	if (c && pid >= 0 && addr && (space = space_now(c)) != NO_SPACE &&
-	    (c->t[k] || (c->t[k] = calloc((size_t)1 << FRAG_BITS, sizeof(struct frag))))) {
-		f = frag_set(c, k, addr);
-		for (int w = 0; w < 2; w++)
-			if (f[w].addr == addr && f[w].pid == pid && f[w].space == space) {
-				if (f[w].len)
-					done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), f[w].b,
-						       f[w].len));
-				return;
-			}
-	}
-	if (!lookup(o, pid, addr, &s)) {
-		n = 0;
-		b = NULL;
-	} else if (!c || (s.sym ? strlen(s.sym) : 0) + (s.dso ? strlen(s.dso) : 0) > FRAG_SCRATCH) {
-		make_frag(&o->j, k, &s);
+	if (!c || (found && (s.sym ? strlen(s.sym) : 0) + (s.dso ? strlen(s.dso) : 0) >
+			    FRAG_SCRATCH)) {
+		make_frag(&o->j, k, o->fields, found ? &s : NULL);
 		return;
+	}
+	c->scratch.len = 0;
+	make_frag(&c->scratch, k, o->fields, found ? &s : NULL);
+	n = c->scratch.len;
+	b = c->scratch.out;
+	if (n <= FRAG_CAP)
+		done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), b, n));
+	else
+		put_mem(o, b, n);
+	if (k >= FK_F_JSON_FROM && c->fields != o->fields) {	/* -F's forms made anew */
+		for (int f = FK_F_JSON_FROM; f < FK_COUNT; f++)
+			if (c->t[f])
+				memset(c->t[f]->set, 0, sizeof(c->t[f]->set));
+		c->fields = o->fields;
+	}
+	/* kept in the era as it is after the answer (which may have made spaces) */
+	if (pid < 0 || !addr || n > FRAG_CAP || !(era = era_now(c)))
+		return;
+	if (!c->t[k]) {
+		if (!(c->t[k] = aligned_alloc(64, sizeof(*c->t[k]))))
+			return;
+		memset(c->t[k], 0, sizeof(*c->t[k]));
+	}
+	/* the way of addr (another pid's, or another era's), else one of another era (or
+	 * empty), else each in turn */
+	i = frag_set_of(addr);
+	set = &c->t[k]->set[i];
+	for (w = 0; w < FRAG_WAYS && set->addr[w] != addr; w++)
+		;
+	for (unsigned v = 0; v < FRAG_WAYS && w == FRAG_WAYS; v++)
+		if ((set->key[v] >> 32 & 0xffff) != era)
+			w = v;
+	if (w == FRAG_WAYS)
+		w = c->t[k]->next++ % FRAG_WAYS;
+	set->addr[w] = addr;
+	set->key[w] = tag_key(pid, era) | (uint64_t)n << 48;
+	tc_fmt_hex(c->t[k]->hex[i * FRAG_WAYS + w], addr);
+	if (n)
+		memcpy(c->t[k]->b[i * FRAG_WAYS + w], b, n);
+}
+
+/* Kind k's kept form of pid's addr, found before it is written (frag_find, its bytes
+ * asked for meanwhile): b NULL where none is kept. */
+struct frag_ref {
+	const char *b;
+	const char *hex;	/* the address's hex digits */
+	size_t len;
+};
+
+/* json_hex of v, its digits from f where it was found (kept with v's form). */
+static inline char *json_hex_of(char *p, uint64_t v, const struct frag_ref *f)
+{
+	if (!f->b)
+		return json_hex(p, v);
+	p = LIT(p, "\"0x");
+	memcpy(p, f->hex, 16);
+	p += tc_fmt_hex_len(v);
+	*p++ = '"';
+	return p;
+}
+
+/* "0x%llx" of v, its digits from f where it was found. */
+static inline char *hex0x_of(char *p, uint64_t v, const struct frag_ref *f)
+{
+	if (!f->b)
+		return tc_fmt_0xhex(p, v);
+	p = LIT(p, "0x");
+	memcpy(p, f->hex, 16);
+	return p + tc_fmt_hex_len(v);
+}
+
+/* "%16llx" of v, its digits from f where it was found. */
+static inline char *hex16_of(char *p, uint64_t v, const struct frag_ref *f)
+{
+	unsigned n;
+
+	if (!f->b)
+		return tc_fmt_hex_w(p, v, 16, ' ');
+	n = tc_fmt_hex_len(v);
+	memset(p, ' ', 16);
+	memcpy(p + 16 - n, f->hex, 16);
+	return p + 16;
+}
+
+static inline __attribute__((always_inline)) struct frag_ref frag_get(const struct tc_listing *o,
+								       int k, uint64_t key,
+								       uint64_t addr)
+{
+	struct frag_ref f = { NULL, NULL, 0 };
+	long n;
+
+	if (key && (n = frag_find(o, k, key, addr, &f.b, &f.hex)) >= 0) {
+		f.len = (size_t)n;
+		__builtin_prefetch(f.b);
+		__builtin_prefetch(f.b + 64);
+		__builtin_prefetch(f.b + 128);
 	} else {
-		c->scratch.len = 0;
-		make_frag(&c->scratch, k, &s);
-		n = c->scratch.len;
-		b = c->scratch.out;
-		if (n <= FRAG_CAP)
-			done(o, copy32(tc_json_raw_room(&o->j, FRAG_CAP), b, n));
-		else
-			put_mem(o, b, n);
+		f.b = NULL;
 	}
-	/* kept under the number as it is after the answer (which may have made spaces) */
-	if (f && n <= FRAG_CAP && (space = space_now(c)) != NO_SPACE) {
-		if (f[0].addr)
-			f[1] = f[0];	/* the older slot goes */
-		f->space = space;
-		f->addr = addr;
-		f->pid = pid;
-		f->len = (uint32_t)n;
-		if (n)
-			memcpy(f->b, b, n);
-	}
+	return f;
 }
 
-/* Is r's place the last record's (o->head)? */
-static inline bool same_place(const struct tc_listing *o, const struct tc_rec *r)
+/* The default listing's symbol of pid's addr, kind k's form, at p in the writer's buffer
+ * (FRAG_CAP bytes of room): f's kept bytes where frag_get found them, else through
+ * put_sym_new. Returns where the record goes on, with FRAG_CAP + more bytes of room after
+ * it. */
+static inline char *put_sym_at(struct tc_listing *o, char *p, struct frag_ref f, int k, int pid,
+			       uint64_t addr, size_t more)
 {
-	return o->head.type == (int)r->type && o->head.pid == r->pid && o->head.tid == r->tid &&
-	       o->head.id == r->id && o->head.cpu == r->cpu;
+	if (__builtin_expect(f.b != NULL, 1)) {
+		/* 64 bytes at a time: one to three steps */
+		for (size_t i = 0; i < f.len; i += 64) {
+			memcpy(p + i, f.b + i, 32);
+			memcpy(p + i + 32, f.b + i + 32, 32);
+		}
+		return p + f.len;
+	}
+	done(o, p);
+	put_sym_new(o, k, pid, addr);
+	return tc_json_raw_room(&o->j, FRAG_CAP + more);
 }
 
-static inline void set_place(struct tc_listing *o, const struct tc_rec *r, const char *end)
+/* The same, in the writer's buffer as it is. */
+static void put_sym(struct tc_listing *o, int k, int pid, uint64_t addr)
 {
-	o->head.type = (int)r->type;
-	o->head.id = r->id;
-	o->head.cpu = r->cpu;
-	o->head.pid = r->pid;
-	o->head.tid = r->tid;
-	o->head.len = (unsigned)(end - o->head.b);
+	done(o, put_sym_at(o, room(o), frag_get(o, k, frag_key(o, pid, k >= FK_F_JSON_FROM), addr),
+			   k, pid, addr, 0));
 }
 
 /* The type and place keys of tc_listing_json_place, raw: '{' and what follows, up to the
@@ -546,72 +770,160 @@ static char *json_place(char *p, const struct tc_rec *r, const char *type, size_
 	return LIT(p, ",\"offset\":");
 }
 
+static char *text_place(char *p, const struct tc_rec *r);
+
+/* The place keys of r kept in o->head (its slot by a sum of the place's numbers), made
+ * where they are not: JSON's (json_place: type is the record type's name, tlen long) or
+ * text's (text_place). */
+static inline __attribute__((always_inline)) const struct tc_listing_head *
+head_of(struct tc_listing *o, const struct tc_rec *r, bool json, const char *type, size_t tlen)
+{
+	unsigned i = ((unsigned)r->id + (unsigned)r->cpu * 7 + (unsigned)r->tid * 13 +
+		      (unsigned)r->pid * 5 + (unsigned)r->type * 31) %
+		     (unsigned)(sizeof(o->head) / sizeof(o->head[0]));
+	struct tc_listing_head *h = &o->head[i];
+
+	if (__builtin_expect(h->type != (int)r->type || h->pid != r->pid || h->tid != r->tid ||
+			     h->id != r->id || h->cpu != r->cpu, 0)) {
+		h->len = (unsigned)((json ? json_place(h->b, r, type, tlen) : text_place(h->b, r)) -
+				    h->b);
+		h->type = (int)r->type;
+		h->id = r->id;
+		h->cpu = r->cpu;
+		h->pid = r->pid;
+		h->tid = r->tid;
+	}
+	return h;
+}
+
 /* json_place and the offset: the last record's bytes where its place was the same. */
 static inline char *json_head(struct tc_listing *o, char *p, const struct tc_rec *r,
 			      const char *type, size_t tlen)
 {
-	if (!same_place(o, r))
-		set_place(o, r, json_place(o->head.b, r, type, tlen));
-	p = copy32(p, o->head.b, o->head.len);
-	return tc_fmt_dec(p, (long long)r->offset);
+	const struct tc_listing_head *h = head_of(o, r, true, type, tlen);
+	uint64_t off = r->offset;
+
+	p = copy64(p, h->b, h->len);
+	/* records of one offset follow each other (a packet's branches) */
+	if (off == o->off.v && off < 100000000) {	/* (v's first value is not) */
+		memcpy(p, o->off.b, 8);
+		return p + o->off.len;
+	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (off < 100000000) {
+		uint64_t w = tc_fmt_udec8_word((uint32_t)off, &o->off.len);
+
+		o->off.v = off;
+		memcpy(o->off.b, &w, 8);
+		memcpy(p, &w, 8);
+		return p + o->off.len;
+	}
+#endif
+	return tc_fmt_dec(p, (long long)off);
 }
 
-/* A range or a branch without text, the records written by the million: raw. */
+/* Room for a range's or branch's keys before and between its symbols' (the head, at
+ * most 128 bytes, and numbers: well below). */
+#define FLOW_ROOM 384
+
+/* %llu of a time t, at p: times are near each other from record to record, and those of
+ * one span of 10^8 ns share their digits but the last 8, kept (o->time). */
+static inline __attribute__((always_inline)) char *put_time(struct tc_listing *o, char *p,
+							  uint64_t t)
+{
+	uint64_t lo;
+
+	if (__builtin_expect(t - o->time.lo >= o->time.hi - o->time.lo, 0)) {
+		if (t < 100000000)
+			return tc_fmt_udec(p, t);
+		o->time.lo = t - t % 100000000;
+		o->time.hi = o->time.lo + 100000000;
+		o->time.len = (unsigned)(tc_fmt_udec(o->time.b, t / 100000000) - o->time.b);
+	}
+	memcpy(p, o->time.b, 16);
+	p += o->time.len;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	lo = tc_fmt_dec8((uint32_t)(t - o->time.lo));
+	memcpy(p, &lo, 8);
+	return p + 8;
+#else
+	(void)lo;
+	return tc_fmt_udec_0w(p, t - o->time.lo, 8);
+#endif
+}
+
+/* r's ISA name at p (tc_rec_isa_name's), from the last range's where it is the same. */
+static inline char *put_isa(struct tc_listing *o, char *p, const struct tc_rec *r)
+{
+	if ((int)r->isa != o->isa.v) {
+		const char *isa = tc_rec_isa_name(r->isa);
+		size_t n = strlen(isa);
+
+		if (n >= sizeof(o->isa.b))
+			return tc_fmt_str_w(p, isa, n, 0, 0);
+		memcpy(o->isa.b, isa, n);
+		o->isa.len = (unsigned)n;
+		o->isa.v = (int)r->isa;
+	}
+	memcpy(p, o->isa.b, sizeof(o->isa.b));
+	return p + o->isa.len;
+}
+
+/* A range or a branch without text, the records written by the million: raw, in one pass
+ * through the buffer (room made once, unless a symbol is not kept). */
 static void write_json_flow(struct tc_listing *o, const struct tc_rec *r)
 {
-	char *p = room(o);
+	bool range = r->type == TC_REC_RANGE;
+	char *p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
+	/* the symbols' kept bytes found first, read while the keys before them are written */
+	uint64_t key = frag_key(o, r->pid, false);
+	struct frag_ref from = frag_get(o, FK_JSON_FROM, key, r->start), to = { NULL, NULL, 0 };
 
-	frag_prefetch(o, FK_JSON_FROM, r->start);
-	if (r->type != TC_REC_RANGE)
-		frag_prefetch(o, FK_JSON_TO, r->end);
-	if (r->type == TC_REC_RANGE)
+	if (!range)
+		to = frag_get(o, FK_JSON_TO, key, r->end);
+	if (range)
 		p = json_head(o, p, r, "range", 5);
 	else
 		p = json_head(o, p, r, "branch", 6);
 	if (r->has_time) {
 		p = LIT(p, ",\"time\":");
-		p = tc_fmt_udec(p, r->time);
+		p = put_time(o, p, r->time);
 	}
-	if (r->type == TC_REC_RANGE) {
-		const char *isa = tc_rec_isa_name(r->isa);
+	if (range) {
+		unsigned char c = (unsigned char)r->last;
 
 		p = LIT(p, ",\"start\":");
-		p = json_hex(p, r->start);
+		p = json_hex_of(p, r->start, &from);
 		p = LIT(p, ",\"end\":");
 		p = json_hex(p, r->end);
 		p = LIT(p, ",\"insns\":");
 		p = tc_fmt_udec(p, r->insns);
 		p = LIT(p, ",\"isa\":\"");
-		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
+		p = put_isa(o, p, r);
 		*p++ = '"';
-		if (r->last) {
-			unsigned char c = (unsigned char)r->last;
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {	/* no escape */
+			p = LIT(p, ",\"last\":\"");
+			*p++ = r->last;
+			*p++ = '"';
+		} else if (c) {
 			char last[2] = { r->last, 0 };
 
 			p = LIT(p, ",\"last\":");
-			if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {	/* no escape */
-				*p++ = '"';
-				*p++ = r->last;
-				*p++ = '"';
-				done(o, p);
-			} else {
-				done(o, p);
-				tc_json_raw_str(&o->j, last);
-			}
-		} else {
 			done(o, p);
+			tc_json_raw_str(&o->j, last);
+			p = tc_json_raw_room(&o->j, FRAG_CAP + 2);
 		}
-		put_sym(o, FK_JSON_FROM, r->pid, r->start);
+		p = put_sym_at(o, p, from, FK_JSON_FROM, r->pid, r->start, 2);
 	} else {
 		p = LIT(p, ",\"from\":");
-		p = json_hex(p, r->start);
+		p = json_hex_of(p, r->start, &from);
 		p = LIT(p, ",\"to\":");
-		p = json_hex(p, r->end);
-		done(o, p);
-		put_sym(o, FK_JSON_FROM, r->pid, r->start);
-		put_sym(o, FK_JSON_TO, r->pid, r->end);
+		p = json_hex_of(p, r->end, &to);
+		p = put_sym_at(o, p, from, FK_JSON_FROM, r->pid, r->start, FRAG_CAP + 2);
+		if (!from.b)	/* the symboliser was asked: the space number may have moved */
+			to = frag_get(o, FK_JSON_TO, frag_key(o, r->pid, false), r->end);
+		p = put_sym_at(o, p, to, FK_JSON_TO, r->pid, r->end, 2);
 	}
-	p = room(o);
 	p = LIT(p, "}\n");
 	done(o, p);
 	tc_json_raw_done(&o->j);
@@ -734,6 +1046,87 @@ static void write_json(struct tc_listing *o, const struct tc_rec *r)
 	tc_json_obj_close(j);
 }
 
+/* -F's fields that show an address's symbol (text and JSON). */
+#define SYM_FIELDS (1u << TC_LF_SYM | 1u << TC_LF_SYMOFF | 1u << TC_LF_DSO | 1u << TC_LF_DSOFF)
+
+/* -F JSON of a range or branch without text, raw in one pass (write_json_fields' keys). */
+static void write_json_fields_flow(struct tc_listing *o, const struct tc_rec *r,
+				   const char *comm)
+{
+	bool range = r->type == TC_REC_RANGE, syms = o->fields & SYM_FIELDS;
+	bool to_sym = syms && !range && has(o, TC_LF_ADDR);
+	struct frag_ref from = { NULL, NULL, 0 }, to = { NULL, NULL, 0 };
+	uint64_t key = syms ? frag_key(o, r->pid, true) : 0;
+	const struct flags *fl;
+	char *p;
+
+	if (syms)
+		from = frag_get(o, FK_F_JSON_FROM, key, r->start);
+	if (to_sym)
+		to = frag_get(o, FK_F_JSON_TO, key, r->end);
+	p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
+	p = range ? LIT(p, "{\"type\":\"range\"") : LIT(p, "{\"type\":\"branch\"");
+	if (has(o, TC_LF_OFFSET)) {
+		p = LIT(p, ",\"offset\":");
+		p = tc_fmt_dec(p, (long long)r->offset);
+	}
+	if (has(o, TC_LF_ID) && r->id >= 0) {
+		p = LIT(p, ",\"id\":");
+		p = json_hex(p, (unsigned)r->id);
+	}
+	if (has(o, TC_LF_COMM) && comm) {
+		p = LIT(p, ",\"comm\":");
+		done(o, p);
+		tc_json_raw_str(&o->j, comm);
+		p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
+	}
+	if (has(o, TC_LF_PID) && r->pid >= 0) {
+		p = LIT(p, ",\"pid\":");
+		p = tc_fmt_dec(p, r->pid);
+	}
+	if (has(o, TC_LF_TID) && r->tid >= 0) {
+		p = LIT(p, ",\"tid\":");
+		p = tc_fmt_dec(p, r->tid);
+	}
+	if (has(o, TC_LF_CPU) && r->cpu >= 0) {
+		p = LIT(p, ",\"cpu\":");
+		p = tc_fmt_dec(p, r->cpu);
+	}
+	if (has(o, TC_LF_TIME) && r->has_time) {
+		p = LIT(p, ",\"time\":");
+		p = put_time(o, p, r->time);
+	}
+	if (has(o, TC_LF_FLAGS) && (fl = flags_of(r))->len) {	/* no escapes in these */
+		p = LIT(p, ",\"flags\":\"");
+		memcpy(p, fl->text + 11 - fl->len, 16);
+		p += fl->len;
+		*p++ = '"';
+	}
+	if (has(o, TC_LF_INSNCNT) && range) {
+		p = LIT(p, ",\"insncnt\":");
+		p = tc_fmt_udec(p, r->insns);
+	}
+	if (has(o, TC_LF_IP)) {
+		p = LIT(p, ",\"ip\":");
+		p = json_hex_of(p, r->start, &from);
+	}
+	if (syms)
+		p = put_sym_at(o, p, from, FK_F_JSON_FROM, r->pid, r->start, FLOW_ROOM);
+	if (has(o, TC_LF_ADDR)) {
+		p = LIT(p, ",\"addr\":");
+		p = json_hex_of(p, r->end, &to);	/* kept apart from from's */
+		if (to_sym) {
+			if (!from.b)	/* asked of the symboliser: perhaps moved */
+				to = frag_get(o, FK_F_JSON_TO, frag_key(o, r->pid, true),
+					      r->end);
+			p = put_sym_at(o, p, to, FK_F_JSON_TO, r->pid, r->end, 2);
+		}
+	}
+	p = LIT(p, "}\n");
+	done(o, p);
+	tc_json_raw_done(&o->j);
+}
+
 /* -F: the chosen keys; "type" always, so that records can be told apart. */
 static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 {
@@ -741,6 +1134,10 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 	const char *comm = o->comm ? o->comm(o->comm_ctx, r) : NULL;
 	uint64_t ip, addr;
 
+	if ((r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) && !(r->text && *r->text)) {
+		write_json_fields_flow(o, r, comm);
+		return;
+	}
 	tc_json_obj_open(j);
 	TC_JSON_KSTR(j, "type", tc_rec_type_name(r->type));
 	if (has(o, TC_LF_OFFSET))
@@ -759,8 +1156,8 @@ static void write_json_fields(struct tc_listing *o, const struct tc_rec *r)
 		TC_JSON_KEY(j, "time");
 		tc_json_uint(j, r->time);
 	}
-	if (has(o, TC_LF_FLAGS) && *flags_of(r))
-		TC_JSON_KSTR(j, "flags", flags_of(r));
+	if (has(o, TC_LF_FLAGS) && flags_of(r)->len)
+		TC_JSON_KSTR(j, "flags", flags_of(r)->name);
 	if (has(o, TC_LF_INSNCNT) && r->type == TC_REC_RANGE)
 		TC_JSON_KINT(j, "insncnt", r->insns);
 	if (ip_of(r, &ip)) {
@@ -840,24 +1237,86 @@ static char *text_place(char *p, const struct tc_rec *r)
 	return tc_fmt_str_w(p, type, strlen(type), 9, 1);
 }
 
+/* text_time(p, t, 5) of a time t, the seconds' part kept for times of one second
+ * (o->text_time). */
+static inline char *put_text_time(struct tc_listing *o, char *p, uint64_t t)
+{
+	uint64_t ns;
+
+	if (__builtin_expect(t - o->text_time.lo >= o->text_time.hi - o->text_time.lo, 0)) {
+		o->text_time.lo = t - t % 1000000000;
+		o->text_time.hi = o->text_time.lo + 1000000000;
+		o->text_time.len = (unsigned)(text_time(o->text_time.b, t, 5) - 9 -
+					      o->text_time.b);
+	}
+	memcpy(p, o->text_time.b, 32);
+	p += o->text_time.len;
+	ns = t - o->text_time.lo;
+	*p++ = (char)('0' + ns / 100000000);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	ns = tc_fmt_dec8((uint32_t)(ns % 100000000));
+	memcpy(p, &ns, 8);
+	return p + 8;
+#else
+	return tc_fmt_udec_0w(p, ns % 100000000, 8);
+#endif
+}
+
+/* A range or a branch without text, in one pass as write_json_flow. */
+static void write_text_flow(struct tc_listing *o, const struct tc_rec *r)
+{
+	bool range = r->type == TC_REC_RANGE;
+	char *p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
+	uint64_t key = frag_key(o, r->pid, false);
+	struct frag_ref from = frag_get(o, range ? FK_TEXT_RANGE : FK_TEXT_AT, key, r->start);
+	struct frag_ref to = { NULL, NULL, 0 };
+	const struct tc_listing_head *h;
+
+	if (!range)
+		to = frag_get(o, FK_TEXT_AT, key, r->end);
+	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
+	h = head_of(o, r, false, NULL, 0);
+	p = copy64(p, h->b, h->len);
+	*p++ = ' ';
+	p = hex0x_of(p, r->start, &from);
+	if (range) {			/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
+		*p++ = '-';
+		p = tc_fmt_0xhex(p, r->end);
+		*p++ = ' ';
+		p = tc_fmt_udec(p, r->insns);
+		*p++ = ' ';
+		p = put_isa(o, p, r);
+		*p++ = ' ';
+		*p++ = r->last ? r->last : '?';
+		p = put_sym_at(o, p, from, FK_TEXT_RANGE, r->pid, r->start, 1);
+	} else {			/* " 0x%" PRIx64 ... " -> 0x%" PRIx64 ... */
+		p = put_sym_at(o, p, from, FK_TEXT_AT, r->pid, r->start, FLOW_ROOM);
+		if (!from.b)	/* asked of the symboliser: to's slot may be another's now */
+			to = frag_get(o, FK_TEXT_AT, frag_key(o, r->pid, false), r->end);
+		p = LIT(p, " -> ");
+		p = hex0x_of(p, r->end, &to);
+		p = put_sym_at(o, p, to, FK_TEXT_AT, r->pid, r->end, 1);
+	}
+	*p++ = '\n';
+	done(o, p);
+	tc_json_raw_done(&o->j);
+}
+
 static void write_text(struct tc_listing *o, const struct tc_rec *r)
 {
-	char *p = room(o);
+	const struct tc_listing_head *h;
+	char *p;
 
-	if (r->type == TC_REC_RANGE) {
-		frag_prefetch(o, FK_TEXT_RANGE, r->start);
-	} else if (r->type == TC_REC_BRANCH) {
-		frag_prefetch(o, FK_TEXT_AT, r->start);
-		frag_prefetch(o, FK_TEXT_AT, r->end);
+	if ((r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) && !(r->text && *r->text)) {
+		write_text_flow(o, r);
+		return;
 	}
+	p = room(o);
 	p = tc_fmt_hex_w(p, r->offset, 10, ' ');	/* "%10" PRIx64 " " */
-	if (!same_place(o, r))
-		set_place(o, r, text_place(o->head.b, r));
-	p = copy32(p, o->head.b, o->head.len);
+	h = head_of(o, r, false, NULL, 0);
+	p = copy64(p, h->b, h->len);
 	switch (r->type) {
 	case TC_REC_RANGE: {		/* " 0x%" PRIx64 "-0x%" PRIx64 " %u %s %c" */
-		const char *isa = tc_rec_isa_name(r->isa);
-
 		*p++ = ' ';
 		p = tc_fmt_0xhex(p, r->start);
 		*p++ = '-';
@@ -865,7 +1324,7 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 		*p++ = ' ';
 		p = tc_fmt_udec(p, r->insns);
 		*p++ = ' ';
-		p = tc_fmt_str_w(p, isa, strlen(isa), 0, 0);
+		p = put_isa(o, p, r);
 		*p++ = ' ';
 		*p++ = r->last ? r->last : '?';
 		done(o, p);
@@ -907,55 +1366,27 @@ static void write_text(struct tc_listing *o, const struct tc_rec *r)
 	tc_json_raw_done(&o->j);
 }
 
-/* -F text, perf script's layout: " ip sym+0xoff (dso)", "[unknown]" where not known. */
-static void text_fields_sym(struct tc_listing *o, int pid, uint64_t addr)
-{
-	struct tc_images_sym s;
-	bool found = lookup(o, pid, addr, &s);
-	char *p;
-
-	if (has(o, TC_LF_SYM)) {
-		if (found && s.sym) {		/* " %s", "+0x%" PRIx64 */
-			put_mem(o, " ", 1);
-			put_str(o, s.sym);
-			if (has(o, TC_LF_SYMOFF)) {
-				p = room(o);
-				p = LIT(p, "+0x");
-				done(o, tc_fmt_hex(p, s.sym_off));
-			}
-		} else {
-			put_mem(o, " [unknown]", 10);
-		}
-	}
-	if (has(o, TC_LF_DSO) || has(o, TC_LF_DSOFF)) {
-		if (!found || !s.dso) {
-			put_mem(o, " ([unknown])", 12);
-		} else if (has(o, TC_LF_DSOFF)) {	/* " (%s+0x%" PRIx64 ")" */
-			put_mem(o, " (", 2);
-			put_str(o, s.dso);
-			p = room(o);
-			p = LIT(p, "+0x");
-			p = tc_fmt_hex(p, s.dso_off);
-			*p++ = ')';
-			done(o, p);
-		} else {			/* " (%s)" */
-			put_mem(o, " (", 2);
-			put_str(o, s.dso);
-			put_mem(o, ")", 1);
-		}
-	}
-}
-
 static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 {
 	const char *comm = NULL;
 	uint64_t ip, addr;
-	bool any_ip = ip_of(r, &ip);
+	bool any_ip = ip_of(r, &ip), to_sym;
+	/* what text_fields_sym_of writes: nothing without these */
+	bool syms = o->fields & (1u << TC_LF_SYM | 1u << TC_LF_DSO | 1u << TC_LF_DSOFF);
+	struct frag_ref from = { NULL, NULL, 0 }, to = { NULL, NULL, 0 };
+	uint64_t key;
 	char *p;
 
 	if (has(o, TC_LF_COMM))
 		comm = o->comm ? o->comm(o->comm_ctx, r) : NULL;
-	p = room(o);
+	to_sym = syms && any_ip && has(o, TC_LF_ADDR) && r->type == TC_REC_BRANCH;
+	/* the symbols' kept bytes found first, read while the columns before them are made */
+	key = syms && any_ip ? frag_key(o, r->pid, true) : 0;
+	if (syms && any_ip)
+		from = frag_get(o, FK_F_TEXT, key, ip);
+	if (to_sym)
+		to = frag_get(o, FK_F_TEXT, key, r->end);
+	p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
 	if (has(o, TC_LF_OFFSET))			/* "%10" PRIx64 */
 		p = tc_fmt_hex_w(p, r->offset, 10, ' ');
 	if (has(o, TC_LF_ID)) {				/* " id 0x%02x", " id -" */
@@ -966,21 +1397,19 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 			p = LIT(p, " id -");
 		}
 	}
-	done(o, p);
 	if (has(o, TC_LF_COMM)) {			/* " %16s" */
 		const char *c = comm ? comm : "[unknown]";
 		size_t n = strlen(c);
 
+		*p++ = ' ';
 		if (n < 16) {
-			p = room(o);
-			*p++ = ' ';
-			done(o, tc_fmt_str_w(p, c, n, 16, 0));
+			p = tc_fmt_str_w(p, c, n, 16, 0);
 		} else {
-			put_mem(o, " ", 1);
+			done(o, p);
 			put_mem(o, c, n);
+			p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
 		}
 	}
-	p = room(o);
 	if (has(o, TC_LF_PID) && has(o, TC_LF_TID)) {	/* " %7d/%-7d" */
 		*p++ = ' ';
 		p = tc_fmt_dec_w(p, r->pid, 7, 0);
@@ -998,12 +1427,12 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 		} else {
 			done(o, p);
 			put_fmt(o, " [%03d]", r->cpu);
-			p = room(o);
+			p = tc_json_raw_room(&o->j, FLOW_ROOM + 2 * FRAG_CAP);
 		}
 	}
 	if (has(o, TC_LF_TIME)) {	/* " %5" PRIu64 ".%09" PRIu64 ":", " -:" */
 		if (r->has_time) {
-			p = text_time(p, r->time, 5);
+			p = put_text_time(o, p, r->time);
 			*p++ = ':';
 		} else {
 			p = LIT(p, " -:");
@@ -1017,10 +1446,8 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 		*p++ = ':';
 	}
 	if (has(o, TC_LF_FLAGS)) {			/* " %10s" */
-		const char *fl = flags_of(r);
-
-		*p++ = ' ';
-		p = tc_fmt_str_w(p, fl, strlen(fl), 10, 0);
+		memcpy(p, flags_of(r)->text, 16);
+		p += 11;
 	}
 	if (has(o, TC_LF_INSNCNT)) {			/* " %5u", " %5s" of "" */
 		*p++ = ' ';
@@ -1029,31 +1456,38 @@ static void write_text_fields(struct tc_listing *o, const struct tc_rec *r)
 		else
 			p = LIT(p, "     ");
 	}
-	done(o, p);
 	if (any_ip) {
 		if (has(o, TC_LF_IP)) {			/* " %16" PRIx64 */
-			p = room(o);
 			*p++ = ' ';
-			done(o, tc_fmt_hex_w(p, ip, 16, ' '));
+			p = hex16_of(p, ip, &from);
 		}
-		text_fields_sym(o, r->pid, ip);
+		if (syms)
+			p = put_sym_at(o, p, from, FK_F_TEXT, r->pid, ip, FLOW_ROOM);
+		/* from asked of the symboliser: to's slot may be another's now */
+		if (to_sym && !from.b)
+			to = frag_get(o, FK_F_TEXT, frag_key(o, r->pid, true), r->end);
 		if (has(o, TC_LF_ADDR) && addr_of(r, &addr)) {	/* " => %16" PRIx64 */
-			p = room(o);
 			p = r->type == TC_REC_BRANCH ? LIT(p, " => ") : LIT(p, " .. ");
-			done(o, tc_fmt_hex_w(p, addr, 16, ' '));
-			if (r->type == TC_REC_BRANCH)
-				text_fields_sym(o, r->pid, addr);
+			p = hex16_of(p, addr, &to);	/* to: a branch's only */
+			if (to_sym)
+				p = put_sym_at(o, p, to, FK_F_TEXT, r->pid, r->end, 0);
 		}
 	}
 	if (r->type == TC_REC_EVENT) {			/* " %s: %s" */
+		done(o, p);
 		put_mem(o, " ", 1);
 		put_str(o, r->name ? r->name : "?");
 		put_mem(o, ": ", 2);
 		put_str(o, r->text ? r->text : "");
-	} else {
+		put_mem(o, "\n", 1);
+	} else if (r->text || (r->type != TC_REC_RANGE && r->type != TC_REC_BRANCH)) {
+		done(o, p);
 		text_detail(o, r);
+		put_mem(o, "\n", 1);
+	} else {	/* a range or branch: nothing more */
+		*p++ = '\n';
+		done(o, p);
 	}
-	put_mem(o, "\n", 1);
 	tc_json_raw_done(&o->j);
 }
 

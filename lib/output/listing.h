@@ -46,6 +46,13 @@ enum tc_listing_field {
 	TC_LF_COUNT
 };
 
+/* A place's keys (record type, trace ID, CPU, pid, tid) as the writer wrote them. */
+struct tc_listing_head {
+	int type, id, cpu, pid, tid;	/* type -1: none */
+	unsigned len;
+	char b[128];
+};
+
 /* What the writer keeps of the symboliser's answers (tc_listing_keep_syms). */
 struct tc_listing_syms;
 
@@ -59,17 +66,39 @@ struct tc_listing {
 	void *comm_ctx;
 	unsigned fields;	/* 1u << enum tc_listing_field; 0: the default listing */
 	struct tc_listing_syms *syms;	/* NULL: nothing kept */
-	/* The last record's place keys as written (listing.c), for the next of that place. */
+	/* Places' keys as written, for the next records of those places: a few, for records
+	 * of threads or trace IDs in turn. */
+	struct tc_listing_head head[4];
+	/* JSON: the last offset's digits (off >= 10^8: none kept) */
 	struct {
-		int type, id, cpu, pid, tid;	/* type -1: none yet */
+		uint64_t v;
 		unsigned len;
-		char b[128];
-	} head;
+		char b[8];
+	} off;
+	/* The last time's digits but its last 8 (listing.c): times in [lo, hi) share them. */
+	struct {
+		uint64_t lo, hi;
+		unsigned len;
+		char b[16];
+	} time;
+	/* The last range's ISA name (listing.c): v -1 none yet. */
+	struct {
+		int v;
+		unsigned len;
+		char b[16];
+	} isa;
+	/* The same for -F's text: " secs." of the second [lo, hi). */
+	struct {
+		uint64_t lo, hi;
+		unsigned len;
+		char b[64];
+	} text_time;
 };
 
 void tc_listing_init(struct tc_listing *o, FILE *f, bool json);
 void tc_listing_write(struct tc_listing *o, const struct tc_rec *r);
-/* The default listing's symbol keys (JSON) or text, made once per pid and address from
+/* The symbol keys (JSON) or text of the default listing and of -F's (of the fields they
+ * were made for), with the address's hex digits, made once per pid and address from
  * sym's answer and kept while the number *space(space_ctx) stays the same (decoders/
  * decoder.h's space op: while it does, sym answers the same for a pid >= 0 and the names
  * keep their bytes; space answering NULL: not known yet, nothing kept, asked again later);

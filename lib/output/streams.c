@@ -23,6 +23,8 @@
 
 struct stream {
 	char key[48];
+	int kind;		/* enum key_kind: what val is */
+	long long val;
 	FILE *f;
 	bool created;
 	unsigned long last_use;
@@ -35,6 +37,7 @@ struct tc_streams {
 	struct tc_listing like;		/* the writer's settings for every stream */
 	struct stream *v;
 	size_t n, cap, nopen;
+	size_t last;		/* the stream of the last record (< n) */
 	unsigned long clock;
 	int werr;		/* first write error */
 };
@@ -117,6 +120,7 @@ struct tc_streams *tc_streams_open(const char *dir, bool json, bool overwrite,
 	s->json = json;
 	s->overwrite = overwrite;
 	tc_listing_init(&s->like, NULL, json);
+	tc_listing_batch(&s->like, true);
 	return s;
 }
 
@@ -125,16 +129,23 @@ struct tc_listing *tc_streams_listing(struct tc_streams *s)
 	return &s->like;
 }
 
-static void key_of(const struct tc_rec *r, char *key, size_t len)
+/* Which stream a record goes to: its thread, else its CPU, else its trace ID. */
+enum key_kind { KEY_TID, KEY_CPU, KEY_ID, KEY_UNKNOWN };
+
+static int kind_of(const struct tc_rec *r, long long *val)
 {
-	if (r->tid >= 0)
-		snprintf(key, len, "tid-%d", r->tid);
-	else if (r->cpu >= 0)
-		snprintf(key, len, "cpu-%d", r->cpu);
-	else if (r->id >= 0)
-		snprintf(key, len, "id-0x%02x", r->id);
-	else
-		snprintf(key, len, "unknown");
+	*val = r->tid >= 0 ? r->tid : r->cpu >= 0 ? r->cpu : r->id >= 0 ? r->id : 0;
+	return r->tid >= 0 ? KEY_TID : r->cpu >= 0 ? KEY_CPU : r->id >= 0 ? KEY_ID : KEY_UNKNOWN;
+}
+
+static void key_name(int kind, long long val, char *key, size_t len)
+{
+	switch (kind) {
+	case KEY_TID: snprintf(key, len, "tid-%d", (int)val); break;
+	case KEY_CPU: snprintf(key, len, "cpu-%d", (int)val); break;
+	case KEY_ID: snprintf(key, len, "id-0x%02x", (int)val); break;
+	default: snprintf(key, len, "unknown"); break;
+	}
 }
 
 static int close_one(struct tc_streams *s, struct stream *st)
@@ -178,13 +189,16 @@ static FILE *open_file(struct tc_streams *s, const char *name, bool again, struc
 	return f;
 }
 
-static struct stream *get(struct tc_streams *s, const char *key, struct tc_err *e)
+static struct stream *get(struct tc_streams *s, int kind, long long val, struct tc_err *e)
 {
 	struct stream *st = NULL;
 	char name[64];
 
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i].key, key))
+	/* the last record's stream, the usual case, else every one */
+	if (s->n && s->v[s->last].kind == kind && s->v[s->last].val == val)
+		st = &s->v[s->last];
+	for (size_t i = 0; i < s->n && !st; i++)
+		if (s->v[i].kind == kind && s->v[i].val == val)
 			st = &s->v[i];
 	if (!st) {
 		if (tc_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v))) {
@@ -193,8 +207,11 @@ static struct stream *get(struct tc_streams *s, const char *key, struct tc_err *
 		}
 		st = &s->v[s->n++];
 		memset(st, 0, sizeof(*st));
-		snprintf(st->key, sizeof(st->key), "%s", key);
+		st->kind = kind;
+		st->val = val;
+		key_name(kind, val, st->key, sizeof(st->key));
 	}
+	s->last = (size_t)(st - s->v);
 	st->last_use = ++s->clock;
 	if (st->f)
 		return st;
@@ -215,23 +232,25 @@ static struct stream *get(struct tc_streams *s, const char *key, struct tc_err *
 	return st;
 }
 
+/* Every record goes through the one writer (s->like: what it keeps of symbols and of the
+ * last record serves the next, whatever its stream), batched: its buffer holds the
+ * records of one stream, the last record's, and goes to that stream's file when full or
+ * when a record of another stream comes (before any file may be closed). */
 int tc_streams_write(struct tc_streams *s, const struct tc_rec *r, struct tc_err *e)
 {
-	struct tc_listing o;
 	struct stream *st;
-	char key[48];
+	long long val;
+	int kind = kind_of(r, &val);
 
-	key_of(r, key, sizeof(key));
-	st = get(s, key, e);
-	if (!st)
-		return -1;
-	tc_listing_init(&o, st->f, s->json);
-	o.sym = s->like.sym;
-	o.sym_ctx = s->like.sym_ctx;
-	o.comm = s->like.comm;
-	o.comm_ctx = s->like.comm_ctx;
-	o.fields = s->like.fields;
-	tc_listing_write(&o, r);
+	st = s->n ? &s->v[s->last] : NULL;
+	if (!st || st->kind != kind || st->val != val || !st->f) {
+		tc_listing_flush(&s->like);
+		if (!(st = get(s, kind, val, e)))
+			return -1;
+		s->like.f = st->f;
+		s->like.j.f = st->f;
+	}
+	tc_listing_write(&s->like, r);
 	return 0;
 }
 
@@ -241,6 +260,10 @@ int tc_streams_close(struct tc_streams *s, unsigned *n, struct tc_err *e)
 
 	if (!s)
 		return 0;
+	tc_listing_flush(&s->like);	/* to the last record's stream */
+	s->like.f = NULL;
+	s->like.j.f = NULL;
+	tc_listing_fini(&s->like);
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i].f)
 			close_one(s, &s->v[i]);

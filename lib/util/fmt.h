@@ -47,35 +47,74 @@ static inline void tc_fmt_udec_at(char *e, uint64_t v)
 		e[-1] = (char)('0' + v);
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The 8 decimal digits of v < 10^8 (leading zeros included) as the bytes of a word, the
+ * first digit in its lowest byte: v split into two halves of 4 digits, each into two of 2,
+ * each into two digits, every step in all lanes of the word at once (a division by a
+ * constant as a multiply and a shift, exact for the lanes' ranges), no table, no branch. */
+static inline uint64_t tc_fmt_dec8(uint32_t v)
+{
+	uint64_t x = v / 10000 | (uint64_t)(v % 10000) << 32;	/* 2 lanes < 10^4 */
+	uint64_t h = ((x * 5243) >> 19) & 0x0000007f0000007fULL;	/* each / 100 */
+
+	x = h | (x - h * 100) << 16;				/* 4 lanes < 100 */
+	h = ((x * 103) >> 10) & 0x000f000f000f000fULL;		/* each / 10 */
+	x = h | (x - h * 10) << 8;				/* 8 digits */
+	return x + 0x3030303030303030ULL;
+}
+
+/* The digits of v < 10^8 without its leading zeros (one digit for 0) as the bytes of a
+ * word, the first in its lowest byte, and their number in *n. */
+static inline __attribute__((always_inline)) uint64_t tc_fmt_udec8_word(uint32_t v, unsigned *n)
+{
+	uint64_t w = tc_fmt_dec8(v), x = w ^ 0x3030303030303030ULL;	/* zero bytes: '0's */
+	unsigned z = (unsigned)__builtin_ctzll(x | 1ULL << 56) / 8;	/* leading '0's (<= 7) */
+
+	*n = 8 - z;
+	return w >> 8 * z;
+}
+
+/* v < 10^8 at o without its leading zeros (one digit for 0): 8 bytes written. */
+static inline __attribute__((always_inline)) char *tc_fmt_udec8(char *o, uint32_t v)
+{
+	unsigned n;
+	uint64_t w = tc_fmt_udec8_word(v, &n);
+
+	memcpy(o, &w, 8);
+	return o + n;
+}
+
+/* %llu: in words of 8 digits, the first without its leading zeros; 8 bytes at least
+ * written, 24 at most. */
+static inline __attribute__((always_inline)) char *tc_fmt_udec(char *o, uint64_t v)
+{
+	uint64_t lo, mid;
+
+	if (v < 100000000)
+		return tc_fmt_udec8(o, (uint32_t)v);
+	lo = tc_fmt_dec8((uint32_t)(v % 100000000));
+	v /= 100000000;
+	if (v < 100000000) {
+		o = tc_fmt_udec8(o, (uint32_t)v);
+	} else {
+		mid = tc_fmt_dec8((uint32_t)(v % 100000000));
+		o = tc_fmt_udec8(o, (uint32_t)(v / 100000000));
+		memcpy(o, &mid, 8);
+		o += 8;
+	}
+	memcpy(o, &lo, 8);
+	return o + 8;
+}
+#else
 /* %llu */
 static inline char *tc_fmt_udec(char *o, uint64_t v)
 {
-	unsigned n;
+	unsigned n = tc_fmt_udec_len(v);
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* Up to 8 digits (offsets, pids, counts): four pairs looked up side by side into one
-	 * word, the leading zeros shifted out; 8 bytes written at o. */
-	if (v < 100000000) {
-		uint32_t hi = (uint32_t)v / 10000, lo = (uint32_t)v % 10000;
-		uint16_t d0, d1, d2, d3;
-		uint64_t w, x;
-
-		memcpy(&d0, tc_fmt_digits2 + 2 * (hi / 100), 2);
-		memcpy(&d1, tc_fmt_digits2 + 2 * (hi % 100), 2);
-		memcpy(&d2, tc_fmt_digits2 + 2 * (lo / 100), 2);
-		memcpy(&d3, tc_fmt_digits2 + 2 * (lo % 100), 2);
-		w = d0 | (uint64_t)d1 << 16 | (uint64_t)d2 << 32 | (uint64_t)d3 << 48;
-		x = w ^ 0x3030303030303030ULL;	/* zero bytes: the leading '0's */
-		n = x ? 8 - (unsigned)__builtin_ctzll(x) / 8 : 1;
-		w >>= 8 * (8 - n);
-		memcpy(o, &w, 8);
-		return o + n;
-	}
-#endif
-	n = tc_fmt_udec_len(v);
 	tc_fmt_udec_at(o + n, v);
 	return o + n;
 }
+#endif
 
 /* %lld (the magnitude in unsigned arithmetic: -INT64_MIN does not fit) */
 static inline char *tc_fmt_dec(char *o, int64_t v)

@@ -5,12 +5,12 @@
  *            [--no-keep] >/dev/null
  *
  * -j JSON lines (else text); --ranges range records (else branches); --etm records with a
- * trace ID and CPU, as CoreSight's; --fields -F's LIST; --unbatched hands each record to
- * stdio (per-thread streams' way; decode batches); --sym ELF symbolizes through the address
- * spaces (lib/images/images.c) with ELF mapped in one process, addresses at its functions
- * (else a symbolizer that returns one fixed answer, the writer alone); the writer keeps the
- * symbols' forms as decode's does (tc_listing_keep_syms: the address space never changes
- * here), or not with --no-keep. Prints
+ * trace ID and CPU, as CoreSight's (four in turn); --fields -F's LIST; --unbatched hands
+ * each record to stdio (decode and its per-thread streams batch); --sym ELF symbolizes
+ * through the address spaces (lib/images/images.c) with ELF mapped in one process,
+ * addresses at its functions (else a symbolizer that returns one fixed answer, the writer
+ * alone); the writer keeps the symbols' forms as decode's does (tc_listing_keep_syms: the
+ * address space never changes here), or not with --no-keep. Prints
  * "wr_bench: N records, B bytes in C s CPU (W s wall): R M records/s, M MB/s" (rates by
  * CPU time: the machine may be shared). Timings only, not a test. */
 #include <inttypes.h>

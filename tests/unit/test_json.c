@@ -120,7 +120,9 @@ TEST(longer_than_buffer)
 static const uint64_t fmt_values[] = {
 	0, 1, 9, 10, 15, 16, 99, 100, 255, 256, 999, 1000, 4095, 4096, 9999, 10000, 65535,
 	99999, 100000, 0x7fffffff, 0x80000000ULL, 0xffffffffULL, 0x100000000ULL,
-	999999999999ULL, 0x560bbe29d05bULL, 0xffffffc000096a00ULL, INT64_MAX,
+	99999999, 100000000, 100000001, 999999999, 1000000000, 1000000013, 999999999999ULL,
+	9999999999999999ULL, 10000000000000000ULL, 10000000000000001ULL, 1234567890123456789ULL,
+	12345678901234ULL, 0x560bbe29d05bULL, 0xffffffc000096a00ULL, INT64_MAX,
 	(uint64_t)INT64_MAX + 1, UINT64_MAX - 1, UINT64_MAX,
 };
 
@@ -165,6 +167,27 @@ TEST(fmt_numbers_as_printf)
 	CHECK_INT((int)tc_fmt_udec_len(UINT64_MAX), 20);
 	CHECK_INT((int)tc_fmt_hex_len(0), 1);
 	CHECK_INT((int)tc_fmt_hex_len(UINT64_MAX), 16);
+}
+
+/* tc_fmt_udec's words of 8 digits (each lane's division by a multiply): every value below
+ * 10^5, a step through the rest below 10^8, and the same as the low and middle words. */
+TEST(fmt_decimal_words)
+{
+	char got[64], want[64];
+	int bad = 0;
+
+	for (uint64_t v = 0; v < 100000000; v += v < 100000 ? 1 : 997) {
+		const uint64_t vs[] = { v, 100000000 + v, v * 100000000 + (v ^ 0x5a5a5a),
+					18446744073709551615ULL - v };
+
+		for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++) {
+			*tc_fmt_udec(got, vs[i]) = 0;
+			snprintf(want, sizeof(want), "%" PRIu64, vs[i]);
+			if (strcmp(got, want) && bad++ < 5)
+				printf("#   got '%s' want '%s'\n", got, want);
+		}
+	}
+	CHECK_INT(bad, 0);
 }
 
 /* Escapes found at every place in a string (the scan takes eight bytes at a time), bytes

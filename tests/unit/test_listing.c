@@ -318,9 +318,16 @@ static int changing_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym 
 	return 0;
 }
 
-static size_t write_all(bool json, bool keep, char **out)
+static const char *comm_of(void *ctx, const struct tc_rec *r)
+{
+	(void)ctx;
+	return r->tid % 3 ? "worker \"1\"" : r->tid % 2 ? NULL : "a-rather-long-command-name";
+}
+
+static size_t write_all(bool json, bool keep, const char *fields, char **out)
 {
 	static const uint64_t addrs[] = { 0x1000, 0x1004, 0x3000, 0x4000, 0x5000, 0, 0x1000 };
+	char bad[32];
 	size_t len = 0;
 	FILE *f = open_memstream(out, &len);
 	struct tc_listing o;
@@ -331,6 +338,9 @@ static size_t write_all(bool json, bool keep, char **out)
 	space_no = 3;
 	tc_listing_init(&o, f, json);
 	o.sym = changing_sym;
+	o.comm = comm_of;
+	if (fields && tc_listing_fields_parse(fields, &o.fields, bad, sizeof(bad)))
+		abort();
 	if (keep && tc_listing_keep_syms(&o, space_of, NULL))
 		abort();
 	tc_listing_batch(&o, true);
@@ -340,7 +350,9 @@ static size_t write_all(bool json, bool keep, char **out)
 			.cpu = i % 7 == 6 ? (int)i : -1, .pid = 40 + (int)(i / 50), .tid = 40 + (int)(i / 25),
 			.offset = i / 2, .start = addrs[i % 7], .end = addrs[(i / 3) % 7],
 			.insns = i, .isa = TC_ISA_X86_64, .last = i % 11 ? 'E' : '"',
-			.has_time = i % 13 == 0, .time = i * 1000,
+			.has_time = i % 13 == 0 || i % 5 == 1,
+			.time = i % 13 == 0 ? i * 1000 : 1700000000999999000ULL + i * 777,
+			.text = i % 29 == 28 ? "a (note)" : NULL,
 		};
 
 		if (i % 17 == 0) {
@@ -357,17 +369,35 @@ static size_t write_all(bool json, bool keep, char **out)
 	return len;
 }
 
+/* -F's lists, with every kind of kept form: the default listing's (NULL), all fields, the
+ * usual perf script ones, a DSO without symbols, no symbol field at all. */
+static const char *const kept_fields[] = {
+	NULL, "offset,id,comm,pid,tid,cpu,time,event,flags,insncnt,ip,sym,symoff,dso,dsoff,addr",
+	"ip,addr,sym,insncnt,time,flags", "ip,dso,dsoff,addr", "comm,tid,time,ip,addr",
+	"sym,symoff",
+};
+
 TEST(kept_symbols_follow_changes)
 {
-	for (int json = 0; json < 2; json++) {
-		char *plain = NULL, *kept = NULL;
-		size_t n = write_all(json, false, &plain), m = write_all(json, true, &kept);
+	for (size_t fi = 0; fi < sizeof(kept_fields) / sizeof(kept_fields[0]); fi++)
+		for (int json = 0; json < 2; json++) {
+			char *plain = NULL, *kept = NULL;
+			size_t n = write_all(json, false, kept_fields[fi], &plain);
+			size_t m = write_all(json, true, kept_fields[fi], &kept);
 
-		CHECK(n > 400 * 40);
-		CHECK(n == m && !memcmp(plain, kept, n));
-		CHECK(strstr(plain, json ? "\"last\":\"\\\"\"" : " \" "));
-		CHECK(strstr(plain, "other+0x4"));
-		free(plain);
-		free(kept);
-	}
+			CHECK(n > 400 * (fi ? 10 : 40));
+			CHECK(n == m && !memcmp(plain, kept, n));
+			if (!fi)
+				CHECK(strstr(plain, json ? "\"last\":\"\\\"\"" : " \" "));
+			if (fi < 3)
+				CHECK(strstr(plain, fi == 2 ? "other" : "other+0x4"));
+			if (!json && fi == 1)
+				CHECK(strstr(plain, " 1700000000.999999777: branch:") &&
+				      strstr(plain, " 1700000001.000003662: range:"));
+			if (json && fi == 1)
+				CHECK(strstr(plain, "\"time\":1700000000999999777,") &&
+				      strstr(plain, "\"time\":1700000001000003662,"));
+			free(plain);
+			free(kept);
+		}
 }
