@@ -444,7 +444,10 @@ static int async_block(struct emu *m, struct qthr *t, const struct tc_qp_desc *d
 	if (a->after_sigret)
 		a->depth--;	/* a nested handler returned */
 	else if (!flows(&a->last, d->vaddr) ||
-		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size)) {
+		 (a->last.kind == TC_QP_SYSCALL && d->vaddr != a->last.vaddr + a->last.size) ||
+		 /* a return goes anywhere, but not to a handler's start: a signal came as a
+		  * handler returned to its restorer (that restorer then runs after this one) */
+		 (a->last.kind == TC_QP_RET && is_handler(m, d->vaddr))) {
 		a->depth++;	/* a nested handler (entered at a system call or not) */
 		handler_seen(m, d->vaddr);
 	}
