@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <errno.h>
 #include <sys/uio.h>
+#include <pthread.h>
+#include <stdint.h>
 
 #include "cmd/prof_args.h"
 #include "cmd/kernel_opts.h"
@@ -415,6 +417,11 @@ struct lane_out {
 	void *blocks[LANE_IOV];
 	size_t nv, nb;
 	bool failed;			/* a write failed: stdout's own error tells it */
+	/* blocks written out, for the lanes to fill again (fresh memory costs a page fault
+	 * per page): the lanes take, the caller's thread gives back */
+	pthread_mutex_t mu;
+	void *pool[LANE_IOV];
+	size_t npool;
 };
 
 static ssize_t lane_more(void *c, const char *buf, size_t n)
@@ -465,8 +472,15 @@ static void lane_flush(struct decode *d)
 			v->iov_len -= (size_t)w;
 		}
 	}
+	pthread_mutex_lock(&o->mu);
 	for (size_t i = 0; i < o->nb; i++)
-		free(o->blocks[i]);
+		if ((uintptr_t)o->blocks[i] & 1)	/* a lane's more */
+			free((void *)((uintptr_t)o->blocks[i] & ~(uintptr_t)1));
+		else if (o->npool < LANE_IOV)
+			o->pool[o->npool++] = o->blocks[i];
+		else
+			free(o->blocks[i]);
+	pthread_mutex_unlock(&o->mu);
 	o->nv = o->nb = 0;
 }
 
@@ -474,7 +488,9 @@ static bool lane_usable(void *ctx)
 {
 	struct decode *d = ctx;
 
-	return d->lout || (d->lout = calloc(1, sizeof(*d->lout)));
+	if (!d->lout && (d->lout = calloc(1, sizeof(*d->lout))))
+		pthread_mutex_init(&d->lout->mu, NULL);
+	return d->lout;
 }
 
 static const uint64_t *lane_space(void *ctx)
@@ -485,7 +501,12 @@ static const uint64_t *lane_space(void *ctx)
 /* A block for the listing to write into (the FILE takes what does not fit). */
 static bool lane_block(struct lane_listing *ll)
 {
-	if (!(ll->block = malloc(LANE_BLOCK)))
+	struct lane_out *o = ll->d->lout;
+
+	pthread_mutex_lock(&o->mu);
+	ll->block = o->npool ? o->pool[--o->npool] : NULL;
+	pthread_mutex_unlock(&o->mu);
+	if (!ll->block && !(ll->block = malloc(LANE_BLOCK)))
 		return false;
 	ll->l.j.out = ll->block;
 	ll->l.j.cap = LANE_BLOCK;
@@ -527,10 +548,10 @@ static void *lane_open(void *ctx, int (*sym)(void *sym_ctx, int pid, uint64_t ad
 	ll->l.comm_ctx = d->dec;
 	ll->l.fields = d->fields;
 	ll->space = space;
+	ll->d = d;
 	if (tc_listing_keep_syms(&ll->l, lane_space, ll) || !lane_block(ll))
 		goto fail;
 	tc_listing_batch(&ll->l, true);
-	ll->d = d;
 	return ll;
 fail:
 	lane_close(ll);
@@ -554,7 +575,7 @@ static size_t lane_take(void *w, const char **bytes, void **block)
 	if (ll->len) {
 		tc_listing_flush(&ll->l);
 		*bytes = ll->more;
-		*block = ll->more;
+		*block = (void *)((uintptr_t)ll->more | 1);	/* not a block: lane_flush frees it */
 		n = ll->len;
 		ll->more = NULL;
 		ll->len = ll->cap = 0;
@@ -714,6 +735,9 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	problems = tc_decode_run(dec);
 	if (d->lout) {
 		lane_flush(d);
+		while (d->lout->npool)
+			free(d->lout->pool[--d->lout->npool]);
+		pthread_mutex_destroy(&d->lout->mu);
 		free(d->lout);
 		d->lout = NULL;
 	}

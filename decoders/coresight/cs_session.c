@@ -360,6 +360,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	tc_jobs_out_nowait(out);
 	cur_keep = p->fmt ? k : NULL;	/* written once the lock is let go of */
 	pthread_mutex_lock(&ocsd_lock);
+	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
 		run_op(b, &b->ops[i]);
 		if (cur_keep)
@@ -367,6 +368,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		else
 			put_mark(ITEM_END, NULL);
 	}
+	errlog_held = false;
 	pthread_mutex_unlock(&ocsd_lock);
 	if (cur_keep) {
 		cur_keep = NULL;
@@ -434,6 +436,9 @@ static void emit_step(struct tc_cs_session_par *p)
 #define BATCH_OPS 4096
 #define WINDOW_BYTES (256u << 10)
 #define WINDOW_STEPS (1u << 18)
+/* With a formatter the lanes' output is text, some 300 bytes per byte of trace, held until
+ * written: smaller batches and window (env for measuring: TC_LANES_BATCH, TC_LANES_WINDOW) */
+static size_t fmt_batch = 8 * 1024, fmt_window = 64u << 10;
 
 /* Queue an operation for id's decoder d, as its next step. */
 static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uint64_t index,
@@ -460,11 +465,12 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 	b->ndata += len;
 	p->steps[p->nsteps++] = (struct step){ id, (uint32_t)len + 16 };
 	p->unread += len + 16;
-	if (b->ndata >= BATCH_BYTES || b->nops >= BATCH_OPS)
+	if (b->ndata >= (p->fmt ? fmt_batch : BATCH_BYTES) || b->nops >= BATCH_OPS)
 		submit(p, id);
 	/* bounded: the oldest steps go out while the window is full */
-	if (p->unread > WINDOW_BYTES || p->nsteps - p->head > WINDOW_STEPS) {
-		while (p->head < p->nsteps && (p->unread > WINDOW_BYTES / 2 ||
+	if (p->unread > (p->fmt ? fmt_window : WINDOW_BYTES) ||
+	    p->nsteps - p->head > WINDOW_STEPS) {
+		while (p->head < p->nsteps && (p->unread > (p->fmt ? fmt_window : WINDOW_BYTES) / 2 ||
 					       p->nsteps - p->head > WINDOW_STEPS / 2))
 			emit_step(p);
 		memmove(p->steps, p->steps + p->head, (p->nsteps - p->head) * sizeof(*p->steps));
@@ -512,6 +518,10 @@ void tc_cs_session_par_format(struct tc_cs_session_par *p,
 			      void (*put)(void *ctx, const char *bytes, size_t n, uint64_t offset,
 					  void *block))
 {
+	if (getenv("TC_LANES_BATCH"))
+		fmt_batch = strtoul(getenv("TC_LANES_BATCH"), NULL, 0);
+	if (getenv("TC_LANES_WINDOW"))
+		fmt_window = strtoul(getenv("TC_LANES_WINDOW"), NULL, 0);
 	p->fmt = fmt;
 	p->take = take;
 	p->put = put;
