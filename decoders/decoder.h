@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoders/jobs.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
@@ -30,6 +31,9 @@ struct tc_decoder_opts {
 	/* Threads to decode with (--jobs; 0 or 1: none besides the caller's). Records come
 	 * out the same, in the same order, whatever the number. */
 	unsigned jobs;
+	/* With jobs: where the records go to one writer that can run on the decoding threads
+	 * (decoders/jobs.h; NULL: none). A decoder that uses it emits no record. */
+	const struct tc_jobs_writer *writer;
 	/* --decoder=reference: the trace library's own full decoder (libipt's block decoder,
 	 * OpenCSD's packet decoder), the oracle of the fast paths. */
 	bool reference;

@@ -82,4 +82,33 @@ void tc_jobs_no_help(struct tc_jobs *j);
 /* True if an item was lost for lack of memory. */
 bool tc_jobs_failed(struct tc_jobs *j);
 
+/* A record writer whose formatting runs on the lanes: each lane formats its records into
+ * bytes of its own (a writer per lane), and the caller's thread only writes those bytes
+ * out, in the one-thread order. The command gives it where its records go to one plain
+ * writer (nothing between the decoder and it that needs them in order: no filter, no
+ * analysis); a decoder that cannot use it emits records as without it. */
+struct tc_images_sym;
+struct tc_jobs_writer {
+	/* The caller's thread, before decoding: false when the records must come to the
+	 * caller's thread after all (the decoder then emits them). */
+	bool (*usable)(void *ctx);
+	/* A lane's writer (called on the lane): sym (never NULL) answers symbols in the
+	 * lane's address spaces, valid while *space stays the same (decoders/decoder.h's
+	 * space op). NULL: out of memory (the decoder says so). */
+	void *(*open)(void *ctx, int (*sym)(void *sym_ctx, int pid, uint64_t addr,
+					    struct tc_images_sym *s),
+		      void *sym_ctx, const uint64_t *space);
+	void (*write)(void *w, const struct tc_rec *r);
+	/* The bytes written since the last take (on the lane): handed over, not copied, so
+	 * they stay valid until put has them written out; *block is NULL or the writer's
+	 * memory that put lets go of once they are. */
+	size_t (*take)(void *w, const char **bytes, void **block);
+	/* The caller's thread, once the lane's last take is put. */
+	void (*close)(void *w);
+	/* The caller's thread: bytes of one lane, in the one-thread order, and take's block;
+	 * offset that of the last record in them (the input offset decoding has reached). */
+	void (*put)(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block);
+	void *ctx;
+};
+
 #endif

@@ -57,6 +57,7 @@ struct tc_session {
 	bool nomem;			/* the events ran out of memory while emitting */
 	struct comm *comms;
 	size_t ncomms, ccomms;
+	struct tc_jobs_writer writer;	/* o.writer's, with progress and the events' check */
 	/* what the file holds */
 	uint32_t aux_type;		/* the last AUXTRACE_INFO's type, 0 none */
 	uint64_t aux_recs, aux_bytes, aux_truncated, aux_partial, aux_collision, aux_empty;
@@ -250,6 +251,34 @@ static void emit_progress(void *ctx, const struct tc_rec *r)
 	s->emit(s->ctx, r);
 }
 
+/* The command's writer on the decoding threads, where nothing waits to be interleaved
+ * with the records: tracepoint samples go among them by time, in the caller's thread. */
+static bool writer_usable(void *ctx)
+{
+	struct tc_session *s = ctx;
+
+	return !s->ev_wait && s->o.writer->usable(s->o.writer->ctx);
+}
+
+static void *writer_open(void *ctx, int (*sym)(void *sym_ctx, int pid, uint64_t addr,
+					       struct tc_images_sym *s),
+			 void *sym_ctx, const uint64_t *space)
+{
+	struct tc_session *s = ctx;
+
+	return s->o.writer->open(s->o.writer->ctx, sym, sym_ctx, space);
+}
+
+/* A lane's bytes, in order: progress as emit_progress tells it. */
+static void writer_put(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block)
+{
+	struct tc_session *s = ctx;
+
+	if (!(++s->at_calls & 15) && s->p->at)
+		s->p->at(s->p->ctx, offset);
+	s->o.writer->put(s->o.writer->ctx, bytes, n, offset, block);
+}
+
 /* A decoder for every format: which one the file needs shows at its AUXTRACE_INFO, and
  * until then each sees the records (side-band may come first). */
 static int new_cands(struct tc_session *s, struct tc_err *e)
@@ -266,10 +295,18 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 				     .jobs = s->o.kernel.vmlinux || s->o.kernel.kallsyms ||
 						     s->o.kernel.kcore ? 1 : s->o.jobs,
 				     .reference = s->o.reference,
+				     .writer = s->o.writer ? &s->writer : NULL,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,
 				     .ctx = s };
 
+	if (s->o.writer) {
+		s->writer = *s->o.writer;
+		s->writer.usable = writer_usable;
+		s->writer.open = writer_open;
+		s->writer.put = writer_put;
+		s->writer.ctx = s;
+	}
 	if (!s->kernel && !(o.kernel = s->kernel = tc_kernel_open(&s->o.kernel, e)))
 		return -1;
 	if (!(s->cands = calloc(n, sizeof(*s->cands))))

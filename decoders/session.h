@@ -28,6 +28,10 @@ struct tc_session_opts {
 	struct tc_kernel_opts kernel;
 	bool packets, branches;
 	unsigned jobs;			/* --jobs (decoders/decoder.h) */
+	/* With jobs: where emit's records go to one writer that can run on the decoding
+	 * threads (decoders/jobs.h), or NULL. Where the decoder uses it (CoreSight perf.data
+	 * without tracepoint samples to interleave), emit gets no record. */
+	const struct tc_jobs_writer *writer;
 	bool reference;			/* --decoder=reference (decoders/decoder.h) */
 	bool any_id;			/* want_id was given (--id) */
 	bool want_id[128];

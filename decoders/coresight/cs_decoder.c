@@ -32,6 +32,7 @@ static void *cs_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							 .want_id = o->want_id,
 							 .reference = o->reference,
 							 .jobs = o->jobs,
+							 .writer = o->writer,
 							 .emit = o->emit,
 							 .ctx = o->ctx },
 			      e);

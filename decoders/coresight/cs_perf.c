@@ -51,6 +51,13 @@ struct lane {
 	int pid, tid;
 	struct tc_images *im;
 	size_t nmissing;	/* of im's, passed on as notes */
+	/* o.writer's (tc_cs_perf_decode chose it): the ID's records formatted here */
+	struct tc_cs_perf *s;
+	void *w;		/* the lane's writer, opened on its first record */
+	bool failed;		/* it could not be opened: records lost (out of memory) */
+	int cur_pid;		/* of the record being written, for lane_sym */
+	uint64_t space;		/* the lane's images never change while records are made */
+	struct tc_cs_perf_stats st;	/* its records' counts, added to s->st at the end */
 };
 
 /* What the trace of one ID says about its thread, and its branch state. */
@@ -83,6 +90,8 @@ struct tc_cs_perf {
 	/* --jobs: IDs decoded in parallel; the images needed but not found, in the order
 	 * one thread would have noted them (its own reads and lookups, and the lanes') */
 	struct tc_cs_session_par *par;
+	const struct tc_jobs_writer *writer;	/* o.writer when usable: records made on lanes */
+	bool writer_failed;
 	struct sbop *sbops;
 	size_t nsbops, csbops;
 	struct lane lanes[TC_CS_MAX_IDS];
@@ -137,8 +146,11 @@ void tc_cs_perf_free(struct tc_cs_perf *s)
 	for (size_t i = 0; i < s->nsbops; i++)
 		free(s->sbops[i].filename);
 	free(s->sbops);
-	for (size_t i = 0; i < TC_CS_MAX_IDS; i++)
+	for (size_t i = 0; i < TC_CS_MAX_IDS; i++) {
+		if (s->lanes[i].w)
+			s->writer->close(s->lanes[i].w);
 		tc_images_free(s->lanes[i].im);
+	}
 	for (size_t i = 0; i < s->nmissing; i++)
 		free(s->missing[i]);
 	free(s->missing);
@@ -462,26 +474,56 @@ static void out(struct tc_cs_perf *s, const struct tc_rec *r)
 		sync_missing(s, NULL);
 }
 
-static void out_branch(void *ctx, const struct tc_rec *r)
+/* A record made on a lane (o.writer): written there; images its symbols found missing go
+ * back as notes, in order. */
+static void lane_out(struct lane *l, const struct tc_rec *r)
 {
-	struct tc_cs_perf *s = ctx;
+	const char *const *miss;
 
-	s->st.branches++;
-	out(s, r);
+	l->cur_pid = r->pid;
+	l->s->writer->write(l->w, r);
+	if (l->im && tc_images_missing(l->im, &miss) > l->nmissing)
+		for (; l->nmissing < tc_images_missing(l->im, &miss); l->nmissing++)
+			tc_cs_session_par_note(miss[l->nmissing]);
 }
 
-static void emit_cb(void *ctx, const struct tc_rec *in)
+/* Where a decoder's record goes after emit_cb's work: the caller's thread (l NULL) or the
+ * lane's writer. */
+struct sink {
+	struct tc_cs_perf *s;
+	struct tc_cs_perf_stats *st;
+	struct lane *l;
+};
+
+static inline void sink_out(struct sink *k, const struct tc_rec *r)
 {
-	struct tc_cs_perf *s = ctx;
+	if (k->l)
+		lane_out(k->l, r);
+	else
+		out(k->s, r);
+}
+
+static void out_branch(void *ctx, const struct tc_rec *r)
+{
+	struct sink *k = ctx;
+
+	k->st->branches++;
+	sink_out(k, r);
+}
+
+/* A decoder's record: counted, its thread set, turned into branches (--branches). */
+static inline void convert(struct sink *k, const struct tc_rec *in)
+{
+	struct tc_cs_perf *s = k->s;
 	unsigned id = (unsigned)in->id & (TC_CS_MAX_IDS - 1);
 	struct id_state *st = &s->ids[id];
 	enum tc_rec_type type = in->type;
 	int pid, tid;
 
-	tc_perf_data_behind(s->pd, &s->behind, in->offset);
 	if (s->o.want_id && !s->o.want_id[id])
 		return;
-	/* every CPU has a decoder; those whose ETM wrote nothing need not say so */
+	/* every CPU has a decoder; those whose ETM wrote nothing need not say so (EOT comes
+	 * at the end, once every byte was counted: the same answer on a lane) */
 	if (type == TC_REC_EOT && s->framed && !tc_cs_session_id_bytes(s->framed, (uint8_t)in->id))
 		return;
 	if (type == TC_REC_CONTEXT && in->value) {
@@ -491,23 +533,23 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 	thread_of(s, in->id, in->cpu, &pid, &tid);
 	switch (type) {
 	case TC_REC_PACKET:
-		s->st.packets++;
+		k->st->packets++;
 		break;
 	case TC_REC_RANGE:
-		s->st.ranges++;
-		s->st.insns += in->insns;
+		k->st->ranges++;
+		k->st->insns += in->insns;
 		break;
 	case TC_REC_ERROR:
-		s->st.errors++;
+		k->st->errors++;
 		break;
 	case TC_REC_ADDR_NACC:
-		s->st.nomap++;
+		k->st->nomap++;
 		break;
 	default:
 		break;
 	}
 	if (s->o.branches) {
-		tc_cs_branches_feed_as(&st->csb, in, pid, tid, out_branch, s);
+		tc_cs_branches_feed_as(&st->csb, in, pid, tid, out_branch, k);
 		if (type != TC_REC_ERROR && type != TC_REC_ADDR_NACC && type != TC_REC_LOST)
 			return;
 	}
@@ -517,7 +559,84 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 
 	r.pid = pid;
 	r.tid = tid;
-	out(s, &r);
+	sink_out(k, &r);
+}
+
+static void emit_cb(void *ctx, const struct tc_rec *in)
+{
+	struct tc_cs_perf *s = ctx;
+	struct sink k = { s, &s->st, NULL };
+
+	tc_perf_data_behind(s->pd, &s->behind, in->offset);
+	convert(&k, in);
+}
+
+/* The lane's symbols: its own address spaces, as tc_cs_perf_symbolize's. */
+static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
+{
+	struct lane *l = ctx;
+	struct tc_images *im = lane_images(l->s, l);
+
+	return im ? tc_images_symbol(im, pid >= 0 ? pid : l->cur_pid, addr, sym) : -1;
+}
+
+/* o.writer: r of a lane, in its thread, as emit_cb would have it, then written there. */
+static void lane_fmt(void *ctx, const struct tc_rec *in)
+{
+	struct tc_cs_perf *s = ctx;
+	struct lane *l = &s->lanes[in->id & (TC_CS_MAX_IDS - 1)];
+	struct sink k = { s, &l->st, l };
+
+	if (!l->w) {
+		if (l->failed)
+			return;
+		l->s = s;
+		lane_images(s, l);
+		if (!(l->w = s->writer->open(s->writer->ctx, lane_sym, l, &l->space))) {
+			l->failed = true;
+			return;
+		}
+	}
+	convert(&k, in);
+}
+
+static size_t lane_take(void *ctx, uint8_t id, const char **bytes, void **block)
+{
+	struct tc_cs_perf *s = ctx;
+	struct lane *l = &s->lanes[id & (TC_CS_MAX_IDS - 1)];
+
+	*bytes = NULL;
+	*block = NULL;
+	return l->w ? s->writer->take(l->w, bytes, block) : 0;
+}
+
+/* A lane's bytes, in the caller's thread, in order. */
+static void lane_put(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block)
+{
+	struct tc_cs_perf *s = ctx;
+
+	tc_perf_data_behind(s->pd, &s->behind, offset);
+	s->writer->put(s->writer->ctx, bytes, n, offset, block);
+}
+
+/* After the last record: the lanes' counts join s->st, their writers go. */
+static void lanes_done(struct tc_cs_perf *s)
+{
+	for (size_t i = 0; i < TC_CS_MAX_IDS; i++) {
+		struct lane *l = &s->lanes[i];
+
+		s->st.packets += l->st.packets;
+		s->st.ranges += l->st.ranges;
+		s->st.insns += l->st.insns;
+		s->st.errors += l->st.errors;
+		s->st.nomap += l->st.nomap;
+		s->st.branches += l->st.branches;
+		s->writer_failed |= l->failed;
+		memset(&l->st, 0, sizeof(l->st));
+		if (l->w)
+			s->writer->close(l->w);
+		l->w = NULL;
+	}
 }
 
 static struct tc_cs_session *new_session(struct tc_cs_perf *s, int only_cpu, struct tc_err *e)
@@ -677,6 +796,10 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 	if (s->o.jobs > 1 &&
 	    !(s->par = tc_cs_session_par_new(s->o.jobs, emit_cb, lane_rec, note_cb, s)))
 		return nomem(e);
+	if (s->par && s->o.writer && s->o.writer->usable(s->o.writer->ctx)) {
+		s->writer = s->o.writer;
+		tc_cs_session_par_format(s->par, lane_fmt, lane_take, lane_put);
+	}
 	if (!(s->framed = new_session(s, -1, e)))
 		return -1;
 	for (size_t i = 0; i < s->nbufs; i++)
@@ -689,6 +812,11 @@ int tc_cs_perf_decode(struct tc_cs_perf *s, const struct tc_perf_data *pd, struc
 			tc_cs_session_flush(s->raw[i]);
 	if (tc_cs_session_par_drain(s->par))
 		return nomem(e);
+	if (s->writer) {
+		lanes_done(s);
+		if (s->writer_failed)
+			return nomem(e);
+	}
 	for (unsigned id = 0; id < TC_CS_MAX_IDS; id++) {
 		uint64_t n = tc_cs_session_id_bytes(s->framed, (uint8_t)id);
 

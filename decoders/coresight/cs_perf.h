@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoders/jobs.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
@@ -32,6 +33,8 @@ struct tc_cs_perf_opts {
 	/* Threads (--jobs): above 1, trace IDs decode in parallel, records in the same
 	 * order. The kernel's images must then be unused (lib/images/kernel is shared). */
 	unsigned jobs;
+	/* With jobs: the records' writer, on the threads (decoders/jobs.h), or NULL. */
+	const struct tc_jobs_writer *writer;
 	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
 	void *ctx;
 };

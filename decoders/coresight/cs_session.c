@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include <opencsd/c_api/opencsd_c_api.h>
+
 #include "decoders/coresight/cs_frame.h"
 #include "decoders/jobs.h"
 #include "lib/util/diag.h"
@@ -32,13 +34,31 @@ struct op {
 
 struct batch {
 	struct tc_cs_session_par *p;
+	uint8_t id;
 	struct op *ops;
 	size_t nops, cops;
 	uint8_t *data;
 	size_t ndata, cdata;
 };
 
-enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE };	/* an item's first 4 bytes */
+enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES };	/* an item's first 4 bytes */
+
+/* With a formatter: what a lane's decode gave, kept while OpenCSD's lock is held and
+ * written after it (records and notes in order, an end after each operation). */
+enum kept_kind { KEPT_REC, KEPT_NOTE, KEPT_END };
+
+struct kept {
+	uint32_t kind, nlen, tlen, pad;	/* name and text bytes (with their NULs), 0 none */
+	struct tc_rec r;		/* KEPT_REC, its pointers NULL */
+};
+
+struct keep {
+	unsigned char *b;
+	size_t len, cap;
+	uint64_t last;			/* the last record's offset */
+	bool nomem;
+	char pad[64];
+};
 
 struct step {
 	uint8_t lane;
@@ -57,6 +77,11 @@ struct tc_cs_session_par {
 		struct tc_rec r;	/* decoding the ID, on cache lines of its own */
 		char pad[64];
 	} wprev[NIDS];
+	/* tc_cs_session_par_format */
+	void (*fmt)(void *ctx, const struct tc_rec *r);
+	size_t (*take)(void *ctx, uint8_t id, const char **bytes, void **block);
+	void (*put)(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block);
+	struct keep keep[NIDS];		/* each the thread decoding the ID's */
 	struct step *steps;
 	size_t head, nsteps, csteps;
 	uint64_t unread;		/* bytes of the steps not yet emitted */
@@ -65,10 +90,52 @@ struct tc_cs_session_par {
 
 /* The output of the task running in this thread (NULL outside a task). */
 static _Thread_local struct tc_jobs_out *cur_out;
+/* With a formatter, while the task decodes: where records and notes are kept. */
+static _Thread_local struct keep *cur_keep;
 
 /* OpenCSD's default error logger is one object for the process (its last error is what
- * etm_ocsd reads after a fatal response): decoders of two IDs must not log at once. */
+ * etm_ocsd reads after a fatal response): decoders of two IDs must not log at once.
+ * A decoder on OpenCSD's full decoder runs its lane's operations holding the lock. The
+ * fast decoders (etm4_walk.c) use only OpenCSD's packet processor, which shares nothing
+ * else; their lanes decode at once, and one takes the lock when the library logs: the
+ * logger's output (a string callback, nothing printed) tells it, before the error is
+ * kept; it holds the lock until its operation ends, past what etm_ocsd reads of it. */
 static pthread_mutex_t ocsd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t errlog_once = PTHREAD_ONCE_INIT;
+static bool errlog_ok;			/* the callback is set: fast lanes need no lock */
+static _Thread_local bool errlog_held;	/* this thread took the lock when it logged */
+
+static void errlog_cb(const void *ctx, const char *msg, const int len)
+{
+	(void)ctx;
+	(void)msg;
+	(void)len;
+	if (!errlog_held) {
+		pthread_mutex_lock(&ocsd_lock);
+		errlog_held = true;
+	}
+}
+
+static void errlog_release(void)
+{
+	if (errlog_held) {
+		errlog_held = false;
+		pthread_mutex_unlock(&ocsd_lock);
+	}
+}
+
+/* The logger's output: our callback only (the library's default prints nothing; its
+ * verbosity stays the default, errors). The callback object lives in a tree's data: a tree
+ * of its own, kept for the process. */
+static void errlog_setup(void)
+{
+	dcd_tree_handle_t t = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+
+	errlog_ok = t != C_API_INVALID_TREE_HANDLE &&
+		    ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 1) == OCSD_OK &&
+		    ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, NULL) == OCSD_OK &&
+		    ocsd_def_errlog_set_strprint_cb(t, NULL, errlog_cb) == OCSD_OK;
+}
 
 struct lane_ctx {
 	struct tc_cs_session *s;
@@ -120,6 +187,33 @@ void tc_cs_session_free(struct tc_cs_session *s)
 
 /* ---- the parallel machinery ---- */
 
+/* Append a kept entry of kind with r (or NULL) and texts name and text (or NULL). */
+static void keep_add(struct keep *k, uint32_t kind, const struct tc_rec *r, const char *name,
+		     const char *text)
+{
+	size_t nl = name ? strlen(name) + 1 : 0, tl = text ? strlen(text) + 1 : 0,
+	       need = (sizeof(struct kept) + nl + tl + 7) & ~(size_t)7;
+	struct kept *e;
+
+	if (tc_grow((void **)&k->b, &k->cap, k->len + need, 1)) {
+		k->nomem = true;
+		return;
+	}
+	e = (struct kept *)(k->b + k->len);
+	e->kind = kind;
+	e->nlen = (uint32_t)nl;
+	e->tlen = (uint32_t)tl;
+	if (r) {
+		e->r = *r;
+		e->r.name = e->r.text = NULL;
+	}
+	if (nl)
+		memcpy(e + 1, name, nl);
+	if (tl)
+		memcpy((char *)(e + 1) + nl, text, tl);
+	k->len += need;
+}
+
 /* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
 static void lane_emit(void *ctx, const struct tc_rec *r)
 {
@@ -129,7 +223,12 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 	if (p->lane_rec)
 		p->lane_rec(p->ctx, r);
 	/* decoders give no fields (events are the session's) */
-	if (cur_out)
+	if (cur_keep) {
+		keep_add(cur_keep, KEPT_REC, r, r->name, r->text);
+	} else if (p->fmt) {
+		p->keep[l->id].last = r->offset;
+		p->fmt(p->ctx, r);
+	} else if (cur_out)
 		tc_jobs_put_rec(cur_out, &p->wprev[l->id].r, r, ITEM_REC, 0);
 }
 
@@ -138,11 +237,62 @@ static void put_mark(uint32_t kind, const char *text)
 	size_t n = text ? strlen(text) + 1 : 0;
 	uint8_t *buf;
 
+	if (cur_keep && kind == ITEM_NOTE) {
+		keep_add(cur_keep, KEPT_NOTE, NULL, NULL, text);
+		return;
+	}
 	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, 4 + n)))
 		return;
 	memcpy(buf, &kind, 4);
 	if (n)
 		memcpy(buf + 4, text, n);
+}
+
+/* An operation's bytes: its end mark, with the offset of its last record; the bytes stay
+ * the writer's (block, if not NULL, goes with them to put). */
+struct bytes_item {
+	uint32_t kind, pad;
+	uint64_t last;
+	const char *b;
+	size_t n;
+	void *block;
+};
+
+static void put_bytes(struct tc_cs_session_par *p, uint8_t id, uint64_t last)
+{
+	struct bytes_item it = { .kind = ITEM_BYTES, .last = last };
+
+	it.n = p->take(p->ctx, id, &it.b, &it.block);
+	if (!cur_out || tc_jobs_put(cur_out, &it, sizeof(it)))
+		p->keep[id].nomem = true;	/* (the block, if any, is lost) */
+}
+
+/* What the lane's decode kept, written: records to fmt, an item of bytes per operation. */
+static void write_kept(struct tc_cs_session_par *p, uint8_t id, struct keep *k)
+{
+	size_t at = 0;
+
+	while (at < k->len) {
+		struct kept *e = (struct kept *)(k->b + at);
+		const char *name = e->nlen ? (const char *)(e + 1) : NULL,
+			   *text = e->tlen ? (const char *)(e + 1) + e->nlen : NULL;
+		at += (sizeof(*e) + e->nlen + e->tlen + 7) & ~(size_t)7;
+		switch (e->kind) {
+		case KEPT_REC:
+			e->r.name = name;
+			e->r.text = text;
+			k->last = e->r.offset;
+			p->fmt(p->ctx, &e->r);
+			break;
+		case KEPT_NOTE:
+			put_mark(ITEM_NOTE, text);
+			break;
+		default:
+			put_bytes(p, id, k->last);
+			break;
+		}
+	}
+	k->len = 0;
 }
 
 /* The decoder's ctx is its lane's: memory reads go on to the session's callback. */
@@ -159,32 +309,71 @@ void tc_cs_session_par_note(const char *text)
 	put_mark(ITEM_NOTE, text);
 }
 
+static void run_op(const struct batch *b, const struct op *o)
+{
+	switch (o->kind) {
+	case OP_FEED:
+		tc_etm_ocsd_feed(o->d, o->index, b->data + o->off, o->len);
+		break;
+	case OP_RESET:
+		tc_etm_ocsd_reset(o->d, o->index);
+		break;
+	case OP_FINISH:
+		tc_etm_ocsd_finish(o->d);
+		break;
+	}
+}
+
+/* Fast decoders only: no lock unless the library logs (errlog_cb). */
+static bool lock_free(const struct batch *b)
+{
+	if (!errlog_ok)
+		return false;
+	for (size_t i = 0; i < b->nops; i++)
+		if (!tc_etm_ocsd_stats(b->ops[i].d)->fast)
+			return false;
+	return true;
+}
+
 static void run_batch(void *arg, struct tc_jobs_out *out)
 {
 	struct batch *b = arg;
+	struct tc_cs_session_par *p = b->p;
+	struct keep *k = &p->keep[b->id];
 
 	cur_out = out;
+	if (lock_free(b)) {
+		/* records are written as they come, each operation's bytes at its end */
+		for (size_t i = 0; i < b->nops; i++) {
+			run_op(b, &b->ops[i]);
+			errlog_release();
+			if (p->fmt)
+				put_bytes(p, b->id, k->last);
+			else
+				put_mark(ITEM_END, NULL);
+		}
+		cur_out = NULL;
+		return;
+	}
 	/* holding the lock it must not wait for the budget (the caller's thread may want
 	 * the lock to run the task it waits for): the window bounds what it holds */
 	tc_jobs_out_nowait(out);
+	cur_keep = p->fmt ? k : NULL;	/* written once the lock is let go of */
 	pthread_mutex_lock(&ocsd_lock);
+	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
-		const struct op *o = &b->ops[i];
-
-		switch (o->kind) {
-		case OP_FEED:
-			tc_etm_ocsd_feed(o->d, o->index, b->data + o->off, o->len);
-			break;
-		case OP_RESET:
-			tc_etm_ocsd_reset(o->d, o->index);
-			break;
-		case OP_FINISH:
-			tc_etm_ocsd_finish(o->d);
-			break;
-		}
-		put_mark(ITEM_END, NULL);
+		run_op(b, &b->ops[i]);
+		if (cur_keep)
+			keep_add(k, KEPT_END, NULL, NULL, NULL);
+		else
+			put_mark(ITEM_END, NULL);
 	}
+	errlog_held = false;
 	pthread_mutex_unlock(&ocsd_lock);
+	if (cur_keep) {
+		cur_keep = NULL;
+		write_kept(p, b->id, k);	/* k->nomem: read by drain, once tasks are done */
+	}
 	cur_out = NULL;
 }
 
@@ -223,6 +412,13 @@ static void emit_step(struct tc_cs_session_par *p)
 		switch (tc_jobs_tag(it)) {
 		case ITEM_END:
 			return;
+		case ITEM_BYTES: {
+			struct bytes_item bi;
+
+			memcpy(&bi, it, sizeof(bi));
+			p->put(p->ctx, bi.b, bi.n, bi.last, bi.block);
+			return;
+		}
 		case ITEM_NOTE:
 			if (p->note)
 				p->note(p->ctx, (const char *)it + 4);
@@ -240,6 +436,9 @@ static void emit_step(struct tc_cs_session_par *p)
 #define BATCH_OPS 4096
 #define WINDOW_BYTES (256u << 10)
 #define WINDOW_STEPS (1u << 18)
+/* With a formatter the lanes' output is text, some 300 bytes per byte of trace, held until
+ * written: smaller batches and window (env for measuring: TC_LANES_BATCH, TC_LANES_WINDOW) */
+static size_t fmt_batch = 8 * 1024, fmt_window = 64u << 10;
 
 /* Queue an operation for id's decoder d, as its next step. */
 static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uint64_t index,
@@ -252,6 +451,8 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 		p->nomem = true;
 		return;
 	}
+	b->p = p;
+	b->id = id;
 	if (tc_grow((void **)&b->ops, &b->cops, b->nops + 1, sizeof(*b->ops)) ||
 	    tc_grow((void **)&b->data, &b->cdata, b->ndata + len, 1) ||
 	    tc_grow((void **)&p->steps, &p->csteps, p->nsteps + 1, sizeof(*p->steps))) {
@@ -264,11 +465,12 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 	b->ndata += len;
 	p->steps[p->nsteps++] = (struct step){ id, (uint32_t)len + 16 };
 	p->unread += len + 16;
-	if (b->ndata >= BATCH_BYTES || b->nops >= BATCH_OPS)
+	if (b->ndata >= (p->fmt ? fmt_batch : BATCH_BYTES) || b->nops >= BATCH_OPS)
 		submit(p, id);
 	/* bounded: the oldest steps go out while the window is full */
-	if (p->unread > WINDOW_BYTES || p->nsteps - p->head > WINDOW_STEPS) {
-		while (p->head < p->nsteps && (p->unread > WINDOW_BYTES / 2 ||
+	if (p->unread > (p->fmt ? fmt_window : WINDOW_BYTES) ||
+	    p->nsteps - p->head > WINDOW_STEPS) {
+		while (p->head < p->nsteps && (p->unread > (p->fmt ? fmt_window : WINDOW_BYTES) / 2 ||
 					       p->nsteps - p->head > WINDOW_STEPS / 2))
 			emit_step(p);
 		memmove(p->steps, p->steps + p->head, (p->nsteps - p->head) * sizeof(*p->steps));
@@ -287,6 +489,7 @@ struct tc_cs_session_par *tc_cs_session_par_new(unsigned jobs, tc_etm_emit_fn em
 		free(p);
 		return NULL;
 	}
+	pthread_once(&errlog_once, errlog_setup);
 	p->emit = emit;
 	p->lane_rec = lane_rec;
 	p->note = note;
@@ -303,7 +506,25 @@ int tc_cs_session_par_drain(struct tc_cs_session_par *p)
 	while (p->head < p->nsteps)
 		emit_step(p);
 	p->head = p->nsteps = 0;
+	for (unsigned id = 0; id < NIDS; id++)
+		p->nomem |= p->keep[id].nomem;
 	return p->nomem || tc_jobs_failed(p->j) ? -1 : 0;
+}
+
+void tc_cs_session_par_format(struct tc_cs_session_par *p,
+			      void (*fmt)(void *ctx, const struct tc_rec *r),
+			      size_t (*take)(void *ctx, uint8_t id, const char **bytes,
+					     void **block),
+			      void (*put)(void *ctx, const char *bytes, size_t n, uint64_t offset,
+					  void *block))
+{
+	if (getenv("TC_LANES_BATCH"))
+		fmt_batch = strtoul(getenv("TC_LANES_BATCH"), NULL, 0);
+	if (getenv("TC_LANES_WINDOW"))
+		fmt_window = strtoul(getenv("TC_LANES_WINDOW"), NULL, 0);
+	p->fmt = fmt;
+	p->take = take;
+	p->put = put;
 }
 
 void tc_cs_session_par_free(struct tc_cs_session_par *p)
@@ -311,6 +532,8 @@ void tc_cs_session_par_free(struct tc_cs_session_par *p)
 	if (!p)
 		return;
 	tc_jobs_free(p->j);	/* first: its tasks use the batches */
+	for (unsigned id = 0; id < NIDS; id++)
+		free(p->keep[id].b);
 	for (unsigned id = 0; id < NIDS; id++)
 		if (p->pend[id])
 			free_batch(p->pend[id]);

@@ -60,6 +60,18 @@ void tc_cs_session_use_par(struct tc_cs_session *s, struct tc_cs_session_par *p)
 /* Emit every record queued so far (after the last feed and flush). -1 on ENOMEM. */
 int tc_cs_session_par_drain(struct tc_cs_session_par *p);
 void tc_cs_session_par_note(const char *text);
+/* Records made into bytes on the lanes: emit then gets none. fmt gets each record, in the
+ * thread decoding its ID, once its operations are decoded (out of the lock OpenCSD's calls
+ * hold: lanes decode one at a time, but write at once); take gives the bytes made of an
+ * operation's records (fmt may call tc_cs_session_par_note too), not copied; put gets them
+ * in the caller's thread, in the one-thread order, with the last record's offset and
+ * take's block (decoders/jobs.h's tc_jobs_writer). */
+void tc_cs_session_par_format(struct tc_cs_session_par *p,
+			      void (*fmt)(void *ctx, const struct tc_rec *r),
+			      size_t (*take)(void *ctx, uint8_t id, const char **bytes,
+					     void **block),
+			      void (*put)(void *ctx, const char *bytes, size_t n, uint64_t offset,
+					  void *block));
 
 /* Stats of the decoder for id, NULL if it has none. */
 const struct tc_etm_ocsd_stats *tc_cs_session_stats(const struct tc_cs_session *s, uint8_t id);
