@@ -437,8 +437,8 @@ static void emit_step(struct tc_cs_session_par *p)
 #define WINDOW_BYTES (256u << 10)
 #define WINDOW_STEPS (1u << 18)
 /* With a formatter the lanes' output is text, some 300 bytes per byte of trace, held until
- * written: smaller batches and window (env for measuring: TC_LANES_BATCH, TC_LANES_WINDOW) */
-static size_t fmt_batch = 8 * 1024, fmt_window = 64u << 10;
+ * written: smaller batches and window */
+static const size_t fmt_batch = 8 * 1024, fmt_window = 64u << 10;
 
 /* Queue an operation for id's decoder d, as its next step. */
 static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uint64_t index,
@@ -518,10 +518,6 @@ void tc_cs_session_par_format(struct tc_cs_session_par *p,
 			      void (*put)(void *ctx, const char *bytes, size_t n, uint64_t offset,
 					  void *block))
 {
-	if (getenv("TC_LANES_BATCH"))
-		fmt_batch = strtoul(getenv("TC_LANES_BATCH"), NULL, 0);
-	if (getenv("TC_LANES_WINDOW"))
-		fmt_window = strtoul(getenv("TC_LANES_WINDOW"), NULL, 0);
 	p->fmt = fmt;
 	p->take = take;
 	p->put = put;
