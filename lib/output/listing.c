@@ -663,18 +663,6 @@ struct frag_ref {
 	size_t len;
 };
 
-/* json_hex of v, its digits from f where it was found (kept with v's form). */
-static inline char *json_hex_of(char *p, uint64_t v, const struct frag_ref *f)
-{
-	if (!f->b)
-		return json_hex(p, v);
-	p = LIT(p, "\"0x");
-	memcpy(p, f->hex, 16);
-	p += tc_fmt_hex_len(v);
-	*p++ = '"';
-	return p;
-}
-
 /* "0x%llx" of v, its digits from f where it was found. */
 static inline char *hex0x_of(char *p, uint64_t v, const struct frag_ref *f)
 {
@@ -683,6 +671,17 @@ static inline char *hex0x_of(char *p, uint64_t v, const struct frag_ref *f)
 	p = LIT(p, "0x");
 	memcpy(p, f->hex, 16);
 	return p + tc_fmt_hex_len(v);
+}
+
+/* json_hex of v, its digits from f where it was found (kept with v's form). */
+static inline char *json_hex_of(char *p, uint64_t v, const struct frag_ref *f)
+{
+	if (!f->b)
+		return json_hex(p, v);
+	*p++ = '"';
+	p = hex0x_of(p, v, f);
+	*p++ = '"';
+	return p;
 }
 
 /* "%16llx" of v, its digits from f where it was found. */
