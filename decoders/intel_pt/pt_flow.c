@@ -311,7 +311,7 @@ static inline void set_time(struct tc_pt_flow *d, uint64_t tsc)
 
 /* The decoder's time: where its packet reading is, which may be ahead of the flow (with
  * tick events the flow's own time comes from them). */
-static void decoder_time(struct tc_pt_flow *d)
+static inline void decoder_time(struct tc_pt_flow *d)
 {
 	uint64_t tsc;
 
@@ -328,14 +328,8 @@ static void decoder_time(struct tc_pt_flow *d)
 
 static inline void update_time(struct tc_pt_flow *d)
 {
-	uint64_t tsc;
-
-	if (d->wq) {	/* never with ticks */
-		if (pt_qry_time(d->wq, &tsc, NULL, NULL) >= 0)
-			set_time(d, tsc);
-	} else if (!d->ops.ticks) {
+	if (!d->ops.ticks)	/* the walk never runs with ticks */
 		decoder_time(d);
-	}
 }
 
 __attribute__((noinline)) static void make_branch(struct tc_pt_flow *d, uint64_t from,

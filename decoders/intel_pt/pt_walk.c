@@ -321,11 +321,6 @@ void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3)
 	}
 }
 
-int tc_pt_walk_offset(const struct tc_pt_walk *w, uint64_t *off)
-{
-	return pt_qry_get_offset(w->q, off);
-}
-
 struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w)
 {
 	return w->q;
@@ -334,11 +329,6 @@ struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w)
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off)
 {
 	return pt_qry_get_sync_offset(w->q, off);
-}
-
-int tc_pt_walk_time(struct tc_pt_walk *w, uint64_t *tsc)
-{
-	return pt_qry_time(w->q, tsc, NULL, NULL);
 }
 
 /* Return-address stack, as libipt keeps it. */

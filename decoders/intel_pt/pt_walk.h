@@ -58,18 +58,16 @@ struct tc_pt_walk *tc_pt_walk_new(const struct pt_config *base, const uint8_t *b
 				  tc_pt_walk_read_fn read, tc_pt_walk_section_fn section, void *ctx);
 void tc_pt_walk_free(struct tc_pt_walk *w);
 
-/* As pt_blk_sync_forward, pt_blk_next, pt_blk_event, pt_blk_get_offset,
- * pt_blk_get_sync_offset and pt_blk_time. tc_pt_walk_next also gives the last instruction's
- * size and class (libipt's block leaves them out when its block cache answers). */
+/* As pt_blk_sync_forward, pt_blk_next, pt_blk_event and pt_blk_get_sync_offset (offset and
+ * time: pt_qry_get_offset and pt_qry_time on tc_pt_walk_query). tc_pt_walk_next also gives
+ * the last instruction's size and class (libipt's block leaves them out when its block cache
+ * answers). */
 int tc_pt_walk_sync_forward(struct tc_pt_walk *w);
 int tc_pt_walk_next(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_size,
 		    enum pt_insn_class *last_class);
 int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *ev);
-int tc_pt_walk_offset(const struct tc_pt_walk *w, uint64_t *off);
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off);
-int tc_pt_walk_time(struct tc_pt_walk *w, uint64_t *tsc);
-/* The query decoder under the walk: pt_qry_get_offset and pt_qry_time on it are
- * tc_pt_walk_offset and tc_pt_walk_time, a call less for a caller that asks per record. */
+/* The query decoder under the walk, whose offset and time are the walk's. */
 struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w);
 /* The address space the walk reads code of (the caller's CR3, from paging events). */
 void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3);
