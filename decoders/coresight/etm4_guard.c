@@ -1,6 +1,7 @@
 /* Look-ahead for packets that crash OpenCSD 1.3.3's ETMv4 decoder; see etm4_guard.h. */
 #include "decoders/coresight/etm4_guard.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,16 @@ static void seq_error(struct tc_etm4_guard *g)
 	unsync(g);
 }
 
+/* Up to *n of atom element e's atoms, taken off both; true when e has none left. */
+static bool take_atoms(struct elem *e, int64_t *n)
+{
+	uint32_t k = (int64_t)e->n < *n ? e->n : (uint32_t)*n;
+
+	e->n -= k;
+	*n -= k;
+	return !e->n;
+}
+
 /* Commit n P0 elements from the oldest; 0, or -1 when the decoder resets (or a hazard). */
 static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 {
@@ -164,15 +175,10 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 		}
 		e = &g->e[g->lo];
 		switch (e->kind) {
-		case K_ATOM: {
-			uint32_t k = (int64_t)e->n < n ? e->n : (uint32_t)n;
-
-			e->n -= k;
-			n -= k;
-			if (!e->n)
+		case K_ATOM:
+			if (take_atoms(e, &n))
 				g->lo++;
 			break;
-		}
 		case K_EXCEP:
 		case K_Q_NOADDR: {
 			size_t next = g->lo + 1;
@@ -224,15 +230,10 @@ static void x_cancel(struct tc_etm4_guard *g, int64_t n)
 		struct elem *e = &g->e[i - 1];
 
 		switch (e->kind) {
-		case K_ATOM: {
-			uint32_t k = (int64_t)e->n < n ? e->n : (uint32_t)n;
-
-			e->n -= k;
-			n -= k;
-			if (!e->n)
+		case K_ATOM:
+			if (take_atoms(e, &n))
 				i--;
 			break;
-		}
 		case K_EXCEP:
 		case K_Q_NOADDR:
 		case K_P0:
