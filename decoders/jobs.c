@@ -16,6 +16,7 @@
 struct chunk {
 	struct chunk *next;
 	size_t len, cap, rd;
+	size_t extra;		/* bytes held elsewhere until it is read (tc_jobs_charge) */
 	unsigned char data[];
 };
 
@@ -123,7 +124,7 @@ static void publish(struct tc_jobs_out *o)
 		l->first = c;
 	l->last = c;
 	l->nfirst++;
-	j->held += c->cap;	/* what it costs */
+	j->held += c->cap + c->extra;	/* what it costs */
 	/* the caller waiting for this lane wakes for a few chunks at once (or the task's
 	 * end, run_task): one wake-up per WAKE_CHUNKS, not per chunk */
 	if (j->wanted == (long)o->lane && l->nfirst >= WAKE_CHUNKS)
@@ -142,7 +143,7 @@ static void publish(struct tc_jobs_out *o)
 		j->pool = o->cur->next;
 		j->npool--;
 		o->cur->next = NULL;
-		o->cur->len = o->cur->rd = 0;
+		o->cur->len = o->cur->rd = o->cur->extra = 0;
 	}
 	pthread_mutex_unlock(&j->mu);
 }
@@ -174,7 +175,7 @@ void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 			return NULL;
 		}
 		c->next = NULL;
-		c->len = c->rd = 0;
+		c->len = c->rd = c->extra = 0;
 		c->cap = cap;
 		o->cur = c;
 	}
@@ -447,7 +448,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		goto have;
 	pthread_mutex_lock(&j->mu);
 	if (c) {
-		j->held -= c->cap;
+		j->held -= c->cap + c->extra;
 		if (c->cap == CHUNK && j->npool < 64) {
 			c->next = j->pool;
 			j->pool = c;
@@ -530,4 +531,16 @@ bool tc_jobs_failed(struct tc_jobs *j)
 	f = j->failed;
 	pthread_mutex_unlock(&j->mu);
 	return f;
+}
+
+/* Bytes held elsewhere for the items just put (a lane's formatted output, handed over by
+ * reference) count in the budget until those items are read; past an eighth of the budget
+ * the chunk is published at once, so that the budget is checked. */
+void tc_jobs_charge(struct tc_jobs_out *o, size_t bytes)
+{
+	if (!o->cur)
+		return;
+	o->cur->extra += bytes;
+	if (o->cur->extra >= o->j->budget / 8)
+		publish(o);
 }

@@ -65,6 +65,10 @@ uint32_t tc_jobs_tag(const void *item);
 const void *tc_jobs_get_rec(const void *item, size_t len, struct tc_rec *prev,
 			    size_t *extra_len);
 
+/* From a running task: bytes held elsewhere for the items it just put (its own memory,
+ * referred to by them) count in the budget until the caller has read those items. */
+void tc_jobs_charge(struct tc_jobs_out *o, size_t bytes);
+
 /* From a running task that holds a lock the caller's thread may need: never wait for the
  * budget (what the task puts must then be bounded some other way). */
 void tc_jobs_out_nowait(struct tc_jobs_out *o);

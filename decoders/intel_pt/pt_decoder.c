@@ -44,6 +44,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							       .branches = o->branches,
 							       .reference = o->reference,
 							       .jobs = o->jobs,
+							       .writer = o->writer,
 							       .emit = o->emit,
 							       .ctx = o->ctx },
 				 e);

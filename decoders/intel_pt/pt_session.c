@@ -68,6 +68,11 @@ struct queue {
 	bool wctx_im;
 	int wctx_pid;
 	size_t wctx_sb;
+	/* s->lw: the queue's records formatted here, handed over every TAKE_RECS of them */
+	void *w;
+	bool wfail;		/* its writer could not be opened (out of memory) */
+	unsigned nw;		/* records written since the last take */
+	uint64_t woff;		/* the offset of the last record written */
 	/* apart (no cache line shared with the decoding thread's fields): what the records
 	 * being emitted see (symbols, analyses) follows the records in the caller's thread */
 	char pad0[64];
@@ -119,6 +124,7 @@ struct tc_pt_session {
 	int epid;
 	const struct tc_perf_data *pd;	/* at decode time: the input, to let go of trace */
 	struct tc_jobs *par;	/* --jobs: queues decode in worker threads */
+	const struct tc_jobs_writer *lw;	/* o.writer when usable: formatted on the lanes */
 };
 
 struct tc_pt_session *tc_pt_session_new(const struct tc_pt_session_opts *o, struct tc_err *e)
@@ -721,7 +727,15 @@ static void close_queue(struct tc_pt_session *s, struct queue *q)
 			return;
 		q->ended = true;
 		add_flow_stats(s, &q->fst);
-		add_missing(s, (const char *const *)q->omiss, q->nomiss);
+		if (s->lw) {
+			/* its last bytes are put: the lane is done with its images */
+			if (q->w)
+				s->lw->close(q->w);
+			q->w = NULL;
+			add_missing_lines(s, q->im);
+		} else {
+			add_missing(s, (const char *const *)q->omiss, q->nomiss);
+		}
 		return;
 	}
 	if (!q->d)
@@ -810,7 +824,8 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
  * tc_pt_flow_run): the worker runs in the smallest steps (until the time it resumes at),
  * and the caller's thread replays the time heap over the marks, so the queues' records
  * interleave as with one thread. */
-enum item_kind { IT_REC, IT_CTX, IT_NOTE, IT_BEGIN, IT_STEP, IT_END, IT_TASK_END };
+enum item_kind { IT_REC, IT_CTX, IT_NOTE, IT_BEGIN, IT_STEP, IT_END, IT_TASK_END, IT_BYTES,
+		 IT_NACC };
 
 #define IT_KIND 0xffu
 #define IT_QUIET (1u << 8)	/* ADDR_NACC to count, not to emit */
@@ -872,14 +887,113 @@ static void put_notes(struct queue *q)
 	}
 }
 
+static void lane_take(struct queue *q);
+
 static void put_mark(struct queue *q, enum item_kind kind, int ret)
 {
 	struct mark m = { kind, ret, kind == IT_BEGIN || kind == IT_STEP ? resumes_at(q) : 0 };
 
-	put_notes(q);
-	put_ctx(q);
+	if (q->s->lw) {
+		lane_take(q);	/* the bytes before it */
+	} else {
+		put_notes(q);
+		put_ctx(q);
+	}
 	tc_jobs_put(q->out, &m, sizeof(m));
 	q->wput += sizeof(m);
+}
+
+/* ---- --jobs with the command's writer on the lanes (s->lw) ----
+ * Each queue's records are formatted in its decoding thread, as the caller's thread would
+ * format them with one thread: symbols from the queue's address spaces and thread as they
+ * are when the record is made (tc_pt_session_symbolize's answer), images found missing in
+ * the same address spaces, so in the same order. The bytes go to the caller's thread by
+ * reference (IT_BYTES), taken before every mark and every TAKE_RECS records, and count in
+ * the lanes' budget until read; a stop without code tells the caller's thread what to
+ * count (IT_NACC), in order. */
+#define TAKE_RECS 64
+
+struct bytes_item {
+	uint32_t kind;		/* IT_BYTES */
+	uint32_t pad;
+	const char *bytes;
+	size_t n;
+	void *block;
+	uint64_t offset;
+};
+
+/* The writer's symbols: tc_pt_session_symbolize's answer for the queue at work. A record's
+ * pid is the queue's thread's or -1 (pt_flow takes it from thread_cb), except one the flow
+ * restored when falling back to libipt's decoder (the walk runs on one queue, or without
+ * time, where nothing else changes it): that one's own address space. */
+static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
+{
+	struct queue *q = ctx;
+	struct tc_images *im = images(q);
+
+	if (!im)
+		return -1;
+	return tc_images_symbol(im, pid < 0 ? q->pid : pid, addr, sym);
+}
+
+/* The bytes formatted since the last take, to the caller's thread. */
+static void lane_take(struct queue *q)
+{
+	const struct tc_jobs_writer *lw = q->s->lw;
+	struct bytes_item b = { .kind = IT_BYTES };
+
+	q->nw = 0;
+	if (!q->w)
+		return;
+	b.n = lw->take(q->w, &b.bytes, &b.block);
+	if (!b.n && !b.block)
+		return;
+	b.offset = q->woff;
+	if (tc_jobs_put(q->out, &b, sizeof(b)))
+		return;		/* lost: tc_jobs_failed says so */
+	tc_jobs_charge(q->out, b.n);
+	q->wput += b.n;
+}
+
+/* emit_cb in the decoding thread with s->lw: what emit_rare and the caller's emit do. */
+static void lane_emit(struct queue *q, const struct tc_rec *r)
+{
+	struct tc_pt_session *s = q->s;
+
+	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;
+	if (r->type == TC_REC_ADDR_NACC) {
+		struct tc_images_sym sym;
+		const char *dso = NULL;
+		size_t dl = 0;
+		uint32_t tag = IT_NACC | (r->value ? IT_QUIET : 0);
+		uint8_t *p;
+
+		if (images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso) {
+			dso = sym.dso;
+			dl = strlen(dso) + 1;
+			tag |= IT_FOUND;
+		}
+		if ((p = tc_jobs_alloc(q->out, 4 + dl))) {
+			memcpy(p, &tag, 4);
+			if (dl)
+				memcpy(p + 4, dso, dl);
+		}
+		if (r->value)
+			return;	/* a branch target without code, not a stop */
+	}
+	if (!q->w) {
+		if (q->wfail)
+			return;
+		if (!(q->w = s->lw->open(s->lw->ctx, lane_sym, q, &q->space))) {
+			q->wfail = true;
+			return;
+		}
+	}
+	s->lw->write(q->w, r);
+	q->woff = r->offset;
+	if (++q->nw >= TAKE_RECS)
+		lane_take(q);
 }
 
 /* emit_cb in the decoding thread. */
@@ -892,6 +1006,10 @@ static void emit_par(struct queue *q, const struct tc_rec *r)
 	uint32_t tag = IT_REC;
 	void *p;
 
+	if (s->lw) {
+		lane_emit(q, r);
+		return;
+	}
 	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
 		return;		/* first: most records go here */
 	if (r->type == TC_REC_ADDR_NACC) {
@@ -1045,6 +1163,27 @@ static int take_item(struct tc_pt_session *s, struct queue *q, struct mark *m)
 		sync_omiss(q);
 		add_omiss(q, (const char *)p + 4);
 		return IT_NOTE;
+	case IT_BYTES: {
+		struct bytes_item b;
+
+		memcpy(&b, p, sizeof(b));
+		s->lw->put(s->lw->ctx, b.bytes, b.n, b.offset, b.block);
+		return IT_BYTES;
+	}
+	case IT_NACC: {
+		struct missing *ms;
+
+		if (!(tag & IT_FOUND)) {
+			if (!(tag & IT_QUIET))
+				s->st.nomap_unmapped++;
+		} else if ((ms = miss_for(s, (const char *)p + 4))) {
+			if (tag & IT_QUIET)
+				ms->reached++;
+			else
+				ms->stops++;
+		}
+		return IT_NACC;
+	}
 	case IT_END:
 		q->mdone = true;
 		break;
@@ -1063,7 +1202,7 @@ static int next_mark(struct tc_pt_session *s, struct queue *q, struct mark *it)
 	int k;
 
 	while ((k = take_item(s, q, it)) >= 0)
-		if (k != IT_REC && k != IT_CTX && k != IT_NOTE && k != IT_TASK_END)
+		if (k == IT_BEGIN || k == IT_STEP || k == IT_END)
 			return k;
 	return -1;
 }
@@ -1194,7 +1333,11 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
 					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
 		tc_images_free(prime);
-		if (!(s->par = tc_jobs_new(s->o.jobs, s->nq, 0)))
+		/* the lanes formatting their records, this thread has only their bytes to write
+		 * out: --jobs N threads decode (N workers) */
+		if (s->o.writer && s->o.writer->usable(s->o.writer->ctx))
+			s->lw = s->o.writer;
+		if (!(s->par = tc_jobs_new(s->o.jobs + (s->lw != NULL), s->nq, 0)))
 			return nomem(e);
 		tc_jobs_no_help(s->par);	/* a task without time runs a whole buffer */
 		ret = decode_par(s, f, e);
@@ -1208,6 +1351,14 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 				tc_pt_flow_free(q->d);
 				q->d = NULL;
 			}
+			if (s->lw) {
+				if (q->w)	/* not closed: decoding failed */
+					s->lw->close(q->w);
+				q->w = NULL;
+				if (q->wfail && !ret)
+					ret = nomem(e);
+				continue;	/* the records' images were the decoder's */
+			}
 			/* the records' side is what analyses see after */
 			tc_images_free(q->im);
 			q->im = q->oim;
@@ -1215,6 +1366,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 			q->pid = q->opid;
 			q->sb_next = q->osb_next;
 		}
+		s->lw = NULL;
 		s->gen++;
 		return ret;
 	}

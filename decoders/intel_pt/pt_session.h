@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoders/jobs.h"
 #include "decoders/rec.h"
 #include "lib/images/images.h"
 #include "lib/perfdata/perf_data.h"
@@ -27,6 +28,10 @@ struct tc_pt_session_opts {
 	/* Threads (--jobs): above 1, queues decode in parallel, records in the same order.
 	 * The kernel's images must then be unused (lib/images/kernel is shared). */
 	unsigned jobs;
+	/* With jobs, where the records may go to one writer on the decoding threads
+	 * (decoders/jobs.h; NULL: none): used when it is usable and several queues decode,
+	 * each formatting its own records; none is then emitted. */
+	const struct tc_jobs_writer *writer;
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;
