@@ -62,28 +62,15 @@ struct queue {
 	bool wopen, wbegun, wdone, failed;
 	struct tc_pt_flow_stats fst;
 	struct tc_err err;
-	size_t dim_seen;	/* images found missing put as notes */
-	struct tc_rec wprev;	/* the last record put (tc_jobs_put_rec) */
-	bool wctx;		/* the context put: */
-	bool wctx_im;
-	int wctx_pid;
-	size_t wctx_sb;
-	/* s->lw: the queue's records formatted here, handed over every TAKE_RECS of them */
+	/* the queue's records formatted here (s->lw), handed over every TAKE_RECS of them */
 	void *w;
 	bool wfail;		/* its writer could not be opened (out of memory) */
 	unsigned nw;		/* records written since the last take */
 	uint64_t woff;		/* the offset of the last record written */
-	/* apart (no cache line shared with the decoding thread's fields): what the records
-	 * being emitted see (symbols, analyses) follows the records in the caller's thread */
+	/* apart (no cache line shared with the decoding thread's fields): the caller's */
 	char pad0[64];
 	size_t next_buf;	/* decode_by_time, merge_by_time: the buffer to begin next */
 	bool begun;
-	struct tc_images *oim;
-	size_t osb_next;
-	int opid;
-	char **omiss;		/* images found missing, in one thread's order */
-	size_t nomiss, comiss, oim_seen;
-	struct tc_rec oprev;	/* the last record read (tc_jobs_get_rec) */
 	bool ended;
 	bool mdone;		/* the caller's thread has read its end */
 	char pad1[64];
@@ -154,10 +141,6 @@ void tc_pt_session_free(struct tc_pt_session *s)
 				free((void *)s->q[i].bufs[j].data);
 		free(s->q[i].bufs);
 		tc_images_free(s->q[i].im);
-		tc_images_free(s->q[i].oim);
-		for (size_t k = 0; k < s->q[i].nomiss; k++)
-			free(s->q[i].omiss[k]);
-		free(s->q[i].omiss);
 	}
 	for (size_t i = 0; i < s->nsb; i++)
 		free(s->sb[i].filename);
@@ -422,13 +405,14 @@ static int cmp_sw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Side-band record b into address spaces im (q's; rec_side: the records' side's, oim). */
-static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *b, bool rec_side)
+/* Side-band record b into q's address spaces. */
+static void apply_sb(struct queue *q, const struct sb *b)
 {
-	/* the counter is of what records being emitted see: under --jobs the caller's
-	 * copies (oim), not the decoding threads' (told apart without reading q->oim,
-	 * which the caller's thread writes meanwhile) */
-	if (!q->s->par || rec_side)
+	struct tc_images *im = q->im;
+
+	/* the counter is of what records emitted to the caller see: under --jobs the lanes
+	 * format them (their writers follow q->space) and the caller's thread reads it */
+	if (!q->s->par)
 		q->s->gen++;
 	switch (b->type) {
 	case PERF_RECORD_MMAP:
@@ -448,36 +432,25 @@ static void apply_sb_to(struct queue *q, struct tc_images *im, const struct sb *
 	}
 }
 
-static void apply_sb(struct queue *q, const struct sb *b)
-{
-	apply_sb_to(q, q->im, b, false);
-}
-
-/* Address spaces of q in *slot, made now if not yet, with q's side-band up to upto
- * (NULL: out of memory, read as no code). */
-static struct tc_images *made_images(struct queue *q, struct tc_images **slot, size_t upto)
+/* q's address spaces, made now if its decoder has not needed them yet, with q's
+ * side-band up to sb_next (NULL: out of memory, read as no code). */
+static struct tc_images *images(struct queue *q)
 {
 	struct tc_pt_session *s = q->s;
 	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
 				     .kernel = s->o.kernel };
 
-	if (*slot)
-		return *slot;
-	if (!(*slot = tc_images_new(&io)))
+	if (q->im)
+		return q->im;
+	if (!s->par)
+		s->gen++;
+	if (!(q->im = tc_images_new(&io)))
 		return NULL;
 	if (s->f)
-		tc_images_add_build_ids(*slot, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < upto; i++)
-		apply_sb_to(q, *slot, &s->sb[i], slot == &q->oim);
-	return *slot;
-}
-
-/* q's address spaces, made now if its decoder has not needed them yet. */
-static struct tc_images *images(struct queue *q)
-{
-	if (!q->im && !q->s->par)
-		q->s->gen++;
-	return made_images(q, &q->im, q->sb_next);
+		tc_images_add_build_ids(q->im, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < q->sb_next; i++)
+		apply_sb(q, &s->sb[i]);
+	return q->im;
 }
 
 /* Apply address-space side-band up to perf time now (all of it: UINT64_MAX); without
@@ -727,15 +700,11 @@ static void close_queue(struct tc_pt_session *s, struct queue *q)
 			return;
 		q->ended = true;
 		add_flow_stats(s, &q->fst);
-		if (s->lw) {
-			/* its last bytes are put: the lane is done with its images */
-			if (q->w)
-				s->lw->close(q->w);
-			q->w = NULL;
-			add_missing_lines(s, q->im);
-		} else {
-			add_missing(s, (const char *const *)q->omiss, q->nomiss);
-		}
+		/* its last bytes are put: the lane is done with its writer and images */
+		if (q->w)
+			s->lw->close(q->w);
+		q->w = NULL;
+		add_missing_lines(s, q->im);
 		return;
 	}
 	if (!q->d)
@@ -815,30 +784,30 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 	return ret;
 }
 
-/* ---- --jobs: each queue decodes in a worker thread (decoders/jobs.h) ----
- * The queue's decoder, its address spaces and thread (the fields the callbacks use) are
- * the worker's. Each record goes out serialised with what the records' side needs to
- * answer as one thread would: how far the side-band was applied, the queue's pid, whether
- * its images exist; images found missing come as notes, in order. Marks say where one
- * thread's loop would have looked at the queue's time (after tc_pt_flow_begin, after each
- * tc_pt_flow_run): the worker runs in the smallest steps (until the time it resumes at),
- * and the caller's thread replays the time heap over the marks, so the queues' records
- * interleave as with one thread. */
-enum item_kind { IT_REC, IT_CTX, IT_NOTE, IT_BEGIN, IT_STEP, IT_END, IT_TASK_END, IT_BYTES,
-		 IT_NACC };
+/* ---- --jobs: each queue decodes and formats its records in a worker thread ----
+ * (decoders/jobs.h) Used when the command's records go to one writer that can run there
+ * (struct tc_jobs_writer: decode's listing alone): each queue's records are formatted in
+ * its decoding thread as the caller's thread would format them with one thread, symbols
+ * from the queue's address spaces and thread as they are when the record is made
+ * (tc_pt_session_symbolize's answer), images found missing in the same address spaces, so
+ * in the same order. The bytes go to the caller's thread by reference (IT_BYTES), taken
+ * before every mark and every TAKE_RECS records, and count in the lanes' budget until
+ * read; a stop without code tells the caller's thread what to count (IT_NACC), in order.
+ * Marks say where one thread's loop would have looked at the queue's time (after
+ * tc_pt_flow_begin, after each tc_pt_flow_run): the worker runs in the smallest steps
+ * (until the time it resumes at), and the caller's thread replays the time heap over the
+ * marks, writing the bytes out as it passes them, so the queues' records interleave as
+ * with one thread.
+ *
+ * Records that must come to the caller's thread (analyses, filters, -F, events) decode
+ * in it: handing them over serialised (as before) cost more than it saved, twice the CPU
+ * of one thread and never faster on two cores (report -j of a 4-queue trace: 0.42 s CPU
+ * with one thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4). */
+enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC };
 
 #define IT_KIND 0xffu
-#define IT_QUIET (1u << 8)	/* ADDR_NACC to count, not to emit */
+#define IT_QUIET (1u << 8)	/* ADDR_NACC to count, not a stop */
 #define IT_FOUND (1u << 9)	/* ADDR_NACC in an image: its dso follows */
-
-/* The context records are read in: put when it changed since the last item put. */
-struct ctx_item {
-	uint32_t kind;
-	int32_t pid;
-	uint32_t has_im;
-	uint32_t pad;
-	uint64_t sb_next;
-};
 
 /* BEGIN, STEP, END, TASK_END */
 struct mark {
@@ -848,70 +817,7 @@ struct mark {
 };
 
 #define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
-#define REC_BYTES 48		/* a record's bytes, about (TASK_BYTES counts in them) */
-
-/* Before any item: the context, if it changed. */
-static void put_ctx(struct queue *q)
-{
-	struct ctx_item c;
-
-	if (q->wctx && q->wctx_pid == q->pid && q->wctx_im == (q->im != NULL) &&
-	    q->wctx_sb == q->sb_next)
-		return;
-	q->wctx = true;
-	q->wctx_pid = q->pid;
-	q->wctx_im = q->im != NULL;
-	q->wctx_sb = q->sb_next;
-	c = (struct ctx_item){ IT_CTX, q->pid, q->wctx_im, 0, q->sb_next };
-	tc_jobs_put(q->out, &c, sizeof(c));
-	q->wput += sizeof(c);
-}
-
-/* Images the decoding thread found missing since last time, as notes. */
-static void put_notes(struct queue *q)
-{
-	const char *const *lines;
-	size_t n = q->im ? tc_images_missing(q->im, &lines) : 0;
-
-	for (; q->dim_seen < n; q->dim_seen++) {
-		size_t len = strlen(lines[q->dim_seen]) + 1;
-		uint32_t kind = IT_NOTE;
-		uint8_t *p;
-
-		put_ctx(q);
-		if (!(p = tc_jobs_alloc(q->out, 4 + len)))
-			continue;
-		memcpy(p, &kind, 4);
-		memcpy(p + 4, lines[q->dim_seen], len);
-		q->wput += 4 + len;
-	}
-}
-
-static void lane_take(struct queue *q);
-
-static void put_mark(struct queue *q, enum item_kind kind, int ret)
-{
-	struct mark m = { kind, ret, kind == IT_BEGIN || kind == IT_STEP ? resumes_at(q) : 0 };
-
-	if (q->s->lw) {
-		lane_take(q);	/* the bytes before it */
-	} else {
-		put_notes(q);
-		put_ctx(q);
-	}
-	tc_jobs_put(q->out, &m, sizeof(m));
-	q->wput += sizeof(m);
-}
-
-/* ---- --jobs with the command's writer on the lanes (s->lw) ----
- * Each queue's records are formatted in its decoding thread, as the caller's thread would
- * format them with one thread: symbols from the queue's address spaces and thread as they
- * are when the record is made (tc_pt_session_symbolize's answer), images found missing in
- * the same address spaces, so in the same order. The bytes go to the caller's thread by
- * reference (IT_BYTES), taken before every mark and every TAKE_RECS records, and count in
- * the lanes' budget until read; a stop without code tells the caller's thread what to
- * count (IT_NACC), in order. */
-#define TAKE_RECS 64
+#define TAKE_RECS 64		/* records formatted between takes: fewer than a block holds */
 
 struct bytes_item {
 	uint32_t kind;		/* IT_BYTES */
@@ -921,20 +827,6 @@ struct bytes_item {
 	void *block;
 	uint64_t offset;
 };
-
-/* The writer's symbols: tc_pt_session_symbolize's answer for the queue at work. A record's
- * pid is the queue's thread's or -1 (pt_flow takes it from thread_cb), except one the flow
- * restored when falling back to libipt's decoder (the walk runs on one queue, or without
- * time, where nothing else changes it): that one's own address space. */
-static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
-{
-	struct queue *q = ctx;
-	struct tc_images *im = images(q);
-
-	if (!im)
-		return -1;
-	return tc_images_symbol(im, pid < 0 ? q->pid : pid, addr, sym);
-}
 
 /* The bytes formatted since the last take, to the caller's thread. */
 static void lane_take(struct queue *q)
@@ -955,8 +847,32 @@ static void lane_take(struct queue *q)
 	q->wput += b.n;
 }
 
-/* emit_cb in the decoding thread with s->lw: what emit_rare and the caller's emit do. */
-static void lane_emit(struct queue *q, const struct tc_rec *r)
+static void put_mark(struct queue *q, enum item_kind kind, int ret)
+{
+	struct mark m = { kind, ret, kind == IT_BEGIN || kind == IT_STEP ? resumes_at(q) : 0 };
+
+	/* the bytes before it (after the end none: the writer is the caller's then) */
+	if (kind != IT_TASK_END || !q->wdone)
+		lane_take(q);
+	tc_jobs_put(q->out, &m, sizeof(m));
+}
+
+/* The writer's symbols: tc_pt_session_symbolize's answer for the queue at work. A record's
+ * pid is the queue's thread's or -1 (pt_flow takes it from thread_cb), except one the flow
+ * restored when falling back to libipt's decoder (the walk runs without time here, where
+ * thread_cb leaves the pid as it is): that one's own address space. */
+static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
+{
+	struct queue *q = ctx;
+	struct tc_images *im = images(q);
+
+	if (!im)
+		return -1;
+	return tc_images_symbol(im, pid < 0 ? q->pid : pid, addr, sym);
+}
+
+/* emit_cb in the decoding thread: what emit_rare and the command's writer do. */
+static void emit_par(struct queue *q, const struct tc_rec *r)
 {
 	struct tc_pt_session *s = q->s;
 
@@ -980,7 +896,7 @@ static void lane_emit(struct queue *q, const struct tc_rec *r)
 				memcpy(p + 4, dso, dl);
 		}
 		if (r->value)
-			return;	/* a branch target without code, not a stop */
+			return;	/* a branch target without code, not a stop (pt_flow.h) */
 	}
 	if (!q->w) {
 		if (q->wfail)
@@ -994,38 +910,6 @@ static void lane_emit(struct queue *q, const struct tc_rec *r)
 	q->woff = r->offset;
 	if (++q->nw >= TAKE_RECS)
 		lane_take(q);
-}
-
-/* emit_cb in the decoding thread. */
-static void emit_par(struct queue *q, const struct tc_rec *r)
-{
-	struct tc_pt_session *s = q->s;
-	struct tc_images_sym sym;
-	const char *dso = NULL;
-	size_t dl = 0;
-	uint32_t tag = IT_REC;
-	void *p;
-
-	if (s->lw) {
-		lane_emit(q, r);
-		return;
-	}
-	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
-		return;		/* first: most records go here */
-	if (r->type == TC_REC_ADDR_NACC) {
-		if (images(q) && !tc_images_symbol(q->im, q->pid, r->start, &sym) && sym.dso) {
-			dso = sym.dso;
-			dl = strlen(dso) + 1;
-			tag |= IT_FOUND;
-		}
-		if (r->value)
-			tag |= IT_QUIET;
-	}
-	put_notes(q);
-	put_ctx(q);
-	if ((p = tc_jobs_put_rec(q->out, &q->wprev, r, tag, dl)) && dl)
-		memcpy(p, dso, dl);
-	q->wput += REC_BYTES + dl;
 }
 
 /* A task: the queue's decoding from where the last one stopped, until its output passes
@@ -1087,82 +971,18 @@ static int submit(struct tc_pt_session *s, struct queue *q)
 	return tc_jobs_submit(s->par, (size_t)(q - s->q), run_task, NULL, q);
 }
 
-/* The records' side of q: its own address spaces, made and advanced as the decoding
- * thread's were when the item was put. */
-static struct tc_images *oimages(struct queue *q)
-{
-	return made_images(q, &q->oim, q->osb_next);
-}
-
-static void add_omiss(struct queue *q, const char *line)
-{
-	for (size_t i = 0; i < q->nomiss; i++)
-		if (!strcmp(q->omiss[i], line))
-			return;
-	if (tc_grow((void **)&q->omiss, &q->comiss, q->nomiss + 1, sizeof(*q->omiss)))
-		return;
-	if ((q->omiss[q->nomiss] = strdup(line)))
-		q->nomiss++;
-}
-
-/* The records' side's images found missing since last time (its own lookups). */
-static void sync_omiss(struct queue *q)
-{
-	const char *const *lines;
-	size_t n = q->oim ? tc_images_missing(q->oim, &lines) : 0;
-
-	for (; q->oim_seen < n; q->oim_seen++)
-		add_omiss(q, lines[q->oim_seen]);
-}
-
 /* One item of q in the caller's thread: its context applied, a record emitted, a mark
  * read into *m. Returns its kind, -1 when the queue has nothing more submitted. */
 static int take_item(struct tc_pt_session *s, struct queue *q, struct mark *m)
 {
 	const void *p;
-	const char *dso;
-	size_t len, dl;
+	size_t len;
 	uint32_t tag;
-	struct ctx_item c;
 
 	if (tc_jobs_next(s->par, (size_t)(q - s->q), &p, &len) != 1)
 		return -1;
 	tag = tc_jobs_tag(p);
 	switch (tag & IT_KIND) {
-	case IT_REC:
-		dso = tc_jobs_get_rec(p, len, &q->oprev, &dl);
-		if (q->oprev.type == TC_REC_ADDR_NACC) {
-			struct missing *ms;
-
-			if (!(tag & IT_FOUND)) {
-				if (!q->oprev.value)
-					s->st.nomap_unmapped++;
-			} else if ((ms = miss_for(s, dso))) {
-				if (q->oprev.value)
-					ms->reached++;
-				else
-					ms->stops++;
-			}
-		}
-		if (!(tag & IT_QUIET)) {
-			note_emitter(s, q, q->opid);
-			s->o.emit(s->o.ctx, &q->oprev);
-		}
-		sync_omiss(q);
-		return IT_REC;
-	case IT_CTX:
-		memcpy(&c, p, sizeof(c));
-		if (c.has_im)
-			oimages(q);
-		for (; q->osb_next < c.sb_next && q->osb_next < s->nsb; q->osb_next++)
-			if (q->oim)
-				apply_sb_to(q, q->oim, &s->sb[q->osb_next], true);
-		q->opid = c.pid;
-		return IT_CTX;
-	case IT_NOTE:
-		sync_omiss(q);
-		add_omiss(q, (const char *)p + 4);
-		return IT_NOTE;
 	case IT_BYTES: {
 		struct bytes_item b;
 
@@ -1317,10 +1137,10 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	if (s->nsw)
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
-	/* One queue has no other to decode beside it: handing its records to this thread
-	 * through a lane only adds work (twice the CPU of one thread on a 52 MB trace, as
-	 * slow in wall time), so it decodes here. */
-	if (s->o.jobs > 1 && s->nq > 1) {
+	/* Several queues whose records the lanes can format (see "--jobs" above); one queue
+	 * has no other to decode beside it and decodes here (through a lane it cost twice
+	 * the CPU of one thread on a 52 MB trace, as slow in wall time). */
+	if (s->o.jobs > 1 && s->nq > 1 && s->o.writer && s->o.writer->usable(s->o.writer->ctx)) {
 		/* The side-band once here first: the kernel's images (one object for every
 		 * address space) take the recording's reference now, so that the workers'
 		 * address spaces, given the same, only read it. */
@@ -1333,14 +1153,15 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
 					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
 		tc_images_free(prime);
-		/* the lanes formatting their records, this thread has only their bytes to write
-		 * out: --jobs N threads decode (N workers) */
-		if (s->o.writer && s->o.writer->usable(s->o.writer->ctx))
-			s->lw = s->o.writer;
-		if (!(s->par = tc_jobs_new(s->o.jobs + (s->lw != NULL), s->nq, 0)))
+		/* this thread has only the lanes' bytes to write out: --jobs N threads decode
+		 * and format (N workers) */
+		s->lw = s->o.writer;
+		if (!(s->par = tc_jobs_new(s->o.jobs + 1, s->nq, 0)))
 			return nomem(e);
 		tc_jobs_no_help(s->par);	/* a task without time runs a whole buffer */
 		ret = decode_par(s, f, e);
+		if (!ret && tc_jobs_failed(s->par))
+			ret = nomem(e);	/* an item lost */
 		tc_jobs_free(s->par);	/* the workers are done: the fields are the caller's */
 		s->par = NULL;
 		s->cur = NULL;
@@ -1351,20 +1172,11 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 				tc_pt_flow_free(q->d);
 				q->d = NULL;
 			}
-			if (s->lw) {
-				if (q->w)	/* not closed: decoding failed */
-					s->lw->close(q->w);
-				q->w = NULL;
-				if (q->wfail && !ret)
-					ret = nomem(e);
-				continue;	/* the records' images were the decoder's */
-			}
-			/* the records' side is what analyses see after */
-			tc_images_free(q->im);
-			q->im = q->oim;
-			q->oim = NULL;
-			q->pid = q->opid;
-			q->sb_next = q->osb_next;
+			if (q->w)	/* not closed: decoding failed */
+				s->lw->close(q->w);
+			q->w = NULL;
+			if (q->wfail && !ret)
+				ret = nomem(e);
 		}
 		s->lw = NULL;
 		s->gen++;
@@ -1381,10 +1193,10 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	return ret;
 }
 
-/* Queue i's address spaces as the records being emitted see them. */
+/* Queue i's address spaces. */
 static struct tc_images *qim(const struct tc_pt_session *s, size_t i)
 {
-	return s->par ? s->q[i].oim : s->q[i].im;
+	return s->q[i].im;
 }
 
 int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
@@ -1392,8 +1204,6 @@ int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_
 	struct tc_pt_session *s = ctx;
 	struct tc_images *im;
 
-	if (s->par && s->cur && (pid < 0 || pid == s->cur->opid))
-		return oimages(s->cur) ? tc_images_symbol(s->cur->oim, s->cur->opid, addr, sym) : -1;
 	if (s->cur && (pid < 0 || pid == s->cur->pid))
 		return images(s->cur) ? tc_images_symbol(s->cur->im, s->cur->pid, addr, sym) : -1;
 	im = pid >= 0 ? tc_pt_session_images_at(s, pid, addr) : NULL;

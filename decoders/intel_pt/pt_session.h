@@ -25,13 +25,13 @@ struct tc_pt_session_opts {
 	struct tc_kernel *kernel;	/* kernel images (lib/images/kernel.h), or NULL */
 	bool branches;			/* TC_REC_BRANCH records instead of TC_REC_RANGE */
 	bool reference;			/* libipt's decoder without caches (pt_flow.h) */
-	/* Threads (--jobs): above 1, queues decode in parallel, records in the same order.
-	 * The kernel's images must then be unused (lib/images/kernel is shared). */
+	/* Threads (--jobs): above 1, with several queues and a usable writer, the queues
+	 * decode in parallel, each formatting its records with the writer (decoders/jobs.h),
+	 * and none is emitted; the bytes come out in the one-thread order. Otherwise the
+	 * records come to emit from one thread, whatever the number. The kernel's images
+	 * must be unused with jobs (lib/images/kernel is shared). */
 	unsigned jobs;
-	/* With jobs, where the records may go to one writer on the decoding threads
-	 * (decoders/jobs.h; NULL: none): used when it is usable and several queues decode,
-	 * each formatting its own records; none is then emitted. */
-	const struct tc_jobs_writer *writer;
+	const struct tc_jobs_writer *writer;	/* NULL: none */
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	void *ctx;
