@@ -802,7 +802,25 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
  * Records that must come to the caller's thread (analyses, filters, -F, events) decode
  * in it: handing them over serialised (as before) cost more than it saved, twice the CPU
  * of one thread and never faster on two cores (report -j of a 4-queue trace: 0.42 s CPU
- * with one thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4). */
+ * with one thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4).
+ *
+ * A queue is not split at its PSBs: what one thread carries across a PSB is more than the
+ * PSB+ restores, and a segment decoded from its PSB alone would not be byte-identical:
+ * - the model of libipt's block cache (pt_walk.c's marks, and the block decoder's own
+ *   cache under --decoder=reference or with time): where a block ends early depends on
+ *   every instruction decoded before, in order, and a block boundary decides when the
+ *   query decoder reads ahead, so record offsets after the cut depend on the decode
+ *   before it;
+ * - a fall-back to libipt's decoder (pt_flow.c fall_back) redoes the buffer from its
+ *   start, and the rest of the buffer is then the block decoder's: a later segment must
+ *   know whether an earlier one fell back;
+ * - the return stack: our emulated encoder (lib/emulate/pt_enc.c) keeps its stack across
+ *   PSBs, so a compressed return after a PSB may pop a call made before it;
+ * - the range in flight at the cut, the time until the PSB+'s TSC, the thread and the
+ *   status counts (these could be stitched: the range joined, the counts summed).
+ * A segment could be decoded speculatively from a fresh state and checked at the join
+ * (no return-stack underflow, no block-cache answer that the marks before the cut would
+ * change, no fall-back before it), redone in order where a check fails: not built. */
 enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC };
 
 #define IT_KIND 0xffu
