@@ -836,6 +836,7 @@ struct mark {
 
 #define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
 #define TAKE_RECS 64		/* records formatted between takes: fewer than a block holds */
+#define LANE_BUDGET (4u << 20)	/* formatted bytes the lanes hold unread, about */
 
 struct bytes_item {
 	uint32_t kind;		/* IT_BYTES */
@@ -1174,7 +1175,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 		/* this thread has only the lanes' bytes to write out: --jobs N threads decode
 		 * and format (N workers) */
 		s->lw = s->o.writer;
-		if (!(s->par = tc_jobs_new(s->o.jobs + 1, s->nq, 0)))
+		if (!(s->par = tc_jobs_new(s->o.jobs + 1, s->nq, LANE_BUDGET)))
 			return nomem(e);
 		tc_jobs_no_help(s->par);	/* a task without time runs a whole buffer */
 		ret = decode_par(s, f, e);
