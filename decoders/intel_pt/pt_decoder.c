@@ -45,6 +45,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							       .reference = o->reference,
 							       .jobs = o->jobs,
 							       .emit = o->emit,
+							       .emit_ranges = o->emit_ranges,
 							       .ctx = o->ctx },
 				 e);
 	if (!p->s) {

@@ -29,6 +29,9 @@ struct tc_pt_session_opts {
 	unsigned jobs;
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
+	/* Optional: runs of RANGE records instead (decoders/decoder.h emit_ranges; ctx as
+	 * emit's). */
+	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	void *ctx;
 };
 

@@ -416,3 +416,12 @@ int tc_callstack_feed(struct tc_callstack *cs, const struct tc_rec *r)
 	}
 	return 0;
 }
+
+int tc_callstack_feed_ranges(struct tc_callstack *cs, const struct tc_rec *r, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		rc |= tc_callstack_feed(cs, &r[i]);
+	return rc;
+}
