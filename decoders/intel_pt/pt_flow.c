@@ -128,6 +128,7 @@ struct tc_pt_flow {
 	 * no range changes are set once (as rrec's). */
 	struct tc_rec *run;
 	size_t nrun;
+	struct tc_rec *slot;	/* where the next range is made: run + nrun, else &rrec */
 	/* The walk's query decoder offset where its time was last asked (UINT64_MAX: ask):
 	 * its time moves only with packets read, that is with the offset. */
 	uint64_t time_off;
@@ -206,6 +207,7 @@ static inline void end_run(struct tc_pt_flow *d)
 	if (d->nrun) {
 		d->ops.emit_ranges(d->ops.ctx, d->run, d->nrun);
 		d->nrun = 0;
+		d->slot = d->run;
 	}
 }
 
@@ -226,7 +228,7 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 /* Where the next RANGE record is made. */
 static inline struct tc_rec *range_slot(struct tc_pt_flow *d)
 {
-	return d->run ? &d->run[d->nrun] : &d->rrec;
+	return d->slot;
 }
 
 /* The record range_slot gave goes out, as put. */
@@ -239,7 +241,7 @@ static inline void put_range(struct tc_pt_flow *d)
 	}
 	if (!d->run)
 		d->ops.emit(d->ops.ctx, &d->rrec);
-	else if (++d->nrun == RUN_LEN)
+	else if (d->slot++, ++d->nrun == RUN_LEN)
 		end_run(d);
 }
 
@@ -752,6 +754,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 		for (size_t i = 0; i < RUN_LEN; i++)
 			d->run[i] = d->rrec;
 	}
+	d->slot = d->run ? d->run : &d->rrec;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
 	d->x86 = tc_x86_new();
