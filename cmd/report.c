@@ -115,6 +115,11 @@ static void feed_all(void *ctx, const struct tc_rec *r)
 	tc_analysis_feed(*((struct feed *)ctx)->an, r);	/* as feed_one */
 }
 
+static void feed_ranges(void *ctx, const struct tc_rec *r, size_t n)
+{
+	tc_analysis_feed_ranges(*((struct feed *)ctx)->an, r, n);	/* as feed_one */
+}
+
 /* The filter (decoders/rec_filter.h) between the decoder and the analysis. */
 static void feed(void *ctx, const struct tc_rec *r)
 {
@@ -137,6 +142,8 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	/* The analysis needs the session's symbols and the session the analysis to feed: the
 	 * session comes first, feeding whatever *out holds once it runs. */
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
+	if (!filter)	/* runs of ranges straight to the analysis */
+		sa.emit_ranges = feed_ranges;
 	if (!(f.d = d = tc_session_new(&sa, filter ? feed : feed_all, &f)))
 		tc_fatal("out of memory");
 	if (filter) {

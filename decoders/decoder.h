@@ -38,6 +38,12 @@ struct tc_decoder_opts {
 	 * OpenCSD's packet decoder), the oracle of the fast paths. */
 	bool reference;
 	void (*emit)(void *ctx, const struct tc_rec *r);	/* required */
+	/* Optional (ctx as emit's): RANGE records in runs r[0..n), n >= 1, instead of one emit
+	 * each, in their order among the records emit gets. A run is of one queue or trace ID,
+	 * pid, tid and cpu, and in one address space: symbolize, sym, dso and space answer for
+	 * every record of it as they would for each emitted alone. A decoder may ignore it
+	 * (NULL: every record through emit). */
+	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	void *ctx;
 };
 

@@ -251,6 +251,25 @@ static void emit_progress(void *ctx, const struct tc_rec *r)
 	s->emit(s->ctx, r);
 }
 
+/* A run of RANGE records (decoders/decoder.h emit_ranges): progress as emit_progress tells
+ * it, for the same records; tracepoint samples waiting to be interleaved take the records
+ * one by one. */
+static void emit_progress_ranges(void *ctx, const struct tc_rec *r, size_t n)
+{
+	struct tc_session *s = ctx;
+
+	if (s->ev_wait) {
+		for (size_t i = 0; i < n; i++)
+			emit_progress(ctx, &r[i]);
+		return;
+	}
+	if (s->p->at)	/* the records emit_progress would tell: every 256th */
+		for (size_t i = 255 - (s->at_calls & 255); i < n; i += 256)
+			s->p->at(s->p->ctx, r[i].offset);
+	s->at_calls += (unsigned)n;
+	s->o.emit_ranges(s->ctx, r, n);
+}
+
 /* The command's writer on the decoding threads, where nothing waits to be interleaved
  * with the records: tracepoint samples go among them by time, in the caller's thread. */
 static bool writer_usable(void *ctx)
@@ -298,6 +317,7 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 				     .writer = s->o.writer ? &s->writer : NULL,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,
+				     .emit_ranges = s->o.emit_ranges ? emit_progress_ranges : NULL,
 				     .ctx = s };
 
 	if (s->o.writer) {

@@ -33,6 +33,9 @@ struct tc_session_opts {
 	 * without tracepoint samples to interleave), emit gets no record. */
 	const struct tc_jobs_writer *writer;
 	bool reference;			/* --decoder=reference (decoders/decoder.h) */
+	/* Optional: runs of RANGE records (decoders/decoder.h emit_ranges; ctx: emit's), where
+	 * the decoder makes them; the records around a run still go to emit, in order. */
+	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	bool any_id;			/* want_id was given (--id) */
 	bool want_id[128];
 	/* decode --show-events: every record of a perf.data goes here, in file order, and

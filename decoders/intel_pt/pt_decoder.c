@@ -46,6 +46,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							       .jobs = o->jobs,
 							       .writer = o->writer,
 							       .emit = o->emit,
+							       .emit_ranges = o->emit_ranges,
 							       .ctx = o->ctx },
 				 e);
 	if (!p->s) {

@@ -124,6 +124,11 @@ struct tc_pt_flow {
 
 	/* RANGE records go out from here: the fields no range changes are set once. */
 	struct tc_rec rrec;
+	/* With ops.emit_ranges: the run of RANGE records not yet given, in slots whose fields
+	 * no range changes are set once (as rrec's). */
+	struct tc_rec *run;
+	size_t nrun;
+	struct tc_rec *slot;	/* where the next range is made: run + nrun, else &rrec */
 	/* The walk's query decoder offset where its time was last asked (UINT64_MAX: ask):
 	 * its time moves only with packets read, that is with the offset. */
 	uint64_t time_off;
@@ -196,7 +201,17 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 	return d->file_offset + buf_offset(d, off);
 }
 
-/* Every record goes out here (see suppress). */
+/* The run of ranges goes out (before another record, the thread callback, a return). */
+static inline void end_run(struct tc_pt_flow *d)
+{
+	if (d->nrun) {
+		d->ops.emit_ranges(d->ops.ctx, d->run, d->nrun);
+		d->nrun = 0;
+		d->slot = d->run;
+	}
+}
+
+/* Every record goes out here (see suppress); ranges through range_slot and put_range. */
 static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 {
 	d->emitted++;
@@ -204,7 +219,30 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 		d->suppress--;
 		return;
 	}
+	end_run(d);
 	d->ops.emit(d->ops.ctx, r);
+}
+
+#define RUN_LEN 128	/* ranges per run at most */
+
+/* Where the next RANGE record is made. */
+static inline struct tc_rec *range_slot(struct tc_pt_flow *d)
+{
+	return d->slot;
+}
+
+/* The record range_slot gave goes out, as put. */
+static inline void put_range(struct tc_pt_flow *d)
+{
+	d->emitted++;
+	if (d->suppress) {
+		d->suppress--;
+		return;
+	}
+	if (!d->run)
+		d->ops.emit(d->ops.ctx, &d->rrec);
+	else if (d->slot++, ++d->nrun == RUN_LEN)
+		end_run(d);
 }
 
 /* Field by field: a compound literal zeroes the whole record first (rep stos), which was
@@ -261,6 +299,7 @@ static void check_space(struct tc_pt_flow *d)
 
 static void ask_thread(struct tc_pt_flow *d)
 {
+	end_run(d);	/* its records are of the thread and address space before */
 	if (d->ops.thread)
 		d->ops.thread(d->ops.ctx, d->cpu, d->cr3, &d->time, &d->pid, &d->tid);
 	check_space(d);
@@ -388,7 +427,7 @@ static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
 	if (!wanted(d, TC_REC_RANGE))
 		return;
 	/* new_rec's fields, less those every range has alike (set in tc_pt_flow_new) */
-	r = &d->rrec;
+	r = range_slot(d);
 	r->cpu = d->cpu;
 	r->pid = d->pid;
 	r->tid = d->tid;
@@ -404,7 +443,7 @@ static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
 		       (uint8_t)(d->r_end - d->last_ip) : 0;
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
 	r->last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
-	put(d, r);
+	put_range(d);
 }
 
 /* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
@@ -706,6 +745,16 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->time_off = UINT64_MAX;
 	d->rrec = new_rec(d, TC_REC_RANGE);
 	d->rrec.last = 'E';
+	if (ops->emit_ranges) {
+		if (!(d->run = malloc(RUN_LEN * sizeof(*d->run)))) {
+			tc_err_set(e, ENOMEM, "out of memory");
+			tc_pt_flow_free(d);
+			return NULL;
+		}
+		for (size_t i = 0; i < RUN_LEN; i++)
+			d->run[i] = d->rrec;
+	}
+	d->slot = d->run ? d->run : &d->rrec;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = pt_iscache_alloc("tracectl");
 	d->x86 = tc_x86_new();
@@ -732,6 +781,7 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	if (d->iscache)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
+	free(d->run);
 	tc_x86_free(d->x86);
 	free(d);
 }
@@ -1433,6 +1483,7 @@ static int fall_back(struct tc_pt_flow *d)
 {
 	struct tc_err e;
 
+	end_run(d);	/* the walk's records, in the context they were made in */
 	d->walk_off = true;
 	d->suppress = d->emitted;
 	/* libipt's block caches as the reference's would be at the buffer's start */
@@ -1519,7 +1570,7 @@ int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint6
 	return begin(d, buf, len, file_offset, true, e);
 }
 
-int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
+static int run(struct tc_pt_flow *d, uint64_t until)
 {
 	uint64_t off, at;
 	enum pt_exec_mode mode;
@@ -1581,6 +1632,14 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 	}
 	free_decoders(d);
 	return 0;
+}
+
+int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
+{
+	int ret = run(d, until);
+
+	end_run(d);	/* the caller goes on with what the records did (another queue) */
+	return ret;
 }
 
 bool tc_pt_flow_next_time(const struct tc_pt_flow *d, uint64_t *t)

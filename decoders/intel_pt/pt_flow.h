@@ -45,6 +45,10 @@ struct tc_pt_flow_ops {
 		       size_t len);
 	/* Gets every record; r and its strings are valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
+	/* Optional: RANGE records in runs r[0..n) instead of one emit each, in their order
+	 * among emit's records. A run ends before any other record, before the thread callback
+	 * (so a run is of one pid, tid and address space) and when tc_pt_flow_run returns. */
+	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	/* Optional: which thread runs on cpu at this time (and cr3)? Called at each sync, PIP
 	 * (CR3 change) and time change; *pid / *tid start as the current values (-1 unknown). */
 	void (*thread)(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,

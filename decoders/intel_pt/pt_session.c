@@ -612,6 +612,23 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 	}
 }
 
+/* A run of RANGE records from q's flow (pt_flow.h emit_ranges): one queue, pid and address
+ * space, as emit_cb would pass them one by one. */
+static void emit_ranges_cb(void *ctx, const struct tc_rec *r, size_t n)
+{
+	struct queue *q = ctx;
+	struct tc_pt_session *s = q->s;
+
+	if (s->par || s->o.branches) {	/* --jobs; ranges made for the reference only */
+		for (size_t i = 0; i < n; i++)
+			emit_cb(ctx, &r[i]);
+		return;
+	}
+	tc_perf_data_behind(s->pd, &q->behind, r[n - 1].offset);
+	note_emitter(s, q, q->pid);
+	s->o.emit_ranges(s->o.ctx, r, n);
+}
+
 static void add_missing(struct tc_pt_session *s, const char *const *lines, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -651,7 +668,8 @@ static bool by_time(const struct tc_pt_session *s)
 static int open_queue(struct tc_pt_session *s, struct queue *q,
 		      const struct tc_perf_data_features *f, struct tc_err *e)
 {
-	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb, .thread = thread_cb,
+	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb,
+		.emit_ranges = s->o.emit_ranges ? emit_ranges_cb : NULL, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
 		.ticks = by_time(s), .reference = s->o.reference };

@@ -34,6 +34,9 @@ struct tc_pt_session_opts {
 	const struct tc_jobs_writer *writer;	/* NULL: none */
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
+	/* Optional: runs of RANGE records instead (decoders/decoder.h emit_ranges; ctx as
+	 * emit's). */
+	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	void *ctx;
 };
 

@@ -98,9 +98,9 @@ struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o)
 	return a;
 }
 
-int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r)
+/* The cache reads the number only when it moved (or is not known yet). */
+static inline void check_space(struct tc_analysis *a)
 {
-	/* the cache reads the number only when it moved (or is not known yet) */
 	if (a->cache && (!a->space || *a->space != a->space_seen)) {
 		tc_symcache_refresh(a->cache);
 		if (!a->space)
@@ -108,7 +108,22 @@ int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r)
 		if (a->space)
 			a->space_seen = *a->space;
 	}
+}
+
+int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r)
+{
+	check_space(a);
 	if (tc_callstack_feed(a->cs, r)) {
+		a->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+int tc_analysis_feed_ranges(struct tc_analysis *a, const struct tc_rec *r, size_t n)
+{
+	check_space(a);	/* once: one address space for the run */
+	if (tc_callstack_feed_ranges(a->cs, r, n)) {
 		a->failed = true;
 		return -1;
 	}

@@ -50,6 +50,9 @@ int tc_analysis_format_parse(const char *s, enum tc_analysis_format *f);
 
 struct tc_analysis *tc_analysis_new(const struct tc_analysis_opts *o);	/* NULL on ENOMEM */
 int tc_analysis_feed(struct tc_analysis *a, const struct tc_rec *r);	/* -1 on ENOMEM */
+/* A run of RANGE records r[0..n) in one address space (decoders/decoder.h emit_ranges: the
+ * sym answers hold for all of them), as tc_analysis_feed of each. -1 on ENOMEM. */
+int tc_analysis_feed_ranges(struct tc_analysis *a, const struct tc_rec *r, size_t n);
 /* Write the output. -1 on ENOMEM (now or while feeding) or a write error. */
 int tc_analysis_finish(struct tc_analysis *a);
 const struct tc_callstack_stats *tc_analysis_stats(const struct tc_analysis *a);

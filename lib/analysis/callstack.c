@@ -271,18 +271,15 @@ static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target,
 	return 0;
 }
 
-static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
+/* One range of thread t (r's; t's pid, tid and cpu are r's), to the consumer through cr,
+ * whose pid, tid, cpu, has_ts and ts are set. */
+__attribute__((always_inline)) static inline int
+range_of(struct tc_callstack *cs, struct thread *t, const struct tc_rec *r,
+	 struct tc_callstack_range *cr)
 {
-	struct thread *t = get_thread(cs, r);
-	struct tc_callstack_range cr;
 	bool known;
 	uint64_t f;
 
-	if (!t)
-		return -1;
-	t->pid = r->pid;
-	t->tid = r->tid;
-	t->cpu = r->cpu;
 	t->just_exc_ret = false;
 	f = func_of(cs, r->pid, r->start, &known);
 	if ((t->pending != P_NONE || !t->depth) && resolve(cs, t, r->start, &f))
@@ -294,21 +291,14 @@ static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
 			t->low = t->depth - 1;
 	}
 
-	cr = (struct tc_callstack_range){
-		.rec = r,
-		.pid = r->pid,
-		.tid = r->tid,
-		.cpu = r->cpu,
-		.func = t->func,
-		.kind = t->kind,
-		.depth = t->depth,
-		.kept = t->low < t->depth ? t->low : t->depth,
-		.insns = r->insns,
-		.has_ts = cs->has_ts,
-		.ts = cs->ts,
-		.insns_before = cs->st.insns,
-	};
-	cs->ops.range(cs->ops.ctx, &cr);
+	cr->rec = r;
+	cr->func = t->func;
+	cr->kind = t->kind;
+	cr->depth = t->depth;
+	cr->kept = t->low < t->depth ? t->low : t->depth;
+	cr->insns = r->insns;
+	cr->insns_before = cs->st.insns;
+	cs->ops.range(cs->ops.ctx, cr);
 	t->low = t->depth;
 	cs->st.ranges++;
 	cs->st.insns += r->insns;
@@ -339,6 +329,33 @@ static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
 		break;
 	}
 	return 0;
+}
+
+/* The thread of r, with r's pid, tid and cpu, and cr for its ranges; NULL on ENOMEM. */
+static inline struct thread *range_thread(struct tc_callstack *cs, const struct tc_rec *r,
+					  struct tc_callstack_range *cr)
+{
+	struct thread *t = get_thread(cs, r);
+
+	if (!t)
+		return NULL;
+	t->pid = r->pid;
+	t->tid = r->tid;
+	t->cpu = r->cpu;
+	cr->pid = r->pid;
+	cr->tid = r->tid;
+	cr->cpu = r->cpu;
+	cr->has_ts = cs->has_ts;
+	cr->ts = cs->ts;
+	return t;
+}
+
+static int on_range(struct tc_callstack *cs, const struct tc_rec *r)
+{
+	struct tc_callstack_range cr;
+	struct thread *t = range_thread(cs, r, &cr);
+
+	return t ? range_of(cs, t, r, &cr) : -1;
 }
 
 static int on_exception(struct tc_callstack *cs, const struct tc_rec *r)
@@ -415,4 +432,32 @@ int tc_callstack_feed(struct tc_callstack *cs, const struct tc_rec *r)
 		break;
 	}
 	return 0;
+}
+
+/* A decoder's run has one pid, tid and cpu (decoders/decoder.h emit_ranges): the thread is
+ * found once for the ranges that share them; anything else goes one by one. */
+int tc_callstack_feed_ranges(struct tc_callstack *cs, const struct tc_rec *r, size_t n)
+{
+	struct tc_callstack_range cr;
+	struct thread *t;
+	int rc = 0;
+
+	for (size_t i = 0; i < n;) {
+		const struct tc_rec *first = &r[i];
+
+		if (first->type != TC_REC_RANGE) {
+			rc |= tc_callstack_feed(cs, &r[i++]);
+			continue;
+		}
+		if (!(t = range_thread(cs, first, &cr))) {
+			rc = -1;
+			i++;
+			continue;
+		}
+		do
+			rc |= range_of(cs, t, &r[i], &cr);
+		while (++i < n && r[i].type == TC_REC_RANGE && r[i].pid == first->pid &&
+		       r[i].tid == first->tid && r[i].cpu == first->cpu);
+	}
+	return rc;
 }

@@ -86,6 +86,9 @@ struct tc_callstack;
 struct tc_callstack *tc_callstack_new(const struct tc_callstack_ops *ops);	/* NULL on ENOMEM */
 /* Feed every record in stream order. -1 only on ENOMEM (the record is then ignored). */
 int tc_callstack_feed(struct tc_callstack *cs, const struct tc_rec *r);
+/* Records r[0..n) in order (a run of RANGE records from a decoder, decoders/decoder.h
+ * emit_ranges), as tc_callstack_feed of each. -1 if any failed on ENOMEM. */
+int tc_callstack_feed_ranges(struct tc_callstack *cs, const struct tc_rec *r, size_t n);
 const struct tc_callstack_stats *tc_callstack_stats(const struct tc_callstack *cs);
 void tc_callstack_free(struct tc_callstack *cs);
 

@@ -317,6 +317,26 @@ __attribute__((noinline)) static struct pthr *range_thread(struct tc_profile *p,
 __attribute__((noinline)) static int range_frames(struct tc_profile *p, struct pthr *t,
 						  const struct tc_callstack_range *r)
 {
+	/* most often a call: one frame entered above the frames the thread had */
+	if (!p->filtered && r->kept == t->depth && r->depth == t->depth + 1 &&
+	    t->depth < t->cstack) {
+		size_t fi;
+		struct fn *f = get_fn(p, p->last_th, r->pid, r->func[t->depth], &fi);
+
+		if (!f) {
+			p->failed = p->slow = true;
+			return -1;
+		}
+		t->stack[t->depth++] = (struct pframe){ fi, f->on++ ? UINT64_MAX : t->insns };
+		if (r->kind[r->kept] != TC_FRAME_ROOT)
+			f->calls++;
+		return 0;
+	}
+	/* or a return: frames left, none entered */
+	if (!p->filtered && r->kept == r->depth && r->depth < t->depth) {
+		leave(p, t, r->depth);
+		return 0;
+	}
 	if (enter(p, t, p->last_th, r)) {
 		p->failed = p->slow = true;
 		return -1;

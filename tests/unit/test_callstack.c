@@ -333,3 +333,51 @@ TEST(function_of_a_block_kept_per_space)
 	CHECK_INT(c.asked, 8);
 	tc_callstack_free(cs);
 }
+
+/* r[0..n) through tc_callstack_feed_ranges in pieces of at most chunk records. */
+static struct tc_callstack_stats run_in_runs(struct stream *st, struct log *l, int chunk)
+{
+	struct tc_callstack_ops ops = { .range = on_range, .brk = on_brk, .ctx = l, .sym = st_sym };
+	struct tc_callstack *cs = tc_callstack_new(&ops);
+	struct tc_callstack_stats s;
+
+	*l = (struct log){ .sym = true };
+	for (int i = 0; i < st->n; i += chunk)
+		CHECK_INT(tc_callstack_feed_ranges(cs, &st->r[i],
+						   (size_t)(st->n - i < chunk ? st->n - i : chunk)), 0);
+	s = *tc_callstack_stats(cs);
+	tc_callstack_free(cs);
+	return s;
+}
+
+/* Runs of records (a decoder's emit_ranges) give what the records one by one give: stacks,
+ * kept frames, breaks, statistics; threads and records other than ranges inside a run
+ * included. */
+TEST(runs_of_ranges_are_the_records_one_by_one)
+{
+	struct stream st = { .n = 0 };
+	struct log one, runs;
+	struct tc_callstack_stats s1, s2;
+
+	st_nested(&st, 1);
+	st_range(&st, 2, BAR, BAR + 0x10, TC_INSN_CALL);
+	st_range(&st, 1, MAIN, MAIN + 0x10, TC_INSN_CALL);
+	st_range(&st, 1, FOO, FOO + 0x10, TC_INSN_CALL);
+	st_event(&st, TC_REC_LOST, 1, 1, 0);
+	st_range(&st, 1, BAR, BAR + 0x10, TC_INSN_RET);
+	st_range(&st, 2, BAZ, BAZ + 0x10, TC_INSN_RET);
+	st_range(&st, 1, FOO + 0x10, FOO + 0x14, TC_INSN_OTHER);
+	st_range(&st, 5, BAZ, BAZ + 0x10, TC_INSN_OTHER);	/* tid 5 on cpu 1 too */
+	st_range(&st, 1, FOO + 0x14, FOO + 0x18, TC_INSN_OTHER);
+	st_range_cpu(&st, -1, 3, MAIN, MAIN + 0x10, TC_INSN_CALL);
+	st_range_cpu(&st, -1, 2, BAR, BAR + 0x10, TC_INSN_OTHER);
+	st_range_cpu(&st, -1, 3, FOO, FOO + 0x10, TC_INSN_OTHER);
+	s1 = run(&st, &one, true);
+	CHECK(one.len > 0 && strstr(one.buf, "BREAK"));
+	for (int chunk = 1; chunk <= st.n; chunk++) {
+		s2 = run_in_runs(&st, &runs, chunk);
+		CHECK_STR(runs.buf, one.buf);
+		CHECK_STR(runs.kept, one.kept);
+		CHECK(!memcmp(&s1, &s2, sizeof(s1)));
+	}
+}

@@ -28,6 +28,10 @@ struct run {
 	uint8_t *out;		/* every record's fields, serialised */
 	size_t n, cap;
 	size_t errors;
+	bool threads;		/* a thread callback: a mark in out, a new pid each time */
+	int pids;
+	bool batched;		/* ranges through emit_ranges */
+	size_t runs, bad_runs;	/* runs of ranges; those not of one pid or not RANGE */
 };
 
 static void put(struct run *r, const void *p, size_t len)
@@ -49,6 +53,34 @@ static void on_rec(void *ctx, const struct tc_rec *rec)
 	put(r, f, sizeof(f));
 	if (rec->text)
 		put(r, rec->text, strlen(rec->text) + 1);
+}
+
+/* A run of ranges: each one as on_rec would have it, in order. */
+static void on_ranges(void *ctx, const struct tc_rec *rec, size_t n)
+{
+	struct run *r = ctx;
+
+	r->runs++;
+	if (!n)
+		r->bad_runs++;
+	for (size_t i = 0; i < n; i++) {
+		if (rec[i].type != TC_REC_RANGE || rec[i].pid != rec[0].pid)
+			r->bad_runs++;
+		on_rec(ctx, &rec[i]);
+	}
+}
+
+static void thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
+		   int *tid)
+{
+	struct run *r = ctx;
+	static const char mark[] = "thread";
+
+	(void)cpu;
+	(void)cr3;
+	(void)t;
+	put(r, mark, sizeof(mark));
+	*pid = *tid = ++r->pids;
 }
 
 static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
@@ -100,6 +132,9 @@ static void add(struct pt_packet *p, size_t *n, enum pt_packet_type t, uint64_t 
 	case ppt_tip_pgd:
 		p[*n].payload.ip.ipc = pt_ipc_suppressed;
 		break;
+	case ppt_tsc:
+		p[*n].payload.tsc.tsc = arg;
+		break;
 	case ppt_tnt_8:	/* arg: bits << 8 | payload */
 		p[*n].payload.tnt.bit_size = (uint8_t)(arg >> 8);
 		p[*n].payload.tnt.payload = arg & 0xff;
@@ -127,7 +162,11 @@ static void decode(struct run *r, bool reference, uint8_t (*bufs)[64], const int
 		   size_t nbufs, struct tc_pt_flow_stats *st)
 {
 	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .span = span, .space = space,
-				      .ctx = r, .reference = reference };
+				      .ctx = r, .reference = reference,
+				      .thread = r->threads ? thread : NULL,
+				      /* as report asks (the reference makes them anyway) */
+				      .skip = r->threads ? 1u << TC_REC_BRANCH : 0,
+				      .emit_ranges = r->batched ? on_ranges : NULL };
 	struct tc_err e;
 	struct tc_pt_flow *f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
 
@@ -138,6 +177,37 @@ static void decode(struct run *r, bool reference, uint8_t (*bufs)[64], const int
 		CHECK_INT(tc_pt_flow_feed(f, bufs[i], (size_t)lens[i], 0x1000 * (i + 1), &e), 0);
 	*st = *tc_pt_flow_stats(f);
 	tc_pt_flow_free(f);
+}
+
+/* The same records, in the same order among the thread callbacks, when ranges come in runs
+ * (emit_ranges), for the fast path (its fall-back included) and the reference: each run of
+ * one pid, ended before the callback and before any other record. */
+static bool same_in_runs(const char *path, uint64_t base, uint8_t (*bufs)[64], const int *lens)
+{
+	bool same = true;
+
+	for (int reference = 0; reference < 2; reference++) {
+		struct run one = { .base = base, .path = path, .threads = true }, runs = one;
+		struct tc_pt_flow_stats s1, s2;
+
+		runs.batched = true;
+		memset(&s1, 0, sizeof(s1));
+		memset(&s2, 0, sizeof(s2));
+		decode(&one, reference, bufs, lens, 3, &s1);
+		decode(&runs, reference, bufs, lens, 3, &s2);
+		if (one.n != runs.n || memcmp(one.out, runs.out, one.n) || runs.bad_runs ||
+		    !runs.runs || memcmp(&s1, &s2, sizeof(s1))) {
+			printf("#   base 0x%" PRIx64 "%s: %zu bytes of records in runs against "
+			       "%zu one by one, %zu runs (%zu bad)\n", base,
+			       reference ? " (reference)" : "", runs.n, one.n, runs.runs,
+			       runs.bad_runs);
+			same = false;
+		}
+		CHECK(one.pids > 1);	/* the runs had callbacks to end at */
+		free(one.out);
+		free(runs.out);
+	}
+	return same;
 }
 
 /* Three buffers; the first maps the code (nop; jmp *rax, where tracing stops), so that
@@ -197,7 +267,7 @@ static bool same_both_ways(const char *path, uint64_t base, bool give_up)
 	CHECK_INT(sr.insns, give_up ? 27 : 10);
 	free(fast.out);
 	free(ref.out);
-	return same;
+	return same && same_in_runs(path, base, bufs, lens);
 }
 
 TEST(pt_cuts_fast_is_reference)
@@ -219,4 +289,48 @@ TEST(pt_cuts_fast_is_reference)
 	}
 	CHECK_INT(bad, 0);
 	unlink(path);
+}
+
+/* Ranges in runs across time changes in a buffer: each new time asks the thread callback
+ * (a mark, a new pid) between ranges; the runs must end there, as the records one by one
+ * show. The loop (jnz taken twice, then not), the call, its compressed return, jmp *rax back
+ * to the start; a TSC after each round. */
+TEST(pt_cuts_runs_end_at_thread_callbacks)
+{
+	struct run one = { .base = 0x400000, .threads = true }, runs = one;
+	struct pt_packet p[64];
+	uint8_t buf[512];
+	size_t n = start(p, 0x400000);
+	struct tc_err e;
+	int len;
+
+	for (unsigned k = 0; k < 8; k++) {
+		add(p, &n, ppt_tnt_8, 4 << 8 | 0xd);	/* 1 1 0 1 */
+		add(p, &n, ppt_tsc, 1000 + k);
+		add(p, &n, ppt_tip, 0x400000);
+	}
+	add(p, &n, ppt_tip_pgd, 0);
+	len = encode_pt(buf, sizeof(buf), p, n);
+	CHECK(len > 0);
+	runs.batched = true;
+	for (struct run *r = &one; r; r = r == &one ? &runs : NULL) {
+		struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .thread = thread,
+					      .emit_ranges = r->batched ? on_ranges : NULL,
+					      .ctx = r, .skip = 1u << TC_REC_BRANCH };	/* report's */
+		struct tc_pt_flow *f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+
+		CHECK(f != NULL);
+		if (!f || len <= 0)
+			return;
+		CHECK_INT(tc_pt_flow_feed(f, buf, (size_t)len, 0x1000, &e), 0);
+		CHECK_INT(tc_pt_flow_stats(f)->insns, 8 * 15 + 4);	/* 15 a round */
+		tc_pt_flow_free(f);
+	}
+	CHECK_INT(one.errors, 0);
+	CHECK(one.pids > 8);	/* a callback per new time */
+	CHECK(runs.runs > 8 && runs.runs < (size_t)one.pids * 2);	/* several ranges a run */
+	CHECK_INT(runs.bad_runs, 0);
+	CHECK(one.n == runs.n && !memcmp(one.out, runs.out, one.n));
+	free(one.out);
+	free(runs.out);
 }
