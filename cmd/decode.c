@@ -400,6 +400,13 @@ static void listing_setup(struct tc_listing *o, struct tc_session *dec, unsigned
 #define LANE_BLOCK (256u << 10)
 #define LANE_BLOCK_MIN (32u << 10)	/* less room left: the next take starts a new block */
 #define LANE_IOV 512
+#define LANE_PIECES 64
+
+struct lane_piece {
+	const char *bytes;
+	size_t n;
+	char *block;
+};
 
 struct lane_listing {
 	struct tc_listing l;
@@ -409,6 +416,9 @@ struct lane_listing {
 	char *more;
 	size_t len, cap;
 	const uint64_t *space;
+	/* blocks that filled up since the last take, with their bytes not yet taken */
+	struct lane_piece pieces[LANE_PIECES];
+	size_t npieces, piece0;
 };
 
 /* The bytes put and not yet written, and the blocks to let go of once they are. */
@@ -523,6 +533,8 @@ static void lane_close(void *w)
 	if (ll->d && ll->d->lout)
 		lane_flush(ll->d);	/* its block may hold bytes put, not written */
 	ll->l.j.len = 0;
+	for (; ll->piece0 < ll->npieces; ll->piece0++)
+		free(ll->pieces[ll->piece0].block);
 	tc_listing_fini(&ll->l);
 	if (ll->f)
 		fclose(ll->f);
@@ -560,7 +572,21 @@ fail:
 
 static void lane_write(void *w, const struct tc_rec *r)
 {
-	tc_listing_write(&((struct lane_listing *)w)->l, r);
+	struct lane_listing *ll = w;
+	struct tc_json *j = &ll->l.j;
+
+	tc_listing_write(&ll->l, r);
+	/* a block nearly full goes to the pieces the next take hands over, and a new one
+	 * takes the records after (else they would go to the FILE, copied) */
+	if (__builtin_expect(j->cap - j->len < LANE_BLOCK_MIN, 0) && !ll->len &&
+	    ll->npieces < LANE_PIECES) {
+		struct lane_piece pc = { j->out, j->len, ll->block };
+
+		if (lane_block(ll))
+			ll->pieces[ll->npieces++] = pc;
+		else
+			ll->block = pc.block;	/* no memory: on in this one, then the FILE */
+	}
 }
 
 /* The listing's bytes where they are, the block handed over with its last ones; or, if
@@ -572,6 +598,15 @@ static size_t lane_take(void *w, const char **bytes, void **block)
 	size_t n;
 
 	*block = NULL;
+	if (ll->piece0 < ll->npieces) {
+		const struct lane_piece *pc = &ll->pieces[ll->piece0++];
+
+		if (ll->piece0 == ll->npieces)
+			ll->piece0 = ll->npieces = 0;
+		*bytes = pc->bytes;
+		*block = pc->block;
+		return pc->n;
+	}
 	if (ll->len) {
 		tc_listing_flush(&ll->l);
 		*bytes = ll->more;
@@ -607,7 +642,9 @@ static void lane_put(void *ctx, const char *bytes, size_t n, uint64_t offset, vo
 		o->v[o->nv++] = (struct iovec){ (void *)bytes, n };
 	if (block)
 		o->blocks[o->nb++] = block;
-	if (o->nv == LANE_IOV || o->nb == LANE_IOV)
+	/* a block whole: written out now, so that it goes back to the lanes while its bytes
+	 * are still in a cache (fresh memory costs a page fault per page, memory a fill) */
+	if (block || o->nv == LANE_IOV)
 		lane_flush(d);
 }
 

@@ -101,7 +101,8 @@ struct tc_jobs_writer {
 	void (*write)(void *w, const struct tc_rec *r);
 	/* The bytes written since the last take (on the lane): handed over, not copied, so
 	 * they stay valid until put has them written out; *block is NULL or the writer's
-	 * memory that put lets go of once they are. */
+	 * memory that put lets go of once they are. They may come in pieces (blocks that
+	 * filled up): the lane calls take until it gives nothing (0 bytes, block NULL). */
 	size_t (*take)(void *w, const char **bytes, void **block);
 	/* The caller's thread, once the lane's last take is put. */
 	void (*close)(void *w);

@@ -62,8 +62,9 @@ int tc_cs_session_par_drain(struct tc_cs_session_par *p);
 void tc_cs_session_par_note(const char *text);
 /* Records made into bytes on the lanes: emit then gets none. fmt gets each record, in the
  * thread decoding its ID, once its operations are decoded (out of the lock OpenCSD's calls
- * hold: lanes decode one at a time, but write at once); take gives the bytes made of an
- * operation's records (fmt may call tc_cs_session_par_note too), not copied; put gets them
+ * hold: lanes decode one at a time, but write at once); take gives the bytes made of a
+ * step's records (fmt may call tc_cs_session_par_note too), not copied, in pieces: it is
+ * called until it gives none (0 bytes, no block); put gets them
  * in the caller's thread, in the one-thread order, with the last record's offset and
  * take's block (decoders/jobs.h's tc_jobs_writer). */
 void tc_cs_session_par_format(struct tc_cs_session_par *p,
