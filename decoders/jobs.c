@@ -1,6 +1,11 @@
 /* The worker pool and its ordered output; see jobs.h. One mutex guards the lanes' queues
  * and published output; a running task writes into a chunk of its own and publishes it
- * whole, so the lock is taken once per chunk, not per item. */
+ * whole, so the lock is taken once per chunk, not per item.
+ *
+ * Each lane has a home thread (the caller's or a worker's) whose ready list it joins: a
+ * lane's state (a decoder, its caches) stays in one core's caches while the threads keep
+ * up. A thread with nothing of its own to run takes another's ready lane (the caller
+ * when it waits for one), which then makes its home there. */
 #include "decoders/jobs.h"
 
 #include <pthread.h>
@@ -35,7 +40,9 @@ struct tc_jobs_out {
 
 struct lane {
 	struct task *head, *tail;	/* queued, not started */
-	bool running, queued;		/* queued: in the ready list */
+	bool running, queued;		/* queued: in the ready list of its home */
+	bool homed;			/* home set (at its first task) */
+	unsigned home;			/* 0 the caller's thread, 1.. a worker's */
 	struct lane *prev, *next;	/* the ready list */
 	struct chunk *first, *last;	/* published, not yet read */
 	size_t nfirst;			/* how many */
@@ -50,7 +57,11 @@ struct tc_jobs {
 	unsigned nth;
 	struct lane *lanes;
 	size_t nlanes;
-	struct lane *rq_head, *rq_tail;	/* lanes with a task to start, in turn */
+	/* lanes with a task to start, in turn: a list per home (nth + 1) */
+	struct rq {
+		struct lane *head, *tail;
+	} *rq;
+	unsigned homes;			/* lanes given a home so far (in turn) */
 	size_t held, budget;		/* bytes published and not read */
 	long wanted;			/* the lane the caller waits for, -1 none */
 	unsigned budget_waiters;
@@ -63,36 +74,57 @@ struct tc_jobs {
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
 {
+	struct rq *q = &j->rq[l->home];
+
 	l->queued = true;
 	l->next = NULL;
-	l->prev = j->rq_tail;
-	if (j->rq_tail)
-		j->rq_tail->next = l;
+	l->prev = q->tail;
+	if (q->tail)
+		q->tail->next = l;
 	else
-		j->rq_head = l;
-	j->rq_tail = l;
+		q->head = l;
+	q->tail = l;
 }
 
 static void rq_remove(struct tc_jobs *j, struct lane *l)
 {
+	struct rq *q = &j->rq[l->home];
+
 	if (l->prev)
 		l->prev->next = l->next;
 	else
-		j->rq_head = l->next;
+		q->head = l->next;
 	if (l->next)
 		l->next->prev = l->prev;
 	else
-		j->rq_tail = l->prev;
+		q->tail = l->prev;
 	l->prev = l->next = NULL;
 	l->queued = false;
 }
 
-/* Take lane l's next task to run (lock held): l is running until finish(). */
-static struct task *take(struct tc_jobs *j, struct lane *l)
+/* A ready lane for thread self (0 the caller's) to run: its own first, else the first
+ * of another's (lock held; NULL none). others: whether to look at others' at all. */
+static struct lane *rq_pick(struct tc_jobs *j, unsigned self, bool others)
+{
+	if (j->rq[self].head || !others)
+		return j->rq[self].head;
+	for (unsigned i = 1; i <= j->nth; i++) {
+		unsigned q = (self + i) % (j->nth + 1);
+
+		if (j->rq[q].head)
+			return j->rq[q].head;
+	}
+	return NULL;
+}
+
+/* Take lane l's next task to run in thread self (lock held): l is running until
+ * finish(), and its home is self from now on. */
+static struct task *take(struct tc_jobs *j, struct lane *l, unsigned self)
 {
 	struct task *t = l->head;
 
 	rq_remove(j, l);
+	l->home = self;
 	l->head = t->next;
 	if (!l->head)
 		l->tail = NULL;
@@ -315,20 +347,27 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 	pthread_cond_broadcast(&j->progress);
 }
 
+struct worker_arg {
+	struct tc_jobs *j;
+	unsigned self;
+};
+
 static void *worker(void *arg)
 {
-	struct tc_jobs *j = arg;
+	struct tc_jobs *j = ((struct worker_arg *)arg)->j;
+	unsigned self = ((struct worker_arg *)arg)->self;
 
+	free(arg);
 	pthread_mutex_lock(&j->mu);
 	while (!j->stop) {
-		struct lane *l = j->rq_head;
+		struct lane *l = rq_pick(j, self, true);
 		struct task *t;
 
 		if (!l) {
 			pthread_cond_wait(&j->work, &j->mu);
 			continue;
 		}
-		t = take(j, l);
+		t = take(j, l, self);
 		j->busy++;
 		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
 		pthread_mutex_unlock(&j->mu);
@@ -352,14 +391,21 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->progress, NULL);
-	if (!j->lanes)
+	if (!j->lanes || !(j->rq = calloc(jobs > 1 ? jobs : 1, sizeof(*j->rq))))
 		goto fail;
 	if (jobs > 1) {
 		if (!(j->th = calloc(jobs - 1, sizeof(*j->th))))
 			goto fail;
-		for (; j->nth < jobs - 1; j->nth++)
-			if (pthread_create(&j->th[j->nth], NULL, worker, j))
+		for (; j->nth < jobs - 1; j->nth++) {
+			struct worker_arg *a = malloc(sizeof(*a));
+
+			if (a)
+				*a = (struct worker_arg){ j, j->nth + 1 };
+			if (!a || pthread_create(&j->th[j->nth], NULL, worker, a)) {
+				free(a);
 				break;	/* fewer threads: still correct */
+			}
+		}
 	}
 	return j;
 fail:
@@ -405,6 +451,7 @@ void tc_jobs_free(struct tc_jobs *j)
 	}
 	free_chunks(j->pool);
 	free(j->lanes);
+	free(j->rq);
 	pthread_cond_destroy(&j->progress);
 	pthread_cond_destroy(&j->work);
 	pthread_mutex_destroy(&j->mu);
@@ -424,6 +471,12 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
 	}
 	*t = (struct task){ NULL, run, done, arg };
 	pthread_mutex_lock(&j->mu);
+	if (!l->homed && j->nth) {
+		/* a lane's first task: its home, the threads in turn (a worker's if the
+		 * caller's runs none) */
+		l->homed = true;
+		l->home = j->no_help ? 1 + j->homes++ % j->nth : j->homes++ % (j->nth + 1);
+	}
 	if (l->tail)
 		l->tail->next = t;
 	else
@@ -460,6 +513,8 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			pthread_cond_broadcast(&j->progress);
 	}
 	for (;;) {
+		struct lane *o;
+
 		if (j->starving && (l->running || l->first || !l->head))
 			j->starving = false;
 		if ((c = l->first)) {
@@ -478,29 +533,30 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			pthread_mutex_unlock(&j->mu);
 			return 0;
 		}
-		if (!l->running && (!j->nth || (j->busy == j->nth && !j->no_help))) {
-			/* every worker is busy (or there is none): the caller's thread runs it */
-			struct task *t = take(j, l);
+		/* the caller's thread runs a task: the one it waits for if it is the caller's
+		 * own lane or no worker is free for it, else one of its own lanes' (or, every
+		 * worker busy, another's) while the budget allows */
+		o = NULL;
+		if (!l->running && (!j->nth || (!j->no_help && (l->home == 0 || j->busy == j->nth))))
+			o = l;
+		if (!j->no_help && j->held < j->budget / 2 && (!o || o->home != 0)) {
+			struct lane *own = rq_pick(j, 0, j->busy == j->nth && l->running);
+
+			if (own)
+				o = own;
+		}
+		if (o) {
+			struct task *t = take(j, o, 0);
 
 			j->wanted = -1;
 			pthread_mutex_unlock(&j->mu);
-			run_task(j, lane, t, false);
+			run_task(j, (size_t)(o - j->lanes), t, false);
 			continue;
 		}
 		if (!l->running && j->busy == j->nth && !j->starving) {
 			/* a worker must come free for it: those waiting for the budget go on */
 			j->starving = true;
 			pthread_cond_broadcast(&j->progress);
-		}
-		if (!j->no_help && j->busy == j->nth && j->rq_head && j->held < j->budget / 2) {
-			/* its worker is at it: help with another lane meanwhile */
-			struct lane *o = j->rq_head;
-			struct task *t = take(j, o);
-
-			j->wanted = -1;
-			pthread_mutex_unlock(&j->mu);
-			run_task(j, (size_t)(o - j->lanes), t, false);
-			continue;
 		}
 		if (j->wanted != (long)lane) {
 			j->wanted = (long)lane;
