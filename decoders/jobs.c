@@ -16,11 +16,13 @@
 #define CHUNK	(64 * 1024)
 #define SMALL_CHUNK 2048
 #define WAKE_CHUNKS 4
+#define DEFAULT_BUDGET ((size_t)16 << 20)
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 struct chunk {
 	struct chunk *next;
 	size_t len, cap, rd;
+	size_t cost;		/* bytes kept elsewhere its items stand for (tc_jobs_charge) */
 	unsigned char data[];
 };
 
@@ -70,7 +72,47 @@ struct tc_jobs {
 	bool starving;			/* the caller waits for a task no worker is free for */
 	struct chunk *pool;		/* read-out chunks of CHUNK bytes, for reuse */
 	size_t npool;
+	unsigned long events;		/* wake-ups so far (atomic): what a waiter spins on */
 };
+
+/* Wake the waiters on cv (all: or one), lock held. */
+static void wake(struct tc_jobs *j, pthread_cond_t *cv, bool all)
+{
+	__atomic_add_fetch(&j->events, 1, __ATOMIC_RELEASE);
+	if (all)
+		pthread_cond_broadcast(cv);
+	else
+		pthread_cond_signal(cv);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Wait on cv (lock held) until a wake-up: first a while awake, watching for one (a thread
+ * put to sleep and woken costs some microseconds, more in a virtual machine; the other
+ * threads' tasks are short), then asleep. Returns with the lock held; the caller looks
+ * again at what it waits for. */
+#define SPINS 4096
+static void wait_on(struct tc_jobs *j, pthread_cond_t *cv)
+{
+	unsigned long seen = __atomic_load_n(&j->events, __ATOMIC_RELAXED);
+
+	pthread_mutex_unlock(&j->mu);
+	for (unsigned i = 0; i < SPINS; i++) {
+		if (__atomic_load_n(&j->events, __ATOMIC_ACQUIRE) != seen)
+			break;
+		cpu_relax();
+	}
+	pthread_mutex_lock(&j->mu);
+	if (__atomic_load_n(&j->events, __ATOMIC_RELAXED) == seen)
+		pthread_cond_wait(cv, &j->mu);
+}
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
 {
@@ -155,18 +197,18 @@ static void publish(struct tc_jobs_out *o)
 		l->first = c;
 	l->last = c;
 	l->nfirst++;
-	j->held += c->cap;	/* what it costs */
+	j->held += c->cap + c->cost;	/* what it costs */
 	/* the caller waiting for this lane wakes for a few chunks at once (or the task's
 	 * end, run_task): one wake-up per WAKE_CHUNKS, not per chunk */
 	if (j->wanted == (long)o->lane && l->nfirst >= WAKE_CHUNKS)
-		pthread_cond_broadcast(&j->progress);
+		wake(j, &j->progress, true);
 	/* past the budget a worker waits until the caller has read half of it: one sleep
 	 * and one wake-up per half budget, not per chunk */
 	if (o->worker && j->held > j->budget)
 		while (j->held > j->budget / 2 && j->wanted != (long)o->lane && !j->starving &&
 		       !j->stop) {
 			j->budget_waiters++;
-			pthread_cond_wait(&j->progress, &j->mu);
+			wait_on(j, &j->progress);
 			j->budget_waiters--;
 		}
 	if (j->pool) {
@@ -174,7 +216,7 @@ static void publish(struct tc_jobs_out *o)
 		j->pool = o->cur->next;
 		j->npool--;
 		o->cur->next = NULL;
-		o->cur->len = o->cur->rd = 0;
+		o->cur->len = o->cur->rd = o->cur->cost = 0;
 	}
 	pthread_mutex_unlock(&j->mu);
 }
@@ -206,7 +248,7 @@ void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 			return NULL;
 		}
 		c->next = NULL;
-		c->len = c->rd = 0;
+		c->len = c->rd = c->cost = 0;
 		c->cap = cap;
 		o->cur = c;
 	}
@@ -315,6 +357,12 @@ const void *tc_jobs_get_rec(const void *item, size_t len, struct tc_rec *prev,
 	return w;
 }
 
+void tc_jobs_charge(struct tc_jobs_out *o, size_t n)
+{
+	if (o->cur)
+		o->cur->cost += n;
+}
+
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 {
 	void *p = tc_jobs_alloc(o, len);
@@ -342,9 +390,9 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 	l->running = false;
 	if (l->head) {
 		rq_push(j, l);
-		pthread_cond_signal(&j->work);
+		wake(j, &j->work, false);
 	}
-	pthread_cond_broadcast(&j->progress);
+	wake(j, &j->progress, true);
 }
 
 struct worker_arg {
@@ -364,12 +412,12 @@ static void *worker(void *arg)
 		struct task *t;
 
 		if (!l) {
-			pthread_cond_wait(&j->work, &j->mu);
+			wait_on(j, &j->work);
 			continue;
 		}
 		t = take(j, l, self);
 		j->busy++;
-		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
+		wake(j, &j->progress, true);	/* the caller may wait to know */
 		pthread_mutex_unlock(&j->mu);
 		run_task(j, (size_t)(l - j->lanes), t, true);
 		j->busy--;
@@ -386,7 +434,7 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 		return NULL;
 	j->lanes = calloc(nlanes ? nlanes : 1, sizeof(*j->lanes));
 	j->nlanes = nlanes;
-	j->budget = budget ? budget : (size_t)16 << 20;
+	j->budget = budget ? budget : DEFAULT_BUDGET;
 	j->wanted = -1;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
@@ -429,8 +477,8 @@ void tc_jobs_free(struct tc_jobs *j)
 		return;
 	pthread_mutex_lock(&j->mu);
 	j->stop = true;
-	pthread_cond_broadcast(&j->work);
-	pthread_cond_broadcast(&j->progress);
+	wake(j, &j->work, true);
+	wake(j, &j->progress, true);
 	pthread_mutex_unlock(&j->mu);
 	for (unsigned i = 0; i < j->nth; i++)
 		pthread_join(j->th[i], NULL);
@@ -484,7 +532,7 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
 	l->tail = t;
 	if (!l->running && !l->queued) {
 		rq_push(j, l);
-		pthread_cond_signal(&j->work);
+		wake(j, &j->work, false);
 	}
 	pthread_mutex_unlock(&j->mu);
 	return 0;
@@ -500,7 +548,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		goto have;
 	pthread_mutex_lock(&j->mu);
 	if (c) {
-		j->held -= c->cap;
+		j->held -= c->cap + c->cost;
 		if (c->cap == CHUNK && j->npool < 64) {
 			c->next = j->pool;
 			j->pool = c;
@@ -510,7 +558,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		}
 		l->spent = NULL;
 		if (j->budget_waiters && j->held <= j->budget / 2)
-			pthread_cond_broadcast(&j->progress);
+			wake(j, &j->progress, true);
 	}
 	for (;;) {
 		struct lane *o;
@@ -556,14 +604,14 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		if (!l->running && j->busy == j->nth && !j->starving) {
 			/* a worker must come free for it: those waiting for the budget go on */
 			j->starving = true;
-			pthread_cond_broadcast(&j->progress);
+			wake(j, &j->progress, true);
 		}
 		if (j->wanted != (long)lane) {
 			j->wanted = (long)lane;
 			if (j->budget_waiters)
-				pthread_cond_broadcast(&j->progress);
+				wake(j, &j->progress, true);
 		}
-		pthread_cond_wait(&j->progress, &j->mu);
+		wait_on(j, &j->progress);
 	}
 have:
 	memcpy(len, c->data + c->rd, sizeof(*len));

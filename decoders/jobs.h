@@ -44,6 +44,11 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
  * lost; tc_jobs_failed says so). */
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len);
 
+/* From a running task, after putting an item that stands for n bytes kept elsewhere (the
+ * task's memory, handed over): they count against the budget as if put, until the caller
+ * has read the item. */
+void tc_jobs_charge(struct tc_jobs_out *o, size_t n);
+
 /* tc_jobs_put without the copy: room for an item of len bytes, to fill before the next
  * call with this o; NULL on ENOMEM. */
 void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len);
