@@ -46,9 +46,10 @@ struct sbop {
 
 /* What the thread decoding one ID keeps with --jobs: the thread its trace runs in (as
  * id_state's, for memory reads) and address spaces of its own, so that no two threads
- * share one (lib/images is not thread-safe). */
+ * share one (lib/images is not thread-safe). Written per record by its thread: on cache
+ * lines of its own (two threads writing one line pass it to and fro at every record). */
 struct lane {
-	int pid, tid;
+	_Alignas(64) int pid, tid;
 	struct tc_images *im;
 	size_t nmissing;	/* of im's, passed on as notes */
 	/* o.writer's (tc_cs_perf_decode chose it): the ID's records formatted here */
@@ -60,9 +61,10 @@ struct lane {
 	struct tc_cs_perf_stats st;	/* its records' counts, added to s->st at the end */
 };
 
-/* What the trace of one ID says about its thread, and its branch state. */
+/* What the trace of one ID says about its thread, and its branch state (with --jobs
+ * written by the thread decoding the ID: on cache lines of its own). */
 struct id_state {
-	int pid, tid;
+	_Alignas(64) int pid, tid;
 	struct tc_cs_branches csb;
 };
 
@@ -109,10 +111,14 @@ static int nomem(struct tc_err *e)
 
 struct tc_cs_perf *tc_cs_perf_new(const struct tc_cs_perf_opts *o, struct tc_err *e)
 {
-	struct tc_cs_perf *s = calloc(1, sizeof(*s));
+	/* aligned as its lanes and ids are (calloc's memory is less) */
+	struct tc_cs_perf *s = aligned_alloc(_Alignof(struct tc_cs_perf),
+					     sizeof(struct tc_cs_perf));
 	struct tc_images_opts io = { .symfs = o->symfs, .buildid_dir = o->buildid_dir,
 				     .kernel = o->kernel };
 
+	if (s)
+		memset(s, 0, sizeof(*s));
 	if (!s || !(s->im = tc_images_new(&io))) {
 		free(s);
 		nomem(e);
@@ -408,7 +414,8 @@ static size_t lane_mem(struct tc_cs_perf *s, const struct tc_etm_mem_ctx *m, uin
 	return n;
 }
 
-/* With --jobs, the thread decoding r's ID follows its thread as emit_cb does. */
+/* With --jobs, the thread decoding r's ID follows its thread as emit_cb does (r a context
+ * record). */
 static void lane_rec(void *ctx, const struct tc_rec *r)
 {
 	struct tc_cs_perf *s = ctx;

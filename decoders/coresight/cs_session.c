@@ -225,7 +225,7 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 	struct lane_ctx *l = ctx;
 	struct tc_cs_session_par *p = l->s->par;
 
-	if (p->lane_rec)
+	if (r->type == TC_REC_CONTEXT && p->lane_rec)
 		p->lane_rec(p->ctx, r);
 	/* decoders give no fields (events are the session's) */
 	if (cur_keep) {
@@ -278,6 +278,8 @@ static void put_bytes(struct tc_cs_session_par *p, uint8_t id, uint64_t last)
 			it.kind = ITEM_BYTES;
 		if (!cur_out || tc_jobs_put(cur_out, &it, sizeof(it)))
 			p->keep[id].nomem = true;	/* (the block, if any, is lost) */
+		else
+			tc_jobs_charge(cur_out, it.n);	/* text held: the budget bounds it */
 		if (it.kind == ITEM_BYTES)
 			return;
 		it = next;
@@ -463,8 +465,9 @@ static void emit_step(struct tc_cs_session_par *p)
 #define BATCH_OPS 4096
 #define WINDOW_BYTES (256u << 10)
 #define WINDOW_STEPS (1u << 18)
-/* With a formatter the lanes' output is text, some 300 bytes per byte of trace, held until
- * written: smaller batches and window */
+/* With a formatter the lanes' output is text, some 150-300 bytes per byte of trace, held
+ * until written: smaller batches and window (and the text counts against the lanes'
+ * budget, put_bytes) */
 static const size_t fmt_batch = 8 * 1024, fmt_window = 64u << 10;
 
 /* Queue an operation for id's decoder d, as its next step. */

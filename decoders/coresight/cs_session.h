@@ -49,7 +49,8 @@ void tc_cs_session_reset(struct tc_cs_session *s, uint64_t offset);
  * One parallel context serves the sessions that use it (their schedule is one), each set
  * with tc_cs_session_use_par before its first source. emit and note run in the caller's
  * thread, in order; lane_rec (may be NULL) in the thread decoding r's ID, as the decoder
- * gives r, before it is kept: what the memory callback, in that thread too, may need. The
+ * gives r, before it is kept, for context records (TC_REC_CONTEXT) only: the thread the
+ * memory callback, in that thread too, may need. The
  * memory callback may call tc_cs_session_par_note: text comes back, in order, to note. */
 struct tc_cs_session_par;
 struct tc_cs_session_par *tc_cs_session_par_new(unsigned jobs, tc_etm_emit_fn emit,
