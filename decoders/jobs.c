@@ -72,47 +72,7 @@ struct tc_jobs {
 	bool starving;			/* the caller waits for a task no worker is free for */
 	struct chunk *pool;		/* read-out chunks of CHUNK bytes, for reuse */
 	size_t npool;
-	unsigned long events;		/* wake-ups so far (atomic): what a waiter spins on */
 };
-
-/* Wake the waiters on cv (all: or one), lock held. */
-static void wake(struct tc_jobs *j, pthread_cond_t *cv, bool all)
-{
-	__atomic_add_fetch(&j->events, 1, __ATOMIC_RELEASE);
-	if (all)
-		pthread_cond_broadcast(cv);
-	else
-		pthread_cond_signal(cv);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-/* Wait on cv (lock held) until a wake-up: first a while awake, watching for one (a thread
- * put to sleep and woken costs some microseconds, more in a virtual machine; the other
- * threads' tasks are short), then asleep. Returns with the lock held; the caller looks
- * again at what it waits for. */
-#define SPINS 4096
-static void wait_on(struct tc_jobs *j, pthread_cond_t *cv)
-{
-	unsigned long seen = __atomic_load_n(&j->events, __ATOMIC_RELAXED);
-
-	pthread_mutex_unlock(&j->mu);
-	for (unsigned i = 0; i < SPINS; i++) {
-		if (__atomic_load_n(&j->events, __ATOMIC_ACQUIRE) != seen)
-			break;
-		cpu_relax();
-	}
-	pthread_mutex_lock(&j->mu);
-	if (__atomic_load_n(&j->events, __ATOMIC_RELAXED) == seen)
-		pthread_cond_wait(cv, &j->mu);
-}
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
 {
@@ -201,14 +161,14 @@ static void publish(struct tc_jobs_out *o)
 	/* the caller waiting for this lane wakes for a few chunks at once (or the task's
 	 * end, run_task): one wake-up per WAKE_CHUNKS, not per chunk */
 	if (j->wanted == (long)o->lane && l->nfirst >= WAKE_CHUNKS)
-		wake(j, &j->progress, true);
+		pthread_cond_broadcast(&j->progress);
 	/* past the budget a worker waits until the caller has read half of it: one sleep
 	 * and one wake-up per half budget, not per chunk */
 	if (o->worker && j->held > j->budget)
 		while (j->held > j->budget / 2 && j->wanted != (long)o->lane && !j->starving &&
 		       !j->stop) {
 			j->budget_waiters++;
-			wait_on(j, &j->progress);
+			pthread_cond_wait(&j->progress, &j->mu);
 			j->budget_waiters--;
 		}
 	if (j->pool) {
@@ -390,9 +350,9 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 	l->running = false;
 	if (l->head) {
 		rq_push(j, l);
-		wake(j, &j->work, false);
+		pthread_cond_signal(&j->work);
 	}
-	wake(j, &j->progress, true);
+	pthread_cond_broadcast(&j->progress);
 }
 
 struct worker_arg {
@@ -412,12 +372,12 @@ static void *worker(void *arg)
 		struct task *t;
 
 		if (!l) {
-			wait_on(j, &j->work);
+			pthread_cond_wait(&j->work, &j->mu);
 			continue;
 		}
 		t = take(j, l, self);
 		j->busy++;
-		wake(j, &j->progress, true);	/* the caller may wait to know */
+		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
 		pthread_mutex_unlock(&j->mu);
 		run_task(j, (size_t)(l - j->lanes), t, true);
 		j->busy--;
@@ -477,8 +437,8 @@ void tc_jobs_free(struct tc_jobs *j)
 		return;
 	pthread_mutex_lock(&j->mu);
 	j->stop = true;
-	wake(j, &j->work, true);
-	wake(j, &j->progress, true);
+	pthread_cond_broadcast(&j->work);
+	pthread_cond_broadcast(&j->progress);
 	pthread_mutex_unlock(&j->mu);
 	for (unsigned i = 0; i < j->nth; i++)
 		pthread_join(j->th[i], NULL);
@@ -532,7 +492,7 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
 	l->tail = t;
 	if (!l->running && !l->queued) {
 		rq_push(j, l);
-		wake(j, &j->work, false);
+		pthread_cond_signal(&j->work);
 	}
 	pthread_mutex_unlock(&j->mu);
 	return 0;
@@ -558,7 +518,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		}
 		l->spent = NULL;
 		if (j->budget_waiters && j->held <= j->budget / 2)
-			wake(j, &j->progress, true);
+			pthread_cond_broadcast(&j->progress);
 	}
 	for (;;) {
 		struct lane *o;
@@ -604,14 +564,14 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		if (!l->running && j->busy == j->nth && !j->starving) {
 			/* a worker must come free for it: those waiting for the budget go on */
 			j->starving = true;
-			wake(j, &j->progress, true);
+			pthread_cond_broadcast(&j->progress);
 		}
 		if (j->wanted != (long)lane) {
 			j->wanted = (long)lane;
 			if (j->budget_waiters)
-				wake(j, &j->progress, true);
+				pthread_cond_broadcast(&j->progress);
 		}
-		wait_on(j, &j->progress);
+		pthread_cond_wait(&j->progress, &j->mu);
 	}
 have:
 	memcpy(len, c->data + c->rd, sizeof(*len));
