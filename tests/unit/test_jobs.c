@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LANES 5
 #define TASKS 40
@@ -245,5 +246,53 @@ TEST(jobs_records_round_trip)
 	CHECK_INT(n, NRECS);
 	CHECK_INT(bad, 0);
 	CHECK(!tc_jobs_failed(j));
+	tc_jobs_free(j);
+}
+
+/* tc_jobs_charge: bytes an item stands for count against the budget. A worker's task that
+ * charges more than the budget waits at its end until the caller reads; the lane's next
+ * task starts only then (without the charge its small chunk is far below the budget). */
+struct charged {
+	int started[2];
+};
+
+static void run_charged(void *p, struct tc_jobs_out *o, int task)
+{
+	struct charged *c = p;
+	uint32_t v = (uint32_t)task;
+
+	__atomic_store_n(&c->started[task], 1, __ATOMIC_SEQ_CST);
+	tc_jobs_put(o, &v, sizeof(v));
+	tc_jobs_charge(o, 1u << 20);
+}
+
+static void run_charged0(void *p, struct tc_jobs_out *o) { run_charged(p, o, 0); }
+static void run_charged1(void *p, struct tc_jobs_out *o) { run_charged(p, o, 1); }
+
+TEST(jobs_charge_holds_a_worker)
+{
+	struct tc_jobs *j = tc_jobs_new(2, 1, 64 * 1024);
+	struct charged c = { { 0, 0 } };
+	const void *item;
+	size_t len;
+	uint32_t v;
+
+	CHECK(j != NULL);
+	tc_jobs_no_help(j);	/* only the worker runs tasks */
+	CHECK_INT(tc_jobs_submit(j, 0, run_charged0, NULL, &c), 0);
+	CHECK_INT(tc_jobs_submit(j, 0, run_charged1, NULL, &c), 0);
+	for (int i = 0; i < 2000 && !__atomic_load_n(&c.started[0], __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	CHECK(__atomic_load_n(&c.started[0], __ATOMIC_SEQ_CST));
+	usleep(100 * 1000);	/* time enough for the second task, were the first not held */
+	CHECK(!__atomic_load_n(&c.started[1], __ATOMIC_SEQ_CST));
+	for (uint32_t want = 0; want < 2; want++) {
+		CHECK_INT(tc_jobs_next(j, 0, &item, &len), 1);
+		CHECK_INT(len, sizeof(v));
+		memcpy(&v, item, sizeof(v));
+		CHECK_INT(v, want);
+	}
+	CHECK_INT(tc_jobs_next(j, 0, &item, &len), 0);
+	CHECK(__atomic_load_n(&c.started[1], __ATOMIC_SEQ_CST));
 	tc_jobs_free(j);
 }
