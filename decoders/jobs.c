@@ -63,6 +63,7 @@ struct tc_jobs {
 	struct rq {
 		struct lane *head, *tail;
 	} *rq;
+	unsigned nrq;			/* jobs: set before the workers start (nth grows) */
 	unsigned homes;			/* lanes given a home so far (in turn) */
 	size_t held, budget;		/* bytes published and not read */
 	long wanted;			/* the lane the caller waits for, -1 none */
@@ -110,8 +111,8 @@ static struct lane *rq_pick(struct tc_jobs *j, unsigned self, bool others)
 {
 	if (j->rq[self].head || !others)
 		return j->rq[self].head;
-	for (unsigned i = 1; i <= j->nth; i++) {
-		unsigned q = (self + i) % (j->nth + 1);
+	for (unsigned i = 1; i < j->nrq; i++) {
+		unsigned q = (self + i) % j->nrq;
 
 		if (j->rq[q].head)
 			return j->rq[q].head;
@@ -399,7 +400,8 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->progress, NULL);
-	if (!j->lanes || !(j->rq = calloc(jobs > 1 ? jobs : 1, sizeof(*j->rq))))
+	j->nrq = jobs > 1 ? jobs : 1;
+	if (!j->lanes || !(j->rq = calloc(j->nrq, sizeof(*j->rq))))
 		goto fail;
 	if (jobs > 1) {
 		if (!(j->th = calloc(jobs - 1, sizeof(*j->th))))
