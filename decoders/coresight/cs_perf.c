@@ -55,6 +55,8 @@ struct lane {
 	/* o.writer's (tc_cs_perf_decode chose it): the ID's records formatted here */
 	struct tc_cs_perf *s;
 	void *w;		/* the lane's writer, opened on its first record */
+	/* s->writer's write, kept here: s's lines are written by the caller's thread */
+	void (*write)(void *w, const struct tc_rec *r);
 	bool failed;		/* it could not be opened: records lost (out of memory) */
 	int cur_pid;		/* of the record being written, for lane_sym */
 	uint64_t space;		/* the lane's images never change while records are made */
@@ -488,7 +490,7 @@ static void lane_out(struct lane *l, const struct tc_rec *r)
 	const char *const *miss;
 
 	l->cur_pid = r->pid;
-	l->s->writer->write(l->w, r);
+	l->write(l->w, r);
 	if (l->im && tc_images_missing(l->im, &miss) > l->nmissing)
 		for (; l->nmissing < tc_images_missing(l->im, &miss); l->nmissing++)
 			tc_cs_session_par_note(miss[l->nmissing]);
@@ -599,6 +601,7 @@ static void lane_fmt(void *ctx, const struct tc_rec *in)
 			return;
 		l->s = s;
 		lane_images(s, l);
+		l->write = s->writer->write;
 		if (!(l->w = s->writer->open(s->writer->ctx, lane_sym, l, &l->space))) {
 			l->failed = true;
 			return;
