@@ -6,9 +6,6 @@
 
 #include <string.h>
 #include <unistd.h>
-#include <errno.h>
-#include <sys/uio.h>
-#include <pthread.h>
 #include <stdint.h>
 
 #include "cmd/prof_args.h"
@@ -17,7 +14,6 @@
 #include "cmd/run_opts.h"
 #include "cmd/tracectl.h"
 #include "decoders/itrace.h"
-#include "decoders/jobs.h"
 #include "decoders/rec_filter.h"
 #include "decoders/session.h"
 #include "lib/analysis/analysis.h"
@@ -25,6 +21,7 @@
 #include "lib/output/bolt.h"
 #include "lib/output/branch_profile.h"
 #include "lib/output/call_trace.h"
+#include "lib/output/lanes.h"
 #include "lib/output/listing.h"
 #include "lib/output/show_events.h"
 #include "lib/output/streams.h"
@@ -96,8 +93,7 @@ struct decode {
 	bool no_comm;			/* --no-comm */
 	unsigned fields;		/* -F, lib/output/listing.h; 0 the default listing */
 	struct tc_session *dec;
-	struct tc_jobs_writer lw;	/* --jobs: the listing made on the lanes (lane_open) */
-	struct lane_out *lout;		/* its bytes to write */
+	struct tc_lanes *lanes;		/* --jobs: the listing made on the decoding threads */
 };
 
 static const struct { int key; enum tc_rec_filter_key k; } filter_keys[] = {
@@ -393,224 +389,6 @@ static void listing_setup(struct tc_listing *o, struct tc_session *dec, unsigned
 	o->fields = fields;
 }
 
-/* --jobs: the listing made on the decoding threads (decoders/jobs.h), one per lane into
- * blocks of its own, handed over as they are and written out from there in order (writev),
- * each block let go of once its last bytes are. Beyond what a block holds (a long run of
- * records in one go) the listing's FILE keeps them in more, handed over whole. */
-#define LANE_BLOCK (256u << 10)
-#define LANE_BLOCK_MIN (32u << 10)	/* less room left: the next take starts a new block */
-#define LANE_IOV 512
-
-struct lane_listing {
-	struct tc_listing l;
-	struct decode *d;
-	FILE *f;
-	char *block;			/* the listing's buffer: block + at, cap bytes */
-	char *more;
-	size_t len, cap;
-	const uint64_t *space;
-};
-
-/* The bytes put and not yet written, and the blocks to let go of once they are. */
-struct lane_out {
-	struct iovec v[LANE_IOV];
-	void *blocks[LANE_IOV];
-	size_t nv, nb;
-	bool failed;			/* a write failed: stdout's own error tells it */
-	/* blocks written out, for the lanes to fill again (fresh memory costs a page fault
-	 * per page): the lanes take, the caller's thread gives back */
-	pthread_mutex_t mu;
-	void *pool[LANE_IOV];
-	size_t npool;
-};
-
-static ssize_t lane_more(void *c, const char *buf, size_t n)
-{
-	struct lane_listing *ll = c;
-
-	if (ll->len + n > ll->cap) {
-		size_t cap = ll->cap ? ll->cap : 4096;
-		char *m;
-
-		while (cap < ll->len + n)
-			cap *= 2;
-		if (!(m = realloc(ll->more, cap)))
-			return 0;	/* a write error: the bytes are lost (reported) */
-		ll->more = m;
-		ll->cap = cap;
-	}
-	memcpy(ll->more + ll->len, buf, n);
-	ll->len += n;
-	return (ssize_t)n;
-}
-
-/* Write what was put, in order, then let go of the blocks. */
-static void lane_flush(struct decode *d)
-{
-	struct lane_out *o = d->lout;
-	struct iovec *v = o->v;
-	size_t nv = o->nv;
-
-	fflush(stdout);
-	while (nv && !o->failed) {
-		ssize_t w = writev(STDOUT_FILENO, v, (int)nv);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			/* through stdout: its error flag then says so (and exit reports it) */
-			for (size_t i = 0; i < nv; i++)
-				fwrite(v[i].iov_base, 1, v[i].iov_len, stdout);
-			fflush(stdout);
-			o->failed = true;
-			break;
-		}
-		for (size_t k = (size_t)w; nv && k >= v->iov_len; v++, nv--)
-			k -= v->iov_len, w = (ssize_t)k;
-		if (nv && w) {
-			v->iov_base = (char *)v->iov_base + w;
-			v->iov_len -= (size_t)w;
-		}
-	}
-	pthread_mutex_lock(&o->mu);
-	for (size_t i = 0; i < o->nb; i++)
-		if ((uintptr_t)o->blocks[i] & 1)	/* a lane's more */
-			free((void *)((uintptr_t)o->blocks[i] & ~(uintptr_t)1));
-		else if (o->npool < LANE_IOV)
-			o->pool[o->npool++] = o->blocks[i];
-		else
-			free(o->blocks[i]);
-	pthread_mutex_unlock(&o->mu);
-	o->nv = o->nb = 0;
-}
-
-static bool lane_usable(void *ctx)
-{
-	struct decode *d = ctx;
-
-	if (!d->lout && (d->lout = calloc(1, sizeof(*d->lout))))
-		pthread_mutex_init(&d->lout->mu, NULL);
-	return d->lout;
-}
-
-static const uint64_t *lane_space(void *ctx)
-{
-	return ((struct lane_listing *)ctx)->space;
-}
-
-/* A block for the listing to write into (the FILE takes what does not fit). */
-static bool lane_block(struct lane_listing *ll)
-{
-	struct lane_out *o = ll->d->lout;
-
-	pthread_mutex_lock(&o->mu);
-	ll->block = o->npool ? o->pool[--o->npool] : NULL;
-	pthread_mutex_unlock(&o->mu);
-	if (!ll->block && !(ll->block = malloc(LANE_BLOCK)))
-		return false;
-	ll->l.j.out = ll->block;
-	ll->l.j.cap = LANE_BLOCK;
-	ll->l.j.len = 0;
-	return true;
-}
-
-static void lane_close(void *w)
-{
-	struct lane_listing *ll = w;
-
-	if (!ll)
-		return;
-	if (ll->d && ll->d->lout)
-		lane_flush(ll->d);	/* its block may hold bytes put, not written */
-	ll->l.j.len = 0;
-	tc_listing_fini(&ll->l);
-	if (ll->f)
-		fclose(ll->f);
-	free(ll->block);
-	free(ll->more);
-	free(ll);
-}
-
-static void *lane_open(void *ctx, int (*sym)(void *sym_ctx, int pid, uint64_t addr,
-					     struct tc_images_sym *s),
-		       void *sym_ctx, const uint64_t *space)
-{
-	struct decode *d = ctx;
-	struct lane_listing *ll = calloc(1, sizeof(*ll));
-
-	if (!ll || !(ll->f = fopencookie(ll, "w", (cookie_io_functions_t){ .write = lane_more })))
-		goto fail;
-	setvbuf(ll->f, NULL, _IONBF, 0);
-	tc_listing_init(&ll->l, ll->f, tc_g.json);
-	ll->l.sym = sym;
-	ll->l.sym_ctx = sym_ctx;
-	ll->l.comm = tc_session_comm_rec;
-	ll->l.comm_ctx = d->dec;
-	ll->l.fields = d->fields;
-	ll->space = space;
-	ll->d = d;
-	if (tc_listing_keep_syms(&ll->l, lane_space, ll) || !lane_block(ll))
-		goto fail;
-	tc_listing_batch(&ll->l, true);
-	return ll;
-fail:
-	lane_close(ll);
-	return NULL;
-}
-
-static void lane_write(void *w, const struct tc_rec *r)
-{
-	tc_listing_write(&((struct lane_listing *)w)->l, r);
-}
-
-/* The listing's bytes where they are, the block handed over with its last ones; or, if
- * some went to the FILE, all of them there. */
-static size_t lane_take(void *w, const char **bytes, void **block)
-{
-	struct lane_listing *ll = w;
-	struct tc_json *j = &ll->l.j;
-	size_t n;
-
-	*block = NULL;
-	if (ll->len) {
-		tc_listing_flush(&ll->l);
-		*bytes = ll->more;
-		*block = (void *)((uintptr_t)ll->more | 1);	/* not a block: lane_flush frees it */
-		n = ll->len;
-		ll->more = NULL;
-		ll->len = ll->cap = 0;
-		return n;
-	}
-	*bytes = j->out;
-	n = j->len;
-	j->out += n;
-	j->cap -= n;
-	j->len = 0;
-	if (n && j->cap < LANE_BLOCK_MIN) {
-		*block = ll->block;
-		if (!lane_block(ll)) {
-			/* no memory: the rest of this block, then the FILE's */
-			ll->block = *block;
-			*block = NULL;
-		}
-	}
-	return n;
-}
-
-static void lane_put(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block)
-{
-	struct decode *d = ctx;
-	struct lane_out *o = d->lout;
-
-	(void)offset;
-	if (n)
-		o->v[o->nv++] = (struct iovec){ (void *)bytes, n };
-	if (block)
-		o->blocks[o->nb++] = block;
-	if (o->nv == LANE_IOV || o->nb == LANE_IOV)
-		lane_flush(d);
-}
-
 static int decode_main(struct decode *d, int argc, char **argv);
 
 /* The filter outlives every return of decode_main, usage errors included. */
@@ -686,13 +464,16 @@ static int decode_main(struct decode *d, int argc, char **argv)
 	/* --jobs with the listing alone on stdout: formatted on the decoding threads */
 	if (d->a.jobs > 1 && !d->format && !d->streams && !d->filter && !d->itrace &&
 	    !d->call_trace && !d->show_events) {
-		d->lw = (struct tc_jobs_writer){ .usable = lane_usable, .open = lane_open,
-						 .write = lane_write, .take = lane_take,
-						 .close = lane_close, .put = lane_put, .ctx = d };
-		d->a.writer = &d->lw;
+		d->lanes = tc_lanes_new(&(struct tc_lanes_opts){
+			.f = stdout, .fd = STDOUT_FILENO, .json = tc_g.json, .fields = d->fields });
+		if (!d->lanes)
+			tc_fatal("out of memory");
+		d->a.writer = tc_lanes_writer(d->lanes);
 	}
 	if (!(d->dec = dec = tc_session_new(&d->a, emit, d)))
 		tc_fatal("out of memory");
+	if (d->lanes)
+		tc_lanes_comm(d->lanes, tc_session_comm_rec, dec);
 	if (!d->format)
 		listing_setup(d->streams ? tc_streams_listing(d->streams) : &d->out, dec, d->fields);
 	/* the writer keeps the symbols' forms while the decoder's address spaces stay */
@@ -734,14 +515,8 @@ static int decode_main(struct decode *d, int argc, char **argv)
 			tc_fatal("out of memory");
 	}
 	problems = tc_decode_run(dec);
-	if (d->lout) {
-		lane_flush(d);
-		while (d->lout->npool)
-			free(d->lout->pool[--d->lout->npool]);
-		pthread_mutex_destroy(&d->lout->mu);
-		free(d->lout);
-		d->lout = NULL;
-	}
+	tc_lanes_free(d->lanes);
+	d->lanes = NULL;
 	if (d->it && tc_itrace_finish(d->it))
 		tc_fatal("out of memory");
 	tc_itrace_free(d->it);

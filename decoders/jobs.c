@@ -1,6 +1,11 @@
 /* The worker pool and its ordered output; see jobs.h. One mutex guards the lanes' queues
  * and published output; a running task writes into a chunk of its own and publishes it
- * whole, so the lock is taken once per chunk, not per item. */
+ * whole, so the lock is taken once per chunk, not per item.
+ *
+ * Each lane has a home thread (the caller's or a worker's) whose ready list it joins: a
+ * lane's state (a decoder, its caches) stays in one core's caches while the threads keep
+ * up. A thread with nothing of its own to run takes another's ready lane (the caller
+ * when it waits for one), which then makes its home there. */
 #include "decoders/jobs.h"
 
 #include <pthread.h>
@@ -11,12 +16,13 @@
 #define CHUNK	(64 * 1024)
 #define SMALL_CHUNK 2048
 #define WAKE_CHUNKS 4
+#define DEFAULT_BUDGET ((size_t)16 << 20)
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 struct chunk {
 	struct chunk *next;
 	size_t len, cap, rd;
-	size_t extra;		/* bytes held elsewhere until it is read (tc_jobs_charge) */
+	size_t cost;		/* bytes kept elsewhere its items stand for (tc_jobs_charge) */
 	unsigned char data[];
 };
 
@@ -36,7 +42,9 @@ struct tc_jobs_out {
 
 struct lane {
 	struct task *head, *tail;	/* queued, not started */
-	bool running, queued;		/* queued: in the ready list */
+	bool running, queued;		/* queued: in the ready list of its home */
+	bool homed;			/* home set (at its first task) */
+	unsigned home;			/* 0 the caller's thread, 1.. a worker's */
 	struct lane *prev, *next;	/* the ready list */
 	struct chunk *first, *last;	/* published, not yet read */
 	size_t nfirst;			/* how many */
@@ -51,7 +59,12 @@ struct tc_jobs {
 	unsigned nth;
 	struct lane *lanes;
 	size_t nlanes;
-	struct lane *rq_head, *rq_tail;	/* lanes with a task to start, in turn */
+	/* lanes with a task to start, in turn: a list per home (nth + 1) */
+	struct rq {
+		struct lane *head, *tail;
+	} *rq;
+	unsigned nrq;			/* jobs: set before the workers start (nth grows) */
+	unsigned homes;			/* lanes given a home so far (in turn) */
 	size_t held, budget;		/* bytes published and not read */
 	long wanted;			/* the lane the caller waits for, -1 none */
 	unsigned budget_waiters;
@@ -64,36 +77,57 @@ struct tc_jobs {
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
 {
+	struct rq *q = &j->rq[l->home];
+
 	l->queued = true;
 	l->next = NULL;
-	l->prev = j->rq_tail;
-	if (j->rq_tail)
-		j->rq_tail->next = l;
+	l->prev = q->tail;
+	if (q->tail)
+		q->tail->next = l;
 	else
-		j->rq_head = l;
-	j->rq_tail = l;
+		q->head = l;
+	q->tail = l;
 }
 
 static void rq_remove(struct tc_jobs *j, struct lane *l)
 {
+	struct rq *q = &j->rq[l->home];
+
 	if (l->prev)
 		l->prev->next = l->next;
 	else
-		j->rq_head = l->next;
+		q->head = l->next;
 	if (l->next)
 		l->next->prev = l->prev;
 	else
-		j->rq_tail = l->prev;
+		q->tail = l->prev;
 	l->prev = l->next = NULL;
 	l->queued = false;
 }
 
-/* Take lane l's next task to run (lock held): l is running until finish(). */
-static struct task *take(struct tc_jobs *j, struct lane *l)
+/* A ready lane for thread self (0 the caller's) to run: its own first, else the first
+ * of another's (lock held; NULL none). others: whether to look at others' at all. */
+static struct lane *rq_pick(struct tc_jobs *j, unsigned self, bool others)
+{
+	if (j->rq[self].head || !others)
+		return j->rq[self].head;
+	for (unsigned i = 1; i < j->nrq; i++) {
+		unsigned q = (self + i) % j->nrq;
+
+		if (j->rq[q].head)
+			return j->rq[q].head;
+	}
+	return NULL;
+}
+
+/* Take lane l's next task to run in thread self (lock held): l is running until
+ * finish(), and its home is self from now on. */
+static struct task *take(struct tc_jobs *j, struct lane *l, unsigned self)
 {
 	struct task *t = l->head;
 
 	rq_remove(j, l);
+	l->home = self;
 	l->head = t->next;
 	if (!l->head)
 		l->tail = NULL;
@@ -124,7 +158,7 @@ static void publish(struct tc_jobs_out *o)
 		l->first = c;
 	l->last = c;
 	l->nfirst++;
-	j->held += c->cap + c->extra;	/* what it costs */
+	j->held += c->cap + c->cost;	/* what it costs */
 	/* the caller waiting for this lane wakes for a few chunks at once (or the task's
 	 * end, run_task): one wake-up per WAKE_CHUNKS, not per chunk */
 	if (j->wanted == (long)o->lane && l->nfirst >= WAKE_CHUNKS)
@@ -143,7 +177,7 @@ static void publish(struct tc_jobs_out *o)
 		j->pool = o->cur->next;
 		j->npool--;
 		o->cur->next = NULL;
-		o->cur->len = o->cur->rd = o->cur->extra = 0;
+		o->cur->len = o->cur->rd = o->cur->cost = 0;
 	}
 	pthread_mutex_unlock(&j->mu);
 }
@@ -175,7 +209,7 @@ void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 			return NULL;
 		}
 		c->next = NULL;
-		c->len = c->rd = c->extra = 0;
+		c->len = c->rd = c->cost = 0;
 		c->cap = cap;
 		o->cur = c;
 	}
@@ -284,6 +318,17 @@ const void *tc_jobs_get_rec(const void *item, size_t len, struct tc_rec *prev,
 	return w;
 }
 
+void tc_jobs_charge(struct tc_jobs_out *o, size_t n)
+{
+	if (!o->cur)
+		return;
+	o->cur->cost += n;
+	/* a chunk of few items may stand for much: published past an eighth of the budget,
+	 * so that the budget is checked before the task ends */
+	if (o->cur->cost >= o->j->budget / 8)
+		publish(o);
+}
+
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 {
 	void *p = tc_jobs_alloc(o, len);
@@ -316,20 +361,27 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 	pthread_cond_broadcast(&j->progress);
 }
 
+struct worker_arg {
+	struct tc_jobs *j;
+	unsigned self;
+};
+
 static void *worker(void *arg)
 {
-	struct tc_jobs *j = arg;
+	struct tc_jobs *j = ((struct worker_arg *)arg)->j;
+	unsigned self = ((struct worker_arg *)arg)->self;
 
+	free(arg);
 	pthread_mutex_lock(&j->mu);
 	while (!j->stop) {
-		struct lane *l = j->rq_head;
+		struct lane *l = rq_pick(j, self, true);
 		struct task *t;
 
 		if (!l) {
 			pthread_cond_wait(&j->work, &j->mu);
 			continue;
 		}
-		t = take(j, l);
+		t = take(j, l, self);
 		j->busy++;
 		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
 		pthread_mutex_unlock(&j->mu);
@@ -348,19 +400,27 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 		return NULL;
 	j->lanes = calloc(nlanes ? nlanes : 1, sizeof(*j->lanes));
 	j->nlanes = nlanes;
-	j->budget = budget ? budget : (size_t)16 << 20;
+	j->budget = budget ? budget : DEFAULT_BUDGET;
 	j->wanted = -1;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->progress, NULL);
-	if (!j->lanes)
+	j->nrq = jobs > 1 ? jobs : 1;
+	if (!j->lanes || !(j->rq = calloc(j->nrq, sizeof(*j->rq))))
 		goto fail;
 	if (jobs > 1) {
 		if (!(j->th = calloc(jobs - 1, sizeof(*j->th))))
 			goto fail;
-		for (; j->nth < jobs - 1; j->nth++)
-			if (pthread_create(&j->th[j->nth], NULL, worker, j))
+		for (; j->nth < jobs - 1; j->nth++) {
+			struct worker_arg *a = malloc(sizeof(*a));
+
+			if (a)
+				*a = (struct worker_arg){ j, j->nth + 1 };
+			if (!a || pthread_create(&j->th[j->nth], NULL, worker, a)) {
+				free(a);
 				break;	/* fewer threads: still correct */
+			}
+		}
 	}
 	return j;
 fail:
@@ -406,6 +466,7 @@ void tc_jobs_free(struct tc_jobs *j)
 	}
 	free_chunks(j->pool);
 	free(j->lanes);
+	free(j->rq);
 	pthread_cond_destroy(&j->progress);
 	pthread_cond_destroy(&j->work);
 	pthread_mutex_destroy(&j->mu);
@@ -425,6 +486,12 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
 	}
 	*t = (struct task){ NULL, run, done, arg };
 	pthread_mutex_lock(&j->mu);
+	if (!l->homed && j->nth) {
+		/* a lane's first task: its home, the threads in turn (a worker's if the
+		 * caller's runs none) */
+		l->homed = true;
+		l->home = j->no_help ? 1 + j->homes++ % j->nth : j->homes++ % (j->nth + 1);
+	}
 	if (l->tail)
 		l->tail->next = t;
 	else
@@ -448,7 +515,7 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		goto have;
 	pthread_mutex_lock(&j->mu);
 	if (c) {
-		j->held -= c->cap + c->extra;
+		j->held -= c->cap + c->cost;
 		if (c->cap == CHUNK && j->npool < 64) {
 			c->next = j->pool;
 			j->pool = c;
@@ -461,6 +528,8 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			pthread_cond_broadcast(&j->progress);
 	}
 	for (;;) {
+		struct lane *o;
+
 		if (j->starving && (l->running || l->first || !l->head))
 			j->starving = false;
 		if ((c = l->first)) {
@@ -479,29 +548,30 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 			pthread_mutex_unlock(&j->mu);
 			return 0;
 		}
-		if (!l->running && (!j->nth || (j->busy == j->nth && !j->no_help))) {
-			/* every worker is busy (or there is none): the caller's thread runs it */
-			struct task *t = take(j, l);
+		/* the caller's thread runs a task: the one it waits for if it is the caller's
+		 * own lane or no worker is free for it, else one of its own lanes' (or, every
+		 * worker busy, another's) while the budget allows */
+		o = NULL;
+		if (!l->running && (!j->nth || (!j->no_help && (l->home == 0 || j->busy == j->nth))))
+			o = l;
+		if (!j->no_help && j->held < j->budget / 2 && (!o || o->home != 0)) {
+			struct lane *own = rq_pick(j, 0, j->busy == j->nth && l->running);
+
+			if (own)
+				o = own;
+		}
+		if (o) {
+			struct task *t = take(j, o, 0);
 
 			j->wanted = -1;
 			pthread_mutex_unlock(&j->mu);
-			run_task(j, lane, t, false);
+			run_task(j, (size_t)(o - j->lanes), t, false);
 			continue;
 		}
 		if (!l->running && j->busy == j->nth && !j->starving) {
 			/* a worker must come free for it: those waiting for the budget go on */
 			j->starving = true;
 			pthread_cond_broadcast(&j->progress);
-		}
-		if (!j->no_help && j->busy == j->nth && j->rq_head && j->held < j->budget / 2) {
-			/* its worker is at it: help with another lane meanwhile */
-			struct lane *o = j->rq_head;
-			struct task *t = take(j, o);
-
-			j->wanted = -1;
-			pthread_mutex_unlock(&j->mu);
-			run_task(j, (size_t)(o - j->lanes), t, false);
-			continue;
 		}
 		if (j->wanted != (long)lane) {
 			j->wanted = (long)lane;
@@ -531,16 +601,4 @@ bool tc_jobs_failed(struct tc_jobs *j)
 	f = j->failed;
 	pthread_mutex_unlock(&j->mu);
 	return f;
-}
-
-/* Bytes held elsewhere for the items just put (a lane's formatted output, handed over by
- * reference) count in the budget until those items are read; past an eighth of the budget
- * the chunk is published at once, so that the budget is checked. */
-void tc_jobs_charge(struct tc_jobs_out *o, size_t bytes)
-{
-	if (!o->cur)
-		return;
-	o->cur->extra += bytes;
-	if (o->cur->extra >= o->j->budget / 8)
-		publish(o);
 }

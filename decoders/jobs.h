@@ -44,6 +44,11 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
  * lost; tc_jobs_failed says so). */
 int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len);
 
+/* From a running task, after putting an item that stands for n bytes kept elsewhere (the
+ * task's memory, handed over): they count against the budget as if put, until the caller
+ * has read the item. */
+void tc_jobs_charge(struct tc_jobs_out *o, size_t n);
+
 /* tc_jobs_put without the copy: room for an item of len bytes, to fill before the next
  * call with this o; NULL on ENOMEM. */
 void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len);
@@ -64,10 +69,6 @@ uint32_t tc_jobs_tag(const void *item);
  * its extra bytes (*extra_len of them). */
 const void *tc_jobs_get_rec(const void *item, size_t len, struct tc_rec *prev,
 			    size_t *extra_len);
-
-/* From a running task: bytes held elsewhere for the items it just put (its own memory,
- * referred to by them) count in the budget until the caller has read those items. */
-void tc_jobs_charge(struct tc_jobs_out *o, size_t bytes);
 
 /* From a running task that holds a lock the caller's thread may need: never wait for the
  * budget (what the task puts must then be bounded some other way). */
@@ -105,7 +106,8 @@ struct tc_jobs_writer {
 	void (*write)(void *w, const struct tc_rec *r);
 	/* The bytes written since the last take (on the lane): handed over, not copied, so
 	 * they stay valid until put has them written out; *block is NULL or the writer's
-	 * memory that put lets go of once they are. */
+	 * memory that put lets go of once they are. They may come in pieces (blocks that
+	 * filled up): the lane calls take until it gives nothing (0 bytes, block NULL). */
 	size_t (*take)(void *w, const char **bytes, void **block);
 	/* The caller's thread, once the lane's last take is put. */
 	void (*close)(void *w);

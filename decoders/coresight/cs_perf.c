@@ -46,23 +46,27 @@ struct sbop {
 
 /* What the thread decoding one ID keeps with --jobs: the thread its trace runs in (as
  * id_state's, for memory reads) and address spaces of its own, so that no two threads
- * share one (lib/images is not thread-safe). */
+ * share one (lib/images is not thread-safe). Written per record by its thread: on cache
+ * lines of its own (two threads writing one line pass it to and fro at every record). */
 struct lane {
-	int pid, tid;
+	_Alignas(64) int pid, tid;
 	struct tc_images *im;
 	size_t nmissing;	/* of im's, passed on as notes */
 	/* o.writer's (tc_cs_perf_decode chose it): the ID's records formatted here */
 	struct tc_cs_perf *s;
 	void *w;		/* the lane's writer, opened on its first record */
+	/* s->writer's write, kept here: s's lines are written by the caller's thread */
+	void (*write)(void *w, const struct tc_rec *r);
 	bool failed;		/* it could not be opened: records lost (out of memory) */
 	int cur_pid;		/* of the record being written, for lane_sym */
 	uint64_t space;		/* the lane's images never change while records are made */
 	struct tc_cs_perf_stats st;	/* its records' counts, added to s->st at the end */
 };
 
-/* What the trace of one ID says about its thread, and its branch state. */
+/* What the trace of one ID says about its thread, and its branch state (with --jobs
+ * written by the thread decoding the ID: on cache lines of its own). */
 struct id_state {
-	int pid, tid;
+	_Alignas(64) int pid, tid;
 	struct tc_cs_branches csb;
 };
 
@@ -109,10 +113,14 @@ static int nomem(struct tc_err *e)
 
 struct tc_cs_perf *tc_cs_perf_new(const struct tc_cs_perf_opts *o, struct tc_err *e)
 {
-	struct tc_cs_perf *s = calloc(1, sizeof(*s));
+	/* aligned as its lanes and ids are (calloc's memory is less) */
+	struct tc_cs_perf *s = aligned_alloc(_Alignof(struct tc_cs_perf),
+					     sizeof(struct tc_cs_perf));
 	struct tc_images_opts io = { .symfs = o->symfs, .buildid_dir = o->buildid_dir,
 				     .kernel = o->kernel };
 
+	if (s)
+		memset(s, 0, sizeof(*s));
 	if (!s || !(s->im = tc_images_new(&io))) {
 		free(s);
 		nomem(e);
@@ -408,7 +416,8 @@ static size_t lane_mem(struct tc_cs_perf *s, const struct tc_etm_mem_ctx *m, uin
 	return n;
 }
 
-/* With --jobs, the thread decoding r's ID follows its thread as emit_cb does. */
+/* With --jobs, the thread decoding r's ID follows its thread as emit_cb does (r a context
+ * record). */
 static void lane_rec(void *ctx, const struct tc_rec *r)
 {
 	struct tc_cs_perf *s = ctx;
@@ -481,7 +490,7 @@ static void lane_out(struct lane *l, const struct tc_rec *r)
 	const char *const *miss;
 
 	l->cur_pid = r->pid;
-	l->s->writer->write(l->w, r);
+	l->write(l->w, r);
 	if (l->im && tc_images_missing(l->im, &miss) > l->nmissing)
 		for (; l->nmissing < tc_images_missing(l->im, &miss); l->nmissing++)
 			tc_cs_session_par_note(miss[l->nmissing]);
@@ -592,6 +601,7 @@ static void lane_fmt(void *ctx, const struct tc_rec *in)
 			return;
 		l->s = s;
 		lane_images(s, l);
+		l->write = s->writer->write;
 		if (!(l->w = s->writer->open(s->writer->ctx, lane_sym, l, &l->space))) {
 			l->failed = true;
 			return;

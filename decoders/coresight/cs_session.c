@@ -20,9 +20,12 @@
 /* ---- decoding trace IDs in parallel (tc_cs_session_par) ----
  * The demultiplexer runs in the caller's thread; what it would hand a decoder (bytes, a
  * reset, the end) becomes an operation queued on that ID's lane (decoders/jobs.h), batched,
- * and a step of the schedule: the one-thread order, one step per operation. A lane's
- * records are serialised with an end mark after each operation; the caller's thread reads
- * them back step by step and emits them, so records come out as with one thread. */
+ * and part of a step of the schedule: the one-thread order, one step per run of an ID's
+ * operations that no other ID's come between (the demultiplexer hands over a frame's bytes
+ * at a time, some 15, and an ID's trace comes in runs of many frames), within one batch. A
+ * lane's records are serialised with an end mark after each step's last operation; the
+ * caller's thread reads them back step by step and emits them, so records come out as with
+ * one thread. */
 enum op_kind { OP_FEED, OP_RESET, OP_FINISH };
 
 struct op {
@@ -30,6 +33,7 @@ struct op {
 	struct tc_etm_ocsd *d;
 	uint64_t index;
 	size_t off, len;	/* FEED: bytes at batch data + off */
+	bool end;		/* the last of its step: the lane marks the end after it */
 };
 
 struct batch {
@@ -41,7 +45,8 @@ struct batch {
 	size_t ndata, cdata;
 };
 
-enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES };	/* an item's first 4 bytes */
+/* an item's first 4 bytes; ITEM_PIECE: bytes of a step not its last (ITEM_BYTES) */
+enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES, ITEM_PIECE };
 
 /* With a formatter: what a lane's decode gave, kept while OpenCSD's lock is held and
  * written after it (records and notes in order, an end after each operation). */
@@ -220,7 +225,7 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 	struct lane_ctx *l = ctx;
 	struct tc_cs_session_par *p = l->s->par;
 
-	if (p->lane_rec)
+	if (r->type == TC_REC_CONTEXT && p->lane_rec)
 		p->lane_rec(p->ctx, r);
 	/* decoders give no fields (events are the session's) */
 	if (cur_keep) {
@@ -260,11 +265,25 @@ struct bytes_item {
 
 static void put_bytes(struct tc_cs_session_par *p, uint8_t id, uint64_t last)
 {
-	struct bytes_item it = { .kind = ITEM_BYTES, .last = last };
+	struct bytes_item it = { .kind = ITEM_PIECE, .last = last }, next;
 
+	/* take gives a step's bytes in pieces, then nothing: each piece an item, the last
+	 * one (empty if the step made none) the step's end */
 	it.n = p->take(p->ctx, id, &it.b, &it.block);
-	if (!cur_out || tc_jobs_put(cur_out, &it, sizeof(it)))
-		p->keep[id].nomem = true;	/* (the block, if any, is lost) */
+	for (;;) {
+		next = (struct bytes_item){ .kind = ITEM_PIECE, .last = last };
+		if (it.n || it.block)
+			next.n = p->take(p->ctx, id, &next.b, &next.block);
+		if (!next.n && !next.block)
+			it.kind = ITEM_BYTES;
+		if (!cur_out || tc_jobs_put(cur_out, &it, sizeof(it)))
+			p->keep[id].nomem = true;	/* (the block, if any, is lost) */
+		else
+			tc_jobs_charge(cur_out, it.n);	/* text held: the budget bounds it */
+		if (it.kind == ITEM_BYTES)
+			return;
+		it = next;
+	}
 }
 
 /* What the lane's decode kept, written: records to fmt, an item of bytes per operation. */
@@ -347,6 +366,8 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		for (size_t i = 0; i < b->nops; i++) {
 			run_op(b, &b->ops[i]);
 			errlog_release();
+			if (!b->ops[i].end)
+				continue;
 			if (p->fmt)
 				put_bytes(p, b->id, k->last);
 			else
@@ -363,6 +384,8 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
 		run_op(b, &b->ops[i]);
+		if (!b->ops[i].end)
+			continue;
 		if (cur_keep)
 			keep_add(k, KEPT_END, NULL, NULL, NULL);
 		else
@@ -393,6 +416,8 @@ static void submit(struct tc_cs_session_par *p, uint8_t id)
 	if (!b)
 		return;
 	p->pend[id] = NULL;
+	if (b->nops)
+		b->ops[b->nops - 1].end = true;	/* a step ends with its batch */
 	if (tc_jobs_submit(p->j, id, run_batch, free_batch, b))
 		p->nomem = true;
 }
@@ -412,12 +437,16 @@ static void emit_step(struct tc_cs_session_par *p)
 		switch (tc_jobs_tag(it)) {
 		case ITEM_END:
 			return;
+		case ITEM_PIECE:
 		case ITEM_BYTES: {
 			struct bytes_item bi;
 
 			memcpy(&bi, it, sizeof(bi));
-			p->put(p->ctx, bi.b, bi.n, bi.last, bi.block);
-			return;
+			if (bi.n || bi.block)
+				p->put(p->ctx, bi.b, bi.n, bi.last, bi.block);
+			if (bi.kind == ITEM_BYTES)
+				return;
+			break;
 		}
 		case ITEM_NOTE:
 			if (p->note)
@@ -436,8 +465,9 @@ static void emit_step(struct tc_cs_session_par *p)
 #define BATCH_OPS 4096
 #define WINDOW_BYTES (256u << 10)
 #define WINDOW_STEPS (1u << 18)
-/* With a formatter the lanes' output is text, some 300 bytes per byte of trace, held until
- * written: smaller batches and window */
+/* With a formatter the lanes' output is text, some 150-300 bytes per byte of trace, held
+ * until written: smaller batches and window (and the text counts against the lanes'
+ * budget, put_bytes) */
 static const size_t fmt_batch = 8 * 1024, fmt_window = 64u << 10;
 
 /* Queue an operation for id's decoder d, as its next step. */
@@ -459,11 +489,23 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 		p->nomem = true;
 		return;
 	}
-	b->ops[b->nops++] = (struct op){ kind, s->dec[id], index, b->ndata, len };
+	/* the step still open (its last operation not ended: the last step, not emitted) is
+	 * id's: this operation joins it; else that step ends and this one begins one */
+	if (!b->nops || b->ops[b->nops - 1].end || p->head == p->nsteps ||
+	    p->steps[p->nsteps - 1].lane != id) {
+		if (p->head < p->nsteps) {
+			struct batch *o = p->pend[p->steps[p->nsteps - 1].lane];
+
+			if (o && o->nops)
+				o->ops[o->nops - 1].end = true;
+		}
+		p->steps[p->nsteps++] = (struct step){ id, 0 };
+	}
+	b->ops[b->nops++] = (struct op){ kind, s->dec[id], index, b->ndata, len, false };
 	if (len)
 		memcpy(b->data + b->ndata, data, len);
 	b->ndata += len;
-	p->steps[p->nsteps++] = (struct step){ id, (uint32_t)len + 16 };
+	p->steps[p->nsteps - 1].bytes += (uint32_t)len + 16;
 	p->unread += len + 16;
 	if (b->ndata >= (p->fmt ? fmt_batch : BATCH_BYTES) || b->nops >= BATCH_OPS)
 		submit(p, id);

@@ -49,7 +49,8 @@ void tc_cs_session_reset(struct tc_cs_session *s, uint64_t offset);
  * One parallel context serves the sessions that use it (their schedule is one), each set
  * with tc_cs_session_use_par before its first source. emit and note run in the caller's
  * thread, in order; lane_rec (may be NULL) in the thread decoding r's ID, as the decoder
- * gives r, before it is kept: what the memory callback, in that thread too, may need. The
+ * gives r, before it is kept, for context records (TC_REC_CONTEXT) only: the thread the
+ * memory callback, in that thread too, may need. The
  * memory callback may call tc_cs_session_par_note: text comes back, in order, to note. */
 struct tc_cs_session_par;
 struct tc_cs_session_par *tc_cs_session_par_new(unsigned jobs, tc_etm_emit_fn emit,
@@ -62,8 +63,9 @@ int tc_cs_session_par_drain(struct tc_cs_session_par *p);
 void tc_cs_session_par_note(const char *text);
 /* Records made into bytes on the lanes: emit then gets none. fmt gets each record, in the
  * thread decoding its ID, once its operations are decoded (out of the lock OpenCSD's calls
- * hold: lanes decode one at a time, but write at once); take gives the bytes made of an
- * operation's records (fmt may call tc_cs_session_par_note too), not copied; put gets them
+ * hold: lanes decode one at a time, but write at once); take gives the bytes made of a
+ * step's records (fmt may call tc_cs_session_par_note too), not copied, in pieces: it is
+ * called until it gives none (0 bytes, no block); put gets them
  * in the caller's thread, in the one-thread order, with the last record's offset and
  * take's block (decoders/jobs.h's tc_jobs_writer). */
 void tc_cs_session_par_format(struct tc_cs_session_par *p,

@@ -14,8 +14,15 @@
 #include "decoders/coresight/etm4_walk.h"
 #include "lib/isa/a64.h"
 
+/* Decoders of several trace IDs may run in threads side by side (--jobs): a decoder's
+ * memory shares no cache line with another's (its struct on lines of its own, a fence
+ * after the library's objects); else a line one thread writes at every element and
+ * another reads passes between their cores each time. */
+#define LINE 64
+#define FENCE 256
+
 struct tc_etm_ocsd {
-	struct tc_etm_cfg cfg;
+	_Alignas(LINE) struct tc_etm_cfg cfg;
 	unsigned what;
 	tc_etm_emit_fn emit;
 	tc_etm_mem_fn mem;
@@ -34,6 +41,7 @@ struct tc_etm_ocsd {
 	uint64_t hz_idx;		/* where its packet began */
 	const char *hz_why;
 	char pkt_str[512];		/* packet name storage for the record being emitted */
+	void *fence;			/* allocated last: the next decoder's memory after it */
 };
 
 static const char *const proto_names[] = {
@@ -494,11 +502,12 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 			   cfg->trace_id);
 		return NULL;
 	}
-	d = calloc(1, sizeof(*d));
+	d = aligned_alloc(LINE, sizeof(*d));	/* a multiple of LINE, as its alignment */
 	if (!d) {
 		tc_err_sys(e, ENOMEM, "trace ID 0x%02x", cfg->trace_id);
 		return NULL;
 	}
+	memset(d, 0, sizeof(*d));
 	d->cfg = *cfg;
 	d->full = full;
 	d->what = what;
@@ -547,6 +556,8 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		err = (d->iguard = tc_etm4_guard_new_inline(d->cfg.trcidr8)) ? OCSD_OK : OCSD_ERR_MEM;
 	else if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
 		err = new_guard(d);
+	if (!err && !(d->fence = malloc(FENCE)))
+		err = OCSD_ERR_MEM;
 	if (err) {
 		tc_err_set(e, 0, "trace ID 0x%02x: OpenCSD cannot set up a %s decoder (error %d)",
 			   cfg->trace_id, tc_etm_ocsd_proto_name(cfg->proto), (int)err);
@@ -565,6 +576,7 @@ void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
 	tc_etm4_guard_free(d->guard);
 	tc_etm4_guard_free(d->iguard);
 	tc_etm4_walk_free(d->walk);
+	free(d->fence);
 	free(d);
 }
 

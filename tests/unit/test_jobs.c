@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define LANES 5
 #define TASKS 40
@@ -244,6 +246,112 @@ TEST(jobs_records_round_trip)
 	}
 	CHECK_INT(n, NRECS);
 	CHECK_INT(bad, 0);
+	CHECK(!tc_jobs_failed(j));
+	tc_jobs_free(j);
+}
+
+/* tc_jobs_charge: bytes an item stands for count against the budget. A worker's task that
+ * charges more than the budget waits at its end until the caller reads; the lane's next
+ * task starts only then (without the charge its small chunk is far below the budget). */
+struct charged {
+	int started[2];
+};
+
+static void run_charged(void *p, struct tc_jobs_out *o, int task)
+{
+	struct charged *c = p;
+	uint32_t v = (uint32_t)task;
+
+	__atomic_store_n(&c->started[task], 1, __ATOMIC_SEQ_CST);
+	tc_jobs_put(o, &v, sizeof(v));
+	tc_jobs_charge(o, 1u << 20);
+}
+
+static void run_charged0(void *p, struct tc_jobs_out *o) { run_charged(p, o, 0); }
+static void run_charged1(void *p, struct tc_jobs_out *o) { run_charged(p, o, 1); }
+
+TEST(jobs_charge_holds_a_worker)
+{
+	struct tc_jobs *j = tc_jobs_new(2, 1, 64 * 1024);
+	struct charged c = { { 0, 0 } };
+	const void *item;
+	size_t len;
+	uint32_t v;
+
+	CHECK(j != NULL);
+	tc_jobs_no_help(j);	/* only the worker runs tasks */
+	CHECK_INT(tc_jobs_submit(j, 0, run_charged0, NULL, &c), 0);
+	CHECK_INT(tc_jobs_submit(j, 0, run_charged1, NULL, &c), 0);
+	for (int i = 0; i < 2000 && !__atomic_load_n(&c.started[0], __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	CHECK(__atomic_load_n(&c.started[0], __ATOMIC_SEQ_CST));
+	usleep(100 * 1000);	/* time enough for the second task, were the first not held */
+	CHECK(!__atomic_load_n(&c.started[1], __ATOMIC_SEQ_CST));
+	for (uint32_t want = 0; want < 2; want++) {
+		CHECK_INT(tc_jobs_next(j, 0, &item, &len), 1);
+		CHECK_INT(len, sizeof(v));
+		memcpy(&v, item, sizeof(v));
+		CHECK_INT(v, want);
+	}
+	CHECK_INT(tc_jobs_next(j, 0, &item, &len), 0);
+	CHECK(__atomic_load_n(&c.started[1], __ATOMIC_SEQ_CST));
+	tc_jobs_free(j);
+}
+
+/* Bytes a lane holds by reference (Intel PT lanes' formatted output) count in the budget
+ * as they are charged, not only at the task's end: a lane the caller does not wait for
+ * stops past it. */
+#define CHARGE_BUDGET (64u << 10)
+
+static int after_charge;	/* lane 1's task went on past its charge */
+
+static void small(void *p, struct tc_jobs_out *o)
+{
+	uint32_t v = 7;
+
+	(void)p;
+	tc_jobs_put(o, &v, sizeof(v));
+}
+
+/* One small item standing for four budgets of bytes held elsewhere, then another. */
+static void big(void *p, struct tc_jobs_out *o)
+{
+	uint32_t v = 1;
+
+	(void)p;
+	tc_jobs_put(o, &v, sizeof(v));
+	tc_jobs_charge(o, 4 * CHARGE_BUDGET);
+	__atomic_store_n(&after_charge, 1, __ATOMIC_SEQ_CST);
+	v = 2;
+	tc_jobs_put(o, &v, sizeof(v));
+}
+
+TEST(charged_bytes_hold_a_lane_back)
+{
+	struct tc_jobs *j = tc_jobs_new(3, 2, CHARGE_BUDGET);	/* two workers: both lanes run */
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	const void *item;
+	size_t len;
+	int n = 0;
+
+	CHECK(j != NULL);
+	if (!j)
+		return;
+	tc_jobs_no_help(j);
+	CHECK_INT(tc_jobs_submit(j, 1, big, NULL, NULL), 0);
+	CHECK_INT(tc_jobs_submit(j, 0, small, NULL, NULL), 0);
+	while (tc_jobs_next(j, 0, &item, &len) == 1)
+		n++;
+	CHECK_INT(n, 1);
+	/* lane 1 is not waited for: past its charge its worker waits for the caller */
+	nanosleep(&ts, NULL);
+	CHECK_INT(__atomic_load_n(&after_charge, __ATOMIC_SEQ_CST), 0);
+	/* read, it goes on */
+	n = 0;
+	while (tc_jobs_next(j, 1, &item, &len) == 1)
+		CHECK_INT(tc_jobs_tag(item), ++n);
+	CHECK_INT(n, 2);
+	CHECK_INT(__atomic_load_n(&after_charge, __ATOMIC_SEQ_CST), 1);
 	CHECK(!tc_jobs_failed(j));
 	tc_jobs_free(j);
 }
