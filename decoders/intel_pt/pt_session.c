@@ -865,23 +865,22 @@ struct bytes_item {
 	uint64_t offset;
 };
 
-/* The bytes formatted since the last take, to the caller's thread. */
+/* The bytes formatted since the last take, to the caller's thread: an item per piece
+ * (take gives them until it gives nothing). */
 static void lane_take(struct queue *q)
 {
 	const struct tc_jobs_writer *lw = q->s->lw;
-	struct bytes_item b = { .kind = IT_BYTES };
+	struct bytes_item b = { .kind = IT_BYTES, .offset = q->woff };
 
 	q->nw = 0;
 	if (!q->w)
 		return;
-	b.n = lw->take(q->w, &b.bytes, &b.block);
-	if (!b.n && !b.block)
-		return;
-	b.offset = q->woff;
-	if (tc_jobs_put(q->out, &b, sizeof(b)))
-		return;		/* lost: tc_jobs_failed says so */
-	tc_jobs_charge(q->out, b.n);
-	q->wput += b.n;
+	while ((b.n = lw->take(q->w, &b.bytes, &b.block)) || b.block) {
+		if (tc_jobs_put(q->out, &b, sizeof(b)))
+			continue;	/* lost: tc_jobs_failed says so */
+		tc_jobs_charge(q->out, b.n);
+		q->wput += b.n;
+	}
 }
 
 static void put_mark(struct queue *q, enum item_kind kind, int ret)

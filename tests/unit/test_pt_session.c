@@ -101,6 +101,10 @@ static void intel_pt_info(uint64_t *priv)
 	priv[TC_IPT_TSC_CTC_D] = 1;
 }
 
+/* --jobs and a lanes' writer for decode_file (the queues then format on lanes). */
+static unsigned use_jobs;
+static const struct tc_jobs_writer *use_writer;
+
 /* Every record of data's Intel PT decode into g; -1 if the session fails. */
 static int decode_file(const char *data, struct got *g, struct tc_pt_session **sp)
 {
@@ -112,7 +116,9 @@ static int decode_file(const char *data, struct got *g, struct tc_pt_session **s
 	*sp = NULL;
 	if (tc_perf_data_open(&pd, data, &e))
 		return -1;
-	*sp = tc_pt_session_new(&(struct tc_pt_session_opts){ .emit = collect, .ctx = g }, &e);
+	*sp = tc_pt_session_new(&(struct tc_pt_session_opts){ .emit = collect, .ctx = g,
+							    .jobs = use_jobs, .writer = use_writer },
+				&e);
 	if (!*sp)
 		goto out;
 	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
@@ -300,6 +306,87 @@ TEST(queues_of_two_cpus_interleave_by_time)
 	for (size_t i = 0; i < g.n; i++)
 		CHECK(g.r[i].type != TC_REC_RANGE || (g.r[i].tid == 10 &&
 						     g.r[i].start == BASE + marker));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* A lanes' writer (decoders/jobs.h) that writes a record as order_of does and hands its
+ * bytes over one at a time: a lane must take until take gives nothing, and put them in the
+ * one-thread order. */
+struct fake_lane {
+	char buf[1024];
+	size_t len, rd;
+};
+
+static char put_text[256];
+static size_t put_len;
+
+static bool fake_usable(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+static void *fake_open(void *ctx, int (*sym)(void *, int, uint64_t, struct tc_images_sym *),
+		       void *sym_ctx, const uint64_t *space)
+{
+	(void)ctx, (void)sym, (void)sym_ctx, (void)space;
+	return calloc(1, sizeof(struct fake_lane));
+}
+
+static void fake_write(void *w, const struct tc_rec *r)
+{
+	struct fake_lane *l = w;
+
+	if ((r->type == TC_REC_RANGE || r->type == TC_REC_BRANCH) && l->len + 8 < sizeof(l->buf))
+		l->len += (size_t)snprintf(l->buf + l->len, sizeof(l->buf) - l->len, " %d:%c",
+					   r->cpu, r->type == TC_REC_RANGE ? 'r' : 'b');
+}
+
+static size_t fake_take(void *w, const char **bytes, void **block)
+{
+	struct fake_lane *l = w;
+
+	*block = NULL;
+	if (l->rd == l->len)
+		return 0;
+	*bytes = l->buf + l->rd++;	/* the buffer only grows: the bytes stay put */
+	return 1;
+}
+
+static void fake_close(void *w)
+{
+	free(w);
+}
+
+static void fake_put(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block)
+{
+	(void)ctx, (void)offset, (void)block;
+	if (put_len + n < sizeof(put_text)) {
+		memcpy(put_text + put_len, bytes, n);
+		put_len += n;
+	}
+}
+
+TEST(queues_formatted_on_lanes_come_out_in_time_order)
+{
+	static const struct tc_jobs_writer fw = { .usable = fake_usable, .open = fake_open,
+		.write = fake_write, .take = fake_take, .close = fake_close, .put = fake_put };
+	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], cmd[512];
+	struct got g = { .n = 0 };
+	struct tc_pt_session_stats st = { 0 };
+	uint64_t marker = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(build_prog(dir, prog, sizeof(prog), &marker), 0);
+	use_jobs = 2;
+	use_writer = &fw;
+	CHECK_INT(two_cpus(dir, prog, marker, &g, &st), 0);
+	use_jobs = 0;
+	use_writer = NULL;
+	put_text[put_len] = 0;
+	CHECK_STR(put_text, " 0:r 1:r 0:r 1:r");
+	CHECK_INT(st.ranges, 4);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
