@@ -211,7 +211,7 @@ static inline void end_run(struct tc_pt_flow *d)
 	}
 }
 
-/* Every record goes out here (see suppress); ranges through range_slot and put_range. */
+/* Every record goes out here (see suppress); ranges are made in d->slot, put by put_range. */
 static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 {
 	d->emitted++;
@@ -225,13 +225,7 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 
 #define RUN_LEN 128	/* ranges per run at most */
 
-/* Where the next RANGE record is made. */
-static inline struct tc_rec *range_slot(struct tc_pt_flow *d)
-{
-	return d->slot;
-}
-
-/* The record range_slot gave goes out, as put. */
+/* The record made in d->slot goes out, as put. */
 static inline void put_range(struct tc_pt_flow *d)
 {
 	d->emitted++;
@@ -239,9 +233,12 @@ static inline void put_range(struct tc_pt_flow *d)
 		d->suppress--;
 		return;
 	}
-	if (!d->run)
+	if (!d->run) {
 		d->ops.emit(d->ops.ctx, &d->rrec);
-	else if (d->slot++, ++d->nrun == RUN_LEN)
+		return;
+	}
+	d->slot++;
+	if (++d->nrun == RUN_LEN)
 		end_run(d);
 }
 
@@ -427,7 +424,7 @@ static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
 	if (!wanted(d, TC_REC_RANGE))
 		return;
 	/* new_rec's fields, less those every range has alike (set in tc_pt_flow_new) */
-	r = range_slot(d);
+	r = d->slot;
 	r->cpu = d->cpu;
 	r->pid = d->pid;
 	r->tid = d->tid;

@@ -258,6 +258,19 @@ static void leave(struct tc_profile *p, struct pthr *t, size_t keep)
 /* Frames of the range not on the thread's stack as last counted: the frames from
  * r->kept on were entered since the thread's previous range (if it was counted: with a
  * filter, compare), and may be new functions. */
+/* Function func entered on t (room for it in t->stack): -1 on ENOMEM. */
+static inline int push_frame(struct tc_profile *p, struct pthr *t, size_t ti, int pid,
+			     uint64_t func)
+{
+	size_t fi;
+	struct fn *f = get_fn(p, ti, pid, func, &fi);
+
+	if (!f)
+		return -1;
+	t->stack[t->depth++] = (struct pframe){ fi, f->on++ ? UINT64_MAX : t->insns };
+	return 0;
+}
+
 static int enter(struct tc_profile *p, struct pthr *t, size_t ti, const struct tc_callstack_range *r)
 {
 	size_t same = r->kept < t->depth ? r->kept : t->depth;
@@ -272,14 +285,9 @@ static int enter(struct tc_profile *p, struct pthr *t, size_t ti, const struct t
 	if (r->depth > t->cstack &&
 	    tc_grow((void **)&t->stack, &t->cstack, r->depth, sizeof(*t->stack)))
 		return -1;
-	for (; t->depth < r->depth; t->depth++) {
-		size_t fi;
-		struct fn *f = get_fn(p, ti, r->pid, r->func[t->depth], &fi);
-
-		if (!f)
+	while (t->depth < r->depth)
+		if (push_frame(p, t, ti, r->pid, r->func[t->depth]))
 			return -1;
-		t->stack[t->depth] = (struct pframe){ fi, f->on++ ? UINT64_MAX : t->insns };
-	}
 	return 0;
 }
 
@@ -320,16 +328,12 @@ __attribute__((noinline)) static int range_frames(struct tc_profile *p, struct p
 	/* most often a call: one frame entered above the frames the thread had */
 	if (!p->filtered && r->kept == t->depth && r->depth == t->depth + 1 &&
 	    t->depth < t->cstack) {
-		size_t fi;
-		struct fn *f = get_fn(p, p->last_th, r->pid, r->func[t->depth], &fi);
-
-		if (!f) {
+		if (push_frame(p, t, p->last_th, r->pid, r->func[t->depth])) {
 			p->failed = p->slow = true;
 			return -1;
 		}
-		t->stack[t->depth++] = (struct pframe){ fi, f->on++ ? UINT64_MAX : t->insns };
 		if (r->kind[r->kept] != TC_FRAME_ROOT)
-			f->calls++;
+			p->fn[t->stack[r->kept].fn].calls++;
 		return 0;
 	}
 	/* or a return: frames left, none entered */
