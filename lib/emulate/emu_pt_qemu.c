@@ -355,14 +355,18 @@ static bool flows(const struct tc_qp_desc *d, uint64_t next)
 
 /* A handler entered at h where t was to run x: hardware traces the interrupted place as
  * FUP x and TIP.PGD (the kernel's IP suppressed), the handler from TIP.PGE. t's previous
- * block first goes to x as it did. */
+ * block first goes to x as it did, unless x is its own last instruction, a rep string
+ * instruction interrupted between two iterations: it has not ended (it resumes at x, where
+ * its next iteration then follows the handler's rt_sigreturn), as hardware shows an
+ * interrupt there. */
 static int async_enter(struct emu *m, struct qthr *t, uint64_t x, const struct tc_qp_desc *h,
 		       struct tc_err *e)
 {
 	struct tc_pt_stream_step p = { .ip = x, .next = h->vaddr, .kind = TC_X86_SYSCALL,
 		.in = tc_pt_stream_in(&m->s, x), .next_in = tc_pt_stream_in(&m->s, h->vaddr) };
+	bool mid_rep = (t->prev.flags & TC_QP_F_REP) && x == last_ip(&t->prev);
 
-	if (transition(m, t, x, e))
+	if (!mid_rep && transition(m, t, x, e))
 		return -1;
 	if (p.in && tc_pt_enc_ip(&t->pt.x, ppt_fup, x, e))
 		return -1;

@@ -63,3 +63,19 @@ perf_branches() {
 	perf script -i "$1" --itrace=b -F tid,ip,addr 2>"$1.perf-err" |
 		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
 }
+
+# Checks that say why they fail (a grep or a test prints nothing, and a flaky failure must be
+# diagnosable from the log). must 'what was expected' COMMAND...: COMMAND must succeed.
+must() {
+	_what=$1
+	shift
+	"$@" || { echo "failed: $_what"; return 1; }
+}
+# same_branches WANT GOT: GOT (tc_branches' or perf_branches') is WANT, the truth; if not,
+# how many lines differ and the first differences (the log keeps its last 30 lines)
+same_branches() {
+	diff "$1" "$2" >"$2.diff" && return 0
+	echo "$2 is not $1: $(grep -c '^[<>]' "$2.diff") lines differ, the first:"
+	head -n 12 "$2.diff"
+	return 1
+}

@@ -30,10 +30,12 @@ exact() {
 	tracectl record --pmu emulated -o $n.data --ground-truth $n.truth -- "$@" \
 		>$n.out 2>$n.err
 	rc=$?
-	cat $n.err && [ $rc = $want_rc ] && grep -q "(qemu)" $n.err &&
-	by_tid $n.truth >$n.want && [ "$(wc -l <$n.want)" -gt 1000 ] &&
-	tc_branches $n.data >$n.got && diff $n.want $n.got &&
-	perf_branches $n.data >$n.pgot && diff $n.want $n.pgot && [ ! -s $n.data.perf-err ]
+	cat $n.err && must "exit status $want_rc (got $rc)" [ $rc = $want_rc ] &&
+	must "a (qemu) status line" grep -q "(qemu)" $n.err &&
+	by_tid $n.truth >$n.want && must "over 1000 branches" [ "$(wc -l <$n.want)" -gt 1000 ] &&
+	tc_branches $n.data >$n.got && same_branches $n.want $n.got &&
+	perf_branches $n.data >$n.pgot && same_branches $n.want $n.pgot &&
+	must "no perf errors: $(head -c 300 $n.data.perf-err)" [ ! -s $n.data.perf-err ]
 }
 
 for src in "$FIXT"/progs/*.c "$TOP/examples/threads.c"; do
@@ -105,16 +107,66 @@ int main(int argc, char **argv)
 }
 EOF2
 gcc -O1 -o sig sig.c || echo "not ok $T: cannot build sig.c"
+# the branches of recording $1 are its truth's, for tracectl and for perf
+truth_exact() {
+	by_tid $1.truth >$1.want && tc_branches $1.data >$1.got && same_branches $1.want $1.got &&
+	perf_branches $1.data >$1.pgot && same_branches $1.want $1.pgot
+}
 expect 'a handler entered from a system call (raise): exact' '
 	tracectl record --pmu emulated -o sig.data --ground-truth sig.truth -- ./sig >out &&
-	grep -q "^3 " out && by_tid sig.truth >want && tc_branches sig.data >got &&
-	diff want got && perf_branches sig.data >got2 && diff want got2
+	must "3 hits printed: $(cat out)" grep -q "^3 " out && truth_exact sig
 '
+# The timer goes on after hits reaches 5: a signal can come between the loop's last test and
+# printf's read of hits (one came at the loop's jmp to printf's block in 5 runs of 100 under
+# load, and one pending through a handler comes at its rt_sigreturn), so 5 or more.
 expect 'a signal while the program computes (a timer): FUP and TIP.PGD there, exact' '
 	tracectl record --pmu emulated -o al.data --ground-truth al.truth -- ./sig timer >out &&
-	grep -q "^5 " out && by_tid al.truth >want && tc_branches al.data >got &&
-	diff want got && perf_branches al.data >got2 && diff want got2 &&
-	perf script -i al.data --itrace=b -F tid,ip,addr,flags 2>/dev/null | grep -q "tr end *async"
+	must "5 hits or more printed: $(cat out)" awk "{ exit !(\$1 >= 5) }" out &&
+	truth_exact al &&
+	perf script -i al.data --itrace=b -F tid,ip,addr,flags 2>/dev/null >al.flags &&
+	must "an asynchronous end of trace (perf: tr end async)" grep -q "tr end *async" al.flags
+'
+# qemu runs a rep string instruction one iteration per block, and delivers signals between
+# blocks: a timer interrupts rep stos between two iterations, where it resumes after the
+# handler (the emulator once took that for a transfer no path explains, 1 run in 100 of the
+# test above, in libc's rep stos)
+cat >rep.c <<'EOF2'
+#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+static volatile int hits;
+static unsigned long buf[8192];
+static void on(int s) { (void)s; hits++; }
+int main(void)
+{
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+	unsigned long reps = 0;
+
+	signal(SIGALRM, on);
+	if (setitimer(ITIMER_REAL, &it, 0))
+		return 1;
+	while (hits < 5) {
+		void *p = buf;
+		unsigned long n = sizeof(buf) / sizeof(buf[0]);
+
+		__asm__ volatile("rep stosq" : "+D"(p), "+c"(n) : "a"(reps) : "memory");
+		reps++;
+	}
+	printf("%lu\n", buf[8191] + 1 == reps);
+	return 0;
+}
+EOF2
+gcc -O1 -o rep rep.c || echo "not ok $T: cannot build rep.c"
+expect 'a signal between two iterations of rep stos: FUP at the rep, exact, instructions counted' '
+	tracectl record --pmu emulated -o rep.data --ground-truth rep.truth -- ./rep >out 2>err
+	rc=$?; cat err; must "record exits 0 (got $rc)" [ $rc = 0 ] && must "the program says 1: $(cat out)" grep -qx 1 out && truth_exact rep &&
+	rip=$(objdump -d rep | awk "/rep stos/ { sub(\":\", \"\", \$1); print \$1 }") &&
+	perf script -i rep.data --itrace=b -F ip,flags 2>/dev/null >rep.flags &&
+	must "a signal at the rep (0x$rip)" grep -q "tr end *async *[0-9a-f]*$rip$" rep.flags &&
+	n=$(sed -n "s/.* \([0-9]*\) instructions (.*/\1/p" err) &&
+	tracectl decode -i rep.data 2>&1 >/dev/null | grep -q ", $n instructions," &&
+	must "perf counts $n instructions" [ "$(perf script -i rep.data --itrace=i1i -F ip |
+		wc -l)" = "$n" ]
 '
 expect 'four recordings at once (the consumer behind the guest): all exact' '
 	for i in 1 2 3 4; do
