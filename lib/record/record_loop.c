@@ -160,11 +160,18 @@ static void reap_probes(struct loop *L, const char *tracefs)
 
 /* The plan's events as they will be opened: a uprobe that a task's new threads inherit
  * becomes a tracefs uprobe opened as a tracepoint (rec_uprobe.h says why), one per EVENT
- * for all CPUs. Notes each tracepoint's group:name for the tracing data. */
+ * for all CPUs. So does a uprobe opened on several CPUs (-a, -C) while tracefs is there:
+ * each uprobe PMU event is a probe of its own, whose handler samples only if the thread
+ * is on that event's CPU when it runs; the kernel runs a hit's handlers one after the
+ * other and may move the thread between them (each takes a per-CPU buffer's mutex), so a
+ * hit gave two samples or none (3 --snapshot-on hits for 2 in make test-vm). One tracefs
+ * probe runs one handler per hit: one sample, on the CPU the thread is on.
+ * Notes each tracepoint's group:name for the tracing data. */
 static int prepare_events(struct loop *L, struct tc_err *e)
 {
 	const struct tc_record_plan *pl = L->r->plan;
 	bool inherited = L->r->inherit && !L->r->cpu_wide;
+	bool shared = inherited || (pl->ncpus > 1 && *pl->tracefs);
 	bool reaped = false;
 
 	L->pev = calloc(pl->n ? pl->n : 1, sizeof(*L->pev));
@@ -181,7 +188,7 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 		*v = pl->ev[i];
 		if (v->a.attr.type == PERF_TYPE_TRACEPOINT && v->trigger)
 			snprintf(L->tp[i], sizeof(L->tp[i]), "%s", v->trigger);
-		if (!v->uprobe_path || !inherited)
+		if (!v->uprobe_path || !shared)
 			continue;
 		/* Another CPU's copy of the same EVENT has its probe already. */
 		for (size_t k = 0; k < i && same == i; k++)
