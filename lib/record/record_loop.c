@@ -172,7 +172,7 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 	const struct tc_record_plan *pl = L->r->plan;
 	bool inherited = L->r->inherit && !L->r->cpu_wide;
 	bool shared = inherited || (pl->ncpus > 1 && *pl->tracefs);
-	bool reaped = false;
+	bool reaped = false, warned = false;
 
 	L->pev = calloc(pl->n ? pl->n : 1, sizeof(*L->pev));
 	L->tp = calloc(pl->n ? pl->n : 1, sizeof(*L->tp));
@@ -188,6 +188,15 @@ static int prepare_events(struct loop *L, struct tc_err *e)
 		*v = pl->ev[i];
 		if (v->a.attr.type == PERF_TYPE_TRACEPOINT && v->trigger)
 			snprintf(L->tp[i], sizeof(L->tp[i]), "%s", v->trigger);
+		if (v->uprobe_path && !shared && pl->ncpus > 1 && !warned && L->r->notify) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "uprobe %s on %zu CPUs without tracefs: a hit may be "
+				 "sampled twice or not at all (mount -t tracefs nodev "
+				 "/sys/kernel/tracing: one probe for all CPUs)", v->trigger, pl->ncpus);
+			L->r->notify(L->r->ctx, msg);
+			warned = true;
+		}
 		if (!v->uprobe_path || !shared)
 			continue;
 		/* Another CPU's copy of the same EVENT has its probe already. */

@@ -4,6 +4,10 @@
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+# tracefs, as a booted system has it: record defines its -a uprobes there (one probe for all
+# CPUs; without it each CPU's uprobe event is a probe of its own and a hit may be sampled
+# twice or not at all, record warns)
+mount -t tracefs nodev /sys/kernel/tracing
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
 export PATH=/bin LD_LIBRARY_PATH=/lib
