@@ -159,12 +159,15 @@ EOF2
 gcc -O1 -o rep rep.c || echo "not ok $T: cannot build rep.c"
 expect 'a signal between two iterations of rep stos: FUP at the rep, exact, instructions counted' '
 	tracectl record --pmu emulated -o rep.data --ground-truth rep.truth -- ./rep >out 2>err
-	rc=$?; cat err; must "record exits 0 (got $rc)" [ $rc = 0 ] && must "the program says 1: $(cat out)" grep -qx 1 out && truth_exact rep &&
+	rc=$?; cat err; must "record exits 0 (got $rc)" [ $rc = 0 ] &&
+	must "the program says 1: $(cat out)" grep -qx 1 out && truth_exact rep &&
 	rip=$(objdump -d rep | awk "/rep stos/ { sub(\":\", \"\", \$1); print \$1 }") &&
 	perf script -i rep.data --itrace=b -F ip,flags 2>/dev/null >rep.flags &&
 	must "a signal at the rep (0x$rip)" grep -q "tr end *async *[0-9a-f]*$rip$" rep.flags &&
 	n=$(sed -n "s/.* \([0-9]*\) instructions (.*/\1/p" err) &&
-	tracectl decode -i rep.data 2>&1 >/dev/null | grep -q ", $n instructions," &&
+	{ tracectl decode -i rep.data 2>dec.err >/dev/null; true; } &&
+	must "tracectl decode counts $n instructions: $(cat dec.err)" \
+		grep -q ", $n instructions," dec.err &&
 	must "perf counts $n instructions" [ "$(perf script -i rep.data --itrace=i1i -F ip |
 		wc -l)" = "$n" ]
 '
