@@ -121,6 +121,7 @@ struct tc_pt_flow {
 	/* ops.no_offsets: pt_skim.h's flow, and the address space its blocks are of. */
 	struct tc_pt_skim *skim;
 	uint64_t skim_cr3;
+	bool skim_off;		/* libipt may have decoded code not 64-bit: not any more */
 
 	/* Context, kept across buffers: the caller's thread, CR3 and time. */
 	int pid, tid;
@@ -1554,7 +1555,7 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	struct tc_pt_skim_stats ss;
 	int pid = d->pid, tid = d->tid;
 
-	if (!d->ops.no_offsets || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
+	if (!d->ops.no_offsets || d->skim_off || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
 	    d->ops.events || wanted(d, TC_REC_BRANCH) || d->time.has_tsc)
 		return -1;
 	if (!d->skim && !(d->skim = tc_pt_skim_new(d->x86)))
@@ -1567,6 +1568,14 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 		d->st.branches += ss.branches;
 		return 0;
 	}
+	/* libipt's block caches (kept with the sections across buffers) hold the mode code was
+	 * decoded in, and give it again in later buffers: after code that may not have been
+	 * 64-bit (a MODE.Exec that says otherwise, or bytes that look like one), the records
+	 * depend on what only libipt knows. */
+	for (const uint8_t *m = buf; (m = memchr(m, 0x99, (size_t)(buf + len - m))) &&
+	     m + 1 < buf + len; m++)
+		if (!(m[1] >> 5) && (m[1] & 3) != 1)
+			d->skim_off = true;
 	end_run(d);
 	d->suppress += d->emitted;
 	d->emitted = 0;

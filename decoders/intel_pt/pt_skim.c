@@ -252,6 +252,13 @@ static bool decode(struct tc_pt_skim *s, uint64_t ip, struct insn *i)
 	if (k.opcode + 2 < k.len && b[k.opcode] == 0x0f && b[k.opcode + 1] == 0x22 &&
 	    ((b[k.opcode + 2] >> 3) & 7) == 3)
 		return false;
+	/* what libipt classes otherwise than lib/isa/x86.c: int1 is a far call; group 7
+	 * (VMCALL, VMLAUNCH, VMRESUME, UIRET, ...) left to libipt */
+	if (k.kind == TC_X86_OTHER && b[k.opcode] == 0xf1)
+		k.kind = TC_X86_INT;
+	if (k.kind == TC_X86_OTHER && k.opcode + 1 < k.len && b[k.opcode] == 0x0f &&
+	    b[k.opcode + 1] == 0x01)
+		return false;
 	i->size = (uint8_t)k.len;
 	i->target = 0;
 	i->push = false;
@@ -477,6 +484,34 @@ static int psb_plus(struct tc_pt_skim *s)
 	return 0;
 }
 
+/* libipt reads on past the packet the next query takes: a packet it cannot decode there
+ * fails that query already. Give up before the flow takes it (without IP compression's
+ * state changed: the packet is read again). */
+static int peek(struct tc_pt_skim *s)
+{
+	const uint8_t *p = s->p;
+	uint64_t last_ip = s->last_ip;
+	bool have_ip = s->have_ip;
+	struct tc_pt_skim_pkt k;
+
+	while (p < s->end && !*p)
+		p++;
+	if (p >= s->end)
+		return 0;
+	tc_pt_skim_packet(p, (size_t)(s->end - p), &last_ip, &have_ip, &k);
+	switch (k.kind) {
+	case TC_PT_SKIM_TNT:
+	case TC_PT_SKIM_TIP:
+	case TC_PT_SKIM_PGE:
+	case TC_PT_SKIM_PGD:
+	case TC_PT_SKIM_FUP:
+	case TC_PT_SKIM_PSB:
+		return 0;
+	default:
+		return GIVE_UP;
+	}
+}
+
 /* To the next packet the flow needs (libipt's read-ahead); s->nxt says what it is. */
 static int ahead(struct tc_pt_skim *s)
 {
@@ -539,7 +574,7 @@ static int ahead(struct tc_pt_skim *s)
 			return GIVE_UP;
 		}
 		s->p += k.size;
-		return 0;
+		return peek(s);
 	}
 }
 

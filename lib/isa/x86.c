@@ -101,7 +101,7 @@ static enum tc_x86_kind kind_of(unsigned id, unsigned op)
 		return TC_X86_SYSCALL;
 	case X86_INS_SYSRET: case X86_INS_SYSEXIT:
 		return TC_X86_SYSRET;
-	case X86_INS_INT3: case X86_INS_INT:
+	case X86_INS_INT3: case X86_INS_INT: case X86_INS_INT1:
 		return TC_X86_INT;
 	case X86_INS_INTO:
 		return TC_X86_INTO;

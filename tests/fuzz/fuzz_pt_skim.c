@@ -1,6 +1,7 @@
 /* Differential libFuzzer target for the skim (decoders/intel_pt/pt_skim.c): pt_flow with
  * no_offsets (the records report's analyses get: ranges only, branches counted) against the
- * reference (--decoder=reference: libipt's block decoder) on the same trace. Every record but
+ * exact path it stands in for (the same without no_offsets: pt_walk.c and libipt's block
+ * decoder, which fuzz_pt_diff checks against the reference) on the same trace. Every record but
  * its offset (which the skim makes only to the packet), field by field, and the statistics
  * must be the same; where the skim gives up, the exact path takes the buffer again, so its
  * records, errors, overflows, stops and resumes must come out alike too.
@@ -62,8 +63,6 @@ static void on_rec(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
 
-	if (rec->type == TC_REC_BRANCH)	/* the reference makes them; report drops them */
-		return;
 	const uint64_t f[] = { rec->type, (uint64_t)rec->id, (uint64_t)rec->cpu,
 			       (uint64_t)rec->pid, (uint64_t)rec->tid, rec->start, rec->end,
 			       rec->insns, rec->isa, (uint64_t)rec->last, rec->last_type,
@@ -114,12 +113,12 @@ static uint64_t space(void *ctx)
 	return 1;
 }
 
-static bool decode(struct run *r, bool reference, bool pieces, bool runs, const uint8_t *t,
+static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8_t *t,
 		   size_t size, struct tc_pt_flow_stats *st)
 {
 	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r,
-				      .skip = 1u << TC_REC_BRANCH, .reference = reference,
-				      .no_offsets = !reference,
+				      .skip = 1u << TC_REC_BRANCH,
+				      .no_offsets = skim,
 				      .emit_ranges = runs ? on_ranges : NULL };
 	struct tc_err e;
 	struct tc_pt_flow *f;
@@ -278,8 +277,8 @@ static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, b
 	struct tc_pt_flow_stats ss, sr;
 	bool oks, okr;
 
-	oks = decode(&skim, false, pieces, runs, t, n, &ss);
-	okr = decode(&ref, true, pieces, runs, t, n, &sr);
+	oks = decode(&skim, true, pieces, runs, t, n, &ss);
+	okr = decode(&ref, false, pieces, runs, t, n, &sr);
 	CHECK(oks == okr);
 	if (skim.n != ref.n || (skim.n && memcmp(skim.out, ref.out, skim.n))) {
 		size_t i = 0;
@@ -287,7 +286,7 @@ static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, b
 		while (i < skim.n && i < ref.n && skim.out[i] == ref.out[i])
 			i++;
 		fprintf(stderr, "fuzz_pt_skim: records differ from byte %zu (skim %zu bytes, "
-			"reference %zu)\n", i, skim.n, ref.n);
+			"exact path %zu)\n", i, skim.n, ref.n);
 		abort();
 	}
 	CHECK(!memcmp(&ss, &sr, sizeof(ss)));
