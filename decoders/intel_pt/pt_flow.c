@@ -1522,12 +1522,18 @@ static size_t skim_read(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 	return d->ops.read(d->ops.ctx, d->cpu, d->cr3, addr, buf, len);
 }
 
-static void skim_sync(void *ctx)
+static void skim_sync(void *ctx, uint64_t skipped)
 {
 	struct tc_pt_flow *d = ctx;
+	char msg[160];
 
-	d->st.syncs++;
-	ask_thread(d);	/* as sync() */
+	d->st.syncs++;	/* as sync() */
+	if (skipped) {
+		d->st.unsynced_bytes += skipped;
+		snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the first PSB skipped", skipped);
+		emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
+	}
+	ask_thread(d);
 	if (d->cr3 != d->skim_cr3) {
 		d->skim_cr3 = d->cr3;
 		tc_pt_skim_forget(d->skim);
@@ -1553,7 +1559,7 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	const struct tc_pt_skim_ops ops = { skim_read, skim_sync, skim_range, d };
 	struct tc_pt_flow_stats st = d->st;
 	struct tc_pt_skim_stats ss;
-	int pid = d->pid, tid = d->tid;
+	int pid = d->pid, tid = d->tid, rc;
 
 	if (!d->ops.no_offsets || d->skim_off || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
 	    d->ops.events || wanted(d, TC_REC_BRANCH) || d->time.has_tsc)
@@ -1563,7 +1569,16 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	d->file_offset = file_offset;
 	d->len = len;
 	d->in_range = d->have_last = false;
-	if (!tc_pt_skim_run(d->skim, &d->base, buf, len, &ops, &ss)) {
+	rc = tc_pt_skim_run(d->skim, &d->base, buf, len, &ops, &ss);
+	if (rc == TC_PT_SKIM_NO_PSB) {	/* as sync() */
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "no PSB in %zu bytes of trace", len);
+		emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
+		d->st.unsynced_bytes += len;
+		return 0;
+	}
+	if (!rc) {
 		d->st.insns += ss.insns;
 		d->st.branches += ss.branches;
 		return 0;

@@ -55,6 +55,7 @@ struct tc_pt_skim {
 	const struct tc_pt_skim_ops *ops;
 	const struct pt_config *cfg;
 	const uint8_t *buf, *p, *end;
+	const uint8_t *p0;	/* the first PSB */
 	uint64_t last_ip;	/* IP compression */
 	bool have_ip;
 	uint64_t tnt;		/* bits left, the next at bit 63 */
@@ -123,6 +124,7 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 	o->kind = TC_PT_SKIM_BAD;
 	o->size = 1;
 	o->suppressed = false;
+	o->truncated = false;
 	if (b == 0) {
 		o->kind = TC_PT_SKIM_PAD;
 		return;
@@ -138,11 +140,17 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 			o->tnt = (uint64_t)(pl & ((1u << nb) - 1)) << (64 - nb);
 			return;
 		}
-		if (n < 2)
+		if (n < 2) {
+			o->truncated = true;
 			return;
+		}
 		switch (p[1]) {
 		case 0x82:
-			if (n < sizeof(psb_bytes) || memcmp(p, psb_bytes, sizeof(psb_bytes)))
+			if (n < sizeof(psb_bytes)) {
+				o->truncated = !memcmp(p, psb_bytes, n);
+				return;
+			}
+			if (memcmp(p, psb_bytes, sizeof(psb_bytes)))
 				return;
 			o->kind = TC_PT_SKIM_PSB;
 			o->size = sizeof(psb_bytes);
@@ -152,8 +160,10 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 			o->size = 2;
 			return;
 		case 0xa3:
-			if (n < 8)
+			if (n < 8) {
+				o->truncated = true;
 				return;
+			}
 			v = 0;
 			for (int i = 7; i >= 2; i--)
 				v = v << 8 | p[i];
@@ -169,7 +179,11 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 		}
 	}
 	if (b == 0x99) {
-		if (n < 2 || (p[1] >> 5) != 0)	/* MODE.Exec only (not MODE.TSX) */
+		if (n < 2) {
+			o->truncated = true;
+			return;
+		}
+		if ((p[1] >> 5) != 0)	/* MODE.Exec only (not MODE.TSX) */
 			return;
 		o->kind = TC_PT_SKIM_MODE_EXEC;
 		o->size = 2;
@@ -186,6 +200,7 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 	ipb = b >> 5;
 	nb = ip_bytes[ipb];
 	if ((ipb && !nb) || n < 1 + (size_t)nb) {
+		o->truncated = ipb && nb;
 		o->kind = TC_PT_SKIM_BAD;
 		return;
 	}
@@ -252,13 +267,19 @@ static bool decode(struct tc_pt_skim *s, uint64_t ip, struct insn *i)
 	if (k.opcode + 2 < k.len && b[k.opcode] == 0x0f && b[k.opcode + 1] == 0x22 &&
 	    ((b[k.opcode + 2] >> 3) & 7) == 3)
 		return false;
-	/* what libipt classes otherwise than lib/isa/x86.c: int1 is a far call; group 7
-	 * (VMCALL, VMLAUNCH, VMRESUME, UIRET, ...) left to libipt */
+	/* what libipt may class otherwise than lib/isa/x86.c: int1 is a far call; the VMX,
+	 * SVM and UIRET forms of group 7 (0F 01 C1-C4, D4, D8-DF, EC) left to libipt (not
+	 * XGETBV, RDTSCP, ...) */
 	if (k.kind == TC_X86_OTHER && b[k.opcode] == 0xf1)
 		k.kind = TC_X86_INT;
-	if (k.kind == TC_X86_OTHER && k.opcode + 1 < k.len && b[k.opcode] == 0x0f &&
-	    b[k.opcode + 1] == 0x01)
-		return false;
+	if (k.kind == TC_X86_OTHER && k.opcode + 2 < n && b[k.opcode] == 0x0f &&
+	    b[k.opcode + 1] == 0x01) {
+		uint8_t m = b[k.opcode + 2];
+
+		if ((m >= 0xc1 && m <= 0xc4) || m == 0xd4 || (m >= 0xd8 && m <= 0xdf) ||
+		    m == 0xec)
+			return false;
+	}
 	i->size = (uint8_t)k.len;
 	i->target = 0;
 	i->push = false;
@@ -470,7 +491,7 @@ static int psb_plus(struct tc_pt_skim *s)
 		s->synced = true;
 		s->enabled = fup;
 		s->ip = fip;
-		s->ops->sync(s->ops->ctx);
+		s->ops->sync(s->ops->ctx, (uint64_t)(s->p0 - s->buf));
 	} else if (s->enabled) {
 		if (!fup || (mode && s->psb_pending))
 			return GIVE_UP;
@@ -508,7 +529,7 @@ static int peek(struct tc_pt_skim *s)
 	case TC_PT_SKIM_PSB:
 		return 0;
 	default:
-		return GIVE_UP;
+		return k.truncated ? 0 : GIVE_UP;
 	}
 }
 
@@ -571,6 +592,11 @@ static int ahead(struct tc_pt_skim *s)
 			}
 			break;
 		default:
+			if (k.truncated) {	/* the buffer ends inside it: libipt's end too */
+				s->nxt = N_EOS;
+				s->p = s->end;
+				return 0;
+			}
 			return GIVE_UP;
 		}
 		s->p += k.size;
@@ -712,11 +738,18 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	uint64_t last, fall;
 	int rc;
 
-	if (len < sizeof(psb_bytes) || memcmp(buf, psb_bytes, sizeof(psb_bytes)))
+	const uint8_t *psb = memmem(buf, len, psb_bytes, sizeof(psb_bytes));
+
+	/* libipt synchronises on the first PSB, and on a longer run of its bytes on where the
+	 * run starts: left to it */
+	if (!psb)
+		return TC_PT_SKIM_NO_PSB;
+	if (psb - buf >= 2 && psb[-2] == 0x02 && psb[-1] == 0x82)
 		return GIVE_UP;
 	s->ops = ops;
 	s->cfg = cfg;
-	s->buf = s->p = buf;
+	s->buf = buf;
+	s->p = s->p0 = psb;
 	s->end = buf + len;
 	s->last_ip = 0;
 	s->have_ip = false;

@@ -11,7 +11,7 @@
  * compression (libipt's 64-entry stack), and the binding of the events libipt's block
  * decoder makes of them (see pt_skim.c). Anything else (any other packet: time, PIP, OVF,
  * PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a decode error of any kind; memory
- * without code; a buffer not starting with a PSB) gives up (TC_PT_SKIM_GIVE_UP): the caller
+ * without code; a buffer without PSB) gives up (TC_PT_SKIM_GIVE_UP): the caller
  * then decodes the buffer again with the exact path, dropping the records already given
  * (they are the exact path's first ones). */
 #ifndef TC_DECODERS_INTEL_PT_PT_SKIM_H
@@ -25,6 +25,7 @@
 #include "lib/isa/x86.h"
 
 #define TC_PT_SKIM_GIVE_UP (-1)
+#define TC_PT_SKIM_NO_PSB 1	/* none in the buffer: nothing given */
 
 /* One range: [start, end), insns instructions, the last at last_ip of class last_class;
  * offset: where in the buffer the packet parser was. */
@@ -37,9 +38,9 @@ struct tc_pt_skim_range {
 struct tc_pt_skim_ops {
 	/* Code bytes at addr (as tc_pt_flow_ops.read, in the caller's address space). */
 	size_t (*read)(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
-	/* The first PSB+ was read: the caller's thread and address space are due (no code read
-	 * before it). */
-	void (*sync)(void *ctx);
+	/* The first PSB+ was read, skipped bytes after the buffer's start: the caller's thread
+	 * and address space are due (no code read before it). */
+	void (*sync)(void *ctx, uint64_t skipped);
 	void (*range)(void *ctx, const struct tc_pt_skim_range *r);
 	void *ctx;
 };
@@ -57,8 +58,8 @@ void tc_pt_skim_free(struct tc_pt_skim *s);
 void tc_pt_skim_forget(struct tc_pt_skim *s);
 
 /* The buffer buf..buf+len (config: its errata and filter settings; begin/end unused), from
- * its PSB at 0 to its end: 0, the ranges given and *st filled; TC_PT_SKIM_GIVE_UP at the first
- * thing not modelled (ranges may have been given: the exact path's first ones). */
+ * its first PSB to its end: 0, the ranges given and *st filled; TC_PT_SKIM_NO_PSB;
+ * TC_PT_SKIM_GIVE_UP at the first thing not modelled (ranges may have been given: the exact path's first ones). */
 int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
 		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st);
 
@@ -82,6 +83,7 @@ struct tc_pt_skim_pkt {
 	uint64_t ip, tnt;
 	unsigned ntnt;
 	bool suppressed;
+	bool truncated;		/* BAD: the bytes end inside a packet that could be whole */
 	uint8_t mode;
 };
 
