@@ -42,7 +42,7 @@ struct entry {
 };
 
 /* What the packets say next, once the TNT bits read are used. */
-enum next { N_TNT, N_TIP, N_EOS, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FUP+TIP.PGD */ };
+enum next { N_TNT, N_TIP, N_EOS, N_TRUNC /* the end, inside a packet */, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FUP+TIP.PGD */ };
 
 #define GIVE_UP TC_PT_SKIM_GIVE_UP
 #define STOP 1	/* the trace ended where the flow needed it */
@@ -491,7 +491,6 @@ static int psb_plus(struct tc_pt_skim *s)
 		s->synced = true;
 		s->enabled = fup;
 		s->ip = fip;
-		s->ops->sync(s->ops->ctx, (uint64_t)(s->p0 - s->buf));
 	} else if (s->enabled) {
 		if (!fup || (mode && s->psb_pending))
 			return GIVE_UP;
@@ -592,8 +591,10 @@ static int ahead(struct tc_pt_skim *s)
 			}
 			break;
 		default:
-			if (k.truncated) {	/* the buffer ends inside it: libipt's end too */
-				s->nxt = N_EOS;
+			if (k.truncated) {
+				/* the buffer ends inside it: the query that needs it fails with
+				 * libipt's end of trace (but without tracing it is an error) */
+				s->nxt = N_TRUNC;
 				s->p = s->end;
 				return 0;
 			}
@@ -613,7 +614,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 	switch (kind) {
 	case K_COND:
 		if (!s->ntnt)
-			return s->nxt == N_EOS ? STOP : GIVE_UP;
+			return s->nxt == N_EOS || s->nxt == N_TRUNC ? STOP : GIVE_UP;
 		taken = (unsigned)(s->tnt >> 63);
 		s->tnt <<= 1;
 		s->ip = taken ? target : fall;
@@ -631,7 +632,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 		if (s->ntnt)
 			return GIVE_UP;	/* libipt: a TIP asked for with TNT bits left */
 		if (s->nxt != N_TIP)
-			return s->nxt == N_EOS ? STOP : GIVE_UP;
+			return s->nxt == N_EOS || s->nxt == N_TRUNC ? STOP : GIVE_UP;
 		s->ip = s->nip;
 		return ahead(s);
 	}
@@ -759,8 +760,10 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	s->top = s->bottom = 0;
 	s->in_range = s->have_last = false;
 	s->st = (struct tc_pt_skim_stats){ 0 };
+	/* libipt's sync reads on past the PSB+ too: the caller's sync once that went well */
 	if (ahead(s) || !s->synced)
 		return GIVE_UP;
+	ops->sync(ops->ctx, (uint64_t)(s->p0 - s->buf));
 	for (;;) {
 		if (!s->enabled) {
 			if (s->nxt == N_EOS)
