@@ -42,7 +42,7 @@ struct entry {
 };
 
 /* What the packets say next, once the TNT bits read are used. */
-enum next { N_TNT, N_TIP, N_EOS, N_TRUNC /* the end, inside a packet */, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FUP+TIP.PGD */ };
+enum next { N_TNT, N_TIP, N_EOS, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FUP+TIP.PGD */ };
 
 #define GIVE_UP TC_PT_SKIM_GIVE_UP
 #define STOP 1	/* the trace ended where the flow needed it */
@@ -528,7 +528,7 @@ static int peek(struct tc_pt_skim *s)
 	case TC_PT_SKIM_PSB:
 		return 0;
 	default:
-		return k.truncated ? 0 : GIVE_UP;
+		return GIVE_UP;
 	}
 }
 
@@ -591,13 +591,9 @@ static int ahead(struct tc_pt_skim *s)
 			}
 			break;
 		default:
-			if (k.truncated) {
-				/* the buffer ends inside it: the query that needs it fails with
-				 * libipt's end of trace (but without tracing it is an error) */
-				s->nxt = N_TRUNC;
-				s->p = s->end;
-				return 0;
-			}
+			/* also where the buffer ends inside a packet: what libipt makes of that
+			 * (an error, the end, before or after the last block) depends on where
+			 * it reads it: left to it */
 			return GIVE_UP;
 		}
 		s->p += k.size;
@@ -614,7 +610,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 	switch (kind) {
 	case K_COND:
 		if (!s->ntnt)
-			return s->nxt == N_EOS || s->nxt == N_TRUNC ? STOP : GIVE_UP;
+			return s->nxt == N_EOS ? STOP : GIVE_UP;
 		taken = (unsigned)(s->tnt >> 63);
 		s->tnt <<= 1;
 		s->ip = taken ? target : fall;
@@ -632,7 +628,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 		if (s->ntnt)
 			return GIVE_UP;	/* libipt: a TIP asked for with TNT bits left */
 		if (s->nxt != N_TIP)
-			return s->nxt == N_EOS || s->nxt == N_TRUNC ? STOP : GIVE_UP;
+			return s->nxt == N_EOS ? STOP : GIVE_UP;
 		s->ip = s->nip;
 		return ahead(s);
 	}
