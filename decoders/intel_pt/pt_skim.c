@@ -114,8 +114,9 @@ void tc_pt_skim_forget(struct tc_pt_skim *s)
 
 static const uint8_t ip_bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
 
-void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have_ip,
-		       struct tc_pt_skim_pkt *o)
+static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t n,
+							 uint64_t *last_ip, bool *have_ip,
+							 struct tc_pt_skim_pkt *o)
 {
 	uint8_t b = p[0];
 	unsigned ipb, nb;
@@ -235,6 +236,12 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 	}
 	*last_ip = o->ip = ip;
 	*have_ip = true;
+}
+
+void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have_ip,
+		       struct tc_pt_skim_pkt *o)
+{
+	parse(p, n, last_ip, have_ip, o);
 }
 
 /* ---- code ---- */
@@ -462,7 +469,7 @@ static int psb_plus(struct tc_pt_skim *s)
 	for (;;) {
 		if (s->p >= s->end)
 			return GIVE_UP;
-		tc_pt_skim_packet(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
+		parse(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
 		s->p += k.size;
 		switch (k.kind) {
 		case TC_PT_SKIM_PAD:
@@ -514,11 +521,25 @@ static int peek(struct tc_pt_skim *s)
 	bool have_ip = s->have_ip;
 	struct tc_pt_skim_pkt k;
 
+	uint8_t b;
+	unsigned ipb;
+
 	while (p < s->end && !*p)
 		p++;
 	if (p >= s->end)
 		return 0;
-	tc_pt_skim_packet(p, (size_t)(s->end - p), &last_ip, &have_ip, &k);
+	/* the common packets first, as parse() takes them */
+	b = *p;
+	if (!(b & 1) && b != 0x02)
+		return 0;	/* TNT-8 */
+	if ((b & 0x1f) == 0x0d) {	/* TIP */
+		ipb = b >> 5;
+		if ((ipb && !ip_bytes[ipb]) || (size_t)(s->end - p) < 1 + (size_t)ip_bytes[ipb] ||
+		    (!have_ip && (ipb == 1 || ipb == 2 || ipb == 4)))
+			return GIVE_UP;
+		return 0;
+	}
+	parse(p, (size_t)(s->end - p), &last_ip, &have_ip, &k);
 	switch (k.kind) {
 	case TC_PT_SKIM_TNT:
 	case TC_PT_SKIM_TIP:
@@ -543,7 +564,16 @@ static int ahead(struct tc_pt_skim *s)
 			s->nxt = N_EOS;
 			return 0;
 		}
-		tc_pt_skim_packet(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
+		if (!(*s->p & 1) && *s->p > 0x02) {	/* TNT-8, as parse() takes it */
+			unsigned pl = *s->p >> 1, nb = 31 - (unsigned)__builtin_clz(pl);
+
+			s->tnt = (uint64_t)(pl & ((1u << nb) - 1)) << (64 - nb);
+			s->ntnt = nb;
+			s->nxt = N_TNT;
+			s->p++;
+			return peek(s);
+		}
+		parse(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
 		switch (k.kind) {
 		case TC_PT_SKIM_PAD:
 			s->p++;
