@@ -142,8 +142,10 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	/* The analysis needs the session's symbols and the session the analysis to feed: the
 	 * session comes first, feeding whatever *out holds once it runs. */
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
-	if (!filter)	/* runs of ranges straight to the analysis */
+	if (!filter) {	/* runs of ranges straight to the analysis, which reads no offset */
 		sa.emit_ranges = feed_ranges;
+		sa.no_offsets = true;
+	}
 	if (!(f.d = d = tc_session_new(&sa, filter ? feed : feed_all, &f)))
 		tc_fatal("out of memory");
 	if (filter) {

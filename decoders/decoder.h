@@ -45,6 +45,9 @@ struct tc_decoder_opts {
 	 * (NULL: every record through emit). */
 	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	void *ctx;
+	/* The records go to analyses only: none reads their offsets but to tell the buffer
+	 * (a decoder may then give approximate ones). */
+	bool no_offsets;
 };
 
 struct tc_decoder_ops {

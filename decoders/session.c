@@ -314,6 +314,7 @@ static int new_cands(struct tc_session *s, struct tc_err *e)
 				     .jobs = s->o.kernel.vmlinux || s->o.kernel.kallsyms ||
 						     s->o.kernel.kcore ? 1 : s->o.jobs,
 				     .reference = s->o.reference,
+				     .no_offsets = s->o.no_offsets,
 				     .writer = s->o.writer ? &s->writer : NULL,
 				     .want_id = s->o.any_id ? s->o.want_id : NULL,
 				     .emit = emit_progress,

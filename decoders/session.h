@@ -36,6 +36,7 @@ struct tc_session_opts {
 	/* Optional: runs of RANGE records (decoders/decoder.h emit_ranges; ctx: emit's), where
 	 * the decoder makes them; the records around a run still go to emit, in order. */
 	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
+	bool no_offsets;		/* records for analyses only (decoders/decoder.h) */
 	bool any_id;			/* want_id was given (--id) */
 	bool want_id[128];
 	/* decode --show-events: every record of a perf.data goes here, in file order, and

@@ -47,6 +47,7 @@ static void *pt_new(const struct tc_decoder_opts *o, struct tc_err *e)
 							       .writer = o->writer,
 							       .emit = o->emit,
 							       .emit_ranges = o->emit_ranges,
+							       .no_offsets = o->no_offsets,
 							       .ctx = o->ctx },
 				 e);
 	if (!p->s) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/intel_pt/pt_skim.h"
 #include "decoders/intel_pt/pt_walk.h"
 #include "lib/isa/x86.h"
 #include "lib/util/grow.h"
@@ -116,6 +117,11 @@ struct tc_pt_flow {
 	uint64_t held_time;
 	struct pt_event held_ev;
 	struct pt_block held_blk;
+
+	/* ops.no_offsets: pt_skim.h's flow, and the address space its blocks are of. */
+	struct tc_pt_skim *skim;
+	uint64_t skim_cr3;
+	bool skim_off;		/* libipt may have decoded code not 64-bit: not any more */
 
 	/* Context, kept across buffers: the caller's thread, CR3 and time. */
 	int pid, tid;
@@ -287,6 +293,7 @@ static void check_space(struct tc_pt_flow *d)
 	d->space = now;
 	pt_image_remove_by_asid(d->image, NULL);
 	tc_pt_walk_cache_forget(d->wcache);
+	tc_pt_skim_forget(d->skim);
 	d->nsecs = 0;
 	if (d->lens)
 		memset(d->lens, 0, LEN_CACHE * sizeof(*d->lens));
@@ -774,6 +781,7 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	if (d->image)
 		pt_image_free(d->image);
 	tc_pt_walk_cache_free(d->wcache);
+	tc_pt_skim_free(d->skim);
 	free(d->secs);
 	if (d->iscache)
 		pt_iscache_free(d->iscache);
@@ -1482,7 +1490,7 @@ static int fall_back(struct tc_pt_flow *d)
 
 	end_run(d);	/* the walk's records, in the context they were made in */
 	d->walk_off = true;
-	d->suppress = d->emitted;
+	d->suppress += d->emitted;	/* and what is left of the skim's (skim_buffer) */
 	/* libipt's block caches as the reference's would be at the buffer's start */
 	if (d->wcache)
 		tc_pt_walk_cache_warm(d->wcache, &d->base, d->iscache);
@@ -1504,6 +1512,95 @@ static int fall_back(struct tc_pt_flow *d)
 	return begin(d, d->buf, d->len, d->file_offset, false, &e);
 }
 
+/* pt_skim.h's flow over the buffer, where its records go to analyses only: 0 if it
+ * decoded all of it; else the exact path decodes it again, its first records (the skim's,
+ * the same) not emitted twice, in the context the buffer started in. */
+static size_t skim_read(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct tc_pt_flow *d = ctx;
+
+	return d->ops.read(d->ops.ctx, d->cpu, d->cr3, addr, buf, len);
+}
+
+static void skim_sync(void *ctx, uint64_t skipped)
+{
+	struct tc_pt_flow *d = ctx;
+	char msg[160];
+
+	d->st.syncs++;	/* as sync() */
+	if (skipped) {
+		d->st.unsynced_bytes += skipped;
+		snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the first PSB skipped", skipped);
+		emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
+	}
+	ask_thread(d);
+	if (d->cr3 != d->skim_cr3) {
+		d->skim_cr3 = d->cr3;
+		tc_pt_skim_forget(d->skim);
+	}
+}
+
+static void skim_range(void *ctx, const struct tc_pt_skim_range *r)
+{
+	struct tc_pt_flow *d = ctx;
+
+	d->r_start = r->start;
+	d->r_end = r->end;
+	d->r_insns = r->insns;
+	d->r_isa = TC_ISA_X86_64;
+	d->last_ip = r->last_ip;
+	d->last_class = r->last_class;
+	flush_range_at(d, d->file_offset + r->offset);
+}
+
+static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
+		       uint64_t file_offset)
+{
+	const struct tc_pt_skim_ops ops = { skim_read, skim_sync, skim_range, d };
+	struct tc_pt_flow_stats st = d->st;
+	struct tc_pt_skim_stats ss;
+	int pid = d->pid, tid = d->tid, rc;
+
+	if (!d->ops.no_offsets || d->skim_off || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
+	    d->ops.events || wanted(d, TC_REC_BRANCH) || d->time.has_tsc)
+		return -1;
+	if (!d->skim && !(d->skim = tc_pt_skim_new(d->x86)))
+		return -1;
+	d->file_offset = file_offset;
+	d->len = len;
+	d->in_range = d->have_last = false;
+	rc = tc_pt_skim_run(d->skim, &d->base, buf, len, &ops, &ss);
+	if (rc == TC_PT_SKIM_NO_PSB) {	/* as sync() */
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "no PSB in %zu bytes of trace", len);
+		emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
+		d->st.unsynced_bytes += len;
+		return 0;
+	}
+	if (!rc) {
+		d->st.insns += ss.insns;
+		d->st.branches += ss.branches;
+		return 0;
+	}
+	/* libipt's block caches (kept with the sections across buffers) hold the mode code was
+	 * decoded in, and give it again in later buffers: after code that may not have been
+	 * 64-bit (a MODE.Exec that says otherwise, or bytes that look like one), the records
+	 * depend on what only libipt knows. */
+	for (const uint8_t *m = buf; (m = memchr(m, 0x99, (size_t)(buf + len - m))) &&
+	     m + 1 < buf + len; m++)
+		if (!(m[1] >> 5) && (m[1] & 3) != 1)
+			d->skim_off = true;
+	end_run(d);
+	d->suppress += d->emitted;
+	d->emitted = 0;
+	d->st = st;
+	d->pid = pid;
+	d->tid = tid;
+	d->in_range = d->have_last = false;
+	return -1;
+}
+
 static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
 		 bool walk, struct tc_err *e)
 {
@@ -1516,6 +1613,8 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	if (!len)
 		return 0;
 	d->buf = buf;
+	if (walk && !skim_buffer(d, buf, len, file_offset))
+		return 0;
 	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
 		d->wcache = tc_pt_walk_cache_new();
 	if (walk && !d->ops.reference && !d->ops.ticks && d->wcache) {

@@ -79,6 +79,11 @@ struct tc_pt_flow_ops {
 	 * with the block decoder where the walk gives up (see pt_flow.c); with ticks, the
 	 * block decoder with our cache of blocks' last instructions. */
 	bool reference;
+	/* The records go to analyses only, which never read their offsets: without ticks,
+	 * timestamps, events or branches, a buffer may be decoded by pt_skim.h's flow (the
+	 * same records, offsets only to the packet), the exact path taking over where it
+	 * gives up. */
+	bool no_offsets;
 };
 
 struct tc_pt_flow_stats {

@@ -672,7 +672,8 @@ static int open_queue(struct tc_pt_session *s, struct queue *q,
 		.emit_ranges = s->o.emit_ranges ? emit_ranges_cb : NULL, .thread = thread_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
-		.ticks = by_time(s), .reference = s->o.reference };
+		.ticks = by_time(s), .reference = s->o.reference,
+		.no_offsets = s->o.no_offsets && !s->par };
 
 	q->s = s;
 	if (s->f != f)

@@ -38,6 +38,7 @@ struct tc_pt_session_opts {
 	 * emit's). */
 	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
 	void *ctx;
+	bool no_offsets;	/* records for analyses only (pt_flow.h) */
 };
 
 struct tc_pt_session_stats {

@@ -95,13 +95,14 @@ static enum tc_x86_kind kind_of(unsigned id, unsigned op)
 		return TC_X86_FAR_CALL;
 	case X86_INS_RET:
 		return TC_X86_RET;
-	case X86_INS_RETF: case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ:
 		return TC_X86_FAR_RET;
 	case X86_INS_SYSCALL: case X86_INS_SYSENTER:
 		return TC_X86_SYSCALL;
 	case X86_INS_SYSRET: case X86_INS_SYSEXIT:
 		return TC_X86_SYSRET;
-	case X86_INS_INT3: case X86_INS_INT:
+	case X86_INS_INT3: case X86_INS_INT: case X86_INS_INT1:
 		return TC_X86_INT;
 	case X86_INS_INTO:
 		return TC_X86_INTO;

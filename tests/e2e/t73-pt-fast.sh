@@ -68,7 +68,7 @@ if command -v qemu-x86_64 >/dev/null; then
 	REWRITE="${TC_TOOLS:-$TOP/build/obj/tools}/pd_rewrite"
 	# Where each buffer ends decides what libipt's block cache holds in the next (a query
 	# cut off by a buffer's end leaves only that branch cached): many cuts of two recordings.
-	expect 'queues cut into buffers of 512 to 9000 bytes: decode identical with --decoder=reference' '
+	expect 'queues cut into buffers of 512 to 9000 bytes: decode and report identical with --decoder=reference' '
 		bad=0
 		for name in ls gzip; do
 			for size in 512 2000 3000 3100 6000 9000; do
@@ -78,6 +78,15 @@ if command -v qemu-x86_64 >/dev/null; then
 				if ! cmp -s fast.out ref.out || ! cmp -s fast.err ref.err; then
 					echo "differs: $name in $size-byte buffers"
 					diff fast.out ref.out | head -3
+					bad=1
+				fi
+				# report: the skim (pt_skim.c) on buffers that start and end
+				# anywhere, the exact path where it gives up
+				tracectl -j report -i "$TMP/cut.data" >fast.out 2>fast.err
+				tracectl -j report --decoder=reference -i "$TMP/cut.data" >ref.out \
+					2>ref.err
+				if ! cmp -s fast.out ref.out || ! cmp -s fast.err ref.err; then
+					echo "report differs: $name in $size-byte buffers"
 					bad=1
 				fi
 			done

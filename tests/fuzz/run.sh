@@ -151,9 +151,10 @@ output)
 		done
 	fi
 	;;
-pt|pt_diff)
+pt|pt_diff|pt_skim)
 	# perf.data files hold their PT in AUXTRACE records: the decoders find the PSBs.
-	# pt_diff: the same inputs, decoded by the fast path and the reference.
+	# pt_diff: the same inputs, decoded by the fast path and the reference; pt_skim: by
+	# the skim (no_offsets) and the reference, and read as a program writing a trace.
 	# 16 KiB holds several PSB periods; longer inputs only slow libipt down.
 	max_len=${FUZZ_MAX_LEN:-16384}
 	if [ -d "$td/perfdata/intel_pt" ]; then

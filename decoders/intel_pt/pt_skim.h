@@ -1,0 +1,95 @@
+/* Intel PT flow without libipt, for records that go to analyses only (report): our own
+ * packet parser for the common packets and a walk over cached basic blocks that takes TNT
+ * bits and TIPs straight from the packets, making the RANGE records pt_flow makes (the same
+ * boundaries, instruction counts, last instructions; the same statistics) but not their
+ * exact trace offsets: each range gets the offset of the packet the parser is at, which
+ * may differ from libipt's by a few packets (no consumer on that path reads more than "in
+ * which AUXTRACE buffer").
+ *
+ * It models: PSB+ with MODE.Exec (64-bit) and FUP, PSBEND, PAD, TNT-8, TNT-64, TIP, TIP.PGE,
+ * TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous branch, disable), return
+ * compression (libipt's 64-entry stack), and the binding of the events libipt's block
+ * decoder makes of them (see pt_skim.c). Anything else (any other packet: time, PIP, OVF,
+ * PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a decode error of any kind; memory
+ * without code; a buffer without PSB) gives up (TC_PT_SKIM_GIVE_UP): the caller
+ * then decodes the buffer again with the exact path, dropping the records already given
+ * (they are the exact path's first ones). */
+#ifndef TC_DECODERS_INTEL_PT_PT_SKIM_H
+#define TC_DECODERS_INTEL_PT_PT_SKIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <intel-pt.h>
+
+#include "lib/isa/x86.h"
+
+#define TC_PT_SKIM_GIVE_UP (-1)
+#define TC_PT_SKIM_NO_PSB 1	/* none in the buffer: nothing given */
+
+/* One range: [start, end), insns instructions, the last at last_ip of class last_class;
+ * offset: where in the buffer the packet parser was. */
+struct tc_pt_skim_range {
+	uint64_t start, end, last_ip, offset;
+	uint32_t insns;
+	enum pt_insn_class last_class;
+};
+
+struct tc_pt_skim_ops {
+	/* Code bytes at addr (as tc_pt_flow_ops.read, in the caller's address space). */
+	size_t (*read)(void *ctx, uint64_t addr, uint8_t *buf, size_t len);
+	/* The first PSB+ was read, skipped bytes after the buffer's start: the caller's thread
+	 * and address space are due (no code read before it). */
+	void (*sync)(void *ctx, uint64_t skipped);
+	void (*range)(void *ctx, const struct tc_pt_skim_range *r);
+	void *ctx;
+};
+
+struct tc_pt_skim_stats {
+	uint64_t insns, branches;	/* as tc_pt_flow_stats counts them */
+};
+
+struct tc_pt_skim;
+
+/* x86: the caller's Capstone (this thread only). NULL if out of memory. */
+struct tc_pt_skim *tc_pt_skim_new(struct tc_x86 *x86);
+void tc_pt_skim_free(struct tc_pt_skim *s);
+/* What read returns may have changed: forget the blocks. */
+void tc_pt_skim_forget(struct tc_pt_skim *s);
+
+/* The buffer buf..buf+len (config: its errata and filter settings; begin/end unused), from
+ * its first PSB to its end: 0, the ranges given and *st filled; TC_PT_SKIM_NO_PSB;
+ * TC_PT_SKIM_GIVE_UP at the first thing not modelled (ranges may have been given: the exact path's first ones). */
+int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
+		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st);
+
+/* The packet parser, for tests. Kinds of what it reads: */
+enum tc_pt_skim_kind {
+	TC_PT_SKIM_BAD,		/* not modelled, or not a whole packet */
+	TC_PT_SKIM_PAD,
+	TC_PT_SKIM_TNT,		/* tnt: bits, the first at bit 63; ntnt of them */
+	TC_PT_SKIM_TIP,		/* ip; suppressed: no IP */
+	TC_PT_SKIM_PGE,
+	TC_PT_SKIM_PGD,
+	TC_PT_SKIM_FUP,
+	TC_PT_SKIM_PSB,
+	TC_PT_SKIM_PSBEND,
+	TC_PT_SKIM_MODE_EXEC,	/* mode: its payload byte */
+};
+
+struct tc_pt_skim_pkt {
+	enum tc_pt_skim_kind kind;
+	unsigned size;		/* bytes */
+	uint64_t ip, tnt;
+	unsigned ntnt;
+	bool suppressed;
+	bool truncated;		/* BAD: the bytes end inside a packet that could be whole */
+	uint8_t mode;
+};
+
+/* The packet at p (n bytes left); IP packets update *last_ip (IP compression) and
+ * *have_ip (false: a compressed IP has nothing to update: BAD). */
+void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have_ip,
+		       struct tc_pt_skim_pkt *out);
+
+#endif

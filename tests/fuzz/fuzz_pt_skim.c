@@ -1,0 +1,317 @@
+/* Differential libFuzzer target for the skim (decoders/intel_pt/pt_skim.c): pt_flow with
+ * no_offsets (the records report's analyses get: ranges only, branches counted) against the
+ * exact path it stands in for (the same without no_offsets: pt_walk.c and libipt's block
+ * decoder, which fuzz_pt_diff checks against the reference) on the same trace. Every record but
+ * its offset (which the skim makes only to the packet), field by field, and the statistics
+ * must be the same; where the skim gives up, the exact path takes the buffer again, so its
+ * records, errors, overflows, stops and resumes must come out alike too.
+ *
+ * Most mutated bytes have no PSB at their start (the skim gives up at once), so the input is
+ * also read as a program that writes a trace (gen()): a PSB+ at a code address, then TNT-8,
+ * TNT-64, TIPs with each IP compression, PSB+s (with or without FUP and MODE.Exec), TIP.PGD
+ * with and without IP, TIP.PGE, FUP+TIP, FUP+TIP.PGD, PADs, and some raw bytes (OVF, MODE,
+ * anything): the skim follows it, gives up where it must. The code is the input's first 256
+ * bytes (or less), mapped at 0x400000 from a file (libipt's block cache, as perf.data's
+ * images are). Bit 0 of the size: the trace in pieces of 64 to 319 bytes, each a buffer
+ * (the skim's cache and the fall-back's suppression across buffers); bit 1: ranges in runs
+ * (emit_ranges). Any difference calls abort(). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decoders/intel_pt/pt_flow.h"
+#include "tests/fuzz/fuzz_check.h"
+
+#define BASE 0x400000ULL
+
+struct run {
+	const uint8_t *code;
+	size_t ncode;
+	const char *path;
+	uint8_t *out;
+	size_t n, cap;
+};
+
+static void put(struct run *r, const void *p, size_t len)
+{
+	if (r->n + len > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+
+		while (cap < r->n + len)
+			cap *= 2;
+		r->out = realloc(r->out, cap);
+		CHECK(r->out);
+		r->cap = cap;
+	}
+	memcpy(r->out + r->n, p, len);
+	r->n += len;
+}
+
+static void put_str(struct run *r, const char *s)
+{
+	uint8_t nul = 0xff;
+
+	if (s)
+		put(r, s, strlen(s) + 1);
+	else
+		put(r, &nul, 1);
+}
+
+static void on_rec(void *ctx, const struct tc_rec *rec)
+{
+	struct run *r = ctx;
+
+	const uint64_t f[] = { rec->type, (uint64_t)rec->id, (uint64_t)rec->cpu,
+			       (uint64_t)rec->pid, (uint64_t)rec->tid, rec->start, rec->end,
+			       rec->insns, rec->isa, (uint64_t)rec->last, rec->last_type,
+			       rec->last_size, rec->last_taken, rec->value, rec->has_time,
+			       rec->has_time ? rec->time : 0 };
+
+	put(r, f, sizeof(f));
+	put_str(r, rec->name);
+	put_str(r, rec->text);
+}
+
+static void on_ranges(void *ctx, const struct tc_rec *rec, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		on_rec(ctx, &rec[i]);
+}
+
+static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const struct run *r = ctx;
+	size_t o, n;
+
+	(void)cpu;
+	(void)cr3;
+	if (addr < BASE || addr - BASE >= r->ncode)
+		return 0;
+	o = (size_t)(addr - BASE);
+	n = r->ncode - o < len ? r->ncode - o : len;
+	memcpy(buf, r->code + o, n);
+	return n;
+}
+
+static int span(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *s)
+{
+	const struct run *r = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	if (addr < BASE || addr - BASE >= r->ncode)
+		return -1;
+	*s = (struct tc_pt_flow_span){ r->path, BASE, r->ncode, 0 };
+	return 0;
+}
+
+static uint64_t space(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8_t *t,
+		   size_t size, struct tc_pt_flow_stats *st)
+{
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r,
+				      .skip = 1u << TC_REC_BRANCH,
+				      .no_offsets = skim,
+				      .emit_ranges = runs ? on_ranges : NULL };
+	struct tc_err e;
+	struct tc_pt_flow *f;
+	bool ok = true;
+
+	if (r->path) {
+		ops.span = span;
+		ops.space = space;
+	}
+	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+	CHECK(f);
+	if (pieces) {
+		size_t piece = 64 + (size >> 2) % 256;
+
+		for (size_t at = 0; ok && at < size; at += piece)
+			ok = tc_pt_flow_feed(f, t + at, size - at < piece ? size - at : piece,
+					     0x1000 + at, &e) == 0;
+	} else {
+		ok = tc_pt_flow_feed(f, t, size, 0x1000, &e) == 0;
+	}
+	*st = *tc_pt_flow_stats(f);
+	tc_pt_flow_free(f);
+	return ok;
+}
+
+/* ---- a trace written from the input ---- */
+
+struct gen {
+	const uint8_t *d;
+	size_t n, at;
+	uint8_t *t;
+	size_t len, cap;
+	size_t ncode;
+};
+
+static unsigned next(struct gen *g)
+{
+	return g->at < g->n ? g->d[g->at++] : 0;
+}
+
+static void emit(struct gen *g, const void *p, size_t len)
+{
+	if (g->len + len > g->cap) {
+		g->cap = (g->cap + len) * 2;
+		g->t = realloc(g->t, g->cap);
+		CHECK(g->t);
+	}
+	memcpy(g->t + g->len, p, len);
+	g->len += len;
+}
+
+static uint64_t code_ip(struct gen *g)
+{
+	return BASE + (g->ncode ? next(g) % g->ncode : 0);
+}
+
+/* An IP packet (opcode's low 5 bits) to ip, compressed as sel says. */
+static void ip_packet(struct gen *g, uint8_t op, uint64_t ip, unsigned sel)
+{
+	static const uint8_t kinds[] = { 6, 1, 2, 3, 4, 6 };
+	static const uint8_t bytes[] = { 0, 2, 4, 6, 6, 0, 8 };
+	uint8_t b[9];
+	unsigned k = kinds[sel % sizeof(kinds)];
+
+	b[0] = (uint8_t)(op | k << 5);
+	for (unsigned i = 0; i < bytes[k]; i++)
+		b[1 + i] = (uint8_t)(ip >> (8 * i));
+	emit(g, b, 1 + bytes[k]);
+}
+
+static void psb_plus(struct gen *g, unsigned sel)
+{
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+	static const uint8_t mode64[2] = { 0x99, 0x01 }, psbend[2] = { 0x02, 0x23 };
+
+	emit(g, psb, sizeof(psb));
+	if (!(sel & 1))
+		emit(g, mode64, sizeof(mode64));
+	if (!(sel & 2))
+		ip_packet(g, 0x1d, code_ip(g), 0);	/* FUP, the whole IP */
+	emit(g, psbend, sizeof(psbend));
+}
+
+static void gen(struct gen *g)
+{
+	static const uint8_t tip_pgd_none = 0x01, pad = 0, ovf[2] = { 0x02, 0xf3 },
+			     mode32[2] = { 0x99, 0x02 };
+
+	psb_plus(g, next(g) & 2);
+	while (g->at < g->n && g->len < 4096) {
+		unsigned op = next(g), v;
+		uint8_t b[8];
+
+		switch (op % 16) {
+		case 0: case 1: case 2: case 3: case 4: case 5:
+			v = next(g) & 0xfe;
+			b[0] = (uint8_t)(v < 4 ? 4 : v);
+			emit(g, b, 1);
+			break;
+		case 6:
+			b[0] = 0x02;
+			b[1] = 0xa3;
+			for (int i = 2; i < 8; i++)
+				b[i] = (uint8_t)next(g);
+			if (!b[7])
+				b[7] = 1;
+			emit(g, b, 8);
+			break;
+		case 7: case 8:
+			ip_packet(g, 0x0d, code_ip(g), op >> 4);	/* TIP */
+			break;
+		case 9:
+			psb_plus(g, op >> 4);
+			break;
+		case 10:
+			if (op & 0x10)
+				emit(g, &tip_pgd_none, 1);
+			else
+				ip_packet(g, 0x01, code_ip(g), op >> 5);
+			break;
+		case 11:
+			ip_packet(g, 0x11, code_ip(g), op >> 4);	/* TIP.PGE */
+			break;
+		case 12:
+			ip_packet(g, 0x1d, code_ip(g), op >> 5);	/* FUP, then */
+			if (op & 0x10)
+				ip_packet(g, 0x0d, code_ip(g), 0);
+			else
+				ip_packet(g, 0x01, code_ip(g), 0);
+			break;
+		case 13:
+			emit(g, &pad, 1);
+			break;
+		case 14:
+			b[0] = (uint8_t)next(g);
+			emit(g, b, 1);
+			break;
+		default:
+			emit(g, op & 0x10 ? ovf : mode32, 2);
+			break;
+		}
+	}
+}
+
+static char path[64];
+
+static void remove_code(void)
+{
+	unlink(path);
+}
+
+static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, bool runs)
+{
+	struct run skim = *code, ref = *code;
+	struct tc_pt_flow_stats ss, sr;
+	bool oks, okr;
+
+	oks = decode(&skim, true, pieces, runs, t, n, &ss);
+	okr = decode(&ref, false, pieces, runs, t, n, &sr);
+	CHECK(oks == okr);
+	if (skim.n != ref.n || (skim.n && memcmp(skim.out, ref.out, skim.n))) {
+		size_t i = 0;
+
+		while (i < skim.n && i < ref.n && skim.out[i] == ref.out[i])
+			i++;
+		fprintf(stderr, "fuzz_pt_skim: records differ from byte %zu (skim %zu bytes, "
+			"exact path %zu)\n", i, skim.n, ref.n);
+		abort();
+	}
+	CHECK(!memcmp(&ss, &sr, sizeof(ss)));
+	free(skim.out);
+	free(ref.out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct run code = { .code = data, .ncode = size < 256 ? size : 256 };
+	struct gen g = { .d = data, .n = size, .ncode = code.ncode };
+	FILE *fp;
+
+	if (!path[0]) {
+		snprintf(path, sizeof(path), "/tmp/fuzz_pt_skim.%d.code", (int)getpid());
+		atexit(remove_code);
+	}
+	if (code.ncode && (fp = fopen(path, "wb"))) {
+		if (fwrite(data, 1, code.ncode, fp) == code.ncode)
+			code.path = path;
+		fclose(fp);
+	}
+	compare(&code, data, size, size & 1, size & 2);
+	gen(&g);
+	compare(&code, g.t, g.len, size & 1, size & 2);
+	free(g.t);
+	return 0;
+}

@@ -1,0 +1,248 @@
+/* pt_skim: its packet parser on crafted packets (IP compression of every kind, TNT-8 and
+ * TNT-64, PSB+ packets, what it leaves to libipt), and its flow on a crafted trace over
+ * crafted code (ranges, instruction and branch counts, return compression, giving up). */
+#include "tests/unit/tc_test.h"
+
+#include "decoders/intel_pt/pt_skim.h"
+
+static struct tc_pt_skim_pkt parse(const uint8_t *p, size_t n, uint64_t *last, bool *have)
+{
+	struct tc_pt_skim_pkt k;
+
+	tc_pt_skim_packet(p, n, last, have, &k);
+	return k;
+}
+
+TEST(packet_tnt)
+{
+	uint64_t last = 0;
+	bool have = false;
+	const uint8_t one0[] = { 0x04 }, one1[] = { 0x06 }, six[] = { 0xac };
+	/* TNT-64: stop bit at bit 47, then 47 bits 1010101 1010...; payload little-endian */
+	const uint8_t t64[] = { 0x02, 0xa3, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xd5 };
+	struct tc_pt_skim_pkt k;
+
+	k = parse(one0, 1, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TNT);
+	CHECK_INT(k.ntnt, 1);
+	CHECK_INT(k.tnt >> 63, 0);
+	k = parse(one1, 1, &last, &have);
+	CHECK_INT(k.ntnt, 1);
+	CHECK_INT(k.tnt >> 63, 1);
+	/* 0xac: payload 1010110, stop bit then 0,1,0,1,1,0 */
+	k = parse(six, 1, &last, &have);
+	CHECK_INT(k.ntnt, 6);
+	CHECK_INT(k.tnt >> 58, 0x16);
+	CHECK_INT(k.size, 1);
+	k = parse(t64, sizeof(t64), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TNT);
+	CHECK_INT(k.size, 8);
+	CHECK_INT(k.ntnt, 47);
+	CHECK(k.tnt == 0x55aaaaaaaaaaULL << 17);
+	CHECK_INT(k.tnt >> 63, 1);
+	k = parse(t64, 7, &last, &have);	/* cut short */
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+	{
+		const uint8_t empty[] = { 0x02, 0xa3, 1, 0, 0, 0, 0, 0 };	/* stop bit only */
+
+		CHECK_INT(parse(empty, sizeof(empty), &last, &have).kind, TC_PT_SKIM_BAD);
+	}
+}
+
+TEST(packet_ip_compression)
+{
+	uint64_t last = 0;
+	bool have = false;
+	const uint8_t upd16[] = { 0x2d, 0x34, 0x12 };
+	const uint8_t full[] = { 0xcd, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
+	const uint8_t upd32[] = { 0x4d, 0x04, 0x03, 0x02, 0x01 };
+	const uint8_t sext_neg[] = { 0x6d, 0x00, 0x10, 0x00, 0x00, 0x00, 0x80 };
+	const uint8_t sext_pos[] = { 0x71, 0x00, 0x10, 0x40, 0x00, 0x00, 0x00 };	/* PGE */
+	const uint8_t upd48[] = { 0x9d, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01 };	/* FUP */
+	const uint8_t supp[] = { 0x01 };	/* TIP.PGD, no IP */
+	const uint8_t reserved5[] = { 0xad, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct tc_pt_skim_pkt k;
+
+	/* nothing to update yet: left to libipt */
+	k = parse(upd16, sizeof(upd16), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(!have);
+	k = parse(full, sizeof(full), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TIP);
+	CHECK_INT(k.size, 9);
+	CHECK(k.ip == 0x1122334455667788ULL && last == k.ip && have);
+	k = parse(upd16, sizeof(upd16), &last, &have);
+	CHECK(k.ip == 0x1122334455661234ULL);
+	CHECK_INT(k.size, 3);
+	k = parse(upd32, sizeof(upd32), &last, &have);
+	CHECK(k.ip == 0x1122334401020304ULL);
+	k = parse(sext_neg, sizeof(sext_neg), &last, &have);
+	CHECK(k.ip == 0xffff800000001000ULL);
+	k = parse(sext_pos, sizeof(sext_pos), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_PGE);
+	CHECK(k.ip == 0x401000ULL);
+	k = parse(upd48, sizeof(upd48), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_FUP);
+	CHECK(k.ip == 0x010203040506ULL);	/* upper 16 bits of 0x401000: 0 */
+	k = parse(supp, sizeof(supp), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_PGD);
+	CHECK(k.suppressed);
+	CHECK(last == 0x010203040506ULL);	/* unchanged */
+	CHECK_INT(parse(reserved5, sizeof(reserved5), &last, &have).kind, TC_PT_SKIM_BAD);
+	k = parse(full, 5, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+}
+
+TEST(packet_psb_plus_and_others)
+{
+	uint64_t last = 0;
+	bool have = false;
+	uint8_t psb[16];
+	const uint8_t psbend[] = { 0x02, 0x23 }, mode64[] = { 0x99, 0x01 }, tsx[] = { 0x99, 0x21 };
+	const uint8_t ovf[] = { 0x02, 0xf3 }, pip[] = { 0x02, 0x43, 0, 0, 0, 0, 0, 0 };
+	const uint8_t tsc[] = { 0x19, 1, 2, 3, 4, 5, 6, 7 }, cyc[] = { 0x03 }, pad[] = { 0 };
+	struct tc_pt_skim_pkt k;
+
+	for (int i = 0; i < 16; i += 2) {
+		psb[i] = 0x02;
+		psb[i + 1] = 0x82;
+	}
+	k = parse(psb, sizeof(psb), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_PSB);
+	CHECK_INT(k.size, 16);
+	k = parse(psb, 10, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+	psb[9] = 0x83;
+	CHECK_INT(parse(psb, sizeof(psb), &last, &have).kind, TC_PT_SKIM_BAD);
+	CHECK_INT(parse(psbend, 2, &last, &have).kind, TC_PT_SKIM_PSBEND);
+	k = parse(mode64, 2, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_MODE_EXEC);
+	CHECK_INT(k.mode, 0x01);
+	CHECK_INT(parse(tsx, 2, &last, &have).kind, TC_PT_SKIM_BAD);
+	CHECK_INT(parse(ovf, 2, &last, &have).kind, TC_PT_SKIM_BAD);
+	CHECK_INT(parse(pip, sizeof(pip), &last, &have).kind, TC_PT_SKIM_BAD);
+	CHECK_INT(parse(tsc, sizeof(tsc), &last, &have).kind, TC_PT_SKIM_BAD);
+	CHECK_INT(parse(cyc, 1, &last, &have).kind, TC_PT_SKIM_BAD);
+	CHECK_INT(parse(pad, 1, &last, &have).kind, TC_PT_SKIM_PAD);
+}
+
+/* 0x1000: nop; jnz 0x1000; call 0x100b; 0x1008: jmp *rax; 0x100a: nop; 0x100b: ret */
+static const uint8_t code[] = { 0x90, 0x75, 0xfd, 0xe8, 0x03, 0x00, 0x00, 0x00,
+				0xff, 0xe0, 0x90, 0xc3 };
+
+struct seen {
+	struct tc_pt_skim_range r[16];
+	int n, syncs;
+	uint64_t skipped;
+};
+
+static size_t rd(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
+{
+	size_t o, n;
+
+	(void)ctx;
+	if (addr < 0x1000 || addr - 0x1000 >= sizeof(code))
+		return 0;
+	o = (size_t)(addr - 0x1000);
+	n = sizeof(code) - o < len ? sizeof(code) - o : len;
+	memcpy(buf, code + o, n);
+	return n;
+}
+
+static void on_sync(void *ctx, uint64_t skipped)
+{
+	struct seen *s = ctx;
+
+	s->syncs++;
+	s->skipped = skipped;
+}
+
+static void on_range(void *ctx, const struct tc_pt_skim_range *r)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 16)
+		s->r[s->n] = *r;
+	s->n++;
+}
+
+static size_t psb_plus(uint8_t *b, uint64_t ip)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	b[n++] = 0x99;	/* MODE.Exec 64-bit */
+	b[n++] = 0x01;
+	b[n++] = 0xdd;	/* FUP, the whole IP */
+	for (int i = 0; i < 8; i++)
+		b[n++] = (uint8_t)(ip >> (8 * i));
+	b[n++] = 0x02;	/* PSBEND */
+	b[n++] = 0x23;
+	return n;
+}
+
+TEST(flow_ranges)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct seen s = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, &s };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[64];
+	size_t n = 0;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	t[n++] = 0x00;	/* a byte before the PSB */
+	n += psb_plus(t + n, 0x1000);
+	t[n++] = 0x3a;	/* TNT-8: taken, taken, not taken, taken (the return) */
+	t[n++] = 0x2d;	/* TIP, 16 bits: 0x1000 */
+	t[n++] = 0x00;
+	t[n++] = 0x10;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(s.syncs, 1);
+	CHECK_INT(s.skipped, 1);
+	CHECK_INT(s.n, 6);
+	/* the loop twice, then through the call; the return; the jump; the loop again, its
+	 * branch cut off by the trace's end */
+	const uint64_t want[6][3] = { { 0x1000, 0x1003, 2 }, { 0x1000, 0x1003, 2 },
+				      { 0x1000, 0x1008, 3 }, { 0x100b, 0x100c, 1 },
+				      { 0x1008, 0x100a, 1 }, { 0x1000, 0x1003, 2 } };
+	const enum pt_insn_class cls[6] = { ptic_cond_jump, ptic_cond_jump, ptic_call,
+					    ptic_return, ptic_jump, ptic_cond_jump };
+
+	for (int i = 0; i < 6 && i < s.n; i++) {
+		CHECK(s.r[i].start == want[i][0] && s.r[i].end == want[i][1]);
+		CHECK_INT(s.r[i].insns, want[i][2]);
+		CHECK_INT(s.r[i].last_class, cls[i]);
+	}
+	CHECK(s.r[2].last_ip == 0x1003);
+	CHECK_INT(st.insns, 11);
+	CHECK_INT(st.branches, 6);
+
+	/* an overflow: left to the exact path */
+	s = (struct seen){ 0 };
+	n = psb_plus(t, 0x1000);
+	t[n++] = 0x02;
+	t[n++] = 0xf3;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* a return with no call: left to the exact path (libipt's error) */
+	s = (struct seen){ 0 };
+	n = psb_plus(t, 0x100b);
+	t[n++] = 0x06;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* no PSB */
+	memset(t, 0, 40);
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, 40, &ops, &st), TC_PT_SKIM_NO_PSB);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
