@@ -485,11 +485,14 @@ static void put_taken(struct tc_cs_session_par *p, uint8_t id)
 /* Emit the next step's records (the caller's thread). */
 static void emit_step(struct tc_cs_session_par *p)
 {
-	const struct step *st = &p->steps[p->head++];
+	const struct step *st;
 	const void *it;
 	size_t len;
 
-	submit(p, st->lane, false);	/* its operation may still wait in the batch */
+	/* its operation may still wait in the batch (submitted before the step counts as
+	 * emitted: a split step of the lane's, this one, is not formatted yet) */
+	submit(p, p->steps[p->head].lane, false);
+	st = &p->steps[p->head++];
 	p->unread -= st->bytes;
 	while (tc_jobs_next(p->j, st->lane, &it, &len) == 1) {
 		size_t xl;
