@@ -135,6 +135,20 @@ static struct task *take(struct tc_jobs *j, struct lane *l, unsigned self)
 	return t;
 }
 
+/* Ask for the line at a to be this core's to write, ahead of the stores: a chunk read out
+ * by the caller's thread comes back with its lines in that core's cache, and stores that
+ * wait for their lines hold up loads after them that need them (a record just built
+ * before it is put: etm.data's lone ID, put_rec 2x slower). prefetchw, not a read's
+ * prefetch, which leaves the line shared. A hint: never faults, may be past the end. */
+static inline void prefetch_own(uintptr_t a)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__("prefetchw (%0)" : : "r"(a));
+#else
+	__builtin_prefetch((const void *)a, 1, 3);
+#endif
+}
+
 /* Publish o's chunk (lock not held); a worker then waits while the budget is spent. o
  * gets a read-out chunk to fill next where there is one. */
 static void publish(struct tc_jobs_out *o)
@@ -214,6 +228,7 @@ void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 		o->cur = c;
 	}
 room:
+	prefetch_own((uintptr_t)(c->data + c->len) + 1024);
 	memcpy(c->data + c->len, &len, sizeof(len));
 	p = c->data + c->len + sizeof(size_t);
 	c->len += need;

@@ -50,10 +50,15 @@ struct sbop {
  * lines of its own (two threads writing one line pass it to and fro at every record). */
 struct lane {
 	_Alignas(64) int pid, tid;
-	struct tc_images *im;
+	struct tc_images *im;	/* memory reads (the decoding side) */
 	size_t nmissing;	/* of im's, passed on as notes */
-	/* o.writer's (tc_cs_perf_decode chose it): the ID's records formatted here */
-	struct tc_cs_perf *s;
+	/* o.writer's (tc_cs_perf_decode chose it): the ID's records formatted here, on the
+	 * decoding thread or (a trace ID decoded alone) the caller's, while the next batch
+	 * decodes: what formatting uses is its own, on lines of its own */
+	_Alignas(64) struct tc_cs_perf *s;
+	struct tc_images *sym_im;	/* symbols: images of their own (lib/images is not
+					 * thread-safe, and im may be in use meanwhile) */
+	size_t nsym_missing;	/* of sym_im's, passed on as notes */
 	void *w;		/* the lane's writer, opened on its first record */
 	/* s->writer's write, kept here: s's lines are written by the caller's thread */
 	void (*write)(void *w, const struct tc_rec *r);
@@ -158,6 +163,7 @@ void tc_cs_perf_free(struct tc_cs_perf *s)
 		if (s->lanes[i].w)
 			s->writer->close(s->lanes[i].w);
 		tc_images_free(s->lanes[i].im);
+		tc_images_free(s->lanes[i].sym_im);
 	}
 	for (size_t i = 0; i < s->nmissing; i++)
 		free(s->missing[i]);
@@ -359,28 +365,35 @@ static void thread_of(const struct tc_cs_perf *s, int id, int cpu, int *pid, int
 	}
 }
 
-/* A lane's own address spaces: the side-band replayed, as s->im has it (NULL: no memory). */
-static struct tc_images *lane_images(struct tc_cs_perf *s, struct lane *l)
+/* Address spaces of a lane's own: the side-band replayed into *im, as s->im has it (NULL:
+ * no memory). */
+static struct tc_images *replay_images(struct tc_cs_perf *s, struct tc_images **im)
 {
 	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
 				     .kernel = s->o.kernel };
 
-	if (l->im || !(l->im = tc_images_new(&io)))
-		return l->im;
+	if (*im || !(*im = tc_images_new(&io)))
+		return *im;
 	if (s->f)
-		tc_images_add_build_ids(l->im, s->f->build_ids, s->f->nr_build_ids);
+		tc_images_add_build_ids(*im, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < s->nsbops; i++) {
 		const struct sbop *b = &s->sbops[i];
 
 		if (b->type == PERF_RECORD_MMAP)
-			tc_images_map(l->im, b->pid, b->start, b->len, b->pgoff, b->filename,
+			tc_images_map(*im, b->pid, b->start, b->len, b->pgoff, b->filename,
 				      b->bid_len ? b->bid : NULL, b->bid_len);
 		else if (b->type == PERF_RECORD_COMM)
-			tc_images_exec(l->im, b->pid);
+			tc_images_exec(*im, b->pid);
 		else
-			tc_images_fork(l->im, b->ppid, b->pid);
+			tc_images_fork(*im, b->ppid, b->pid);
 	}
-	return l->im;
+	return *im;
+}
+
+/* The decoding side's (memory reads). */
+static struct tc_images *lane_images(struct tc_cs_perf *s, struct lane *l)
+{
+	return replay_images(s, &l->im);
 }
 
 /* mem_cb with --jobs, in the thread decoding the ID: its lane's thread and images; an
@@ -491,9 +504,9 @@ static void lane_out(struct lane *l, const struct tc_rec *r)
 
 	l->cur_pid = r->pid;
 	l->write(l->w, r);
-	if (l->im && tc_images_missing(l->im, &miss) > l->nmissing)
-		for (; l->nmissing < tc_images_missing(l->im, &miss); l->nmissing++)
-			tc_cs_session_par_note(miss[l->nmissing]);
+	if (l->sym_im && tc_images_missing(l->sym_im, &miss) > l->nsym_missing)
+		for (; l->nsym_missing < tc_images_missing(l->sym_im, &miss); l->nsym_missing++)
+			tc_cs_session_par_note(miss[l->nsym_missing]);
 }
 
 /* Where a decoder's record goes after emit_cb's work: the caller's thread (l NULL) or the
@@ -584,7 +597,7 @@ static void emit_cb(void *ctx, const struct tc_rec *in)
 static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
 	struct lane *l = ctx;
-	struct tc_images *im = lane_images(l->s, l);
+	struct tc_images *im = replay_images(l->s, &l->sym_im);
 
 	return im ? tc_images_symbol(im, pid >= 0 ? pid : l->cur_pid, addr, sym) : -1;
 }
@@ -600,7 +613,7 @@ static void lane_fmt(void *ctx, const struct tc_rec *in)
 		if (l->failed)
 			return;
 		l->s = s;
-		lane_images(s, l);
+		replay_images(s, &l->sym_im);
 		l->write = s->writer->write;
 		if (!(l->w = s->writer->open(s->writer->ctx, lane_sym, l, &l->space))) {
 			l->failed = true;

@@ -25,7 +25,16 @@
  * at a time, some 15, and an ID's trace comes in runs of many frames), within one batch. A
  * lane's records are serialised with an end mark after each step's last operation; the
  * caller's thread reads them back step by step and emits them, so records come out as with
- * one thread. */
+ * one thread.
+ *
+ * With a formatter (tc_cs_session_par_format) a lane formats its records itself, unless its
+ * ID is the only one the trace has had for a while (SOLO_BYTES): then the lane's batches are
+ * split, the lane decodes and serialises its records and the caller's thread formats them as
+ * it emits the step, while the lane decodes the next batch (one ID alone would otherwise
+ * keep one thread busy and the others idle). The formatting state (the ID's writer, its
+ * branch state, its symbols' images) is used by one thread at a time, in the one-thread
+ * order: a split batch's records are formatted by the caller when it emits their step, and
+ * a batch the lane formats is submitted only once every split step of its ID was emitted. */
 enum op_kind { OP_FEED, OP_RESET, OP_FINISH };
 
 struct op {
@@ -39,6 +48,7 @@ struct op {
 struct batch {
 	struct tc_cs_session_par *p;
 	uint8_t id;
+	bool split;		/* records serialised, formatted by the caller's thread */
 	struct op *ops;
 	size_t nops, cops;
 	uint8_t *data;
@@ -89,6 +99,11 @@ struct tc_cs_session_par {
 	struct keep keep[NIDS];		/* each the thread decoding the ID's */
 	struct step *steps;
 	size_t head, nsteps, csteps;
+	uint64_t seq0;			/* steps that came before steps[0] */
+	uint64_t last_step[NIDS];	/* of each ID its last step's (seq0 + index) */
+	uint64_t split_end[NIDS];	/* 1 + the last step of a split batch of the ID */
+	uint8_t solo_id;		/* the ID of the latest operations, */
+	uint64_t solo_bytes;		/* how many bytes of them in a row */
 	uint64_t unread;		/* bytes of the steps not yet emitted */
 	bool nomem;
 };
@@ -97,6 +112,10 @@ struct tc_cs_session_par {
 static _Thread_local struct tc_jobs_out *cur_out;
 /* With a formatter, while the task decodes: where records and notes are kept. */
 static _Thread_local struct keep *cur_keep;
+/* The task decodes a split batch: records serialised, not formatted. */
+static _Thread_local bool cur_split;
+/* The caller's thread, formatting a split batch's records: notes go to it at once. */
+static _Thread_local struct tc_cs_session_par *fmt_here;
 
 /* OpenCSD's default error logger is one object for the process (its last error is what
  * etm_ocsd reads after a fatal response): decoders of two IDs must not log at once.
@@ -230,7 +249,7 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 	/* decoders give no fields (events are the session's) */
 	if (cur_keep) {
 		keep_add(cur_keep, KEPT_REC, r, r->name, r->text);
-	} else if (p->fmt) {
+	} else if (p->fmt && !cur_split) {
 		p->keep[l->id].last = r->offset;
 		p->fmt(p->ctx, r);
 	} else if (cur_out)
@@ -244,6 +263,11 @@ static void put_mark(uint32_t kind, const char *text)
 
 	if (cur_keep && kind == ITEM_NOTE) {
 		keep_add(cur_keep, KEPT_NOTE, NULL, NULL, text);
+		return;
+	}
+	if (fmt_here && kind == ITEM_NOTE) {
+		if (fmt_here->note)
+			fmt_here->note(fmt_here->ctx, text);
 		return;
 	}
 	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, 4 + n)))
@@ -361,6 +385,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	struct keep *k = &p->keep[b->id];
 
 	cur_out = out;
+	cur_split = b->split;
 	if (lock_free(b)) {
 		/* records are written as they come, each operation's bytes at its end */
 		for (size_t i = 0; i < b->nops; i++) {
@@ -368,18 +393,19 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 			errlog_release();
 			if (!b->ops[i].end)
 				continue;
-			if (p->fmt)
+			if (p->fmt && !b->split)
 				put_bytes(p, b->id, k->last);
 			else
 				put_mark(ITEM_END, NULL);
 		}
 		cur_out = NULL;
+		cur_split = false;
 		return;
 	}
 	/* holding the lock it must not wait for the budget (the caller's thread may want
 	 * the lock to run the task it waits for): the window bounds what it holds */
 	tc_jobs_out_nowait(out);
-	cur_keep = p->fmt ? k : NULL;	/* written once the lock is let go of */
+	cur_keep = p->fmt && !b->split ? k : NULL;	/* written once the lock is let go of */
 	pthread_mutex_lock(&ocsd_lock);
 	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
@@ -398,6 +424,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		write_kept(p, b->id, k);	/* k->nomem: read by drain, once tasks are done */
 	}
 	cur_out = NULL;
+	cur_split = false;
 }
 
 static void free_batch(void *arg)
@@ -409,7 +436,15 @@ static void free_batch(void *arg)
 	free(b);
 }
 
-static void submit(struct tc_cs_session_par *p, uint8_t id)
+static void emit_step(struct tc_cs_session_par *p);
+
+/* An ID alone for this many bytes of trace (operations counted as queue_op does): its
+ * batches split (the trace of an ID alone comes in hundreds of KiB, that of several IDs
+ * alternates every few hundred bytes) */
+#define SOLO_BYTES (32u << 10)
+
+/* Submit id's pending batch. may_emit: steps may be emitted first (not from emit_step). */
+static void submit(struct tc_cs_session_par *p, uint8_t id, bool may_emit)
 {
 	struct batch *b = p->pend[id];
 
@@ -418,24 +453,54 @@ static void submit(struct tc_cs_session_par *p, uint8_t id)
 	p->pend[id] = NULL;
 	if (b->nops)
 		b->ops[b->nops - 1].end = true;	/* a step ends with its batch */
+	if (p->fmt) {
+		b->split = p->solo_id == id && p->solo_bytes >= SOLO_BYTES;
+		/* formatted on the lane: not before the caller formatted the ID's split
+		 * steps (emitting them now), else split too */
+		if (!b->split && p->split_end[id] > p->seq0 + p->head) {
+			if (may_emit)
+				while (p->split_end[id] > p->seq0 + p->head && p->head < p->nsteps)
+					emit_step(p);
+			else
+				b->split = true;
+		}
+		if (b->split)
+			p->split_end[id] = p->last_step[id] + 1;
+	}
 	if (tc_jobs_submit(p->j, id, run_batch, free_batch, b))
 		p->nomem = true;
+}
+
+/* A split step's formatted bytes, in the caller's thread: put as the lane would have. */
+static void put_taken(struct tc_cs_session_par *p, uint8_t id)
+{
+	const char *bytes;
+	void *block;
+	size_t n;
+
+	while ((n = p->take(p->ctx, id, &bytes, &block)) || block)
+		p->put(p->ctx, bytes, n, p->keep[id].last, block);
 }
 
 /* Emit the next step's records (the caller's thread). */
 static void emit_step(struct tc_cs_session_par *p)
 {
-	const struct step *st = &p->steps[p->head++];
+	const struct step *st;
 	const void *it;
 	size_t len;
 
-	submit(p, st->lane);	/* its operation may still wait in the batch */
+	/* its operation may still wait in the batch (submitted before the step counts as
+	 * emitted: a split step of the lane's, this one, is not formatted yet) */
+	submit(p, p->steps[p->head].lane, false);
+	st = &p->steps[p->head++];
 	p->unread -= st->bytes;
 	while (tc_jobs_next(p->j, st->lane, &it, &len) == 1) {
 		size_t xl;
 
 		switch (tc_jobs_tag(it)) {
 		case ITEM_END:
+			if (p->fmt)
+				put_taken(p, st->lane);	/* a split step's */
 			return;
 		case ITEM_PIECE:
 		case ITEM_BYTES: {
@@ -454,7 +519,15 @@ static void emit_step(struct tc_cs_session_par *p)
 			break;
 		default:
 			tc_jobs_get_rec(it, len, &p->prev[st->lane], &xl);
-			p->emit(p->ctx, &p->prev[st->lane]);
+			if (p->fmt) {
+				/* a split step's: formatted here, as the lane would have */
+				p->keep[st->lane].last = p->prev[st->lane].offset;
+				fmt_here = p;
+				p->fmt(p->ctx, &p->prev[st->lane]);
+				fmt_here = NULL;
+			} else {
+				p->emit(p->ctx, &p->prev[st->lane]);
+			}
 			break;
 		}
 	}
@@ -501,6 +574,13 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 		}
 		p->steps[p->nsteps++] = (struct step){ id, 0 };
 	}
+	p->last_step[id] = p->seq0 + p->nsteps - 1;
+	if (p->solo_id == id) {
+		p->solo_bytes += len + 16;
+	} else {
+		p->solo_id = id;
+		p->solo_bytes = len + 16;
+	}
 	b->ops[b->nops++] = (struct op){ kind, s->dec[id], index, b->ndata, len, false };
 	if (len)
 		memcpy(b->data + b->ndata, data, len);
@@ -508,7 +588,7 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 	p->steps[p->nsteps - 1].bytes += (uint32_t)len + 16;
 	p->unread += len + 16;
 	if (b->ndata >= (p->fmt ? fmt_batch : BATCH_BYTES) || b->nops >= BATCH_OPS)
-		submit(p, id);
+		submit(p, id, true);
 	/* bounded: the oldest steps go out while the window is full */
 	if (p->unread > (p->fmt ? fmt_window : WINDOW_BYTES) ||
 	    p->nsteps - p->head > WINDOW_STEPS) {
@@ -516,6 +596,7 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 					       p->nsteps - p->head > WINDOW_STEPS / 2))
 			emit_step(p);
 		memmove(p->steps, p->steps + p->head, (p->nsteps - p->head) * sizeof(*p->steps));
+		p->seq0 += p->head;
 		p->nsteps -= p->head;
 		p->head = 0;
 	}
@@ -544,9 +625,10 @@ int tc_cs_session_par_drain(struct tc_cs_session_par *p)
 	if (!p)
 		return 0;
 	for (unsigned id = 0; id < NIDS; id++)
-		submit(p, (uint8_t)id);
+		submit(p, (uint8_t)id, false);
 	while (p->head < p->nsteps)
 		emit_step(p);
+	p->seq0 += p->nsteps;
 	p->head = p->nsteps = 0;
 	for (unsigned id = 0; id < NIDS; id++)
 		p->nomem |= p->keep[id].nomem;
