@@ -9,6 +9,7 @@
 
 #include "decoders/intel_pt/pt_config.h"
 #include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_walk.h"
 #include "decoders/jobs.h"
 #include "decoders/time_heap.h"
 #include "lib/images/images.h"
@@ -405,15 +406,20 @@ static int cmp_sw(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static void apply_sb_to(const struct tc_pt_session *s, struct tc_images *im, const struct sb *b);
+
 /* Side-band record b into q's address spaces. */
 static void apply_sb(struct queue *q, const struct sb *b)
 {
-	struct tc_images *im = q->im;
-
 	/* the counter is of what records emitted to the caller see: under --jobs the lanes
 	 * format them (their writers follow q->space) and the caller's thread reads it */
 	if (!q->s->par)
 		q->s->gen++;
+	apply_sb_to(q->s, q->im, b);
+}
+
+static void apply_sb_to(const struct tc_pt_session *s, struct tc_images *im, const struct sb *b)
+{
 	switch (b->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -423,7 +429,7 @@ static void apply_sb(struct queue *q, const struct sb *b)
 	case PERF_RECORD_COMM:
 		/* Without time all of it applies at once, the trace before an exec
 		 * included: its mappings stay, as perf's timeless decoding keeps them. */
-		if (!q->s->pt.timeless)
+		if (!s->pt.timeless)
 			tc_images_exec(im, b->pid);
 		break;
 	case PERF_RECORD_FORK:
@@ -1156,6 +1162,701 @@ static int decode_par(struct tc_pt_session *s, const struct tc_perf_data_feature
 	return 0;
 }
 
+/* ---- --jobs on one queue: its buffers cut at PSBs (segments) ----
+ * Without time (no ticks, the fast walk: pt_flow's ops.segment), a buffer is cut at PSBs
+ * about SEG_TRACE bytes apart, and each segment decodes in a worker from its PSB alone,
+ * formatting its records (the lanes), speculatively: the caller's thread joins them in
+ * order, each against the flow that decoded the segment before it (the true one: it
+ * paused at the first status update past the segment's PSB, with its event kept). That
+ * flow goes on by one block (tc_pt_flow_step_block); the segment is taken if its state at
+ * its first block is the true flow's there (the walk's IP, mode, status, event fetched,
+ * query offset; the flow's last instruction and range end; no time), nothing before that
+ * block made a record or touched the flow, it never gave up (an empty return stack popped
+ * gives up: the true one could have popped a call from before the PSB), and no mark of
+ * libipt's block cache it found missing was in the true set (the joined segments'
+ * marks, pt_walk.h). Then only the range in flight differs: the segment's first range
+ * record (kept back) gets the true range's start and its instructions, and the counts are
+ * the true flow's to its first block and the segment's after. Otherwise the segment is
+ * dropped and the true flow decodes it here, on to the next one's PSB.
+ * The flows share libipt's section cache (one isid per file section, for the marks) and
+ * never use libipt's block decoder there: where the true flow's walk gives up, the queue
+ * is decoded again from its start here, as with one thread, its first records (those
+ * written already, the same) left out. Each segment flow reads code in a context of its
+ * own (address spaces), one of a few lent in turn. */
+static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+
+#define SEG_TRACE (32u << 10)	/* trace bytes in a segment, at least */
+#define SEG_BUDGET (16u << 20)	/* formatted bytes the segments hold unread, about */
+
+struct seg_ctx {
+	struct tc_pt_session *s;
+	struct queue *q;
+	struct tc_images *im;
+	uint64_t space;
+	bool busy;
+	size_t nmiss;		/* missing lines already reported */
+};
+
+struct segs;
+struct seg {
+	struct tc_pt_session *s;
+	struct segs *ss;
+	struct queue *q;
+	struct seg_ctx *c;
+	struct tc_pt_flow *d;
+	struct tc_pt_walk_cache *seed;	/* the true marks when it was submitted */
+	const struct buf *b;
+	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
+	bool at_psb;
+	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
+	void *w;
+	bool wfail, odd;	/* odd: a record the segments do not make (ADDR_NACC) */
+	unsigned nw;
+	uint64_t woff, nrec, ncounted;
+	bool held_done, have_held;
+	struct tc_rec held;
+	struct tc_pt_flow_stats base;
+	bool failed;
+	struct tc_err err;
+	size_t lane;
+};
+
+struct segs {
+	struct tc_pt_session *s;
+	struct seg_ctx *ctx;
+	size_t nctx;
+	struct pt_image_section_cache *iscache;
+	struct tc_pt_walk_cache *master;
+	struct tc_pt_flow_stats acc;
+	uint64_t written;	/* records put */
+	uint64_t drop;		/* the redo's records yet to leave out */
+	uint64_t n_take, n_drop, n_redo, n_end;
+	struct seg_ctx rctx;	/* the redo's context */
+};
+
+static struct tc_images *seg_images(struct seg_ctx *c)
+{
+	struct tc_pt_session *s = c->s;
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
+
+	if (c->im)
+		return c->im;
+	if (!(c->im = tc_images_new(&io)))
+		return NULL;
+	if (s->f)
+		tc_images_add_build_ids(c->im, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < s->nsb; i++)
+		apply_sb_to(s, c->im, &s->sb[i]);
+	return c->im;
+}
+
+static size_t seg_read(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct seg *g = ctx;
+	struct tc_images *im = seg_images(g->c);
+
+	(void)cpu;
+	(void)cr3;
+	return im ? tc_images_read(im, g->q->pid, addr, buf, len) : 0;
+}
+
+static int seg_span(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *sp)
+{
+	struct seg *g = ctx;
+	struct tc_images *im = seg_images(g->c);
+	struct tc_images_span is;
+
+	(void)cpu;
+	(void)cr3;
+	if (!im || tc_images_span(im, g->q->pid, addr, &is))
+		return -1;
+	*sp = (struct tc_pt_flow_span){ is.path, is.start, is.len, is.offset };
+	return 0;
+}
+
+static uint64_t seg_space(void *ctx)
+{
+	const struct seg *g = ctx;
+
+	return g->c->space;
+}
+
+static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t,
+		       int *pid, int *tid)
+{
+	struct seg *g = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	(void)t;
+	if (!g->s->pt.per_cpu_mmaps) {	/* without time only a per-thread queue knows */
+		*pid = g->q->pid;
+		*tid = g->q->tid;
+	}
+}
+
+static int seg_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
+{
+	struct seg_ctx *c = ctx;
+	struct tc_images *im = seg_images(c);
+
+	return im ? tc_images_symbol(im, pid < 0 ? c->q->pid : pid, addr, sym) : -1;
+}
+
+/* The bytes formatted since the last take: items of the task, or out at once. */
+static void seg_take(struct seg *g)
+{
+	const struct tc_jobs_writer *lw = g->s->lw;
+	struct bytes_item b = { .kind = IT_BYTES, .offset = g->woff };
+
+	g->nw = 0;
+	if (!g->w)
+		return;
+	while ((b.n = lw->take(g->w, &b.bytes, &b.block)) || b.block) {
+		if (!g->out) {
+			lw->put(lw->ctx, b.bytes, b.n, b.offset, b.block);
+			continue;
+		}
+		if (tc_jobs_put(g->out, &b, sizeof(b)))
+			continue;	/* lost: tc_jobs_failed says so */
+		tc_jobs_charge(g->out, b.n);
+	}
+}
+
+static void seg_write(struct seg *g, const struct tc_rec *r)
+{
+	const struct tc_jobs_writer *lw = g->s->lw;
+
+	if (!g->w) {
+		if (g->wfail)
+			return;
+		if (!(g->w = lw->open(lw->ctx, seg_sym, g->c, &g->c->space))) {
+			g->wfail = true;
+			return;
+		}
+	}
+	lw->write(g->w, r);
+	g->woff = r->offset;
+	g->nrec++;
+	if (++g->nw >= TAKE_RECS)
+		seg_take(g);
+}
+
+static void seg_emit(void *ctx, const struct tc_rec *r)
+{
+	struct seg *g = ctx;
+
+	if (r->type == (g->s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;
+	if (r->type == TC_REC_ADDR_NACC) {
+		g->odd = true;	/* the block decoder's: never made here */
+		return;
+	}
+	if (!g->held_done) {
+		/* a segment from a PSB: its first range may join the one in flight there */
+		g->held_done = true;
+		if (r->type == TC_REC_RANGE) {
+			g->held = *r;
+			g->have_held = true;
+			return;
+		}
+	}
+	seg_write(g, r);
+}
+
+static void seg_task(void *arg, struct tc_jobs_out *out)
+{
+	struct seg *g = arg;
+	struct mark m = { IT_END, 0, 0 };
+	int r;
+
+	g->out = out;
+	if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from, &g->err)) {
+		g->failed = true;
+	} else {
+		tc_pt_flow_stop_at(g->d, g->to);
+		do
+			r = tc_pt_flow_run(g->d, UINT64_MAX);
+		while (r == 1 && !tc_pt_flow_paused(g->d));
+	}
+	g->held_done = true;	/* from now on the true flow's, if taken */
+	seg_take(g);
+	tc_jobs_put(out, &m, sizeof(m));
+	g->out = NULL;
+}
+
+static void seg_ctx_put(struct seg_ctx *c)
+{
+	if (c)
+		c->busy = false;
+}
+
+/* A segment's flow and writer go (its bytes put or dropped already). */
+static void seg_free(struct segs *ss, struct seg *g)
+{
+	if (!g)
+		return;
+	if (g->w) {
+		seg_take(g);	/* nothing left but a block to let go of */
+		ss->s->lw->close(g->w);
+	}
+	tc_pt_flow_free(g->d);
+	tc_pt_walk_cache_free(g->seed);
+	seg_ctx_put(g->c);
+	free(g);
+}
+
+static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b, uint64_t from,
+			   uint64_t to, struct tc_err *e)
+{
+	struct tc_pt_session *s = ss->s;
+	struct seg *g = calloc(1, sizeof(*g));
+	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = seg_emit, .thread = seg_thread,
+		.span = seg_span, .space = seg_space, .ctx = g,
+		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
+		.segment = true, .iscache = ss->iscache };
+	struct tc_pt_walk_cache *wc;
+
+	if (!g) {
+		nomem(e);
+		return NULL;
+	}
+	for (size_t i = 0; i < ss->nctx && !g->c; i++)
+		if (!ss->ctx[i].busy)
+			g->c = &ss->ctx[i];
+	g->c->busy = true;
+	g->s = s;
+	g->ss = ss;
+	g->q = q;
+	g->b = b;
+	g->from = from;
+	g->to = to;
+	g->at_psb = from != UINT64_MAX;
+	g->held_done = !g->at_psb;
+	if (!(g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)) ||
+	    !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_merge(wc, ss->master)) {
+		if (g->d)
+			nomem(e);
+		seg_free(ss, g);
+		return NULL;
+	}
+	tc_pt_walk_cache_log(wc);
+	return g;
+}
+
+static void seg_add_stats(struct tc_pt_flow_stats *a, const struct tc_pt_flow_stats *x,
+			  const struct tc_pt_flow_stats *base)
+{
+	a->insns += x->insns - base->insns;
+	a->ranges += x->ranges - base->ranges;
+	a->branches += x->branches - base->branches;
+	a->errors += x->errors - base->errors;
+	a->nomap += x->nomap - base->nomap;
+	a->overflows += x->overflows - base->overflows;
+	a->syncs += x->syncs - base->syncs;
+	a->unsynced_bytes += x->unsynced_bytes - base->unsynced_bytes;
+}
+
+/* g's records put so far count as written. */
+static void seg_count(struct segs *ss, struct seg *g)
+{
+	ss->written += g->nrec - g->ncounted;
+	g->ncounted = g->nrec;
+}
+
+/* The true flow g decodes here (its records out at once) until it pauses or ends. */
+static void seg_run_here(struct segs *ss, struct seg *g)
+{
+	if (tc_pt_walk_cache_merge(tc_pt_flow_walk_cache(g->d), ss->master))
+		g->odd = true;	/* out of memory: decoded again */
+	g->out = NULL;
+	while (tc_pt_flow_run(g->d, UINT64_MAX) == 1 && !tc_pt_flow_paused(g->d))
+		;
+	seg_take(g);
+	seg_count(ss, g);
+	if (tc_pt_walk_cache_merge(ss->master, tc_pt_flow_walk_cache(g->d)))
+		g->odd = true;
+}
+
+/* The redo's records: those written already left out. */
+static void redo_emit(void *ctx, const struct tc_rec *r)
+{
+	struct seg *g = ctx;
+	struct segs *ss = g->ss;
+	struct tc_pt_session *s = g->s;
+
+	if (r->type == TC_REC_ADDR_NACC) {
+		struct tc_images_sym sym;
+		struct tc_images *im = seg_images(g->c);
+		struct missing *m;
+
+		if (!im || tc_images_symbol(im, g->q->pid, r->start, &sym) || !sym.dso) {
+			if (!r->value)
+				s->st.nomap_unmapped++;
+		} else if ((m = miss_for(s, sym.dso))) {
+			if (r->value)
+				m->reached++;
+			else
+				m->stops++;
+		}
+		if (r->value)
+			return;
+	}
+	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;
+	if (ss->drop) {
+		ss->drop--;
+		return;
+	}
+	seg_write(g, r);
+}
+
+/* The queue again from its start, as one thread decodes it, the records written already
+ * left out: its counts are the queue's. */
+static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
+{
+	struct tc_pt_session *s = ss->s;
+	struct seg g = { .s = s, .ss = ss, .q = q, .c = &ss->rctx, .held_done = true };
+	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = redo_emit, .thread = seg_thread,
+		.span = seg_span, .space = seg_space, .ctx = &g,
+		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH) };
+	int ret = 0;
+
+	ss->rctx.s = s;
+	ss->rctx.q = q;
+	ss->drop = ss->written;
+	if (!(g.d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)))
+		return -1;
+	for (size_t i = 0; i < q->nbufs && !ret; i++) {
+		ret = tc_pt_flow_feed(g.d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e);
+		seg_take(&g);
+	}
+	memset(&ss->acc, 0, sizeof(ss->acc));
+	seg_add_stats(&ss->acc, tc_pt_flow_stats(g.d), &ss->acc);
+	tc_pt_flow_free(g.d);
+	if (g.w)
+		s->lw->close(g.w);
+	return ret;
+}
+
+/* The items of g's task (its bytes, kept until the join decides), to its end. */
+struct seg_items {
+	struct bytes_item *b;
+	size_t n, cap;
+};
+
+static int seg_collect(struct segs *ss, struct seg *g, struct seg_items *it)
+{
+	const void *p;
+	size_t len;
+
+	it->n = 0;
+	while (tc_jobs_next(ss->s->par, g->lane, &p, &len) == 1) {
+		if ((tc_jobs_tag(p) & IT_KIND) == IT_END)
+			return 0;
+		if ((tc_jobs_tag(p) & IT_KIND) != IT_BYTES)
+			continue;
+		if (tc_grow((void **)&it->b, &it->cap, it->n + 1, sizeof(*it->b)))
+			return -1;
+		memcpy(&it->b[it->n++], p, sizeof(*it->b));
+	}
+	return -1;
+}
+
+/* Out (or dropped: no bytes, the blocks let go of). */
+static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
+{
+	const struct tc_jobs_writer *lw = ss->s->lw;
+
+	for (size_t i = 0; i < it->n; i++)
+		lw->put(lw->ctx, it->b[i].bytes, out ? it->b[i].n : 0, it->b[i].offset,
+			it->b[i].block);
+}
+
+/* Buffer offsets of the segments' PSBs, about SEG_TRACE apart, after the first. */
+static size_t seg_cuts(const struct buf *b, uint64_t **cuts, size_t *cap)
+{
+	const uint8_t *p = b->size ? memmem(b->data, b->size, psb_bytes, sizeof(psb_bytes)) : NULL;
+	size_t n = 0;
+
+	while (p) {
+		uint64_t at = (uint64_t)(p - b->data) + SEG_TRACE;
+
+		if (at >= b->size ||
+		    !(p = memmem(b->data + at, b->size - at, psb_bytes, sizeof(psb_bytes))))
+			break;
+		if (tc_grow((void **)cuts, cap, n + 1, sizeof(**cuts)))
+			return 0;	/* one segment */
+		(*cuts)[n++] = (uint64_t)(p - b->data);
+	}
+	return n;
+}
+
+/* One queue, its buffers in turn, each in segments. -1 only on a setup failure. */
+static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_err *e)
+{
+	struct tc_pt_session *s = ss->s;
+	struct seg **fl = NULL;	/* the segments in flight, in order */
+	struct seg *t = NULL;	/* the true flow: the last segment joined */
+	struct seg_items it = { 0 };
+	uint64_t *cuts = NULL;
+	size_t capcuts = 0, lane = 0;
+	bool redo = false;
+	int ret = 0;
+
+	if (!(fl = calloc(window, sizeof(*fl))))
+		return nomem(e);
+	q->s = s;
+	if (!s->pt.per_cpu_mmaps) {
+		q->tid = q->key;
+		q->pid = pid_of(s, q->key);
+	}
+	for (size_t bi = 0; bi < q->nbufs && !redo && !ret; bi++) {
+		const struct buf *b = &q->bufs[bi];
+		size_t ncuts = seg_cuts(b, &cuts, &capcuts), nseg = ncuts + 1, next = 0, joined = 0;
+		size_t head = 0, nfl = 0;
+
+		q->behind.from = b->offset;
+		while (joined < nseg && !redo && !ret) {
+			/* the trace before the true flow's segment is done with */
+			if (t && t->b == b && t->from != UINT64_MAX)
+				tc_perf_data_behind(s->pd, &q->behind, b->offset + t->from);
+			/* submit while the window has room */
+			while (next < nseg && nfl < window) {
+				struct seg *g = seg_new(ss, q, b, next ? cuts[next - 1] : UINT64_MAX,
+							next < ncuts ? cuts[next] : UINT64_MAX, e);
+
+				if (!g) {
+					ret = -1;
+					break;
+				}
+				g->lane = lane++ % window;
+				if (tc_jobs_submit(s->par, g->lane, seg_task, NULL, g)) {
+					seg_free(ss, g);
+					ret = nomem(e);
+					break;
+				}
+				fl[(head + nfl++) % window] = g;
+				next++;
+			}
+			if (ret)
+				break;
+			/* join the oldest */
+			struct seg *g = fl[head];
+			bool take;
+
+			fl[head] = NULL;
+			head = (head + 1) % window;
+			nfl--;
+			joined++;
+			if (seg_collect(ss, g, &it) || g->failed) {
+				if (g->failed)
+					*e = g->err;
+				else
+					nomem(e);
+				seg_put_items(ss, &it, false);
+				seg_free(ss, g);
+				ret = -1;
+				break;
+			}
+			if (!t) {
+				/* the queue's first: true as it is */
+				seg_put_items(ss, &it, true);
+				seg_count(ss, g);
+				t = g;
+				memset(&t->base, 0, sizeof(t->base));
+				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge(
+					    ss->master, tc_pt_flow_walk_cache(g->d)))
+					redo = true;
+				continue;
+			}
+			if (!g->at_psb) {
+				/* a later buffer's first: the true flow ended the buffer before */
+				take = !tc_pt_flow_gave_up(g->d) && !g->odd &&
+				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master);
+			} else if (!tc_pt_flow_paused(t->d)) {
+				/* the true flow ended the buffer: nothing after it */
+				seg_put_items(ss, &it, false);
+				seg_free(ss, g);
+				continue;
+			} else {
+				tc_pt_flow_step_block(t->d);
+				seg_run_here(ss, t);
+				if (tc_pt_flow_gave_up(t->d) || t->odd) {
+					seg_put_items(ss, &it, false);
+					seg_free(ss, g);
+					redo = true;
+					break;
+				}
+				take = tc_pt_flow_paused(t->d) && !tc_pt_flow_gave_up(g->d) &&
+				       !g->odd &&
+				       tc_pt_flow_join_same(tc_pt_flow_first(g->d),
+							    tc_pt_flow_after(t->d)) &&
+				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master);
+				if (!tc_pt_flow_paused(t->d)) {
+					/* it ended at that block: the buffer is done */
+					seg_put_items(ss, &it, false);
+					seg_free(ss, g);
+					continue;
+				}
+			}
+			if (getenv("TC_PT_SEG_DEBUG") && !take && ss->n_drop < 5 && g->at_psb) {
+				const struct tc_pt_flow_join *a = tc_pt_flow_first(g->d), *c = tc_pt_flow_after(t->d);
+				fprintf(stderr, "drop %lu: gave %d odd %d same %d marks %d | done %d %d bad %d emitted %lu walk %d %d in %d %d last %d %d r_end %lx %lx lip %lx %lx lc %d %d | ip %lx %lx off %lx %lx mode %d %d st %x %x en %d %d pe %d %d ev %d %d su %d %d\n",
+					(unsigned long)ss->n_drop, tc_pt_flow_gave_up(g->d), g->odd,
+					tc_pt_flow_join_same(a, c), tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master),
+					a->done, c->done, a->bad, (unsigned long)a->emitted, a->walk, c->walk, a->in_range, c->in_range, a->have_last, c->have_last,
+					(unsigned long)a->r_end, (unsigned long)c->r_end, (unsigned long)a->last_ip, (unsigned long)c->last_ip, a->last_class, c->last_class,
+					(unsigned long)a->w.ip, (unsigned long)c->w.ip, (unsigned long)a->w.offset, (unsigned long)c->w.offset, a->w.mode, c->w.mode,
+					a->w.status, c->w.status, a->w.enabled, c->w.enabled, a->w.process_event, c->w.process_event, a->w.ev.type, c->w.ev.type, a->w.ev.status_update, c->w.ev.status_update);
+			}
+			if (take)
+				ss->n_take++;
+			else
+				ss->n_drop++;
+			if (take) {
+				const struct tc_pt_flow_join *tf = tc_pt_flow_after(t->d);
+				const struct tc_pt_flow_join *gf = tc_pt_flow_first(g->d);
+
+				if (g->have_held) {
+					/* the range in flight at the PSB goes on in it */
+					g->held.start = tf->r_start;
+					g->held.insns = g->held.insns - gf->r_insns + tf->r_insns;
+					seg_write(t, &g->held);
+					seg_take(t);
+					seg_count(ss, t);
+				}
+				seg_put_items(ss, &it, true);
+				seg_count(ss, g);
+				seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
+				seg_free(ss, t);
+				t = g;
+				t->base = g->at_psb ? gf->st : (struct tc_pt_flow_stats){ 0 };
+				if (tc_pt_walk_cache_merge(ss->master, tc_pt_flow_walk_cache(g->d)))
+					redo = true;
+				continue;
+			}
+			/* dropped: the true flow decodes the segment here */
+			seg_put_items(ss, &it, false);
+			{
+				uint64_t to = g->to;
+				bool first = !g->at_psb;
+
+				seg_free(ss, g);
+				if (first) {
+					struct tc_err e2;
+
+					seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
+					t->base = *tc_pt_flow_stats(t->d);
+					if (tc_pt_flow_begin(t->d, b->data, b->size, b->offset, &e2)) {
+						*e = e2;
+						ret = -1;
+						break;
+					}
+				}
+				tc_pt_flow_stop_at(t->d, to);
+				seg_run_here(ss, t);
+				if (tc_pt_flow_gave_up(t->d) || t->odd)
+					redo = true;
+			}
+		}
+		/* what is left in flight: dropped */
+		while (nfl) {
+			struct seg *g = fl[head];
+
+			fl[head] = NULL;
+			head = (head + 1) % window;
+			nfl--;
+			if (!seg_collect(ss, g, &it))
+				seg_put_items(ss, &it, false);
+			seg_free(ss, g);
+		}
+		if (!redo && !ret)
+			tc_perf_data_release(s->pd, b->offset, b->size);
+	}
+	if (t) {
+		seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
+		seg_free(ss, t);
+	}
+	free(fl);
+	free(it.b);
+	free(cuts);
+	if (!ret && redo) {
+		ss->n_redo++;
+		ret = seg_redo(ss, q, e);
+	}
+	if (getenv("TC_PT_SEG_DEBUG"))
+		fprintf(stderr, "segments: %lu taken, %lu dropped, %lu redo\n",
+			(unsigned long)ss->n_take, (unsigned long)ss->n_drop,
+			(unsigned long)ss->n_redo);
+	return ret;
+}
+
+/* Can the queues be cut at their PSBs (see above)? */
+static bool seg_usable(const struct tc_pt_session *s)
+{
+	return s->o.jobs > 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
+	       s->o.writer->usable(s->o.writer->ctx);
+}
+
+static int decode_segments(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+			   struct tc_err *e)
+{
+	struct segs ss = { .s = s };
+	size_t window = 2 * (size_t)s->o.jobs;
+	int ret = 0;
+
+	if (window > 16)
+		window = 16;
+	s->f = f;
+	s->lw = s->o.writer;
+	ss.nctx = window + 1;
+	ss.ctx = calloc(ss.nctx, sizeof(*ss.ctx));
+	ss.iscache = pt_iscache_alloc("tracectl");
+	ss.master = tc_pt_walk_cache_new();
+	s->par = tc_jobs_new(s->o.jobs + 1, window, SEG_BUDGET);
+	if (!ss.ctx || !ss.iscache || !ss.master || !s->par ||
+	    pt_iscache_set_limit(ss.iscache, 256ULL << 20) < 0) {
+		ret = nomem(e);
+		goto out;
+	}
+	tc_jobs_no_help(s->par);
+	for (size_t i = 0; i < s->nq && !ret; i++) {
+		struct queue *q = &s->q[i];
+
+		for (size_t c = 0; c < ss.nctx; c++)
+			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im };
+		memset(&ss.acc, 0, sizeof(ss.acc));
+		ss.written = 0;
+		s->cur = q;
+		ret = seg_queue(&ss, q, window, e);
+		if (!ret)
+			add_flow_stats(s, &ss.acc);
+		/* images found missing: each context's, in turn */
+		for (size_t c = 0; c < ss.nctx; c++)
+			add_missing_lines(s, ss.ctx[c].im);
+		add_missing_lines(s, ss.rctx.im);
+	}
+	if (!ret && tc_jobs_failed(s->par))
+		ret = nomem(e);
+out:
+	tc_jobs_free(s->par);
+	s->par = NULL;
+	s->cur = NULL;
+	s->lw = NULL;
+	for (size_t c = 0; ss.ctx && c < ss.nctx; c++)
+		tc_images_free(ss.ctx[c].im);
+	tc_images_free(ss.rctx.im);
+	free(ss.ctx);
+	tc_pt_walk_cache_free(ss.master);
+	if (ss.iscache)
+		pt_iscache_free(ss.iscache);
+	s->gen++;
+	return ret;
+}
+
 int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd, struct tc_err *e)
 {
 	const struct tc_perf_data_features *f = pd ? tc_perf_data_features(pd) : NULL;
@@ -1173,6 +1874,21 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	if (s->nsw)
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
+	if (seg_usable(s) && !getenv("TC_PT_NO_SEGMENTS")) {
+		struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+					     .kernel = s->o.kernel };
+		struct tc_images *prime = tc_images_new(&io);
+
+		/* the kernel's images take the recording's reference here (see below) */
+		for (size_t i = 0; prime && i < s->nsb; i++)
+			if (s->sb[i].type == PERF_RECORD_MMAP || s->sb[i].type == PERF_RECORD_MMAP2)
+				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
+					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
+		tc_images_free(prime);
+		ret = decode_segments(s, f, e);
+		s->pd = NULL;
+		return ret;
+	}
 	/* Several queues whose records the lanes can format (see "--jobs" above); one queue
 	 * has no other to decode beside it and decodes here (through a lane it cost twice
 	 * the CPU of one thread on a 52 MB trace, as slow in wall time). */
