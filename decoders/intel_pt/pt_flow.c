@@ -1811,3 +1811,19 @@ struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d)
 		d->wcache = tc_pt_walk_cache_new();
 	return d->wcache;
 }
+
+void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c)
+{
+	tc_pt_walk_cache_free(d->wcache);
+	d->wcache = c;
+}
+
+struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d)
+{
+	struct tc_pt_walk_cache *c = d->wcache;
+
+	if (d->walk)
+		return NULL;	/* in use */
+	d->wcache = NULL;
+	return c;
+}

@@ -158,5 +158,8 @@ bool tc_pt_flow_gave_up(const struct tc_pt_flow *d);
 bool tc_pt_flow_paused(const struct tc_pt_flow *d);
 /* The walk's cache (made if need be; NULL: out of memory). */
 struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d);
+/* The walk's cache given (before a begin), taken back (NULL while a walk runs on it). */
+void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c);
+struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d);
 
 #endif

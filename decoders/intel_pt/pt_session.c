@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1164,7 +1165,7 @@ static int decode_par(struct tc_pt_session *s, const struct tc_perf_data_feature
 
 /* ---- --jobs on one queue: its buffers cut at PSBs (segments) ----
  * Without time (no ticks, the fast walk: pt_flow's ops.segment), a buffer is cut at PSBs
- * about SEG_TRACE bytes apart, and each segment decodes in a worker from its PSB alone,
+ * giving about SEG_OUT bytes of output each, and each segment decodes in a worker from its PSB alone,
  * formatting its records (the lanes), speculatively: the caller's thread joins them in
  * order, each against the flow that decoded the segment before it (the true one: it
  * paused at the first status update past the segment's PSB, with its event kept). That
@@ -1186,16 +1187,27 @@ static int decode_par(struct tc_pt_session *s, const struct tc_perf_data_feature
 static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
 
-#define SEG_TRACE (32u << 10)	/* trace bytes in a segment, at least */
-#define SEG_BUDGET (16u << 20)	/* formatted bytes the segments hold unread, about */
+#define SEG_MIN (4u << 10)	/* trace bytes in a segment, at least */
+#define SEG_MAX (1u << 20)
+#define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
+#define SEG_BUDGET (8u << 20)	/* formatted bytes the segments hold unread, about */
 
 struct seg_ctx {
 	struct tc_pt_session *s;
 	struct queue *q;
 	struct tc_images *im;
-	uint64_t space;
 	bool busy;
-	size_t nmiss;		/* missing lines already reported */
+};
+
+/* A writer: a lane's (its segments, one after the other in the order they are joined,
+ * format there: its symbols' cache stays warm, and its blocks hold bytes in that order),
+ * or the caller's thread's (the true flow's). */
+struct seg_wr {
+	void *w;
+	bool wfail;
+	unsigned nw;
+	uint64_t woff;
+	struct seg_ctx *c;	/* where its symbols come from now */
 };
 
 struct segs;
@@ -1204,16 +1216,15 @@ struct seg {
 	struct segs *ss;
 	struct queue *q;
 	struct seg_ctx *c;
+	struct seg_wr *wr;
 	struct tc_pt_flow *d;
 	struct tc_pt_walk_cache *seed;	/* the true marks when it was submitted */
 	const struct buf *b;
 	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
 	bool at_psb;
 	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
-	void *w;
-	bool wfail, odd;	/* odd: a record the segments do not make (ADDR_NACC) */
-	unsigned nw;
-	uint64_t woff, nrec, ncounted;
+	bool odd;		/* a record the segments do not make (ADDR_NACC) */
+	uint64_t nrec, ncounted;
 	bool held_done, have_held;
 	struct tc_rec held;
 	struct tc_pt_flow_stats base;
@@ -1224,15 +1235,22 @@ struct seg {
 
 struct segs {
 	struct tc_pt_session *s;
+	/* contexts: [0] the caller's thread's (the true flow's), the others lent to tasks */
 	struct seg_ctx *ctx;
 	size_t nctx;
+	struct seg_wr *wr;	/* [0] the caller's thread's, [1 + lane] the lanes' */
+	size_t nwr;
+	pthread_mutex_t mu;
+	uint64_t space;		/* what reads see never changes without time */
 	struct pt_image_section_cache *iscache;
 	struct tc_pt_walk_cache *master;
 	struct tc_pt_flow_stats acc;
 	uint64_t written;	/* records put */
 	uint64_t drop;		/* the redo's records yet to leave out */
 	uint64_t n_take, n_drop, n_redo, n_end;
-	struct seg_ctx rctx;	/* the redo's context */
+	struct tc_pt_walk_cache *pool[32];	/* walk caches to use again */
+	size_t npool;
+	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
 };
 
 static struct tc_images *seg_images(struct seg_ctx *c)
@@ -1280,7 +1298,7 @@ static uint64_t seg_space(void *ctx)
 {
 	const struct seg *g = ctx;
 
-	return g->c->space;
+	return g->ss->space;
 }
 
 static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t,
@@ -1297,9 +1315,10 @@ static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow
 	}
 }
 
+/* The writer's symbols, in its context. */
 static int seg_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 {
-	struct seg_ctx *c = ctx;
+	struct seg_ctx *c = ((struct seg_wr *)ctx)->c;
 	struct tc_images *im = seg_images(c);
 
 	return im ? tc_images_symbol(im, pid < 0 ? c->q->pid : pid, addr, sym) : -1;
@@ -1309,14 +1328,16 @@ static int seg_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
 static void seg_take(struct seg *g)
 {
 	const struct tc_jobs_writer *lw = g->s->lw;
-	struct bytes_item b = { .kind = IT_BYTES, .offset = g->woff };
+	struct seg_wr *c = g->wr;
+	struct bytes_item b = { .kind = IT_BYTES, .offset = c->woff };
 
-	g->nw = 0;
-	if (!g->w)
+	c->nw = 0;
+	if (!c->w)
 		return;
-	while ((b.n = lw->take(g->w, &b.bytes, &b.block)) || b.block) {
+	while ((b.n = lw->take(c->w, &b.bytes, &b.block)) || b.block) {
 		if (!g->out) {
 			lw->put(lw->ctx, b.bytes, b.n, b.offset, b.block);
+			g->ss->out_bytes += b.n;
 			continue;
 		}
 		if (tc_jobs_put(g->out, &b, sizeof(b)))
@@ -1328,19 +1349,20 @@ static void seg_take(struct seg *g)
 static void seg_write(struct seg *g, const struct tc_rec *r)
 {
 	const struct tc_jobs_writer *lw = g->s->lw;
+	struct seg_wr *c = g->wr;
 
-	if (!g->w) {
-		if (g->wfail)
+	if (!c->w) {
+		if (c->wfail)
 			return;
-		if (!(g->w = lw->open(lw->ctx, seg_sym, g->c, &g->c->space))) {
-			g->wfail = true;
+		if (!(c->w = lw->open(lw->ctx, seg_sym, c, &g->ss->space))) {
+			c->wfail = true;
 			return;
 		}
 	}
-	lw->write(g->w, r);
-	g->woff = r->offset;
+	lw->write(c->w, r);
+	c->woff = r->offset;
 	g->nrec++;
-	if (++g->nw >= TAKE_RECS)
+	if (++c->nw >= TAKE_RECS)
 		seg_take(g);
 }
 
@@ -1369,9 +1391,25 @@ static void seg_emit(void *ctx, const struct tc_rec *r)
 static void seg_task(void *arg, struct tc_jobs_out *out)
 {
 	struct seg *g = arg;
+	struct segs *ss = g->ss;
 	struct mark m = { IT_END, 0, 0 };
 	int r;
 
+	/* a context no other task reads in now (as many as workers, and the caller's) */
+	pthread_mutex_lock(&ss->mu);
+	for (size_t i = 1; i < ss->nctx && !g->c; i++)
+		if (!ss->ctx[i].busy) {
+			g->c = &ss->ctx[i];
+			g->c->busy = true;
+		}
+	pthread_mutex_unlock(&ss->mu);
+	g->wr->c = g->c;
+	if (!g->c) {
+		g->failed = true;
+		tc_err_set(&g->err, EINVAL, "Intel PT segments: no context free");
+		tc_jobs_put(out, &m, sizeof(m));
+		return;
+	}
 	g->out = out;
 	if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from, &g->err)) {
 		g->failed = true;
@@ -1383,14 +1421,14 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 	}
 	g->held_done = true;	/* from now on the true flow's, if taken */
 	seg_take(g);
+	g->out = NULL;
+	pthread_mutex_lock(&ss->mu);
+	g->c->busy = false;
+	g->c = &ss->ctx[0];	/* as the true flow, in the caller's thread */
+	g->wr = &ss->wr[0];
+	pthread_mutex_unlock(&ss->mu);
 	tc_jobs_put(out, &m, sizeof(m));
 	g->out = NULL;
-}
-
-static void seg_ctx_put(struct seg_ctx *c)
-{
-	if (c)
-		c->busy = false;
 }
 
 /* A segment's flow and writer go (its bytes put or dropped already). */
@@ -1398,13 +1436,16 @@ static void seg_free(struct segs *ss, struct seg *g)
 {
 	if (!g)
 		return;
-	if (g->w) {
-		seg_take(g);	/* nothing left but a block to let go of */
-		ss->s->lw->close(g->w);
+	if (g->d) {
+		struct tc_pt_walk_cache *c = tc_pt_flow_take_walk_cache(g->d);
+
+		if (c && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0]))
+			ss->pool[ss->npool++] = c;
+		else
+			tc_pt_walk_cache_free(c);
 	}
 	tc_pt_flow_free(g->d);
 	tc_pt_walk_cache_free(g->seed);
-	seg_ctx_put(g->c);
 	free(g);
 }
 
@@ -1423,10 +1464,6 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 		nomem(e);
 		return NULL;
 	}
-	for (size_t i = 0; i < ss->nctx && !g->c; i++)
-		if (!ss->ctx[i].busy)
-			g->c = &ss->ctx[i];
-	g->c->busy = true;
 	g->s = s;
 	g->ss = ss;
 	g->q = q;
@@ -1435,8 +1472,12 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	g->to = to;
 	g->at_psb = from != UINT64_MAX;
 	g->held_done = !g->at_psb;
-	if (!(g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)) ||
-	    !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_merge(wc, ss->master)) {
+	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)) && ss->npool) {
+		wc = ss->pool[--ss->npool];
+		tc_pt_walk_cache_reset(wc);
+		tc_pt_flow_set_walk_cache(g->d, wc);
+	}
+	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_merge(wc, ss->master)) {
 		if (g->d)
 			nomem(e);
 		seg_free(ss, g);
@@ -1518,14 +1559,13 @@ static void redo_emit(void *ctx, const struct tc_rec *r)
 static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
 {
 	struct tc_pt_session *s = ss->s;
-	struct seg g = { .s = s, .ss = ss, .q = q, .c = &ss->rctx, .held_done = true };
+	struct seg g = { .s = s, .ss = ss, .q = q, .c = &ss->ctx[0], .wr = &ss->wr[0],
+			 .held_done = true };
 	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = redo_emit, .thread = seg_thread,
 		.span = seg_span, .space = seg_space, .ctx = &g,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH) };
 	int ret = 0;
 
-	ss->rctx.s = s;
-	ss->rctx.q = q;
 	ss->drop = ss->written;
 	if (!(g.d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)))
 		return -1;
@@ -1536,8 +1576,6 @@ static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
 	memset(&ss->acc, 0, sizeof(ss->acc));
 	seg_add_stats(&ss->acc, tc_pt_flow_stats(g.d), &ss->acc);
 	tc_pt_flow_free(g.d);
-	if (g.w)
-		s->lw->close(g.w);
 	return ret;
 }
 
@@ -1570,28 +1608,44 @@ static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
 {
 	const struct tc_jobs_writer *lw = ss->s->lw;
 
-	for (size_t i = 0; i < it->n; i++)
+	for (size_t i = 0; i < it->n; i++) {
 		lw->put(lw->ctx, it->b[i].bytes, out ? it->b[i].n : 0, it->b[i].offset,
 			it->b[i].block);
+		if (out)
+			ss->out_bytes += it->b[i].n;
+	}
 }
 
-/* Buffer offsets of the segments' PSBs, about SEG_TRACE apart, after the first. */
-static size_t seg_cuts(const struct buf *b, uint64_t **cuts, size_t *cap)
+/* Trace bytes in a segment: about SEG_OUT bytes of output, as far as the segments joined
+ * tell, between SEG_MIN and SEG_MAX. */
+static uint64_t seg_len(const struct segs *ss)
 {
-	const uint8_t *p = b->size ? memmem(b->data, b->size, psb_bytes, sizeof(psb_bytes)) : NULL;
-	size_t n = 0;
+	uint64_t len;
 
-	while (p) {
-		uint64_t at = (uint64_t)(p - b->data) + SEG_TRACE;
+	if (ss->trace_bytes < SEG_MIN || !ss->out_bytes)
+		return SEG_MIN;
+	len = SEG_OUT / (ss->out_bytes / ss->trace_bytes + 1);
+	return len < SEG_MIN ? SEG_MIN : len > SEG_MAX ? SEG_MAX : len;
+}
 
-		if (at >= b->size ||
-		    !(p = memmem(b->data + at, b->size - at, psb_bytes, sizeof(psb_bytes))))
-			break;
-		if (tc_grow((void **)cuts, cap, n + 1, sizeof(**cuts)))
-			return 0;	/* one segment */
-		(*cuts)[n++] = (uint64_t)(p - b->data);
+/* The buffer offset of the next segment's PSB: the first at least len past at (the
+ * previous one's, or the first PSB's), UINT64_MAX if none. Found as the segments are
+ * submitted: the trace is read (into memory) only a window ahead. */
+static uint64_t seg_cut(const struct buf *b, uint64_t at, uint64_t len)
+{
+	const uint8_t *p;
+
+	if (at == UINT64_MAX) {
+		p = b->size ? memmem(b->data, b->size, psb_bytes, sizeof(psb_bytes)) : NULL;
+		if (!p)
+			return UINT64_MAX;
+		at = (uint64_t)(p - b->data);
 	}
-	return n;
+	at += len;
+	if (at >= b->size || !(p = memmem(b->data + at, b->size - at, psb_bytes,
+					    sizeof(psb_bytes))))
+		return UINT64_MAX;
+	return (uint64_t)(p - b->data);
 }
 
 /* One queue, its buffers in turn, each in segments. -1 only on a setup failure. */
@@ -1601,8 +1655,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 	struct seg **fl = NULL;	/* the segments in flight, in order */
 	struct seg *t = NULL;	/* the true flow: the last segment joined */
 	struct seg_items it = { 0 };
-	uint64_t *cuts = NULL;
-	size_t capcuts = 0, lane = 0;
+	size_t lane = 0;
 	bool redo = false;
 	int ret = 0;
 
@@ -1615,31 +1668,35 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 	}
 	for (size_t bi = 0; bi < q->nbufs && !redo && !ret; bi++) {
 		const struct buf *b = &q->bufs[bi];
-		size_t ncuts = seg_cuts(b, &cuts, &capcuts), nseg = ncuts + 1, next = 0, joined = 0;
+		uint64_t cut = 0;	/* the next segment's start: 0 the buffer's, UINT64_MAX none */
 		size_t head = 0, nfl = 0;
+		bool more = true;
 
 		q->behind.from = b->offset;
-		while (joined < nseg && !redo && !ret) {
+		while ((more || nfl) && !redo && !ret) {
 			/* the trace before the true flow's segment is done with */
 			if (t && t->b == b && t->from != UINT64_MAX)
 				tc_perf_data_behind(s->pd, &q->behind, b->offset + t->from);
 			/* submit while the window has room */
-			while (next < nseg && nfl < window) {
-				struct seg *g = seg_new(ss, q, b, next ? cuts[next - 1] : UINT64_MAX,
-							next < ncuts ? cuts[next] : UINT64_MAX, e);
+			while (more && nfl < window) {
+				uint64_t from = cut ? cut : UINT64_MAX;
+				uint64_t to = seg_cut(b, from, seg_len(ss));
+				struct seg *g = seg_new(ss, q, b, from, to, e);
 
+				cut = to;
+				more = to != UINT64_MAX;
 				if (!g) {
 					ret = -1;
 					break;
 				}
 				g->lane = lane++ % window;
+				g->wr = &ss->wr[1 + g->lane];
 				if (tc_jobs_submit(s->par, g->lane, seg_task, NULL, g)) {
 					seg_free(ss, g);
 					ret = nomem(e);
 					break;
 				}
 				fl[(head + nfl++) % window] = g;
-				next++;
 			}
 			if (ret)
 				break;
@@ -1650,7 +1707,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			fl[head] = NULL;
 			head = (head + 1) % window;
 			nfl--;
-			joined++;
+			ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
+					   (g->from == UINT64_MAX ? 0 : g->from);
 			if (seg_collect(ss, g, &it) || g->failed) {
 				if (g->failed)
 					*e = g->err;
@@ -1782,15 +1840,14 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 	}
 	free(fl);
 	free(it.b);
-	free(cuts);
 	if (!ret && redo) {
 		ss->n_redo++;
 		ret = seg_redo(ss, q, e);
 	}
 	if (getenv("TC_PT_SEG_DEBUG"))
-		fprintf(stderr, "segments: %lu taken, %lu dropped, %lu redo\n",
+		fprintf(stderr, "segments: %lu taken, %lu dropped, %lu redo, %zu marks\n",
 			(unsigned long)ss->n_take, (unsigned long)ss->n_drop,
-			(unsigned long)ss->n_redo);
+			(unsigned long)ss->n_redo, tc_pt_walk_cache_marks(ss->master));
 	return ret;
 }
 
@@ -1805,19 +1862,25 @@ static int decode_segments(struct tc_pt_session *s, const struct tc_perf_data_fe
 			   struct tc_err *e)
 {
 	struct segs ss = { .s = s };
-	size_t window = 2 * (size_t)s->o.jobs;
+	size_t window = (size_t)s->o.jobs + 2;
 	int ret = 0;
+
+	if (getenv("TC_PT_SEG_WINDOW"))
+		window = (size_t)atoi(getenv("TC_PT_SEG_WINDOW"));
 
 	if (window > 16)
 		window = 16;
 	s->f = f;
 	s->lw = s->o.writer;
-	ss.nctx = window + 1;
+	ss.nctx = (size_t)s->o.jobs + 1;
 	ss.ctx = calloc(ss.nctx, sizeof(*ss.ctx));
+	ss.nwr = window + 1;
+	ss.wr = calloc(ss.nwr, sizeof(*ss.wr));
+	pthread_mutex_init(&ss.mu, NULL);
 	ss.iscache = pt_iscache_alloc("tracectl");
 	ss.master = tc_pt_walk_cache_new();
 	s->par = tc_jobs_new(s->o.jobs + 1, window, SEG_BUDGET);
-	if (!ss.ctx || !ss.iscache || !ss.master || !s->par ||
+	if (!ss.ctx || !ss.wr || !ss.iscache || !ss.master || !s->par ||
 	    pt_iscache_set_limit(ss.iscache, 256ULL << 20) < 0) {
 		ret = nomem(e);
 		goto out;
@@ -1828,16 +1891,25 @@ static int decode_segments(struct tc_pt_session *s, const struct tc_perf_data_fe
 
 		for (size_t c = 0; c < ss.nctx; c++)
 			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im };
+		for (size_t c = 0; c < ss.nwr; c++)
+			ss.wr[c].c = &ss.ctx[0];
 		memset(&ss.acc, 0, sizeof(ss.acc));
 		ss.written = 0;
 		s->cur = q;
 		ret = seg_queue(&ss, q, window, e);
+		/* the queue's bytes are all put: its writers go */
+		for (size_t c = 0; c < ss.nwr; c++) {
+			if (ss.wr[c].w)
+				s->lw->close(ss.wr[c].w);
+			if (ss.wr[c].wfail && !ret)
+				ret = nomem(e);
+			ss.wr[c] = (struct seg_wr){ .c = &ss.ctx[0] };
+		}
 		if (!ret)
 			add_flow_stats(s, &ss.acc);
 		/* images found missing: each context's, in turn */
 		for (size_t c = 0; c < ss.nctx; c++)
 			add_missing_lines(s, ss.ctx[c].im);
-		add_missing_lines(s, ss.rctx.im);
 	}
 	if (!ret && tc_jobs_failed(s->par))
 		ret = nomem(e);
@@ -1848,9 +1920,12 @@ out:
 	s->lw = NULL;
 	for (size_t c = 0; ss.ctx && c < ss.nctx; c++)
 		tc_images_free(ss.ctx[c].im);
-	tc_images_free(ss.rctx.im);
 	free(ss.ctx);
+	free(ss.wr);
+	pthread_mutex_destroy(&ss.mu);
 	tc_pt_walk_cache_free(ss.master);
+	while (ss.npool)
+		tc_pt_walk_cache_free(ss.pool[--ss.npool]);
 	if (ss.iscache)
 		pt_iscache_free(ss.iscache);
 	s->gen++;

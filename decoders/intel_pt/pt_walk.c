@@ -1109,3 +1109,19 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 	*uev = *ev;
 	return trailing_event(w);
 }
+
+size_t tc_pt_walk_cache_marks(const struct tc_pt_walk_cache *c)
+{
+	return c->nmarks;
+}
+
+void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c)
+{
+	tc_pt_walk_cache_forget(c);
+	if (c->capmarks)
+		memset(c->marks, 0, c->capmarks * sizeof(*c->marks));
+	c->nmarks = 0;
+	c->nnos = 0;
+	c->log = c->log_lost = false;
+	c->cr3 = 0;
+}
