@@ -829,23 +829,23 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
  * of one thread and never faster on two cores (report -j of a 4-queue trace: 0.42 s CPU
  * with one thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4).
  *
- * A queue is not split at its PSBs: what one thread carries across a PSB is more than the
- * PSB+ restores, and a segment decoded from its PSB alone would not be byte-identical:
- * - the model of libipt's block cache (pt_walk.c's marks, and the block decoder's own
- *   cache under --decoder=reference or with time): where a block ends early depends on
- *   every instruction decoded before, in order, and a block boundary decides when the
- *   query decoder reads ahead, so record offsets after the cut depend on the decode
- *   before it;
+ * Without time a queue is cut at its PSBs instead (decode_segments below): what one thread
+ * carries across a PSB is more than the PSB+ restores, so each segment, decoded from its
+ * PSB alone, is checked against the flow before it at the join and decoded again in order
+ * where it would differ:
+ * - the model of libipt's block cache (pt_walk.c's marks): where a block ends early depends
+ *   on every instruction decoded before, in order (record offsets after the cut depend on
+ *   the decode before it): the marks a segment found missing must be missing in the true
+ *   set too;
  * - a fall-back to libipt's decoder (pt_flow.c fall_back) redoes the buffer from its
- *   start, and the rest of the buffer is then the block decoder's: a later segment must
- *   know whether an earlier one fell back;
- * - the return stack: our emulated encoder (lib/emulate/pt_enc.c) keeps its stack across
- *   PSBs, so a compressed return after a PSB may pop a call made before it;
- * - the range in flight at the cut, the time until the PSB+'s TSC, the thread and the
- *   status counts (these could be stitched: the range joined, the counts summed).
- * A segment could be decoded speculatively from a fresh state and checked at the join
- * (no return-stack underflow, no block-cache answer that the marks before the cut would
- * change, no fall-back before it), redone in order where a check fails: not built. */
+ *   start: the segments never fall back; where the true flow's walk gives up, the queue is
+ *   decoded again from its start with one thread's path, the records written left out;
+ * - the return stack (libipt's is kept across PSBs; our emulated encoder, pt_enc.c,
+ *   empties its own at a PSB, hardware need not): a segment that pops an empty stack
+ *   gives up, and is decoded again in order;
+ * - the range in flight at the cut and the status counts: joined, summed.
+ * With time (or the reference decoder), libipt's block decoder and its own block cache
+ * decode, in order: a queue is not cut. */
 enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC };
 
 #define IT_KIND 0xffu
@@ -1218,7 +1218,6 @@ struct seg {
 	struct seg_ctx *c;
 	struct seg_wr *wr;
 	struct tc_pt_flow *d;
-	struct tc_pt_walk_cache *seed;	/* the true marks when it was submitted */
 	const struct buf *b;
 	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
 	bool at_psb;
@@ -1247,7 +1246,6 @@ struct segs {
 	struct tc_pt_flow_stats acc;
 	uint64_t written;	/* records put */
 	uint64_t drop;		/* the redo's records yet to leave out */
-	uint64_t n_take, n_drop, n_redo, n_end;
 	struct tc_pt_walk_cache *pool[32];	/* walk caches to use again */
 	size_t npool;
 	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
@@ -1445,7 +1443,6 @@ static void seg_free(struct segs *ss, struct seg *g)
 			tc_pt_walk_cache_free(c);
 	}
 	tc_pt_flow_free(g->d);
-	tc_pt_walk_cache_free(g->seed);
 	free(g);
 }
 
@@ -1760,20 +1757,10 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					continue;
 				}
 			}
-			if (getenv("TC_PT_SEG_DEBUG") && !take && ss->n_drop < 5 && g->at_psb) {
-				const struct tc_pt_flow_join *a = tc_pt_flow_first(g->d), *c = tc_pt_flow_after(t->d);
-				fprintf(stderr, "drop %lu: gave %d odd %d same %d marks %d | done %d %d bad %d emitted %lu walk %d %d in %d %d last %d %d r_end %lx %lx lip %lx %lx lc %d %d | ip %lx %lx off %lx %lx mode %d %d st %x %x en %d %d pe %d %d ev %d %d su %d %d\n",
-					(unsigned long)ss->n_drop, tc_pt_flow_gave_up(g->d), g->odd,
-					tc_pt_flow_join_same(a, c), tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master),
-					a->done, c->done, a->bad, (unsigned long)a->emitted, a->walk, c->walk, a->in_range, c->in_range, a->have_last, c->have_last,
-					(unsigned long)a->r_end, (unsigned long)c->r_end, (unsigned long)a->last_ip, (unsigned long)c->last_ip, a->last_class, c->last_class,
-					(unsigned long)a->w.ip, (unsigned long)c->w.ip, (unsigned long)a->w.offset, (unsigned long)c->w.offset, a->w.mode, c->w.mode,
-					a->w.status, c->w.status, a->w.enabled, c->w.enabled, a->w.process_event, c->w.process_event, a->w.ev.type, c->w.ev.type, a->w.ev.status_update, c->w.ev.status_update);
-			}
 			if (take)
-				ss->n_take++;
+				s->st.segments++;
 			else
-				ss->n_drop++;
+				s->st.segments_redone++;
 			if (take) {
 				const struct tc_pt_flow_join *tf = tc_pt_flow_after(t->d);
 				const struct tc_pt_flow_join *gf = tc_pt_flow_first(g->d);
@@ -1841,13 +1828,9 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 	free(fl);
 	free(it.b);
 	if (!ret && redo) {
-		ss->n_redo++;
+		s->st.queues_redone++;
 		ret = seg_redo(ss, q, e);
 	}
-	if (getenv("TC_PT_SEG_DEBUG"))
-		fprintf(stderr, "segments: %lu taken, %lu dropped, %lu redo, %zu marks\n",
-			(unsigned long)ss->n_take, (unsigned long)ss->n_drop,
-			(unsigned long)ss->n_redo, tc_pt_walk_cache_marks(ss->master));
 	return ret;
 }
 
@@ -1865,8 +1848,6 @@ static int decode_segments(struct tc_pt_session *s, const struct tc_perf_data_fe
 	size_t window = (size_t)s->o.jobs + 2;
 	int ret = 0;
 
-	if (getenv("TC_PT_SEG_WINDOW"))
-		window = (size_t)atoi(getenv("TC_PT_SEG_WINDOW"));
 
 	if (window > 16)
 		window = 16;
@@ -1949,7 +1930,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	if (s->nsw)
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
-	if (seg_usable(s) && !getenv("TC_PT_NO_SEGMENTS")) {
+	if (seg_usable(s)) {
 		struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
 					     .kernel = s->o.kernel };
 		struct tc_images *prime = tc_images_new(&io);

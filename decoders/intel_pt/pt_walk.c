@@ -1110,11 +1110,6 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 	return trailing_event(w);
 }
 
-size_t tc_pt_walk_cache_marks(const struct tc_pt_walk_cache *c)
-{
-	return c->nmarks;
-}
-
 void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c)
 {
 	tc_pt_walk_cache_forget(c);

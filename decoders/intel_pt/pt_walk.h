@@ -59,7 +59,6 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
  * had) holds none of them, that is whether each answer would have been the same. */
 int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
 void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c);
-size_t tc_pt_walk_cache_marks(const struct tc_pt_walk_cache *c);
 /* As new (without its memory made again). */
 void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c);
 bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
