@@ -1619,6 +1619,8 @@ static uint64_t seg_len(const struct segs *ss)
 {
 	uint64_t len;
 
+	if (ss->s->o.segment_bytes)
+		return ss->s->o.segment_bytes;
 	if (ss->trace_bytes < SEG_MIN || !ss->out_bytes)
 		return SEG_MIN;
 	len = SEG_OUT / (ss->out_bytes / ss->trace_bytes + 1);

@@ -34,6 +34,9 @@ struct tc_pt_session_opts {
 	 * must be unused with jobs (lib/images/kernel is shared). */
 	unsigned jobs;
 	const struct tc_jobs_writer *writer;	/* NULL: none */
+	/* Trace bytes per segment of a queue cut at its PSBs (at least this many, to the next
+	 * PSB); 0: about 2 MiB of the output each (tests set it). */
+	unsigned segment_bytes;
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	/* Optional: runs of RANGE records instead (decoders/decoder.h emit_ranges; ctx as
