@@ -54,11 +54,11 @@ struct tc_pt_flow {
 	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
 	enum pt_insn_class wclass;
 	uint64_t emitted, suppress;	/* records of this buffer made; to drop */
-	struct sec {		/* the sections in image, as the walk needs to know them */
-		int isid;
-		uint64_t start, end;
-	} *secs;
+	struct tc_pt_flow_sec *secs;	/* the sections in image, as the walk needs them */
 	size_t nsecs, capsecs;
+	uint64_t *smiss;	/* ops.segment: addresses the walk found in no section */
+	size_t nsmiss, capsmiss;
+	bool smiss_lost;
 	bool secs_lost;
 	/* The walk gave up once: libipt's block decoder from then on. Its block cache (which
 	 * decides where blocks decoded the first time end, so records' offsets) then holds
@@ -327,7 +327,7 @@ static void add_pending(struct tc_pt_flow *d)
 		d->secs_lost = true;
 		return;
 	}
-	d->secs[d->nsecs++] = (struct sec){ isid, p->start, p->start + p->len };
+	d->secs[d->nsecs++] = (struct tc_pt_flow_sec){ isid, p->start, p->start + p->len };
 }
 
 /* A new time; tell the caller when it moved on. */
@@ -793,6 +793,7 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 		pt_image_free(d->image);
 	tc_pt_walk_cache_free(d->wcache);
 	free(d->secs);
+	free(d->smiss);
 	if (d->iscache && d->iscache != d->ops.iscache)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
@@ -1536,6 +1537,12 @@ static int walk_section(void *ctx, uint64_t ip, uint64_t *start, uint64_t *end)
 			return d->secs[i].isid;
 		}
 	}
+	if (d->ops.segment && !d->smiss_lost) {
+		if (tc_grow((void **)&d->smiss, &d->capsmiss, d->nsmiss + 1, sizeof(*d->smiss)))
+			d->smiss_lost = true;
+		else
+			d->smiss[d->nsmiss++] = ip;
+	}
 	if (d->ops.span && !d->have_pending && !d->ops.span(d->ops.ctx, d->cpu, d->cr3, ip, p) &&
 	    p->start != d->failed_start && ip >= p->start && ip - p->start < p->len)
 		d->have_pending = true;
@@ -1826,4 +1833,33 @@ struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d)
 		return NULL;	/* in use */
 	d->wcache = NULL;
 	return c;
+}
+
+size_t tc_pt_flow_sections(const struct tc_pt_flow *d, const struct tc_pt_flow_sec **secs)
+{
+	*secs = d->secs;
+	return d->nsecs;
+}
+
+int tc_pt_flow_add_sections(struct tc_pt_flow *d, const struct tc_pt_flow_sec *secs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < d->nsecs && d->secs[k].isid != secs[i].isid; k++)
+			;
+		if (k < d->nsecs)
+			continue;
+		if (tc_grow((void **)&d->secs, &d->capsecs, d->nsecs + 1, sizeof(*d->secs)) ||
+		    pt_image_add_cached(d->image, d->iscache, secs[i].isid, NULL) < 0)
+			return -1;
+		d->secs[d->nsecs++] = secs[i];
+	}
+	return 0;
+}
+
+size_t tc_pt_flow_section_misses(const struct tc_pt_flow *d, const uint64_t **ips)
+{
+	*ips = d->smiss;
+	return d->smiss_lost ? SIZE_MAX : d->nsmiss;
 }

@@ -158,6 +158,17 @@ bool tc_pt_flow_gave_up(const struct tc_pt_flow *d);
 bool tc_pt_flow_paused(const struct tc_pt_flow *d);
 /* The walk's cache (made if need be; NULL: out of memory). */
 struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d);
+/* The file sections in libipt's image (isids of ops.iscache), as the walk knows them;
+ * tc_pt_flow_add_sections() adds those missing (-1: out of memory). A segment notes each
+ * address it found in none (the walk then took the block decoder's uncached path):
+ * tc_pt_flow_section_misses(). */
+struct tc_pt_flow_sec {
+	int isid;
+	uint64_t start, end;
+};
+size_t tc_pt_flow_sections(const struct tc_pt_flow *d, const struct tc_pt_flow_sec **secs);
+int tc_pt_flow_add_sections(struct tc_pt_flow *d, const struct tc_pt_flow_sec *secs, size_t n);
+size_t tc_pt_flow_section_misses(const struct tc_pt_flow *d, const uint64_t **ips);
 /* The walk's cache given (before a begin), taken back (NULL while a walk runs on it). */
 void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c);
 struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d);

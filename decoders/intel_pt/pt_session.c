@@ -1249,7 +1249,47 @@ struct segs {
 	struct tc_pt_walk_cache *pool[32];	/* walk caches to use again */
 	size_t npool;
 	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
+	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
+	size_t nsecs, capsecs;
+	bool lost;		/* out of memory: the queue is decoded again */
 };
+
+/* The sections d has that the true set lacks: added to it. */
+static void seg_add_secs(struct segs *ss, const struct tc_pt_flow *d)
+{
+	const struct tc_pt_flow_sec *x;
+	size_t n = tc_pt_flow_sections(d, &x);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < ss->nsecs && ss->secs[k].isid != x[i].isid; k++)
+			;
+		if (k < ss->nsecs)
+			continue;
+		if (tc_grow((void **)&ss->secs, &ss->capsecs, ss->nsecs + 1, sizeof(*ss->secs))) {
+			ss->lost = true;
+			return;
+		}
+		ss->secs[ss->nsecs++] = x[i];
+	}
+}
+
+/* Did the speculative flow g find no section wherever the true flow t had one? */
+static bool seg_secs_same(const struct tc_pt_flow *g, const struct tc_pt_flow *t)
+{
+	const struct tc_pt_flow_sec *x;
+	const uint64_t *ips;
+	size_t nm = tc_pt_flow_section_misses(g, &ips), n = tc_pt_flow_sections(t, &x);
+
+	if (nm == SIZE_MAX)
+		return false;
+	for (size_t i = 0; i < nm; i++)
+		for (size_t k = 0; k < n; k++)
+			if (ips[i] >= x[k].start && ips[i] < x[k].end)
+				return false;
+	return true;
+}
 
 static struct tc_images *seg_images(struct seg_ctx *c)
 {
@@ -1481,6 +1521,11 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 		return NULL;
 	}
 	tc_pt_walk_cache_log(wc);
+	if (tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs)) {
+		nomem(e);
+		seg_free(ss, g);
+		return NULL;
+	}
 	return g;
 }
 
@@ -1507,7 +1552,8 @@ static void seg_count(struct segs *ss, struct seg *g)
 /* The true flow g decodes here (its records out at once) until it pauses or ends. */
 static void seg_run_here(struct segs *ss, struct seg *g)
 {
-	if (tc_pt_walk_cache_merge(tc_pt_flow_walk_cache(g->d), ss->master))
+	if (tc_pt_walk_cache_merge(tc_pt_flow_walk_cache(g->d), ss->master) ||
+	    tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs))
 		g->odd = true;	/* out of memory: decoded again */
 	g->out = NULL;
 	while (tc_pt_flow_run(g->d, UINT64_MAX) == 1 && !tc_pt_flow_paused(g->d))
@@ -1516,6 +1562,7 @@ static void seg_run_here(struct segs *ss, struct seg *g)
 	seg_count(ss, g);
 	if (tc_pt_walk_cache_merge(ss->master, tc_pt_flow_walk_cache(g->d)))
 		g->odd = true;
+	seg_add_secs(ss, g->d);
 }
 
 /* The redo's records: those written already left out. */
@@ -1727,12 +1774,15 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge(
 					    ss->master, tc_pt_flow_walk_cache(g->d)))
 					redo = true;
+				seg_add_secs(ss, g->d);
 				continue;
 			}
 			if (!g->at_psb) {
 				/* a later buffer's first: the true flow ended the buffer before */
+				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
 				take = !tc_pt_flow_gave_up(g->d) && !g->odd &&
-				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master);
+				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
+				       seg_secs_same(g->d, t->d);
 			} else if (!tc_pt_flow_paused(t->d)) {
 				/* the true flow ended the buffer: nothing after it */
 				seg_put_items(ss, &it, false);
@@ -1751,7 +1801,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				       !g->odd &&
 				       tc_pt_flow_join_same(tc_pt_flow_first(g->d),
 							    tc_pt_flow_after(t->d)) &&
-				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master);
+				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
+				       seg_secs_same(g->d, t->d);
 				if (!tc_pt_flow_paused(t->d)) {
 					/* it ended at that block: the buffer is done */
 					seg_put_items(ss, &it, false);
@@ -1782,6 +1833,9 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				t = g;
 				t->base = g->at_psb ? gf->st : (struct tc_pt_flow_stats){ 0 };
 				if (tc_pt_walk_cache_merge(ss->master, tc_pt_flow_walk_cache(g->d)))
+					redo = true;
+				seg_add_secs(ss, g->d);
+				if (ss->lost)
 					redo = true;
 				continue;
 			}
@@ -1907,6 +1961,7 @@ out:
 	free(ss.wr);
 	pthread_mutex_destroy(&ss.mu);
 	tc_pt_walk_cache_free(ss.master);
+	free(ss.secs);
 	while (ss.npool)
 		tc_pt_walk_cache_free(ss.pool[--ss.npool]);
 	if (ss.iscache)
