@@ -1514,7 +1514,7 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 		tc_pt_walk_cache_reset(wc);
 		tc_pt_flow_set_walk_cache(g->d, wc);
 	}
-	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_merge(wc, ss->master)) {
+	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_copy(wc, ss->master)) {
 		if (g->d)
 			nomem(e);
 		seg_free(ss, g);
@@ -1552,7 +1552,8 @@ static void seg_count(struct segs *ss, struct seg *g)
 /* The true flow g decodes here (its records out at once) until it pauses or ends. */
 static void seg_run_here(struct segs *ss, struct seg *g)
 {
-	if (tc_pt_walk_cache_merge(tc_pt_flow_walk_cache(g->d), ss->master) ||
+	/* its marks are the true set's less those joined since it began: the true set */
+	if (tc_pt_walk_cache_copy(tc_pt_flow_walk_cache(g->d), ss->master) ||
 	    tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs))
 		g->odd = true;	/* out of memory: decoded again */
 	g->out = NULL;
@@ -1560,7 +1561,7 @@ static void seg_run_here(struct segs *ss, struct seg *g)
 		;
 	seg_take(g);
 	seg_count(ss, g);
-	if (tc_pt_walk_cache_merge(ss->master, tc_pt_flow_walk_cache(g->d)))
+	if (tc_pt_walk_cache_merge_new(ss->master, tc_pt_flow_walk_cache(g->d)))
 		g->odd = true;
 	seg_add_secs(ss, g->d);
 }
@@ -1771,7 +1772,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				seg_count(ss, g);
 				t = g;
 				memset(&t->base, 0, sizeof(t->base));
-				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge(
+				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge_new(
 					    ss->master, tc_pt_flow_walk_cache(g->d)))
 					redo = true;
 				seg_add_secs(ss, g->d);
@@ -1832,7 +1833,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				seg_free(ss, t);
 				t = g;
 				t->base = g->at_psb ? gf->st : (struct tc_pt_flow_stats){ 0 };
-				if (tc_pt_walk_cache_merge(ss->master, tc_pt_flow_walk_cache(g->d)))
+				if (tc_pt_walk_cache_merge_new(ss->master,
+							       tc_pt_flow_walk_cache(g->d)))
 					redo = true;
 				seg_add_secs(ss, g->d);
 				if (ss->lost)

@@ -55,6 +55,7 @@ struct mark {
 struct nokey {
 	uint64_t ip;
 	int32_t isid;
+	uint8_t mode;
 };
 
 struct tc_pt_walk_cache {
@@ -67,6 +68,9 @@ struct tc_pt_walk_cache {
 	bool log, log_lost;
 	struct nokey *nos;
 	size_t nnos, capnos;
+	struct nokey *adds;	/* with log: the marks made since the last merge_new */
+	size_t nadds, capadds;
+	bool adds_lost;
 	struct entry e[CACHE_SIZE];
 };
 
@@ -118,6 +122,7 @@ void tc_pt_walk_cache_free(struct tc_pt_walk_cache *c)
 	if (c) {
 		free(c->marks);
 		free(c->nos);
+		free(c->adds);
 	}
 	free(c);
 }
@@ -149,7 +154,7 @@ __attribute__((noinline)) static void log_no(struct tc_pt_walk_cache *c, int isi
 		c->log_lost = true;
 		return;
 	}
-	c->nos[c->nnos++] = (struct nokey){ ip, isid };
+	c->nos[c->nnos++] = (struct nokey){ ip, isid, 0 };
 }
 
 static bool marked(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
@@ -193,6 +198,12 @@ static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip, enum pt_exec
 	c->marks[i].era = c->era;
 	c->marks[i].mode = (uint8_t)mode;
 	c->nmarks++;
+	if (c->log && !c->adds_lost) {
+		if (tc_grow((void **)&c->adds, &c->capadds, c->nadds + 1, sizeof(*c->adds)))
+			c->adds_lost = true;
+		else
+			c->adds[c->nadds++] = (struct nokey){ ip, isid, (uint8_t)mode };
+	}
 	return true;
 }
 
@@ -219,6 +230,35 @@ int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk
 		if (m->isid && !mark(dst, m->isid, m->ip, (enum pt_exec_mode)m->mode))
 			return -1;
 	}
+	return 0;
+}
+
+int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src)
+{
+	if (dst->capmarks != src->capmarks) {
+		struct mark *m = calloc(src->capmarks ? src->capmarks : 1, sizeof(*m));
+
+		if (!m)
+			return -1;
+		free(dst->marks);
+		dst->marks = m;
+		dst->capmarks = src->capmarks;
+	}
+	if (src->capmarks)
+		memcpy(dst->marks, src->marks, src->capmarks * sizeof(*src->marks));
+	dst->nmarks = src->nmarks;
+	return 0;
+}
+
+int tc_pt_walk_cache_merge_new(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src)
+{
+	if (src->adds_lost)
+		return tc_pt_walk_cache_merge(dst, src);
+	for (size_t i = 0; i < src->nadds; i++)
+		if (!mark(dst, src->adds[i].isid, src->adds[i].ip,
+			  (enum pt_exec_mode)src->adds[i].mode))
+			return -1;
+	src->nadds = 0;
 	return 0;
 }
 
@@ -1117,6 +1157,7 @@ void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c)
 		memset(c->marks, 0, c->capmarks * sizeof(*c->marks));
 	c->nmarks = 0;
 	c->nnos = 0;
-	c->log = c->log_lost = false;
+	c->nadds = 0;
+	c->log = c->log_lost = c->adds_lost = false;
 	c->cr3 = 0;
 }

@@ -59,6 +59,10 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
  * had) holds none of them, that is whether each answer would have been the same. */
 int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
 void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c);
+/* dst's marks become src's (-1: out of memory); after tc_pt_walk_cache_log(src), the marks
+ * src made since the last call are added to dst's (-1: out of memory). */
+int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
+int tc_pt_walk_cache_merge_new(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src);
 /* As new (without its memory made again). */
 void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c);
 bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
