@@ -28,8 +28,8 @@ struct tc_pt_session_opts {
 	/* Threads (--jobs): above 1, with several queues and a usable writer, the queues
 	 * decode in parallel, each formatting its records with the writer (decoders/jobs.h),
 	 * and none is emitted; the bytes come out in the one-thread order. Without time (and
-	 * not the reference) the queues go in turn, each cut at its PSBs into segments that
-	 * decode in parallel, joined in order (see pt_session.c). Otherwise the
+	 * not the reference) a single queue is cut at its PSBs into segments that decode in
+	 * parallel, joined in order (see pt_session.c). Otherwise the
 	 * records come to emit from one thread, whatever the number. The kernel's images
 	 * must be unused with jobs (lib/images/kernel is shared). */
 	unsigned jobs;
