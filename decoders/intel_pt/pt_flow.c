@@ -55,11 +55,11 @@ struct tc_pt_flow {
 	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
 	enum pt_insn_class wclass;
 	uint64_t emitted, suppress;	/* records of this buffer made; to drop */
-	struct sec {		/* the sections in image, as the walk needs to know them */
-		int isid;
-		uint64_t start, end;
-	} *secs;
+	struct tc_pt_flow_sec *secs;	/* the sections in image, as the walk needs them */
 	size_t nsecs, capsecs;
+	uint64_t *smiss;	/* ops.segment: addresses the walk found in no section */
+	size_t nsmiss, capsmiss;
+	bool smiss_lost;
 	bool secs_lost;
 	/* The walk gave up once: libipt's block decoder from then on. Its block cache (which
 	 * decides where blocks decoded the first time end, so records' offsets) then holds
@@ -122,6 +122,12 @@ struct tc_pt_flow {
 	struct tc_pt_skim *skim;
 	uint64_t skim_cr3;
 	bool skim_off;		/* libipt may have decoded code not 64-bit: not any more */
+	/* Segments (ops.segment): the PSB to synchronise on, the offset past which a status
+	 * update pauses, a pause after the next block; the state at the first block. */
+	uint64_t sync_at, stop_at;
+	bool step_block, want_first, gave_up, paused;
+	struct tc_pt_flow_join first, after;	/* at begin_at's first block, at the pause's */
+	struct tc_pt_flow_join *first_to;	/* which one want_first fills */
 
 	/* Context, kept across buffers: the caller's thread, CR3 and time. */
 	int pid, tid;
@@ -327,7 +333,7 @@ static void add_pending(struct tc_pt_flow *d)
 		d->secs_lost = true;
 		return;
 	}
-	d->secs[d->nsecs++] = (struct sec){ isid, p->start, p->start + p->len };
+	d->secs[d->nsecs++] = (struct tc_pt_flow_sec){ isid, p->start, p->start + p->len };
 }
 
 /* A new time; tell the caller when it moved on. */
@@ -595,6 +601,16 @@ static void other(struct tc_pt_flow *d, const char *name, uint64_t value)
 
 static void on_event(struct tc_pt_flow *d, const struct pt_event *ev)
 {
+	if (__builtin_expect(d->want_first, 0)) {
+		switch (ev->type) {
+		case ptev_exec_mode: case ptev_paging: case ptev_async_paging: case ptev_cbr:
+		case ptev_mnt: case ptev_vmcs: case ptev_async_vmcs: case ptev_pwre:
+		case ptev_pwrx: case ptev_exstop: case ptev_mwait:
+			break;
+		default:
+			d->first_to->bad = true;
+		}
+	}
 	/* The event's own time (the decoder may have read ahead): the caller's thread and
 	 * address space follow it before any code is read. */
 	if (ev->has_tsc)
@@ -760,10 +776,11 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	}
 	d->slot = d->run ? d->run : &d->rrec;
 	d->image = pt_image_alloc("tracectl");
-	d->iscache = pt_iscache_alloc("tracectl");
+	d->iscache = ops->iscache ? ops->iscache : pt_iscache_alloc("tracectl");
 	d->x86 = tc_x86_new();
+	d->sync_at = d->stop_at = UINT64_MAX;
 	if (!d->image || !d->iscache || !d->x86 ||
-	    pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0 ||
+	    (!ops->iscache && pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0) ||
 	    pt_image_set_callback(d->image, read_mem, d) < 0) {
 		tc_err_set(e, ENOMEM, "cannot set up libipt's traced image");
 		tc_pt_flow_free(d);
@@ -783,7 +800,8 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	tc_pt_walk_cache_free(d->wcache);
 	tc_pt_skim_free(d->skim);
 	free(d->secs);
-	if (d->iscache)
+	free(d->smiss);
+	if (d->iscache && d->iscache != d->ops.iscache)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
 	free(d->run);
@@ -801,7 +819,7 @@ static int blk_sync_forward(struct tc_pt_flow *d)
 {
 	if (d->walk) {
 		tc_pt_walk_set_cr3(d->walk, d->walk_cr3 = d->cr3);
-		return tc_pt_walk_sync_forward(d->walk);
+		return tc_pt_walk_sync_set(d->walk, d->sync_at);
 	}
 	return pt_blk_sync_forward(d->dec);
 }
@@ -917,6 +935,48 @@ static bool passes_until(struct tc_pt_flow *d, bool has_tsc, uint64_t tsc)
 	return d->held_time > d->until;
 }
 
+/* A status update read past stop_at: the next segment's PSB+ (see tc_pt_flow_stop_at). */
+static bool past_stop(struct tc_pt_flow *d)
+{
+	uint64_t off;
+
+	if (!d->wq || !d->held_ev.status_update || pt_qry_get_offset(d->wq, &off) < 0 ||
+	    off <= d->stop_at)
+		return false;
+	d->stop_at = UINT64_MAX;
+	d->want_first = true;	/* the state at the next block, for the join */
+	d->first_to = &d->after;
+	d->after.done = d->after.bad = false;
+	return true;
+}
+
+static void take_first(struct tc_pt_flow *d)
+{
+	struct tc_pt_flow_join *j = d->first_to;
+
+	d->want_first = false;
+	j->done = true;
+	j->in_range = d->in_range;
+	j->have_last = d->have_last;
+	j->r_start = d->r_start;
+	j->r_end = d->r_end;
+	j->r_insns = d->r_insns;
+	j->r_isa = d->r_isa;
+	j->last_ip = d->last_ip;
+	j->last_end = d->last_end;
+	j->last_class = d->last_class;
+	j->last_isa = d->last_isa;
+	j->pid = d->pid;
+	j->tid = d->tid;
+	j->cr3 = d->cr3;
+	j->has_tsc = d->time.has_tsc;
+	j->emitted = d->emitted;
+	j->st = d->st;
+	j->walk = d->walk != NULL;
+	if (d->walk)
+		tc_pt_walk_state(d->walk, &j->w);
+}
+
 static void take_block(struct tc_pt_flow *d, const struct pt_block *b, uint64_t *at,
 		       enum pt_exec_mode *mode, unsigned long *same)
 {
@@ -1012,7 +1072,8 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			    d->held_ev.status_update &&
 			    pt_blk_get_offset(d->dec, &off) == 0 && off >= d->side_len)
 				return ST_HANDOVER;
-			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc)) {
+			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc) ||
+			    (d->stop_at != UINT64_MAX && past_stop(d))) {
 				d->held = HELD_EVENT;
 				d->status = status;
 				return ST_PAUSE;
@@ -1028,6 +1089,14 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			return ST_PAUSE;
 		}
 		take_block(d, &d->held_blk, at, mode, &same);
+		if (__builtin_expect(d->want_first, 0) && d->held_blk.ninsn) {
+			take_first(d);
+			if (d->step_block && status >= 0) {
+				d->step_block = false;
+				d->status = status;
+				return ST_PAUSE;
+			}
+		}
 	}
 	return status;
 }
@@ -1475,6 +1544,12 @@ static int walk_section(void *ctx, uint64_t ip, uint64_t *start, uint64_t *end)
 			return d->secs[i].isid;
 		}
 	}
+	if (d->ops.segment && !d->smiss_lost) {
+		if (tc_grow((void **)&d->smiss, &d->capsmiss, d->nsmiss + 1, sizeof(*d->smiss)))
+			d->smiss_lost = true;
+		else
+			d->smiss[d->nsmiss++] = ip;
+	}
 	if (d->ops.span && !d->have_pending && !d->ops.span(d->ops.ctx, d->cpu, d->cr3, ip, p) &&
 	    p->start != d->failed_start && ip >= p->start && ip - p->start < p->len)
 		d->have_pending = true;
@@ -1631,6 +1706,11 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 		d->snap.nsecs = d->nsecs;
 		d->snap.failed_start = d->failed_start;
 	}
+	if (!d->walk && d->ops.segment) {
+		d->gave_up = true;
+		free_decoders(d);
+		return 0;
+	}
 	if (!d->walk) {
 		d->main = d->dec = new_decoder(d, buf, len);
 		if (!d->dec)
@@ -1641,9 +1721,15 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
 	d->in_range = d->have_last = false;
 	d->last_sync = UINT64_MAX;
-	d->status = sync(d, len, 0, &d->last_sync);
-	if (d->status == TC_PT_WALK_FALLBACK)
+	d->status = sync(d, len, d->sync_at == UINT64_MAX ? 0 : d->sync_at, &d->last_sync);
+	if (d->status == TC_PT_WALK_FALLBACK) {
+		if (d->ops.segment) {
+			d->gave_up = true;
+			free_decoders(d);
+			return 0;
+		}
 		return fall_back(d);
+	}
 	/* The packets are followed from the first PSB, for resume(). */
 	if (d->last_sync != UINT64_MAX) {
 		cfg.begin = (uint8_t *)buf;
@@ -1686,6 +1772,10 @@ static int run(struct tc_pt_flow *d, uint64_t until)
 			return 1;
 		if (d->walk && status != -pte_eos) {
 			/* an error, or what the walk does not model */
+			if (d->ops.segment) {
+				d->gave_up = true;
+				break;
+			}
 			if (fall_back(d) < 0)
 				break;
 			continue;
@@ -1734,6 +1824,7 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 {
 	int ret = run(d, until);
 
+	d->paused = ret == 1;
 	end_run(d);	/* the caller goes on with what the records did (another queue) */
 	return ret;
 }
@@ -1754,4 +1845,119 @@ int tc_pt_flow_feed(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64
 	if (tc_pt_flow_begin(d, buf, len, file_offset, e))
 		return -1;
 	return tc_pt_flow_run(d, UINT64_MAX) < 0 ? -1 : 0;
+}
+
+int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
+			uint64_t file_offset, uint64_t psb, struct tc_err *e)
+{
+	int ret;
+
+	d->suppress = 0;
+	d->sync_at = psb;
+	d->want_first = psb != UINT64_MAX;
+	d->first_to = &d->first;
+	memset(&d->first, 0, sizeof(d->first));
+	ret = begin(d, buf, len, file_offset, true, e);
+	d->sync_at = UINT64_MAX;
+	return ret;
+}
+
+void tc_pt_flow_stop_at(struct tc_pt_flow *d, uint64_t off)
+{
+	d->stop_at = off;
+}
+
+void tc_pt_flow_step_block(struct tc_pt_flow *d)
+{
+	d->step_block = true;
+}
+
+const struct tc_pt_flow_join *tc_pt_flow_first(const struct tc_pt_flow *d)
+{
+	return &d->first;
+}
+
+const struct tc_pt_flow_join *tc_pt_flow_after(const struct tc_pt_flow *d)
+{
+	return &d->after;
+}
+
+bool tc_pt_flow_join_same(const struct tc_pt_flow_join *a, const struct tc_pt_flow_join *b)
+{
+	const struct tc_pt_walk_state *x = &a->w, *y = &b->w;
+
+	if (!a->done || !b->done || a->bad || !a->walk || !b->walk || a->emitted)
+		return false;
+	if (a->in_range != b->in_range || a->have_last != b->have_last || a->r_end != b->r_end ||
+	    a->r_isa != b->r_isa || a->last_ip != b->last_ip || a->last_end != b->last_end ||
+	    a->last_class != b->last_class || a->last_isa != b->last_isa || a->pid != b->pid ||
+	    a->tid != b->tid || a->cr3 != b->cr3 || a->has_tsc || b->has_tsc)
+		return false;
+	if (x->ip != y->ip || x->offset != y->offset || x->mode != y->mode ||
+	    x->status != y->status || x->enabled != y->enabled ||
+	    x->process_event != y->process_event || x->has_time || y->has_time)
+		return false;
+	return !x->process_event || !memcmp(&x->ev, &y->ev, sizeof(x->ev));
+}
+
+bool tc_pt_flow_gave_up(const struct tc_pt_flow *d)
+{
+	return d->gave_up;
+}
+
+bool tc_pt_flow_paused(const struct tc_pt_flow *d)
+{
+	return d->paused;
+}
+
+struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d)
+{
+	if (!d->wcache)
+		d->wcache = tc_pt_walk_cache_new();
+	return d->wcache;
+}
+
+void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c)
+{
+	tc_pt_walk_cache_free(d->wcache);
+	d->wcache = c;
+}
+
+struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d)
+{
+	struct tc_pt_walk_cache *c = d->wcache;
+
+	if (d->walk)
+		return NULL;	/* in use */
+	d->wcache = NULL;
+	return c;
+}
+
+size_t tc_pt_flow_sections(const struct tc_pt_flow *d, const struct tc_pt_flow_sec **secs)
+{
+	*secs = d->secs;
+	return d->nsecs;
+}
+
+int tc_pt_flow_add_sections(struct tc_pt_flow *d, const struct tc_pt_flow_sec *secs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < d->nsecs && d->secs[k].isid != secs[i].isid; k++)
+			;
+		if (k < d->nsecs)
+			continue;
+		if (tc_grow((void **)&d->secs, &d->capsecs, d->nsecs + 1, sizeof(*d->secs)) ||
+		    pt_image_add_cached(d->image, d->iscache, secs[i].isid, NULL) < 0)
+			return -1;
+		d->secs[d->nsecs++] = secs[i];
+	}
+	return 0;
+}
+
+size_t tc_pt_flow_section_misses(const struct tc_pt_flow *d, const uint64_t **ips)
+{
+	*ips = d->smiss;
+	return d->smiss_lost ? SIZE_MAX : d->nsmiss;
 }

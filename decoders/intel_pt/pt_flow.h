@@ -21,6 +21,7 @@
 #include <intel-pt.h>
 
 #include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_walk.h"
 #include "decoders/rec.h"
 #include "lib/util/err.h"
 
@@ -84,6 +85,12 @@ struct tc_pt_flow_ops {
 	 * same records, offsets only to the packet), the exact path taking over where it
 	 * gives up. */
 	bool no_offsets;
+	/* A segment of a trace cut at its PSBs (pt_session's --jobs): never libipt's block
+	 * decoder; where the walk gives up, decoding stops (tc_pt_flow_gave_up), the records
+	 * made until then the walk's. iscache: libipt's section cache to add mapped files to
+	 * (shared by the segments: one isid for one file section), NULL for the flow's own. */
+	bool segment;
+	struct pt_image_section_cache *iscache;
 };
 
 struct tc_pt_flow_stats {
@@ -121,5 +128,54 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until);
 bool tc_pt_flow_next_time(const struct tc_pt_flow *d, uint64_t *t);
 
 const struct tc_pt_flow_stats *tc_pt_flow_stats(const struct tc_pt_flow *d);
+
+/* ---- Segments (ops.segment): one buffer decoded in pieces cut at PSBs ----
+ * tc_pt_flow_begin_at() is tc_pt_flow_begin() synchronised on the PSB at buffer offset psb
+ * (UINT64_MAX: the first, as tc_pt_flow_begin). tc_pt_flow_stop_at(): tc_pt_flow_run() then
+ * pauses (1) at the first status update read past buffer offset off (the PSB+ of the next
+ * segment), the event kept. tc_pt_flow_step_block(): it pauses after the next block. The
+ * state at the first block after either (or after begin_at) is kept for the join
+ * (tc_pt_flow_first). */
+struct tc_pt_flow_join {
+	bool done;		/* a block was taken */
+	bool bad;		/* before it, a record, or an event that touches the flow */
+	bool in_range, have_last;
+	uint64_t r_start, r_end, last_ip, last_end, cr3;
+	uint32_t r_insns;
+	int r_isa, last_class, last_isa, pid, tid;
+	bool has_tsc;
+	uint64_t emitted;	/* records made until then */
+	struct tc_pt_flow_stats st;
+	bool walk;		/* the walk ran: w is its state */
+	struct tc_pt_walk_state w;
+};
+int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
+			uint64_t file_offset, uint64_t psb, struct tc_err *e);
+void tc_pt_flow_stop_at(struct tc_pt_flow *d, uint64_t off);
+void tc_pt_flow_step_block(struct tc_pt_flow *d);
+const struct tc_pt_flow_join *tc_pt_flow_first(const struct tc_pt_flow *d);
+/* ... and at the first block after the last pause at a stop (tc_pt_flow_stop_at). */
+const struct tc_pt_flow_join *tc_pt_flow_after(const struct tc_pt_flow *d);
+/* Do two states at the first block (a speculative segment's, the flow's before it) go on
+ * alike, the range in flight aside? */
+bool tc_pt_flow_join_same(const struct tc_pt_flow_join *spec, const struct tc_pt_flow_join *truth);
+bool tc_pt_flow_gave_up(const struct tc_pt_flow *d);
+bool tc_pt_flow_paused(const struct tc_pt_flow *d);
+/* The walk's cache (made if need be; NULL: out of memory). */
+struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d);
+/* The file sections in libipt's image (isids of ops.iscache), as the walk knows them;
+ * tc_pt_flow_add_sections() adds those missing (-1: out of memory). A segment notes each
+ * address it found in none (the walk then took the block decoder's uncached path):
+ * tc_pt_flow_section_misses(). */
+struct tc_pt_flow_sec {
+	int isid;
+	uint64_t start, end;
+};
+size_t tc_pt_flow_sections(const struct tc_pt_flow *d, const struct tc_pt_flow_sec **secs);
+int tc_pt_flow_add_sections(struct tc_pt_flow *d, const struct tc_pt_flow_sec *secs, size_t n);
+size_t tc_pt_flow_section_misses(const struct tc_pt_flow *d, const uint64_t **ips);
+/* The walk's cache given (before a begin), taken back (NULL while a walk runs on it). */
+void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c);
+struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d);
 
 #endif

@@ -27,11 +27,16 @@ struct tc_pt_session_opts {
 	bool reference;			/* libipt's decoder without caches (pt_flow.h) */
 	/* Threads (--jobs): above 1, with several queues and a usable writer, the queues
 	 * decode in parallel, each formatting its records with the writer (decoders/jobs.h),
-	 * and none is emitted; the bytes come out in the one-thread order. Otherwise the
+	 * and none is emitted; the bytes come out in the one-thread order. Without time (and
+	 * not the reference) a single queue is cut at its PSBs into segments that decode in
+	 * parallel, joined in order (see pt_session.c). Otherwise the
 	 * records come to emit from one thread, whatever the number. The kernel's images
 	 * must be unused with jobs (lib/images/kernel is shared). */
 	unsigned jobs;
 	const struct tc_jobs_writer *writer;	/* NULL: none */
+	/* Trace bytes per segment of a queue cut at its PSBs (at least this many, to the next
+	 * PSB); 0: about 2 MiB of the output each (tests set it). */
+	unsigned segment_bytes;
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	/* Optional: runs of RANGE records instead (decoders/decoder.h emit_ranges; ctx as
@@ -50,6 +55,10 @@ struct tc_pt_session_stats {
 	uint64_t nomap_unmapped;	/* ... of them at addresses no mapping covers */
 	uint64_t overflows;	/* LOST records for OVF */
 	uint64_t syncs, unsynced_bytes;
+	/* --jobs without time, a queue cut at its PSBs (pt_session.c): segments taken as
+	 * decoded apart, segments decoded again in order (their state at the join differed),
+	 * queues decoded again from their start (the fast walk gave up). Not shown. */
+	uint64_t segments, segments_redone, queues_redone;
 };
 
 /* An image that was needed but not found, and how often decoding stopped in it. */

@@ -52,11 +52,25 @@ struct mark {
 	uint8_t mode;
 };
 
+struct nokey {
+	uint64_t ip;
+	int32_t isid;
+	uint8_t mode;
+};
+
 struct tc_pt_walk_cache {
 	uint32_t gen, era;
 	uint64_t cr3;		/* the address space of the blocks held */
 	struct mark *marks;
 	size_t nmarks, capmarks;
+	/* tc_pt_walk_cache_log: the marks asked about and not found (a speculative walk's
+	 * answers that a fuller set could change) */
+	bool log, log_lost;
+	struct nokey *nos;
+	size_t nnos, capnos;
+	struct nokey *adds;	/* with log: the marks made since the last merge_new */
+	size_t nadds, capadds;
+	bool adds_lost;
 	struct entry e[CACHE_SIZE];
 };
 
@@ -105,8 +119,11 @@ void tc_pt_walk_cache_forget(struct tc_pt_walk_cache *c)
 
 void tc_pt_walk_cache_free(struct tc_pt_walk_cache *c)
 {
-	if (c)
+	if (c) {
 		free(c->marks);
+		free(c->nos);
+		free(c->adds);
+	}
 	free(c);
 }
 
@@ -117,7 +134,7 @@ static size_t mark_slot(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 	return (size_t)(h >> 20) & (c->capmarks - 1);
 }
 
-static bool marked(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+static bool find_mark(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 {
 	size_t i;
 
@@ -126,6 +143,26 @@ static bool marked(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 	for (i = mark_slot(c, isid, ip); c->marks[i].isid; i = (i + 1) & (c->capmarks - 1))
 		if (c->marks[i].isid == isid && c->marks[i].ip == ip)
 			return true;
+	return false;
+}
+
+__attribute__((noinline)) static void log_no(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+{
+	if (c->log_lost)
+		return;
+	if (tc_grow((void **)&c->nos, &c->capnos, c->nnos + 1, sizeof(*c->nos))) {
+		c->log_lost = true;
+		return;
+	}
+	c->nos[c->nnos++] = (struct nokey){ ip, isid, 0 };
+}
+
+static bool marked(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+{
+	if (find_mark(c, isid, ip))
+		return true;
+	if (__builtin_expect(c->log, 0))
+		log_no(c, isid, ip);
 	return false;
 }
 
@@ -161,6 +198,12 @@ static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip, enum pt_exec
 	c->marks[i].era = c->era;
 	c->marks[i].mode = (uint8_t)mode;
 	c->nmarks++;
+	if (c->log && !c->adds_lost) {
+		if (tc_grow((void **)&c->adds, &c->capadds, c->nadds + 1, sizeof(*c->adds)))
+			c->adds_lost = true;
+		else
+			c->adds[c->nadds++] = (struct nokey){ ip, isid, (uint8_t)mode };
+	}
 	return true;
 }
 
@@ -177,6 +220,64 @@ static bool mark_deferred(struct tc_pt_walk *w)
 void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c)
 {
 	c->era++;
+}
+
+int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src)
+{
+	for (size_t i = 0; i < src->capmarks; i++) {
+		const struct mark *m = &src->marks[i];
+
+		if (m->isid && !mark(dst, m->isid, m->ip, (enum pt_exec_mode)m->mode))
+			return -1;
+	}
+	return 0;
+}
+
+int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src)
+{
+	if (dst->capmarks != src->capmarks) {
+		struct mark *m = calloc(src->capmarks ? src->capmarks : 1, sizeof(*m));
+
+		if (!m)
+			return -1;
+		free(dst->marks);
+		dst->marks = m;
+		dst->capmarks = src->capmarks;
+	}
+	if (src->capmarks)
+		memcpy(dst->marks, src->marks, src->capmarks * sizeof(*src->marks));
+	dst->nmarks = src->nmarks;
+	return 0;
+}
+
+int tc_pt_walk_cache_merge_new(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src)
+{
+	if (src->adds_lost)
+		return tc_pt_walk_cache_merge(dst, src);
+	for (size_t i = 0; i < src->nadds; i++)
+		if (!mark(dst, src->adds[i].isid, src->adds[i].ip,
+			  (enum pt_exec_mode)src->adds[i].mode))
+			return -1;
+	src->nadds = 0;
+	return 0;
+}
+
+void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c)
+{
+	c->log = true;
+	c->nnos = 0;
+	c->log_lost = false;
+}
+
+bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
+			    const struct tc_pt_walk_cache *truth)
+{
+	if (spec->log_lost)
+		return false;
+	for (size_t i = 0; i < spec->nnos; i++)
+		if (find_mark(truth, spec->nos[i].isid, spec->nos[i].ip))
+			return false;
+	return true;
 }
 
 static size_t put_psb_fup(uint8_t *b, uint64_t ip, uint8_t mode)
@@ -324,6 +425,21 @@ void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3)
 struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w)
 {
 	return w->q;
+}
+
+void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ip = w->ip;
+	st->mode = w->mode;
+	st->status = w->status;
+	st->enabled = w->enabled;
+	st->process_event = w->process_event;
+	if (w->process_event)
+		st->ev = w->ev;
+	if (pt_qry_get_offset(w->q, &st->offset) < 0)
+		st->offset = UINT64_MAX;
+	st->has_time = pt_qry_time(w->q, &st->tsc, NULL, NULL) >= 0;
 }
 
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off)
@@ -582,6 +698,11 @@ static int trailing_event(struct tc_pt_walk *w)
 
 int tc_pt_walk_sync_forward(struct tc_pt_walk *w)
 {
+	return tc_pt_walk_sync_set(w, UINT64_MAX);
+}
+
+int tc_pt_walk_sync_set(struct tc_pt_walk *w, uint64_t off)
+{
 	int status;
 
 	w->mode = ptem_unknown;
@@ -590,7 +711,8 @@ int tc_pt_walk_sync_forward(struct tc_pt_walk *w)
 	w->enabled = w->process_event = false;
 	memset(&w->ev, 0, sizeof(w->ev));
 	w->top = w->bottom = 0;
-	status = pt_qry_sync_forward(w->q, &w->ip);
+	status = off == UINT64_MAX ? pt_qry_sync_forward(w->q, &w->ip) :
+		 pt_qry_sync_set(w->q, &w->ip, off);
 	if (status < 0)
 		return status;
 	w->status = status;
@@ -1026,4 +1148,16 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 	w->process_event = false;
 	*uev = *ev;
 	return trailing_event(w);
+}
+
+void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c)
+{
+	tc_pt_walk_cache_forget(c);
+	if (c->capmarks)
+		memset(c->marks, 0, c->capmarks * sizeof(*c->marks));
+	c->nmarks = 0;
+	c->nnos = 0;
+	c->nadds = 0;
+	c->log = c->log_lost = c->adds_lost = false;
+	c->cr3 = 0;
 }

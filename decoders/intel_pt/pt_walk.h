@@ -14,6 +14,7 @@
 #ifndef TC_DECODERS_INTEL_PT_PT_WALK_H
 #define TC_DECODERS_INTEL_PT_PT_WALK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <intel-pt.h>
@@ -51,6 +52,22 @@ void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c);
 int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_config *base,
 			  struct pt_image_section_cache *iscache);
 
+/* For a trace cut at its PSBs (pt_session's segments), each piece walked on its own:
+ * tc_pt_walk_cache_merge() adds src's marks to dst's (-1: out of memory); after
+ * tc_pt_walk_cache_log(), every mark asked about and not found is noted, and
+ * tc_pt_walk_cache_check() says whether truth (the marks a walk from the start would have
+ * had) holds none of them, that is whether each answer would have been the same. */
+int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
+void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c);
+/* dst's marks become src's (-1: out of memory); after tc_pt_walk_cache_log(src), the marks
+ * src made since the last call are added to dst's (-1: out of memory). */
+int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
+int tc_pt_walk_cache_merge_new(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src);
+/* As new (without its memory made again). */
+void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c);
+bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
+			    const struct tc_pt_walk_cache *truth);
+
 /* A walk over buf..buf+len (config as for the block decoder; begin/end and flags are
  * set here); x86 is the caller's Capstone, used from this thread only. */
 struct tc_pt_walk *tc_pt_walk_new(const struct pt_config *base, const uint8_t *buf, size_t len,
@@ -67,6 +84,19 @@ int tc_pt_walk_next(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_siz
 		    enum pt_insn_class *last_class);
 int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *ev);
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off);
+/* As tc_pt_walk_sync_forward, on the PSB at buffer offset off (pt_qry_sync_set). */
+int tc_pt_walk_sync_set(struct tc_pt_walk *w, uint64_t off);
+
+/* What decides the walk's future, but its return stack (an empty one pops nothing: the
+ * walk gives up) and libipt's query decoder beyond its offset and time: equal in two walks
+ * over the same trace, they go on alike. */
+struct tc_pt_walk_state {
+	uint64_t ip, offset, tsc;
+	int mode, status;
+	bool enabled, process_event, has_time;
+	struct pt_event ev;	/* the event fetched, if process_event */
+};
+void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st);
 /* The query decoder under the walk, whose offset and time are the walk's. */
 struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w);
 /* The address space the walk reads code of (the caller's CR3, from paging events). */

@@ -390,3 +390,244 @@ TEST(queues_formatted_on_lanes_come_out_in_time_order)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
+
+/* ---- --jobs on one queue without time: segments cut at PSBs (pt_session.c) ---- */
+
+/* A writer that writes each range and branch with its addresses, for the comparison with
+ * the records of one thread. */
+struct seg_lane {
+	char buf[16384];
+	size_t len, rd;
+};
+
+static char seg_text[65536];
+static size_t seg_len;
+
+static void *seg_open(void *ctx, int (*sym)(void *, int, uint64_t, struct tc_images_sym *),
+		      void *sym_ctx, const uint64_t *space)
+{
+	(void)ctx, (void)sym, (void)sym_ctx, (void)space;
+	return calloc(1, sizeof(struct seg_lane));
+}
+
+static size_t seg_rec(char *b, size_t cap, const struct tc_rec *r)
+{
+	if (r->type == TC_REC_RANGE)
+		return (size_t)snprintf(b, cap, " r%" PRIx64 "-%" PRIx64 "/%u@%" PRIx64, r->start,
+					r->end, r->insns, r->offset);
+	if (r->type == TC_REC_BRANCH)
+		return (size_t)snprintf(b, cap, " b%" PRIx64 ">%" PRIx64 "@%" PRIx64, r->start,
+					r->end, r->offset);
+	return (size_t)snprintf(b, cap, " %d", (int)r->type);
+}
+
+static void seg_write(void *w, const struct tc_rec *r)
+{
+	struct seg_lane *l = w;
+
+	if (l->len + 80 < sizeof(l->buf))
+		l->len += seg_rec(l->buf + l->len, sizeof(l->buf) - l->len, r);
+}
+
+static size_t seg_take(void *w, const char **bytes, void **block)
+{
+	struct seg_lane *l = w;
+	size_t n = l->len - l->rd;
+
+	*block = NULL;
+	*bytes = l->buf + l->rd;
+	l->rd = l->len;
+	return n;
+}
+
+static void seg_put(void *ctx, const char *bytes, size_t n, uint64_t offset, void *block)
+{
+	(void)ctx, (void)offset, (void)block;
+	if (seg_len + n < sizeof(seg_text)) {
+		memcpy(seg_text + seg_len, bytes, n);
+		seg_len += n;
+	}
+}
+
+static char one_text[65536];
+static size_t one_len;
+
+static void one_collect(void *ctx, const struct tc_rec *r)
+{
+	(void)ctx;
+	if (one_len + 80 < sizeof(one_text))
+		one_len += seg_rec(one_text + one_len, sizeof(one_text) - one_len, r);
+}
+
+#define SEGS 9
+#define SEG_PAD 4000	/* PADs after each PSB+: a segment each (segment_bytes) */
+
+/* One thread's trace, no time: tc_caller calls tc_marker (a compressed return) and
+ * returns with a TIP to itself, over and over; a PSB+ every SEG_PAD bytes, with its FUP at
+ * tc_caller, except the one at underflow, at tc_marker: the call before it, the return
+ * after (a segment from there pops an empty stack). */
+static int seg_trace(uint8_t *buf, size_t cap, uint64_t caller, uint64_t marker, int underflow)
+{
+	struct pt_packet *p = calloc(SEGS * (SEG_PAD + 8), sizeof(*p));
+	size_t n = 0;
+	int ret;
+
+	if (!p)
+		return -1;
+	for (int s = 0; s < SEGS; s++) {
+		p[n++] = pkt(ppt_psb);
+		p[n] = pkt(ppt_mode);
+		p[n].payload.mode.leaf = pt_mol_exec;
+		p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+		if (s) {
+			p[n] = pkt(ppt_fup);
+			p[n].payload.ip.ipc = pt_ipc_sext_48;
+			p[n++].payload.ip.ip = s == underflow ? marker : caller;
+		}
+		p[n++] = pkt(ppt_psbend);
+		if (!s) {
+			p[n] = pkt(ppt_tip_pge);
+			p[n].payload.ip.ipc = pt_ipc_sext_48;
+			p[n++].payload.ip.ip = caller;
+		}
+		p[n] = pkt(ppt_tnt_8);	/* tc_marker's ret: taken */
+		p[n].payload.tnt.bit_size = 1;
+		p[n++].payload.tnt.payload = 1;
+		p[n] = pkt(ppt_tip);	/* tc_caller's ret: to tc_caller again */
+		p[n].payload.ip.ipc = pt_ipc_sext_48;
+		p[n++].payload.ip.ip = caller;
+		for (int k = 0; k < SEG_PAD; k++)
+			p[n++] = pkt(ppt_pad);
+	}
+	p[n] = pkt(ppt_tip_pgd);
+	p[n].payload.ip.ipc = pt_ipc_sext_48;
+	p[n++].payload.ip.ip = 0x1000;
+	ret = encode_pt(buf, cap, p, n);
+	free(p);
+	return ret;
+}
+
+static int seg_file(const char *dir, const char *prog, uint64_t caller, uint64_t marker,
+		    int underflow, char *data, size_t dlen)
+{
+	struct perf_event_attr a = { .type = PMU, .size = sizeof(a), .sample_period = 1,
+		.sample_id_all = 1, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER };
+	uint64_t id[1] = { 1 }, priv[TC_IPT_PRIV_MAX] = { 0 };
+	struct tc_perf_write_sid sid = { .id = 1, .pid = 10, .tid = 10 };
+	struct tc_perf_write_mmap2 mm = { .start = BASE, .len = 0x10000,
+		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = prog,
+		.pid = 10, .tid = 10 };
+	size_t cap = SEGS * (SEG_PAD + 64);
+	uint8_t *buf = malloc(cap);
+	struct tc_perf_write *w;
+	struct tc_err e = { 0 };
+	int n, ok;
+
+	if (!buf)
+		return -1;
+	n = seg_trace(buf, cap, BASE + caller, BASE + marker, underflow);
+	snprintf(data, dlen, "%s/seg%d.data", dir, underflow);
+	intel_pt_info(priv);
+	priv[TC_IPT_PER_CPU_MMAPS] = 0;
+	ok = n > 0 && !tc_perf_write_open(&w, data, &e);
+	if (ok) {
+		ok = !tc_perf_write_add_attr(w, &a, id, 1, &e) &&
+		     !tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, &e) &&
+		     !tc_perf_write_mmap2(w, &mm, &sid, &e) &&
+		     !tc_perf_write_auxtrace(w, buf, (size_t)n, 0, 0, 0, 10, (uint32_t)-1, &e);
+		ok = !tc_perf_write_close(w, &e) && ok;
+	}
+	free(buf);
+	return ok ? 0 : -1;
+}
+
+/* data's records with one thread into one_text, with --jobs 2 on the writer into seg_text. */
+static int seg_decode(const char *data, struct tc_pt_session_stats *st1,
+		      struct tc_pt_session_stats *st2)
+{
+	static const struct tc_jobs_writer fw = { .usable = fake_usable, .open = seg_open,
+		.write = seg_write, .take = seg_take, .close = fake_close, .put = seg_put };
+	struct tc_pt_session_stats *st[2] = { st1, st2 };
+	int ret = 0;
+
+	one_len = seg_len = 0;
+	for (int j = 0; j < 2 && !ret; j++) {
+		struct tc_perf_data *pd = NULL;
+		struct tc_perf_data_record r;
+		struct tc_err e = { 0 };
+		struct tc_pt_session *s = NULL;
+		int n;
+
+		ret = -1;
+		if (tc_perf_data_open(&pd, data, &e))
+			break;
+		s = tc_pt_session_new(&(struct tc_pt_session_opts){ .emit = one_collect,
+			.jobs = j ? 2 : 1, .writer = j ? &fw : NULL, .segment_bytes = SEG_PAD },
+			&e);
+		while (s && (n = tc_perf_data_next(pd, &r, &e)) > 0)
+			if (tc_pt_session_record(s, pd, &r, &e))
+				break;
+		if (s && n == 0 && !tc_pt_session_decode(s, pd, &e)) {
+			*st[j] = *tc_pt_session_stats(s);
+			ret = 0;
+		}
+		tc_pt_session_free(s);
+		tc_perf_data_close(pd);
+	}
+	one_text[one_len] = seg_text[seg_len] = 0;
+	return ret;
+}
+
+TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
+{
+	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], cmd[768], data[160];
+	uint64_t caller = 0, marker = 0;
+	struct tc_pt_session_stats a = { 0 }, b = { 0 };
+	uint64_t redone;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(cmd, sizeof(cmd), "printf '__attribute__((noinline)) int tc_marker(int x) "
+		 "{ return x * 7 + 3; }\\n__attribute__((noinline)) int tc_caller(int x) "
+		 "{ return tc_marker(x) + 1; }\\nint main(int c, char **v) { (void)v; "
+		 "return tc_caller(c); }\\n' >%s/p.c && gcc -O1 -fcf-protection=none -fPIE -pie "
+		 "-o %s %s/p.c", dir, prog, dir);
+	CHECK_INT(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"tc_marker\" { m = $1 } "
+		 "$3 == \"tc_caller\" { c = $1 } END { print c, m }'", prog);
+	CHECK((f = popen(cmd, "r")) != NULL);
+	CHECK_INT(fscanf(f, "%" SCNx64 " %" SCNx64, &caller, &marker), 2);
+	pclose(f);
+	CHECK(caller > 0 && caller < 0x10000 && marker > 0 && marker < 0x10000);
+
+	/* every PSB+ at tc_caller: the segments after the first few (whose marks of libipt's
+	 * block cache were not all known when they began) are taken */
+	CHECK_INT(seg_file(dir, prog, caller, marker, -1, data, sizeof(data)), 0);
+	CHECK_INT(seg_decode(data, &a, &b), 0);
+	CHECK(one_len > 100);
+	CHECK_STR(seg_text, one_text);
+	CHECK_INT(b.insns, a.insns);
+	CHECK_INT(b.ranges, a.ranges);
+	CHECK_INT(b.branches, a.branches);
+	CHECK_INT(b.syncs, a.syncs);
+	CHECK_INT(a.segments + a.segments_redone, 0);
+	CHECK(b.segments >= 2);
+	CHECK_INT(b.segments + b.segments_redone, SEGS - 1);
+	CHECK_INT(b.queues_redone, 0);
+	redone = b.segments_redone;
+
+	/* one PSB+ between a call and its (compressed) return: the segment from there pops
+	 * an empty stack, is dropped and decoded again in order, the same */
+	CHECK_INT(seg_file(dir, prog, caller, marker, SEGS - 2, data, sizeof(data)), 0);
+	CHECK_INT(seg_decode(data, &a, &b), 0);
+	CHECK_STR(seg_text, one_text);
+	CHECK_INT(b.insns, a.insns);
+	CHECK_INT(b.ranges, a.ranges);
+	CHECK_INT(b.branches, a.branches);
+	CHECK_INT(b.segments_redone, redone + 1);	/* that one */
+	CHECK_INT(b.queues_redone, 0);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
