@@ -29,7 +29,7 @@ struct tc_pt_session_opts {
 	 * decode in parallel, each formatting its records with the writer (decoders/jobs.h),
 	 * and none is emitted; the bytes come out in the one-thread order. Without time (and
 	 * not the reference) a single queue is cut at its PSBs into segments that decode in
-	 * parallel, joined in order (see pt_session.c). Otherwise the
+	 * parallel, joined in order (see pt_lanes.c, pt_segment.c). Otherwise the
 	 * records come to emit from one thread, whatever the number. The kernel's images
 	 * must be unused with jobs (lib/images/kernel is shared). */
 	unsigned jobs;
@@ -55,7 +55,7 @@ struct tc_pt_session_stats {
 	uint64_t nomap_unmapped;	/* ... of them at addresses no mapping covers */
 	uint64_t overflows;	/* LOST records for OVF */
 	uint64_t syncs, unsynced_bytes;
-	/* --jobs without time, a queue cut at its PSBs (pt_session.c): segments taken as
+	/* --jobs without time, a queue cut at its PSBs (pt_segment.c): segments taken as
 	 * decoded apart, segments decoded again in order (their state at the join differed),
 	 * queues decoded again from their start (the fast walk gave up). Not shown. */
 	uint64_t segments, segments_redone, queues_redone;

@@ -391,7 +391,7 @@ TEST(queues_formatted_on_lanes_come_out_in_time_order)
 	CHECK_INT(system(cmd), 0);
 }
 
-/* ---- --jobs on one queue without time: segments cut at PSBs (pt_session.c) ---- */
+/* ---- --jobs on one queue without time: segments cut at PSBs (pt_segment.c) ---- */
 
 /* A writer that writes each range and branch with its addresses, for the comparison with
  * the records of one thread. */

@@ -1,0 +1,826 @@
+#include "decoders/intel_pt/pt_session_priv.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_walk.h"
+#include "decoders/jobs.h"
+#include "lib/images/images.h"
+#include "lib/util/grow.h"
+
+/* ---- --jobs on one queue: its buffers cut at PSBs (segments) ----
+ * Without time (no ticks, the fast walk: pt_flow's ops.segment), a buffer is cut at PSBs
+ * giving about SEG_OUT bytes of output each, and each segment decodes in a worker from its PSB alone,
+ * formatting its records (the lanes), speculatively: the caller's thread joins them in
+ * order, each against the flow that decoded the segment before it (the true one: it
+ * paused at the first status update past the segment's PSB, with its event kept). That
+ * flow goes on by one block (tc_pt_flow_step_block); the segment is taken if its state at
+ * its first block is the true flow's there (the walk's IP, mode, status, event fetched,
+ * query offset; the flow's last instruction and range end; no time), nothing before that
+ * block made a record or touched the flow, it never gave up (an empty return stack popped
+ * gives up: the true one could have popped a call from before the PSB), and no mark of
+ * libipt's block cache it found missing was in the true set (the joined segments'
+ * marks, pt_walk.h). Then only the range in flight differs: the segment's first range
+ * record (kept back) gets the true range's start and its instructions, and the counts are
+ * the true flow's to its first block and the segment's after. Otherwise the segment is
+ * dropped and the true flow decodes it here, on to the next one's PSB.
+ * The flows share libipt's section cache (one isid per file section, for the marks) and
+ * never use libipt's block decoder there: where the true flow's walk gives up, the queue
+ * is decoded again from its start here, as with one thread, its first records (those
+ * written already, the same) left out. Each segment flow reads code in a context of its
+ * own (address spaces), one of a few lent in turn. */
+static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+
+#define SEG_MIN (4u << 10)	/* trace bytes in a segment, at least */
+#define SEG_MAX (1u << 20)
+#define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
+#define SEG_BUDGET (8u << 20)	/* formatted bytes the segments hold unread, about */
+
+struct seg_ctx {
+	struct tc_pt_session *s;
+	struct queue *q;
+	struct tc_images *im;
+	bool busy;
+};
+
+/* A writer: a lane's (its segments, one after the other in the order they are joined,
+ * format there: its symbols' cache stays warm, and its blocks hold bytes in that order),
+ * or the caller's thread's (the true flow's). */
+struct seg_wr {
+	void *w;
+	bool wfail;
+	unsigned nw;
+	uint64_t woff;
+	struct seg_ctx *c;	/* where its symbols come from now */
+};
+
+struct segs;
+struct seg {
+	struct tc_pt_session *s;
+	struct segs *ss;
+	struct queue *q;
+	struct seg_ctx *c;
+	struct seg_wr *wr;
+	struct tc_pt_flow *d;
+	const struct buf *b;
+	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
+	bool at_psb;
+	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
+	bool odd;		/* a record the segments do not make (ADDR_NACC) */
+	uint64_t nrec, ncounted;
+	bool held_done, have_held;
+	struct tc_rec held;
+	struct tc_pt_flow_stats base;
+	bool failed;
+	struct tc_err err;
+	size_t lane;
+};
+
+struct segs {
+	struct tc_pt_session *s;
+	/* contexts: [0] the caller's thread's (the true flow's), the others lent to tasks */
+	struct seg_ctx *ctx;
+	size_t nctx;
+	struct seg_wr *wr;	/* [0] the caller's thread's, [1 + lane] the lanes' */
+	size_t nwr;
+	pthread_mutex_t mu;
+	uint64_t space;		/* what reads see never changes without time */
+	struct pt_image_section_cache *iscache;
+	struct tc_pt_walk_cache *master;
+	struct tc_pt_flow_stats acc;
+	uint64_t written;	/* records put */
+	uint64_t drop;		/* the redo's records yet to leave out */
+	struct tc_pt_walk_cache *pool[32];	/* walk caches to use again */
+	size_t npool;
+	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
+	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
+	size_t nsecs, capsecs;
+	bool lost;		/* out of memory: the queue is decoded again */
+};
+
+/* The sections d has that the true set lacks: added to it. */
+static void seg_add_secs(struct segs *ss, const struct tc_pt_flow *d)
+{
+	const struct tc_pt_flow_sec *x;
+	size_t n = tc_pt_flow_sections(d, &x);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < ss->nsecs && ss->secs[k].isid != x[i].isid; k++)
+			;
+		if (k < ss->nsecs)
+			continue;
+		if (tc_grow((void **)&ss->secs, &ss->capsecs, ss->nsecs + 1, sizeof(*ss->secs))) {
+			ss->lost = true;
+			return;
+		}
+		ss->secs[ss->nsecs++] = x[i];
+	}
+}
+
+/* Did the speculative flow g find no section wherever the true flow t had one? */
+static bool seg_secs_same(const struct tc_pt_flow *g, const struct tc_pt_flow *t)
+{
+	const struct tc_pt_flow_sec *x;
+	const uint64_t *ips;
+	size_t nm = tc_pt_flow_section_misses(g, &ips), n = tc_pt_flow_sections(t, &x);
+
+	if (nm == SIZE_MAX)
+		return false;
+	for (size_t i = 0; i < nm; i++)
+		for (size_t k = 0; k < n; k++)
+			if (ips[i] >= x[k].start && ips[i] < x[k].end)
+				return false;
+	return true;
+}
+
+static struct tc_images *seg_images(struct seg_ctx *c)
+{
+	struct tc_pt_session *s = c->s;
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
+
+	if (c->im)
+		return c->im;
+	if (!(c->im = tc_images_new(&io)))
+		return NULL;
+	if (s->f)
+		tc_images_add_build_ids(c->im, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < s->nsb; i++)
+		tc_pt_session_apply_sb_to(s, c->im, &s->sb[i]);
+	return c->im;
+}
+
+static size_t seg_read(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct seg *g = ctx;
+	struct tc_images *im = seg_images(g->c);
+
+	(void)cpu;
+	(void)cr3;
+	return im ? tc_images_read(im, g->q->pid, addr, buf, len) : 0;
+}
+
+static int seg_span(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *sp)
+{
+	struct seg *g = ctx;
+	struct tc_images *im = seg_images(g->c);
+	struct tc_images_span is;
+
+	(void)cpu;
+	(void)cr3;
+	if (!im || tc_images_span(im, g->q->pid, addr, &is))
+		return -1;
+	*sp = (struct tc_pt_flow_span){ is.path, is.start, is.len, is.offset };
+	return 0;
+}
+
+static uint64_t seg_space(void *ctx)
+{
+	const struct seg *g = ctx;
+
+	return g->ss->space;
+}
+
+static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t,
+		       int *pid, int *tid)
+{
+	struct seg *g = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	(void)t;
+	if (!g->s->pt.per_cpu_mmaps) {	/* without time only a per-thread queue knows */
+		*pid = g->q->pid;
+		*tid = g->q->tid;
+	}
+}
+
+/* The writer's symbols, in its context. */
+static int seg_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
+{
+	struct seg_ctx *c = ((struct seg_wr *)ctx)->c;
+	struct tc_images *im = seg_images(c);
+
+	return im ? tc_images_symbol(im, pid < 0 ? c->q->pid : pid, addr, sym) : -1;
+}
+
+/* The bytes formatted since the last take: items of the task, or out at once. */
+static void seg_take(struct seg *g)
+{
+	const struct tc_jobs_writer *lw = g->s->lw;
+	struct seg_wr *c = g->wr;
+	struct bytes_item b = { .kind = IT_BYTES, .offset = c->woff };
+
+	c->nw = 0;
+	if (!c->w)
+		return;
+	while ((b.n = lw->take(c->w, &b.bytes, &b.block)) || b.block) {
+		if (!g->out) {
+			lw->put(lw->ctx, b.bytes, b.n, b.offset, b.block);
+			g->ss->out_bytes += b.n;
+			continue;
+		}
+		if (tc_jobs_put(g->out, &b, sizeof(b)))
+			continue;	/* lost: tc_jobs_failed says so */
+		tc_jobs_charge(g->out, b.n);
+	}
+}
+
+static void seg_write(struct seg *g, const struct tc_rec *r)
+{
+	const struct tc_jobs_writer *lw = g->s->lw;
+	struct seg_wr *c = g->wr;
+
+	if (!c->w) {
+		if (c->wfail)
+			return;
+		if (!(c->w = lw->open(lw->ctx, seg_sym, c, &g->ss->space))) {
+			c->wfail = true;
+			return;
+		}
+	}
+	lw->write(c->w, r);
+	c->woff = r->offset;
+	g->nrec++;
+	if (++c->nw >= TAKE_RECS)
+		seg_take(g);
+}
+
+static void seg_emit(void *ctx, const struct tc_rec *r)
+{
+	struct seg *g = ctx;
+
+	if (r->type == (g->s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;
+	if (r->type == TC_REC_ADDR_NACC) {
+		g->odd = true;	/* the block decoder's: never made here */
+		return;
+	}
+	if (!g->held_done) {
+		/* a segment from a PSB: its first range may join the one in flight there */
+		g->held_done = true;
+		if (r->type == TC_REC_RANGE) {
+			g->held = *r;
+			g->have_held = true;
+			return;
+		}
+	}
+	seg_write(g, r);
+}
+
+static void seg_task(void *arg, struct tc_jobs_out *out)
+{
+	struct seg *g = arg;
+	struct segs *ss = g->ss;
+	struct mark m = { IT_END, 0, 0 };
+	int r;
+
+	/* a context no other task reads in now (as many as workers, and the caller's) */
+	pthread_mutex_lock(&ss->mu);
+	for (size_t i = 1; i < ss->nctx && !g->c; i++)
+		if (!ss->ctx[i].busy) {
+			g->c = &ss->ctx[i];
+			g->c->busy = true;
+		}
+	pthread_mutex_unlock(&ss->mu);
+	g->wr->c = g->c;
+	if (!g->c) {
+		g->failed = true;
+		tc_err_set(&g->err, EINVAL, "Intel PT segments: no context free");
+		tc_jobs_put(out, &m, sizeof(m));
+		return;
+	}
+	g->out = out;
+	if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from, &g->err)) {
+		g->failed = true;
+	} else {
+		tc_pt_flow_stop_at(g->d, g->to);
+		do
+			r = tc_pt_flow_run(g->d, UINT64_MAX);
+		while (r == 1 && !tc_pt_flow_paused(g->d));
+	}
+	g->held_done = true;	/* from now on the true flow's, if taken */
+	seg_take(g);
+	g->out = NULL;
+	pthread_mutex_lock(&ss->mu);
+	g->c->busy = false;
+	g->c = &ss->ctx[0];	/* as the true flow, in the caller's thread */
+	g->wr = &ss->wr[0];
+	pthread_mutex_unlock(&ss->mu);
+	tc_jobs_put(out, &m, sizeof(m));
+	g->out = NULL;
+}
+
+/* A segment's flow and writer go (its bytes put or dropped already). */
+static void seg_free(struct segs *ss, struct seg *g)
+{
+	if (!g)
+		return;
+	if (g->d) {
+		struct tc_pt_walk_cache *c = tc_pt_flow_take_walk_cache(g->d);
+
+		if (c && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0]))
+			ss->pool[ss->npool++] = c;
+		else
+			tc_pt_walk_cache_free(c);
+	}
+	tc_pt_flow_free(g->d);
+	free(g);
+}
+
+static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b, uint64_t from,
+			   uint64_t to, struct tc_err *e)
+{
+	struct tc_pt_session *s = ss->s;
+	struct seg *g = calloc(1, sizeof(*g));
+	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = seg_emit, .thread = seg_thread,
+		.span = seg_span, .space = seg_space, .ctx = g,
+		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
+		.segment = true, .iscache = ss->iscache };
+	struct tc_pt_walk_cache *wc;
+
+	if (!g) {
+		tc_pt_session_nomem(e);
+		return NULL;
+	}
+	g->s = s;
+	g->ss = ss;
+	g->q = q;
+	g->b = b;
+	g->from = from;
+	g->to = to;
+	g->at_psb = from != UINT64_MAX;
+	g->held_done = !g->at_psb;
+	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)) && ss->npool) {
+		wc = ss->pool[--ss->npool];
+		tc_pt_walk_cache_reset(wc);
+		tc_pt_flow_set_walk_cache(g->d, wc);
+	}
+	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_copy(wc, ss->master)) {
+		if (g->d)
+			tc_pt_session_nomem(e);
+		seg_free(ss, g);
+		return NULL;
+	}
+	tc_pt_walk_cache_log(wc);
+	if (tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs)) {
+		tc_pt_session_nomem(e);
+		seg_free(ss, g);
+		return NULL;
+	}
+	return g;
+}
+
+static void seg_add_stats(struct tc_pt_flow_stats *a, const struct tc_pt_flow_stats *x,
+			  const struct tc_pt_flow_stats *base)
+{
+	a->insns += x->insns - base->insns;
+	a->ranges += x->ranges - base->ranges;
+	a->branches += x->branches - base->branches;
+	a->errors += x->errors - base->errors;
+	a->nomap += x->nomap - base->nomap;
+	a->overflows += x->overflows - base->overflows;
+	a->syncs += x->syncs - base->syncs;
+	a->unsynced_bytes += x->unsynced_bytes - base->unsynced_bytes;
+}
+
+/* g's records put so far count as written. */
+static void seg_count(struct segs *ss, struct seg *g)
+{
+	ss->written += g->nrec - g->ncounted;
+	g->ncounted = g->nrec;
+}
+
+/* The true flow g decodes here (its records out at once) until it pauses or ends. */
+static void seg_run_here(struct segs *ss, struct seg *g)
+{
+	/* its marks are the true set's less those joined since it began: the true set */
+	if (tc_pt_walk_cache_copy(tc_pt_flow_walk_cache(g->d), ss->master) ||
+	    tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs))
+		g->odd = true;	/* out of memory: decoded again */
+	g->out = NULL;
+	while (tc_pt_flow_run(g->d, UINT64_MAX) == 1 && !tc_pt_flow_paused(g->d))
+		;
+	seg_take(g);
+	seg_count(ss, g);
+	if (tc_pt_walk_cache_merge_new(ss->master, tc_pt_flow_walk_cache(g->d)))
+		g->odd = true;
+	seg_add_secs(ss, g->d);
+}
+
+/* The redo's records: those written already left out. */
+static void redo_emit(void *ctx, const struct tc_rec *r)
+{
+	struct seg *g = ctx;
+	struct segs *ss = g->ss;
+	struct tc_pt_session *s = g->s;
+
+	if (r->type == TC_REC_ADDR_NACC) {
+		struct tc_images_sym sym;
+		struct tc_images *im = seg_images(g->c);
+		struct missing *m;
+
+		if (!im || tc_images_symbol(im, g->q->pid, r->start, &sym) || !sym.dso) {
+			if (!r->value)
+				s->st.nomap_unmapped++;
+		} else if ((m = tc_pt_session_miss_for(s, sym.dso))) {
+			if (r->value)
+				m->reached++;
+			else
+				m->stops++;
+		}
+		if (r->value)
+			return;
+	}
+	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
+		return;
+	if (ss->drop) {
+		ss->drop--;
+		return;
+	}
+	seg_write(g, r);
+}
+
+/* The queue again from its start, as one thread decodes it, the records written already
+ * left out: its counts are the queue's. */
+static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
+{
+	struct tc_pt_session *s = ss->s;
+	struct seg g = { .s = s, .ss = ss, .q = q, .c = &ss->ctx[0], .wr = &ss->wr[0],
+			 .held_done = true };
+	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = redo_emit, .thread = seg_thread,
+		.span = seg_span, .space = seg_space, .ctx = &g,
+		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH) };
+	int ret = 0;
+
+	ss->drop = ss->written;
+	if (!(g.d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)))
+		return -1;
+	for (size_t i = 0; i < q->nbufs && !ret; i++) {
+		ret = tc_pt_flow_feed(g.d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e);
+		seg_take(&g);
+	}
+	memset(&ss->acc, 0, sizeof(ss->acc));
+	seg_add_stats(&ss->acc, tc_pt_flow_stats(g.d), &ss->acc);
+	tc_pt_flow_free(g.d);
+	return ret;
+}
+
+/* The items of g's task (its bytes, kept until the join decides), to its end. */
+struct seg_items {
+	struct bytes_item *b;
+	size_t n, cap;
+};
+
+static int seg_collect(struct segs *ss, struct seg *g, struct seg_items *it)
+{
+	const void *p;
+	size_t len;
+
+	it->n = 0;
+	while (tc_jobs_next(ss->s->par, g->lane, &p, &len) == 1) {
+		if ((tc_jobs_tag(p) & IT_KIND) == IT_END)
+			return 0;
+		if ((tc_jobs_tag(p) & IT_KIND) != IT_BYTES)
+			continue;
+		if (tc_grow((void **)&it->b, &it->cap, it->n + 1, sizeof(*it->b)))
+			return -1;
+		memcpy(&it->b[it->n++], p, sizeof(*it->b));
+	}
+	return -1;
+}
+
+/* Out (or dropped: no bytes, the blocks let go of). */
+static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
+{
+	const struct tc_jobs_writer *lw = ss->s->lw;
+
+	for (size_t i = 0; i < it->n; i++) {
+		lw->put(lw->ctx, it->b[i].bytes, out ? it->b[i].n : 0, it->b[i].offset,
+			it->b[i].block);
+		if (out)
+			ss->out_bytes += it->b[i].n;
+	}
+}
+
+/* Trace bytes in a segment: about SEG_OUT bytes of output, as far as the segments joined
+ * tell, between SEG_MIN and SEG_MAX. */
+static uint64_t seg_len(const struct segs *ss)
+{
+	uint64_t len;
+
+	if (ss->s->o.segment_bytes)
+		return ss->s->o.segment_bytes;
+	if (ss->trace_bytes < SEG_MIN || !ss->out_bytes)
+		return SEG_MIN;
+	len = SEG_OUT / (ss->out_bytes / ss->trace_bytes + 1);
+	return len < SEG_MIN ? SEG_MIN : len > SEG_MAX ? SEG_MAX : len;
+}
+
+/* The buffer offset of the next segment's PSB: the first at least len past at (the
+ * previous one's, or the first PSB's), UINT64_MAX if none. Found as the segments are
+ * submitted: the trace is read (into memory) only a window ahead. */
+static uint64_t seg_cut(const struct buf *b, uint64_t at, uint64_t len)
+{
+	const uint8_t *p;
+
+	if (at == UINT64_MAX) {
+		p = b->size ? memmem(b->data, b->size, psb_bytes, sizeof(psb_bytes)) : NULL;
+		if (!p)
+			return UINT64_MAX;
+		at = (uint64_t)(p - b->data);
+	}
+	at += len;
+	if (at >= b->size || !(p = memmem(b->data + at, b->size - at, psb_bytes,
+					    sizeof(psb_bytes))))
+		return UINT64_MAX;
+	return (uint64_t)(p - b->data);
+}
+
+/* One queue, its buffers in turn, each in segments. -1 only on a setup failure. */
+static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_err *e)
+{
+	struct tc_pt_session *s = ss->s;
+	struct seg **fl = NULL;	/* the segments in flight, in order */
+	struct seg *t = NULL;	/* the true flow: the last segment joined */
+	struct seg_items it = { 0 };
+	size_t lane = 0;
+	bool redo = false;
+	int ret = 0;
+
+	if (!(fl = calloc(window, sizeof(*fl))))
+		return tc_pt_session_nomem(e);
+	q->s = s;
+	if (!s->pt.per_cpu_mmaps) {
+		q->tid = q->key;
+		q->pid = tc_pt_session_pid_of(s, q->key);
+	}
+	for (size_t bi = 0; bi < q->nbufs && !redo && !ret; bi++) {
+		const struct buf *b = &q->bufs[bi];
+		uint64_t cut = 0;	/* the next segment's start: 0 the buffer's, UINT64_MAX none */
+		size_t head = 0, nfl = 0;
+		bool more = true;
+
+		q->behind.from = b->offset;
+		while ((more || nfl) && !redo && !ret) {
+			/* the trace before the true flow's segment is done with */
+			if (t && t->b == b && t->from != UINT64_MAX)
+				tc_perf_data_behind(s->pd, &q->behind, b->offset + t->from);
+			/* submit while the window has room */
+			while (more && nfl < window) {
+				uint64_t from = cut ? cut : UINT64_MAX;
+				uint64_t to = seg_cut(b, from, seg_len(ss));
+				struct seg *g = seg_new(ss, q, b, from, to, e);
+
+				cut = to;
+				more = to != UINT64_MAX;
+				if (!g) {
+					ret = -1;
+					break;
+				}
+				g->lane = lane++ % window;
+				g->wr = &ss->wr[1 + g->lane];
+				if (tc_jobs_submit(s->par, g->lane, seg_task, NULL, g)) {
+					seg_free(ss, g);
+					ret = tc_pt_session_nomem(e);
+					break;
+				}
+				fl[(head + nfl++) % window] = g;
+			}
+			if (ret)
+				break;
+			/* join the oldest */
+			struct seg *g = fl[head];
+			bool take;
+
+			fl[head] = NULL;
+			head = (head + 1) % window;
+			nfl--;
+			ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
+					   (g->from == UINT64_MAX ? 0 : g->from);
+			if (seg_collect(ss, g, &it) || g->failed) {
+				if (g->failed)
+					*e = g->err;
+				else
+					tc_pt_session_nomem(e);
+				seg_put_items(ss, &it, false);
+				seg_free(ss, g);
+				ret = -1;
+				break;
+			}
+			if (!t) {
+				/* the queue's first: true as it is */
+				seg_put_items(ss, &it, true);
+				seg_count(ss, g);
+				t = g;
+				memset(&t->base, 0, sizeof(t->base));
+				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge_new(
+					    ss->master, tc_pt_flow_walk_cache(g->d)))
+					redo = true;
+				seg_add_secs(ss, g->d);
+				continue;
+			}
+			if (!g->at_psb) {
+				/* a later buffer's first: the true flow ended the buffer before */
+				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
+				take = !tc_pt_flow_gave_up(g->d) && !g->odd &&
+				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
+				       seg_secs_same(g->d, t->d);
+			} else if (!tc_pt_flow_paused(t->d)) {
+				/* the true flow ended the buffer: nothing after it */
+				seg_put_items(ss, &it, false);
+				seg_free(ss, g);
+				continue;
+			} else {
+				tc_pt_flow_step_block(t->d);
+				seg_run_here(ss, t);
+				if (tc_pt_flow_gave_up(t->d) || t->odd) {
+					seg_put_items(ss, &it, false);
+					seg_free(ss, g);
+					redo = true;
+					break;
+				}
+				take = tc_pt_flow_paused(t->d) && !tc_pt_flow_gave_up(g->d) &&
+				       !g->odd &&
+				       tc_pt_flow_join_same(tc_pt_flow_first(g->d),
+							    tc_pt_flow_after(t->d)) &&
+				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
+				       seg_secs_same(g->d, t->d);
+				if (!tc_pt_flow_paused(t->d)) {
+					/* it ended at that block: the buffer is done */
+					seg_put_items(ss, &it, false);
+					seg_free(ss, g);
+					continue;
+				}
+			}
+			if (take)
+				s->st.segments++;
+			else
+				s->st.segments_redone++;
+			if (take) {
+				const struct tc_pt_flow_join *tf = tc_pt_flow_after(t->d);
+				const struct tc_pt_flow_join *gf = tc_pt_flow_first(g->d);
+
+				if (g->have_held) {
+					/* the range in flight at the PSB goes on in it */
+					g->held.start = tf->r_start;
+					g->held.insns = g->held.insns - gf->r_insns + tf->r_insns;
+					seg_write(t, &g->held);
+					seg_take(t);
+					seg_count(ss, t);
+				}
+				seg_put_items(ss, &it, true);
+				seg_count(ss, g);
+				seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
+				seg_free(ss, t);
+				t = g;
+				t->base = g->at_psb ? gf->st : (struct tc_pt_flow_stats){ 0 };
+				if (tc_pt_walk_cache_merge_new(ss->master,
+							       tc_pt_flow_walk_cache(g->d)))
+					redo = true;
+				seg_add_secs(ss, g->d);
+				if (ss->lost)
+					redo = true;
+				continue;
+			}
+			/* dropped: the true flow decodes the segment here */
+			seg_put_items(ss, &it, false);
+			{
+				uint64_t to = g->to;
+				bool first = !g->at_psb;
+
+				seg_free(ss, g);
+				if (first) {
+					struct tc_err e2;
+
+					seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
+					t->base = *tc_pt_flow_stats(t->d);
+					if (tc_pt_flow_begin(t->d, b->data, b->size, b->offset, &e2)) {
+						*e = e2;
+						ret = -1;
+						break;
+					}
+				}
+				tc_pt_flow_stop_at(t->d, to);
+				seg_run_here(ss, t);
+				if (tc_pt_flow_gave_up(t->d) || t->odd)
+					redo = true;
+			}
+		}
+		/* what is left in flight: dropped */
+		while (nfl) {
+			struct seg *g = fl[head];
+
+			fl[head] = NULL;
+			head = (head + 1) % window;
+			nfl--;
+			if (!seg_collect(ss, g, &it))
+				seg_put_items(ss, &it, false);
+			seg_free(ss, g);
+		}
+		if (!redo && !ret)
+			tc_perf_data_release(s->pd, b->offset, b->size);
+	}
+	if (t) {
+		seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
+		seg_free(ss, t);
+	}
+	free(fl);
+	free(it.b);
+	if (!ret && redo) {
+		s->st.queues_redone++;
+		ret = seg_redo(ss, q, e);
+	}
+	return ret;
+}
+
+/* Can the queues be cut at their PSBs (see above)? */
+bool tc_pt_segment_usable(const struct tc_pt_session *s)
+{
+	/* one queue: several decode side by side already (pt_lanes.c); cut in turn, each
+	 * queue's segments cost more in the caller's thread (joins, marks) than they gained
+	 * on a 4-queue emulated trace (0.56 s against 0.47 s with --jobs 2) */
+	return s->o.jobs > 1 && s->nq == 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
+	       s->o.writer->usable(s->o.writer->ctx);
+}
+
+int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+			 struct tc_err *e)
+{
+	struct segs ss = { .s = s };
+	size_t window = (size_t)s->o.jobs + 2;
+	int ret = 0;
+
+
+	if (window > 16)
+		window = 16;
+	s->f = f;
+	s->lw = s->o.writer;
+	ss.nctx = (size_t)s->o.jobs + 1;
+	ss.ctx = calloc(ss.nctx, sizeof(*ss.ctx));
+	ss.nwr = window + 1;
+	ss.wr = calloc(ss.nwr, sizeof(*ss.wr));
+	pthread_mutex_init(&ss.mu, NULL);
+	ss.iscache = pt_iscache_alloc("tracectl");
+	ss.master = tc_pt_walk_cache_new();
+	s->par = tc_jobs_new(s->o.jobs + 1, window, SEG_BUDGET);
+	if (!ss.ctx || !ss.wr || !ss.iscache || !ss.master || !s->par ||
+	    pt_iscache_set_limit(ss.iscache, 256ULL << 20) < 0) {
+		ret = tc_pt_session_nomem(e);
+		goto out;
+	}
+	tc_jobs_no_help(s->par);
+	for (size_t i = 0; i < s->nq && !ret; i++) {
+		struct queue *q = &s->q[i];
+
+		for (size_t c = 0; c < ss.nctx; c++)
+			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im };
+		for (size_t c = 0; c < ss.nwr; c++)
+			ss.wr[c].c = &ss.ctx[0];
+		memset(&ss.acc, 0, sizeof(ss.acc));
+		ss.written = 0;
+		s->cur = q;
+		ret = seg_queue(&ss, q, window, e);
+		/* the queue's bytes are all put: its writers go */
+		for (size_t c = 0; c < ss.nwr; c++) {
+			if (ss.wr[c].w)
+				s->lw->close(ss.wr[c].w);
+			if (ss.wr[c].wfail && !ret)
+				ret = tc_pt_session_nomem(e);
+			ss.wr[c] = (struct seg_wr){ .c = &ss.ctx[0] };
+		}
+		if (!ret)
+			tc_pt_session_add_flow_stats(s, &ss.acc);
+		/* images found missing: each context's, in turn */
+		for (size_t c = 0; c < ss.nctx; c++)
+			tc_pt_session_add_missing_lines(s, ss.ctx[c].im);
+	}
+	if (!ret && tc_jobs_failed(s->par))
+		ret = tc_pt_session_nomem(e);
+out:
+	tc_jobs_free(s->par);
+	s->par = NULL;
+	s->cur = NULL;
+	s->lw = NULL;
+	for (size_t c = 0; ss.ctx && c < ss.nctx; c++)
+		tc_images_free(ss.ctx[c].im);
+	free(ss.ctx);
+	free(ss.wr);
+	pthread_mutex_destroy(&ss.mu);
+	tc_pt_walk_cache_free(ss.master);
+	free(ss.secs);
+	while (ss.npool)
+		tc_pt_walk_cache_free(ss.pool[--ss.npool]);
+	if (ss.iscache)
+		pt_iscache_free(ss.iscache);
+	s->gen++;
+	return ret;
+}

@@ -1,0 +1,184 @@
+/* The Intel PT session's internals, shared by its files (and included by no other):
+ * pt_session.c (the session: queues, one thread's decoding, symbols), pt_lanes.c (--jobs:
+ * each queue decodes and formats its records in a worker thread) and pt_segment.c (--jobs
+ * on one queue: its buffers cut at PSBs). */
+#ifndef TC_DECODERS_INTEL_PT_PT_SESSION_PRIV_H
+#define TC_DECODERS_INTEL_PT_PT_SESSION_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_session.h"
+#include "decoders/jobs.h"
+#include "decoders/rec.h"
+#include "lib/images/images.h"
+#include "lib/perfdata/perf_data.h"
+#include "lib/util/err.h"
+
+/* Side-band that changes address spaces, in perf time order. */
+struct sb {
+	uint64_t time, seq;
+	uint32_t type;		/* PERF_RECORD_MMAP(2), COMM (exec), FORK */
+	int32_t pid, ppid;
+	uint64_t start, len, pgoff;
+	char *filename;
+	uint8_t bid[20], bid_len;
+};
+
+/* From this perf time on, pid/tid runs on cpu. */
+struct sw {
+	uint64_t time, seq;
+	int cpu, pid, tid;
+};
+
+#define TC_PT_MAX_CPUS 8192	/* Linux's largest NR_CPUS */
+
+struct buf {
+	uint64_t offset;	/* file offset of the trace bytes */
+	const uint8_t *data;	/* the reader's (u.auxtrace.kept), else our copy */
+	size_t size;
+	bool owned;
+};
+
+struct queue {
+	struct tc_pt_session *s;
+	int key;		/* cpu, or tid for per-thread buffers */
+	int cpu;
+	struct buf *bufs;
+	size_t nbufs, capbufs;
+	/* Its address spaces: made when its decoder first reads code (tc_images_new and the
+	 * side-band up to sb_next applied then), so that a queue whose trace reads none (a
+	 * crafted file's thousands of CPUs, each a PSB) costs a few hundred bytes, not a copy
+	 * of the side-band. */
+	struct tc_images *im;
+	size_t sb_next;		/* side-band applied (or due, without im) up to here */
+	size_t sw_lo, sw_hi;	/* this cpu's part of s->sw */
+	int pid, tid;
+	uint64_t space;		/* changes with what reads see: side-band applied, pid */
+	struct tc_pt_flow *d;
+	struct tc_perf_data_behind behind;	/* trace decoded is let go of (bounded memory) */
+	/* --jobs (s->par): the fields above are the decoding thread's, with these: */
+	struct tc_jobs_out *out;
+	size_t wbuf, wput;
+	bool wopen, wbegun, wdone, failed;
+	struct tc_pt_flow_stats fst;
+	struct tc_err err;
+	/* the queue's records formatted here (s->lw), handed over every TAKE_RECS of them */
+	void *w;
+	bool wfail;		/* its writer could not be opened (out of memory) */
+	unsigned nw;		/* records written since the last take */
+	uint64_t woff;		/* the offset of the last record written */
+	/* apart (no cache line shared with the decoding thread's fields): the caller's */
+	char pad0[64];
+	size_t next_buf;	/* decode_by_time, merge_by_time: the buffer to begin next */
+	bool begun;
+	bool ended;
+	bool mdone;		/* the caller's thread has read its end */
+	char pad1[64];
+};
+
+struct tid_pid {
+	int tid, pid;
+};
+
+struct missing {
+	char *line, *dso;
+	uint64_t stops, reached;
+};
+
+struct tc_pt_session {
+	struct tc_pt_session_opts o;
+	bool intel_pt;
+	struct tc_intel_pt_info info;	/* words only: set up again at decode time */
+	struct tc_pt_setup pt;
+	struct queue *q;
+	size_t nq, capq;
+	struct sb *sb;
+	size_t nsb, capsb;
+	struct sw *sw;
+	size_t nsw, capsw;
+	struct tid_pid *tp;
+	size_t ntp, captp;
+	uint64_t seq;
+	struct queue *cur;	/* the queue being decoded */
+	struct tc_pt_session_stats st;
+	struct missing *miss;	/* dso "" collects stops at unmapped addresses */
+	size_t nmiss, capmiss;
+	struct tc_pt_session_missing *list;
+	const struct tc_perf_data_features *f;	/* at decode time: build ids for images */
+	uint64_t gen;		/* changes with any queue's address spaces (tc_pt_session_space)
+				 * and the emitting queue or its pid (note_emitter) */
+	const struct queue *eq;	/* the queue and pid of the last record emitted */
+	int epid;
+	const struct tc_perf_data *pd;	/* at decode time: the input, to let go of trace */
+	struct tc_jobs *par;	/* --jobs: queues decode in worker threads */
+	const struct tc_jobs_writer *lw;	/* o.writer when usable: formatted on the lanes */
+};
+
+/* pt_session.c */
+int tc_pt_session_nomem(struct tc_err *e);
+int tc_pt_session_pid_of(const struct tc_pt_session *s, int tid);
+void tc_pt_session_apply_sb_to(const struct tc_pt_session *s, struct tc_images *im,
+			       const struct sb *b);
+struct tc_images *tc_pt_session_images(struct queue *q);
+struct missing *tc_pt_session_miss_for(struct tc_pt_session *s, const char *dso);
+void tc_pt_session_add_missing_lines(struct tc_pt_session *s, struct tc_images *im);
+int tc_pt_session_open_queue(struct tc_pt_session *s, struct queue *q,
+			     const struct tc_perf_data_features *f, struct tc_err *e);
+void tc_pt_session_add_flow_stats(struct tc_pt_session *s, const struct tc_pt_flow_stats *st);
+void tc_pt_session_close_queue(struct tc_pt_session *s, struct queue *q);
+
+/* Are the queues interleaved by time (decode_by_time)? */
+static inline bool tc_pt_session_by_time(const struct tc_pt_session *s)
+{
+	return !s->pt.timeless && s->nq > 1;
+}
+
+/* The perf time q resumes at; 0 while its trace has told none (it runs first). */
+static inline uint64_t tc_pt_session_resumes_at(const struct queue *q)
+{
+	uint64_t t;
+
+	return tc_pt_flow_next_time(q->d, &t) ? t : 0;
+}
+
+/* pt_lanes.c: the items a lane hands to the caller's thread (pt_segment.c's too) */
+enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC };
+
+#define IT_KIND 0xffu
+#define IT_QUIET (1u << 8)	/* ADDR_NACC to count, not a stop */
+#define IT_FOUND (1u << 9)	/* ADDR_NACC in an image: its dso follows */
+
+/* BEGIN, STEP, END, TASK_END */
+struct mark {
+	uint32_t kind;
+	int32_t ret;
+	uint64_t t;
+};
+
+#define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
+#define TAKE_RECS 64		/* records formatted between takes: fewer than a block holds */
+#define LANE_BUDGET (4u << 20)	/* formatted bytes the lanes hold unread, about */
+
+struct bytes_item {
+	uint32_t kind;		/* IT_BYTES */
+	uint32_t pad;
+	const char *bytes;
+	size_t n;
+	void *block;
+	uint64_t offset;
+};
+
+void tc_pt_lanes_emit(struct queue *q, const struct tc_rec *r);
+int tc_pt_lanes_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+		       struct tc_err *e);
+
+/* pt_segment.c */
+bool tc_pt_segment_usable(const struct tc_pt_session *s);
+int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+			 struct tc_err *e);
+
+#endif
