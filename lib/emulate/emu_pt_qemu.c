@@ -39,6 +39,11 @@
 #define SYS_MPROTECT 10
 #define SYS_CLONE 56
 #define SYS_RT_SIGRETURN 15
+/* What qemu-user's system calls return (to the plugin) when a signal came first: the call
+ * did nothing, qemu moves the guest back to its syscall instruction and delivers the signal
+ * there; the handler's rt_sigreturn returns to it, and the call is made again. qemu does so
+ * with rt_sigreturn itself when a signal is pending (SA_NODEFER's, as a handler returns). */
+#define QEMU_ERESTARTSYS 512
 
 struct async;
 
@@ -605,7 +610,9 @@ static int on_syscall(void *arg, uint32_t tid, const struct tc_qemu_run_sys *sys
 {
 	struct emu *m = arg;
 
-	if (sys->num == SYS_RT_SIGRETURN) {
+	/* an rt_sigreturn restarted has not returned: a handler comes next, nested, entered
+	 * at the system call (as at any other restarted), which runs again after it */
+	if (sys->num == SYS_RT_SIGRETURN && sys->ret != -QEMU_ERESTARTSYS) {
 		struct qthr *t = (struct qthr *)tc_pt_stream_find(&m->s, (pid_t)tid);
 
 		if (t && async_sigret(t, e))
