@@ -147,8 +147,12 @@ interrupted() {
 		[ -n "$q" ] && [ "$(readlink /proc/$q/exe)" = "$(command -v qemu-x86_64)" ] && break
 		sleep 0.05
 	done
+	# the program has run once the truth file has its first bytes (a fixed wait alone was
+	# too short under ASan on a loaded host: "stopped before qemu had started the program")
+	for _ in $(seq 600); do [ -s i$1.truth ] && break; sleep 0.05; done
 	sleep 0.5
 	[ -n "$q" ] || { echo "no qemu child found"; kill -KILL $tp; exit 1; }
+	[ -s i$1.truth ] || { echo "the program wrote no truth in 30 s"; kill -KILL $tp; exit 1; }
 	kill -$1 $tp
 	# a tracectl that ignores the signal fails the test instead of hanging it
 	(sleep 60; kill -KILL $tp 2>/dev/null) &
