@@ -1,5 +1,7 @@
 #include "decoders/intel_pt/pt_skim.h"
 
+#include "decoders/intel_pt/pt_insn.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +22,9 @@
 
 #define CACHE_SIZE (1u << 14)	/* entries, direct-mapped */
 #define MAX_LINEAR 1024		/* instructions in one entry without a branch */
-#define RETSTACK 64		/* libipt's return-address stack: 64 entries, oldest dropped */
 /* Instructions without a packet read: pt_flow's check (a loop of direct jumps, or an
  * image that does not match) fires at 100000 on one offset; give up well before. */
 #define MAX_STEPS 50000
-
-enum kind { K_LINEAR, K_COND, K_CALL, K_JUMP, K_RET, K_ICALL, K_IND };
-
-struct insn {
-	uint64_t target;
-	uint8_t size, kind, iclass;
-	bool push;	/* a direct call whose return address goes on the stack (not call +0) */
-};
 
 struct entry {
 	uint64_t ip, target;
@@ -68,8 +61,7 @@ struct tc_pt_skim {
 	uint64_t psb_ip;
 	uint64_t ip;		/* the flow's next instruction */
 	unsigned long steps;	/* instructions since a packet was read */
-	uint64_t stack[RETSTACK + 1];
-	uint8_t top, bottom;
+	struct tc_pt_insn_stack stack;
 
 	/* the range being made (pt_flow's on_block) */
 	bool in_range, have_last;
@@ -246,33 +238,18 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 
 /* ---- code ---- */
 
-static int64_t sext(const uint8_t *p, unsigned n)
-{
-	switch (n) {
-	case 1: return (int8_t)p[0];
-	case 2: return (int16_t)(p[0] | p[1] << 8);
-	case 4: return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-				 (uint32_t)p[3] << 24);
-	default: return 0;
-	}
-}
-
 /* One 64-bit instruction at ip (as pt_walk.c decodes it); false if it cannot be read or
  * decoded, or is a mov to CR3 (an event may bind to it). */
-static bool decode(struct tc_pt_skim *s, uint64_t ip, struct insn *i)
+static bool decode(struct tc_pt_skim *s, uint64_t ip, struct tc_pt_insn *i)
 {
 	uint8_t b[16];
 	size_t n = s->ops->read(s->ops->ctx, ip, b, sizeof(b));
 	struct tc_x86_insn k;
-	unsigned at;
 
 	if (!n)
 		return false;
 	k = tc_x86_classify(s->x86, b, n, true);
 	if (!k.len || k.len > n)
-		return false;
-	if (k.opcode + 2 < k.len && b[k.opcode] == 0x0f && b[k.opcode + 1] == 0x22 &&
-	    ((b[k.opcode + 2] >> 3) & 7) == 3)
 		return false;
 	/* what libipt may class otherwise than lib/isa/x86.c: int1 is a far call; the VMX,
 	 * SVM and UIRET forms of group 7 (0F 01 C1-C4, D4, D8-DF, EC) left to libipt (not
@@ -287,63 +264,7 @@ static bool decode(struct tc_pt_skim *s, uint64_t ip, struct insn *i)
 		    m == 0xec)
 			return false;
 	}
-	i->size = (uint8_t)k.len;
-	i->target = 0;
-	i->push = false;
-	at = k.opcode + 1;
-	switch (k.kind) {
-	case TC_X86_JCC:
-		i->kind = K_COND;
-		i->iclass = ptic_cond_jump;
-		if (b[k.opcode] == 0x0f)
-			at++;
-		break;
-	case TC_X86_JMP:
-		i->kind = K_JUMP;
-		i->iclass = ptic_jump;
-		break;
-	case TC_X86_CALL:
-		i->kind = K_CALL;
-		i->iclass = ptic_call;
-		break;
-	case TC_X86_RET:
-		i->kind = K_RET;
-		i->iclass = ptic_return;
-		return true;
-	case TC_X86_ICALL:
-		i->kind = K_ICALL;
-		i->iclass = ptic_call;
-		return true;
-	case TC_X86_IJMP:
-		i->kind = K_IND;
-		i->iclass = ptic_jump;
-		return true;
-	case TC_X86_FAR_JMP:
-		i->kind = K_IND;
-		i->iclass = ptic_far_jump;
-		return true;
-	case TC_X86_FAR_CALL: case TC_X86_SYSCALL: case TC_X86_INT: case TC_X86_INTO:
-		i->kind = K_IND;
-		i->iclass = ptic_far_call;
-		return true;
-	case TC_X86_FAR_RET: case TC_X86_SYSRET:
-		i->kind = K_IND;
-		i->iclass = ptic_far_return;
-		return true;
-	default:
-		i->kind = K_LINEAR;
-		i->iclass = ptic_other;
-		return true;
-	}
-	if (at >= k.len || (k.len - at != 1 && k.len - at != 2 && k.len - at != 4))
-		return false;
-	{
-		int64_t disp = sext(b + at, k.len - at);
-
-		i->target = ip + k.len + (uint64_t)disp;
-		i->push = i->kind == K_CALL && disp != 0;
-	}
-	return true;
+	return tc_pt_insn_decode(b, n, k, ip, i);
 }
 
 /* The run of instructions from ip to its first branch; NULL if its first instruction
@@ -351,7 +272,7 @@ static bool decode(struct tc_pt_skim *s, uint64_t ip, struct insn *i)
 static const struct entry *lookup(struct tc_pt_skim *s, uint64_t ip)
 {
 	struct entry *e = &s->e[(ip >> 1 ^ ip >> 15) & (CACHE_SIZE - 1)];
-	struct insn i;
+	struct tc_pt_insn i;
 	uint64_t at = ip;
 	unsigned n = 0;
 
@@ -371,7 +292,7 @@ static const struct entry *lookup(struct tc_pt_skim *s, uint64_t ip)
 		e->iclass = i.iclass;
 		e->target = i.target;
 		e->push = i.push;
-		if (i.kind != K_LINEAR || n == MAX_LINEAR)
+		if (i.kind != TC_PT_INSN_LINEAR || n == MAX_LINEAR)
 			break;
 		at += i.size;
 	}
@@ -435,23 +356,6 @@ static inline void on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint6
 	s->last = last;
 	s->last_end = s->r_end;
 	s->last_class = (uint8_t)iclass;
-}
-
-static void push(struct tc_pt_skim *s, uint64_t ip)
-{
-	s->stack[s->top] = ip;
-	s->top = s->top == RETSTACK ? 0 : s->top + 1;
-	if (s->bottom == s->top)
-		s->bottom = s->bottom == RETSTACK ? 0 : s->bottom + 1;
-}
-
-static bool pop(struct tc_pt_skim *s, uint64_t *ip)
-{
-	if (s->top == s->bottom)
-		return false;
-	s->top = s->top ? s->top - 1 : RETSTACK;
-	*ip = s->stack[s->top];
-	return true;
 }
 
 /* ---- packets as the flow needs them ---- */
@@ -638,18 +542,18 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 	unsigned taken;
 
 	switch (kind) {
-	case K_COND:
+	case TC_PT_INSN_COND:
 		if (!s->ntnt)
 			return s->nxt == N_EOS ? STOP : GIVE_UP;
 		taken = (unsigned)(s->tnt >> 63);
 		s->tnt <<= 1;
 		s->ip = taken ? target : fall;
 		return --s->ntnt ? 0 : ahead(s);
-	case K_RET:
+	case TC_PT_INSN_RET:
 		if (s->ntnt) {
 			taken = (unsigned)(s->tnt >> 63);
 			s->tnt <<= 1;
-			if (!taken || !pop(s, &s->ip))
+			if (!taken || !tc_pt_insn_pop(&s->stack, &s->ip))
 				return GIVE_UP;
 			return --s->ntnt ? 0 : ahead(s);
 		}
@@ -669,24 +573,24 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
  * set: TIP.PGD), 2 to give up there (FUP). */
 static int one(struct tc_pt_skim *s, int mode, bool *stopped)
 {
-	struct insn i;
+	struct tc_pt_insn i;
 	uint64_t ip = s->ip, fall;
 
 	if (!decode(s, ip, &i) || ++s->steps > MAX_STEPS)
 		return GIVE_UP;
 	fall = ip + i.size;
 	switch (i.kind) {
-	case K_LINEAR:
+	case TC_PT_INSN_LINEAR:
 		on_block(s, ip, 1, ip, i.size, i.iclass);
 		s->ip = fall;
 		return 0;
-	case K_CALL:
+	case TC_PT_INSN_CALL:
 		on_block(s, ip, 1, ip, i.size, i.iclass);
 		if (i.push)
-			push(s, fall);
+			tc_pt_insn_push(&s->stack, fall);
 		s->ip = i.target;
 		return 0;
-	case K_JUMP:
+	case TC_PT_INSN_JUMP:
 		on_block(s, ip, 1, ip, i.size, i.iclass);
 		s->ip = i.target;
 		return 0;
@@ -694,8 +598,8 @@ static int one(struct tc_pt_skim *s, int mode, bool *stopped)
 		if (mode == 2)
 			return GIVE_UP;
 		on_block(s, ip, 1, ip, i.size, i.iclass);
-		if (i.kind == K_ICALL)
-			push(s, fall);
+		if (i.kind == TC_PT_INSN_ICALL)
+			tc_pt_insn_push(&s->stack, fall);
 		if (mode == 1) {
 			*stopped = true;
 			return 0;
@@ -783,7 +687,7 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	s->tnt = 0;
 	s->ntnt = 0;
 	s->synced = s->enabled = s->psb_pending = false;
-	s->top = s->bottom = 0;
+	s->stack.top = s->stack.bottom = 0;
 	s->in_range = s->have_last = false;
 	s->st = (struct tc_pt_skim_stats){ 0 };
 	/* libipt's sync reads on past the PSB+ too: the caller's sync once that went well */
@@ -813,19 +717,19 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 			fall = last + e->size;
 			on_block(s, s->ip, e->ninsn, last, e->size, e->iclass);
 			switch (e->kind) {
-			case K_LINEAR:
+			case TC_PT_INSN_LINEAR:
 				s->ip = fall;
 				continue;
-			case K_CALL:
+			case TC_PT_INSN_CALL:
 				if (e->push)
-					push(s, fall);
+					tc_pt_insn_push(&s->stack, fall);
 				s->ip = e->target;
 				continue;
-			case K_JUMP:
+			case TC_PT_INSN_JUMP:
 				s->ip = e->target;
 				continue;
-			case K_ICALL:
-				push(s, fall);
+			case TC_PT_INSN_ICALL:
+				tc_pt_insn_push(&s->stack, fall);
 				break;
 			default:
 				break;

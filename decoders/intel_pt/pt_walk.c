@@ -1,5 +1,7 @@
 #include "decoders/intel_pt/pt_walk.h"
 
+#include "decoders/intel_pt/pt_insn.h"
+
 #include "lib/util/grow.h"
 
 #include <stdbool.h>
@@ -15,23 +17,6 @@
 #define FB TC_PT_WALK_FALLBACK
 #define CACHE_SIZE (1u << 14)	/* entries, direct-mapped: 512 KiB, more is slower (cache misses) */
 #define MAX_LINEAR 1024		/* instructions in one entry without a branch */
-#define RETSTACK 64		/* libipt's return-address stack: 64 entries, oldest dropped */
-
-enum kind {
-	K_LINEAR,	/* no branch: the next instruction follows */
-	K_COND,		/* conditional jump (target: taken) */
-	K_CALL,		/* direct near call (target) */
-	K_JUMP,		/* direct near jump (target) */
-	K_RET,		/* near return */
-	K_ICALL,	/* indirect near call */
-	K_IND,		/* indirect near jump, far transfers */
-};
-
-struct insn {
-	uint64_t ip, target;
-	uint8_t size, kind, iclass;
-	bool push;	/* a call whose return address goes on the stack (not call +0) */
-};
 
 /* A run of instructions from ip to end_ip, the last one a branch (or cut at MAX_LINEAR). */
 struct entry {
@@ -89,8 +74,7 @@ struct tc_pt_walk {
 	int status;
 	bool enabled, process_event;
 	struct pt_event ev;
-	uint64_t stack[RETSTACK + 1];
-	uint8_t top, bottom;
+	struct tc_pt_insn_stack stack;
 
 	/* a new run's instructions libipt caches only if its last query succeeds */
 	uint64_t defer[MAX_LINEAR];
@@ -447,116 +431,21 @@ int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off)
 	return pt_qry_get_sync_offset(w->q, off);
 }
 
-/* Return-address stack, as libipt keeps it. */
-static void push(struct tc_pt_walk *w, uint64_t ip)
-{
-	w->stack[w->top] = ip;
-	w->top = w->top == RETSTACK ? 0 : w->top + 1;
-	if (w->bottom == w->top)
-		w->bottom = w->bottom == RETSTACK ? 0 : w->bottom + 1;
-}
-
-static bool pop(struct tc_pt_walk *w, uint64_t *ip)
-{
-	if (w->top == w->bottom)
-		return false;
-	w->top = w->top ? w->top - 1 : RETSTACK;
-	*ip = w->stack[w->top];
-	return true;
-}
-
-static int64_t sext(const uint8_t *p, unsigned n)
-{
-	switch (n) {
-	case 1: return (int8_t)p[0];
-	case 2: return (int16_t)(p[0] | p[1] << 8);
-	case 4: return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-				 (uint32_t)p[3] << 24);
-	default: return 0;
-	}
-}
-
 /* One instruction at ip; false if its bytes cannot be read or decoded (libipt would stop
  * with an error there: the caller falls back). */
-static bool decode(struct tc_pt_walk *w, uint64_t ip, enum pt_exec_mode mode, struct insn *i)
+static bool decode(struct tc_pt_walk *w, uint64_t ip, enum pt_exec_mode mode,
+		   struct tc_pt_insn *i)
 {
 	uint8_t b[16];
 	size_t n;
-	struct tc_x86_insn k;
-	unsigned at;
 
 	if (mode != ptem_64bit && mode != ptem_32bit)
 		return false;
 	n = w->read(w->ctx, w->cr3, ip, b, sizeof(b));
 	if (!n)
 		return false;
-	k = tc_x86_classify(w->x86, b, n, mode == ptem_64bit);
-	if (!k.len || k.len > n)
-		return false;
-	/* mov to CR3: a TIP.PGD may bind to it (not modelled) */
-	if (k.opcode + 2 < k.len && b[k.opcode] == 0x0f && b[k.opcode + 1] == 0x22 &&
-	    ((b[k.opcode + 2] >> 3) & 7) == 3)
-		return false;
-	i->ip = ip;
-	i->size = (uint8_t)k.len;
-	i->target = 0;
-	i->push = false;
-	at = k.opcode + 1;
-	switch (k.kind) {
-	case TC_X86_JCC:
-		i->kind = K_COND;
-		i->iclass = ptic_cond_jump;
-		if (b[k.opcode] == 0x0f)
-			at++;
-		break;
-	case TC_X86_JMP:
-		i->kind = K_JUMP;
-		i->iclass = ptic_jump;
-		break;
-	case TC_X86_CALL:
-		i->kind = K_CALL;
-		i->iclass = ptic_call;
-		break;
-	case TC_X86_RET:
-		i->kind = K_RET;
-		i->iclass = ptic_return;
-		return true;
-	case TC_X86_ICALL:
-		i->kind = K_ICALL;
-		i->iclass = ptic_call;
-		i->push = true;
-		return true;
-	case TC_X86_IJMP:
-		i->kind = K_IND;
-		i->iclass = ptic_jump;
-		return true;
-	case TC_X86_FAR_JMP:
-		i->kind = K_IND;
-		i->iclass = ptic_far_jump;
-		return true;
-	case TC_X86_FAR_CALL: case TC_X86_SYSCALL: case TC_X86_INT: case TC_X86_INTO:
-		i->kind = K_IND;
-		i->iclass = ptic_far_call;
-		return true;
-	case TC_X86_FAR_RET: case TC_X86_SYSRET:
-		i->kind = K_IND;
-		i->iclass = ptic_far_return;
-		return true;
-	default:
-		i->kind = K_LINEAR;
-		i->iclass = ptic_other;
-		return true;
-	}
-	/* direct: the displacement is what follows the opcode */
-	if (at >= k.len || (k.len - at != 1 && k.len - at != 2 && k.len - at != 4))
-		return false;
-	{
-		int64_t disp = sext(b + at, k.len - at);
-
-		i->target = ip + k.len + (uint64_t)disp;
-		i->push = i->kind == K_CALL && disp != 0;
-	}
-	return true;
+	return tc_pt_insn_decode(b, n, tc_x86_classify(w->x86, b, n, mode == ptem_64bit), ip,
+				 i);
 }
 
 /* The cached run from ip: NULL if its first instruction cannot be decoded. */
@@ -564,7 +453,7 @@ static const struct entry *lookup(struct tc_pt_walk *w, uint64_t ip, enum pt_exe
 {
 	struct tc_pt_walk_cache *c = w->cache;
 	struct entry *e = &c->e[(ip >> 1 ^ ip >> 15) & (CACHE_SIZE - 1)];
-	struct insn i;
+	struct tc_pt_insn i;
 	uint64_t at = ip;
 	unsigned n = 0;
 
@@ -587,7 +476,7 @@ static const struct entry *lookup(struct tc_pt_walk *w, uint64_t ip, enum pt_exe
 		e->iclass = i.iclass;
 		e->target = i.target;
 		e->push = i.push;
-		if (i.kind != K_LINEAR || n == MAX_LINEAR)
+		if (i.kind != TC_PT_INSN_LINEAR || n == MAX_LINEAR)
 			break;
 		at += i.size;
 	}
@@ -710,7 +599,7 @@ int tc_pt_walk_sync_set(struct tc_pt_walk *w, uint64_t off)
 	w->status = 0;
 	w->enabled = w->process_event = false;
 	memset(&w->ev, 0, sizeof(w->ev));
-	w->top = w->bottom = 0;
+	w->stack.top = w->stack.bottom = 0;
 	status = off == UINT64_MAX ? pt_qry_sync_forward(w->q, &w->ip) :
 		 pt_qry_sync_set(w->q, &w->ip, off);
 	if (status < 0)
@@ -722,7 +611,7 @@ int tc_pt_walk_sync_set(struct tc_pt_walk *w, uint64_t off)
 }
 
 /* One instruction into the block at the flow's IP; 0: the block is full. */
-static int one_insn(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
+static int one_insn(struct tc_pt_walk *w, struct pt_block *b, struct tc_pt_insn *i)
 {
 	uint64_t start, end;
 
@@ -731,8 +620,8 @@ static int one_insn(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
 	w->section(w->ctx, w->ip, &start, &end);	/* the read names a file to add */
 	if (!decode(w, w->ip, w->mode, i))
 		return FB;
-	if (i->push || i->kind == K_ICALL)
-		push(w, i->ip + i->size);
+	if (i->push || i->kind == TC_PT_INSN_ICALL)
+		tc_pt_insn_push(&w->stack, i->ip + i->size);
 	b->iclass = (enum pt_insn_class)i->iclass;
 	b->end_ip = i->ip;
 	b->ninsn++;
@@ -741,7 +630,8 @@ static int one_insn(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
 
 /* To ip without trace: 1 there, 0 the block ended first, -pte_bad_query: trace needed at
  * *i (the flow's IP stays at it). */
-static int to_ip(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip, struct insn *i)
+static int to_ip(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip,
+		 struct tc_pt_insn *i)
 {
 	int status;
 
@@ -752,11 +642,11 @@ static int to_ip(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip, struct i
 		if (status <= 0)
 			return status;
 		switch (i->kind) {
-		case K_LINEAR:
+		case TC_PT_INSN_LINEAR:
 			w->ip += i->size;
 			break;
-		case K_CALL:
-		case K_JUMP:
+		case TC_PT_INSN_CALL:
+		case TC_PT_INSN_JUMP:
 			w->ip = i->target;
 			return w->ip == ip;
 		default:
@@ -767,7 +657,7 @@ static int to_ip(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip, struct i
 
 /* To the next instruction that needs trace (a synchronous disable binds there; one that
  * changes CR3 is not decoded at all): 0 the block ended first, -pte_bad_query: at *i. */
-static int to_branch(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
+static int to_branch(struct tc_pt_walk *w, struct pt_block *b, struct tc_pt_insn *i)
 {
 	int status;
 
@@ -776,11 +666,11 @@ static int to_branch(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
 		if (status <= 0)
 			return status;
 		switch (i->kind) {
-		case K_LINEAR:
+		case TC_PT_INSN_LINEAR:
 			w->ip += i->size;
 			break;
-		case K_CALL:
-		case K_JUMP:
+		case TC_PT_INSN_CALL:
+		case TC_PT_INSN_JUMP:
 			w->ip = i->target;
 			return 0;
 		default:
@@ -790,30 +680,30 @@ static int to_branch(struct tc_pt_walk *w, struct pt_block *b, struct insn *i)
 }
 
 /* The branch at i with trace: the flow's next IP and the query's status. */
-static int with_trace(struct tc_pt_walk *w, const struct insn *i)
+static int with_trace(struct tc_pt_walk *w, const struct tc_pt_insn *i)
 {
 	uint64_t ip;
 	int status, taken;
 
 	switch (i->kind) {
-	case K_COND:
+	case TC_PT_INSN_COND:
 		status = pt_qry_cond_branch(w->q, &taken);
 		if (status < 0)
 			return failed(status);
 		ip = taken ? i->target : i->ip + i->size;
 		break;
-	case K_RET:
+	case TC_PT_INSN_RET:
 		status = pt_qry_cond_branch(w->q, &taken);
 		if (status >= 0) {
-			if (!taken || !pop(w, &ip))
+			if (!taken || !tc_pt_insn_pop(&w->stack, &ip))
 				return FB;
 			break;
 		}
 		if (status != -pte_bad_query)
 			return failed(status);
 		/* fall through */
-	case K_ICALL:
-	case K_IND:
+	case TC_PT_INSN_ICALL:
+	case TC_PT_INSN_IND:
 		status = pt_qry_indirect_branch(w->q, &ip);
 		if (status < 0)
 			return failed(status);
@@ -832,7 +722,7 @@ static int with_trace(struct tc_pt_walk *w, const struct insn *i)
 /* To an event's ip, with trace for the last step if needed: 1 there, 0 not yet. */
 static int to_ip_with_trace(struct tc_pt_walk *w, struct pt_block *b, uint64_t ip)
 {
-	struct insn i;
+	struct tc_pt_insn i;
 	int status = to_ip(w, b, ip, &i);
 
 	if (status == -pte_bad_query) {
@@ -849,7 +739,7 @@ static int to_ip_with_trace(struct tc_pt_walk *w, struct pt_block *b, uint64_t i
 static int proceed_event(struct tc_pt_walk *w, struct pt_block *b)
 {
 	const struct pt_event *ev = &w->ev;
-	struct insn i;
+	struct tc_pt_insn i;
 	uint64_t at;
 	int status;
 
@@ -937,7 +827,7 @@ static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsi
 {
 	uint64_t start, end, at = e->ip;
 	int isid = w->section(w->ctx, e->ip, &start, &end);
-	struct insn i;
+	struct tc_pt_insn i;
 	unsigned n;
 
 	w->ndefer = 0;
@@ -973,7 +863,7 @@ static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsi
 		return FB;
 	w->ndefer = n - 1;
 	w->defer_isid = isid;
-	if (e->kind == K_CALL || e->kind == K_JUMP)
+	if (e->kind == TC_PT_INSN_CALL || e->kind == TC_PT_INSN_JUMP)
 		return mark_deferred(w) ? 1 : FB;
 	return 1;
 }
@@ -983,13 +873,13 @@ static int proceed_no_event(struct tc_pt_walk *w, struct pt_block *b, unsigned *
 			    enum pt_insn_class *last_class)
 {
 	struct entry *e = (struct entry *)lookup(w, w->ip, w->mode);
-	struct insn i;
+	struct tc_pt_insn i;
 	int status;
 
 	w->ndefer = 0;
 	if (!e)
 		return FB;
-	if (e->kind == K_LINEAR)
+	if (e->kind == TC_PT_INSN_LINEAR)
 		return FB;	/* over MAX_LINEAR instructions without a branch */
 	if (!e->known) {
 		status = model(w, e, b, last_size, last_class);
@@ -1002,19 +892,19 @@ static int proceed_no_event(struct tc_pt_walk *w, struct pt_block *b, unsigned *
 	*last_size = e->size;
 	*last_class = (enum pt_insn_class)e->iclass;
 	switch (e->kind) {
-	case K_LINEAR:
+	case TC_PT_INSN_LINEAR:
 		w->ip = (e->ip + e->last) + e->size;
 		return 0;
-	case K_CALL:
+	case TC_PT_INSN_CALL:
 		if (e->push)
-			push(w, (e->ip + e->last) + e->size);
+			tc_pt_insn_push(&w->stack, (e->ip + e->last) + e->size);
 		w->ip = e->target;
 		return 0;
-	case K_JUMP:
+	case TC_PT_INSN_JUMP:
 		w->ip = e->target;
 		return 0;
-	case K_ICALL:
-		push(w, (e->ip + e->last) + e->size);
+	case TC_PT_INSN_ICALL:
+		tc_pt_insn_push(&w->stack, (e->ip + e->last) + e->size);
 		break;
 	default:
 		break;
@@ -1047,7 +937,7 @@ int tc_pt_walk_next(struct tc_pt_walk *w, struct pt_block *b, unsigned *last_siz
 		status = proceed_event(w, b);
 		/* blocks made on the way to an event: their last instruction */
 		if (b->ninsn && status != TC_PT_WALK_FALLBACK) {
-			struct insn i;
+			struct tc_pt_insn i;
 
 			if (!decode(w, b->end_ip, b->mode, &i))
 				return FB;
