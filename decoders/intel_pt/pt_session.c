@@ -696,6 +696,22 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 	return ret;
 }
 
+/* Before workers run (--jobs): the side-band once here first, so that the kernel's images
+ * (one object for every address space) take the recording's reference now and the
+ * workers' address spaces, given the same, only read it. */
+static void prime_images(struct tc_pt_session *s)
+{
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
+	struct tc_images *prime = tc_images_new(&io);
+
+	for (size_t i = 0; prime && i < s->nsb; i++)
+		if (s->sb[i].type == PERF_RECORD_MMAP || s->sb[i].type == PERF_RECORD_MMAP2)
+			tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
+				      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
+	tc_images_free(prime);
+}
+
 int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd, struct tc_err *e)
 {
 	const struct tc_perf_data_features *f = pd ? tc_perf_data_features(pd) : NULL;
@@ -714,16 +730,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 		qsort(s->sw, s->nsw, sizeof(*s->sw), cmp_sw);
 	s->st.queues = s->nq;
 	if (tc_pt_segment_usable(s)) {
-		struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
-					     .kernel = s->o.kernel };
-		struct tc_images *prime = tc_images_new(&io);
-
-		/* the kernel's images take the recording's reference here (see below) */
-		for (size_t i = 0; prime && i < s->nsb; i++)
-			if (s->sb[i].type == PERF_RECORD_MMAP || s->sb[i].type == PERF_RECORD_MMAP2)
-				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
-					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
-		tc_images_free(prime);
+		prime_images(s);
 		ret = tc_pt_segment_decode(s, f, e);
 		s->pd = NULL;
 		return ret;
@@ -732,18 +739,7 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	 * has no other to decode beside it and decodes here (through a lane it cost twice
 	 * the CPU of one thread on a 52 MB trace, as slow in wall time). */
 	if (s->o.jobs > 1 && s->nq > 1 && s->o.writer && s->o.writer->usable(s->o.writer->ctx)) {
-		/* The side-band once here first: the kernel's images (one object for every
-		 * address space) take the recording's reference now, so that the workers'
-		 * address spaces, given the same, only read it. */
-		struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
-					     .kernel = s->o.kernel };
-		struct tc_images *prime = tc_images_new(&io);
-
-		for (size_t i = 0; prime && i < s->nsb; i++)
-			if (s->sb[i].type == PERF_RECORD_MMAP || s->sb[i].type == PERF_RECORD_MMAP2)
-				tc_images_map(prime, s->sb[i].pid, s->sb[i].start, s->sb[i].len,
-					      s->sb[i].pgoff, s->sb[i].filename, NULL, 0);
-		tc_images_free(prime);
+		prime_images(s);
 		/* this thread has only the lanes' bytes to write out: --jobs N threads decode
 		 * and format (N workers) */
 		s->lw = s->o.writer;
