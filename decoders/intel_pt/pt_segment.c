@@ -424,19 +424,7 @@ static void redo_emit(void *ctx, const struct tc_rec *r)
 	struct tc_pt_session *s = g->s;
 
 	if (r->type == TC_REC_ADDR_NACC) {
-		struct tc_images_sym sym;
-		struct tc_images *im = seg_images(g->c);
-		struct missing *m;
-
-		if (!im || tc_images_symbol(im, g->q->pid, r->start, &sym) || !sym.dso) {
-			if (!r->value)
-				s->st.nomap_unmapped++;
-		} else if ((m = tc_pt_session_miss_for(s, sym.dso))) {
-			if (r->value)
-				m->reached++;
-			else
-				m->stops++;
-		}
+		tc_pt_session_count_nacc(s, seg_images(g->c), g->q->pid, r);
 		if (r->value)
 			return;
 	}

@@ -342,6 +342,25 @@ void tc_pt_session_apply_sb_to(const struct tc_pt_session *s, struct tc_images *
 
 /* q's address spaces, made now if its decoder has not needed them yet, with q's
  * side-band up to sb_next (NULL: out of memory, read as no code). */
+/* An ADDR_NACC record counted: a stop or a branch target without code, in a file found
+ * missing (its lines) or in no file. */
+void tc_pt_session_count_nacc(struct tc_pt_session *s, struct tc_images *im, int pid,
+			      const struct tc_rec *r)
+{
+	struct tc_images_sym sym;
+	struct missing *m;
+
+	if (!im || tc_images_symbol(im, pid, r->start, &sym) || !sym.dso) {
+		if (!r->value)
+			s->st.nomap_unmapped++;
+	} else if ((m = tc_pt_session_miss_for(s, sym.dso))) {
+		if (r->value)
+			m->reached++;
+		else
+			m->stops++;
+	}
+}
+
 struct tc_images *tc_pt_session_images(struct queue *q)
 {
 	struct tc_pt_session *s = q->s;
@@ -483,19 +502,7 @@ __attribute__((noinline)) static void emit_rare(struct queue *q, const struct tc
 		return;
 	}
 	if (r->type == TC_REC_ADDR_NACC) {
-		struct tc_images_sym sym;
-		struct missing *m;
-
-		if (!tc_pt_session_images(q) || tc_images_symbol(q->im, q->pid, r->start, &sym) ||
-		    !sym.dso) {
-			if (!r->value)
-				s->st.nomap_unmapped++;
-		} else if ((m = tc_pt_session_miss_for(s, sym.dso))) {
-			if (r->value)
-				m->reached++;
-			else
-				m->stops++;
-		}
+		tc_pt_session_count_nacc(s, tc_pt_session_images(q), q->pid, r);
 		if (r->value)
 			return;	/* a branch target without code, not a stop (pt_flow.h) */
 	}

@@ -123,6 +123,8 @@ int tc_pt_session_nomem(struct tc_err *e);
 int tc_pt_session_pid_of(const struct tc_pt_session *s, int tid);
 void tc_pt_session_apply_sb_to(const struct tc_pt_session *s, struct tc_images *im,
 			       const struct sb *b);
+void tc_pt_session_count_nacc(struct tc_pt_session *s, struct tc_images *im, int pid,
+			      const struct tc_rec *r);
 struct tc_images *tc_pt_session_images(struct queue *q);
 struct missing *tc_pt_session_miss_for(struct tc_pt_session *s, const char *dso);
 void tc_pt_session_add_missing_lines(struct tc_pt_session *s, struct tc_images *im);
