@@ -129,9 +129,7 @@ FUZZ_TESTDATA ?= $(if $(TC_TESTDATA),$(TC_TESTDATA),$(CURDIR)/../shared/testdata
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-# pt_skim is left out of the default runs while report does not use it (cmd/report.c: its
-# records differ from the exact path's on tests/fuzz/repro/pt_skim-differs-1); FUZZ=pt_skim runs it
-FUZZ_NAMES := $(if $(FUZZ),$(FUZZ),$(filter-out pt_skim,$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))))
+FUZZ_NAMES := $(if $(FUZZ),$(FUZZ),$(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC)))
 FUZZ_BINS := $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
 
 .PHONY: fuzz fuzz-run fuzz-smoke

@@ -144,8 +144,7 @@ int tc_report_run(const struct tc_session_opts *a, struct tc_analysis_opts *o,
 	sa.kernel.sysfs_root = tc_g.sysfs_root;	/* modules' sections on this machine */
 	if (!filter) {	/* runs of ranges straight to the analysis, which reads no offset */
 		sa.emit_ranges = feed_ranges;
-		/* sa.no_offsets (pt_skim's flow) stays off: fuzz_pt_skim finds its records
-		 * differing from the exact path's (tests/fuzz/repro/pt_skim-differs-1) */
+		sa.no_offsets = true;
 	}
 	if (!(f.d = d = tc_session_new(&sa, filter ? feed : feed_all, &f)))
 		tc_fatal("out of memory");

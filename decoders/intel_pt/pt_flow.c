@@ -54,7 +54,8 @@ struct tc_pt_flow {
 	uint64_t walk_cr3;	/* the address space the walk was told */
 	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
 	enum pt_insn_class wclass;
-	uint64_t emitted, suppress;	/* records of this buffer made; to drop */
+	uint64_t emitted, suppress;	/* records of this buffer made; to drop (and tc_pt_flow_drop's) */
+	uint64_t given;		/* records given to ops.emit(_ranges), all buffers */
 	struct tc_pt_flow_sec *secs;	/* the sections in image, as the walk needs them */
 	size_t nsecs, capsecs;
 	uint64_t *smiss;	/* ops.segment: addresses the walk found in no section */
@@ -122,6 +123,18 @@ struct tc_pt_flow {
 	struct tc_pt_skim *skim;
 	uint64_t skim_cr3;
 	bool skim_off;		/* libipt may have decoded code not 64-bit: not any more */
+	/* libipt's caches as the reference's: not once the skim or the walk took a buffer
+	 * (warming from the walk's marks is exact only for 64-bit code). Where a later buffer
+	 * may have other code (other_modes), the flow hands over to the reference (redo). */
+	bool skimmed, walked;	/* an earlier buffer was the skim's; the walk's */
+	bool skimmed_now, walked_now;	/* this buffer */
+	int modes;		/* other_modes of this buffer: -1 not asked yet */
+	bool redo_due;		/* hand over at the next API call */
+	struct kept { const uint8_t *buf; size_t len; uint64_t off; } *kept;
+	size_t nkept, capkept;	/* the buffers begun (they stay: pt_flow.h) */
+	struct tc_pt_flow *ref;	/* the reference, decoding the queue again from its start */
+	uint64_t ref_drop;	/* its records yet to leave out: given already */
+	struct tc_err ref_err;
 	/* Segments (ops.segment): the PSB to synchronise on, the offset past which a status
 	 * update pauses, a pause after the next block; the state at the first block. */
 	uint64_t sync_at, stop_at;
@@ -231,6 +244,7 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 		d->suppress--;
 		return;
 	}
+	d->given++;
 	end_run(d);
 	d->ops.emit(d->ops.ctx, r);
 }
@@ -245,6 +259,7 @@ static inline void put_range(struct tc_pt_flow *d)
 		d->suppress--;
 		return;
 	}
+	d->given++;
 	if (!d->run) {
 		d->ops.emit(d->ops.ctx, &d->rrec);
 		return;
@@ -806,11 +821,15 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	free(d->lens);
 	free(d->run);
 	tc_x86_free(d->x86);
+	free(d->kept);
+	tc_pt_flow_free(d->ref);
 	free(d);
 }
 
 const struct tc_pt_flow_stats *tc_pt_flow_stats(const struct tc_pt_flow *d)
 {
+	if (d->ref)
+		return tc_pt_flow_stats(d->ref);
 	return &d->st;
 }
 
@@ -1556,6 +1575,82 @@ static int walk_section(void *ctx, uint64_t ip, uint64_t *start, uint64_t *end)
 	return -1;
 }
 
+/* Might libipt decode code of buf in a mode other than 64-bit? Its block cache gives a
+ * block in the mode it was first decoded in, whatever the decoder's mode now (unknown after
+ * a PSB+ without MODE.Exec, or 32-bit): there the records depend on which buffers libipt
+ * decoded before. Conservative, by packets: a MODE.Exec other than 64-bit, or a packet that
+ * moves the flow (FUP, TIP*, TNT) after a PSB with no 64-bit MODE.Exec since (real trace has
+ * one in every PSB+ while tracing, and before each TIP.PGE). */
+static bool other_modes(const struct tc_pt_flow *d, const uint8_t *buf, size_t len)
+{
+	struct pt_config cfg = d->base;
+	struct pt_packet_decoder *pk;
+	struct pt_packet p;
+	bool in_psb = false, fup = false, m64 = false, odd = false;
+	int st;
+
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	if (!(pk = pt_pkt_alloc_decoder(&cfg)))
+		return true;
+	st = pt_pkt_sync_forward(pk);
+	while (st >= 0 && !odd) {
+		st = pt_pkt_next(pk, &p, sizeof(p));
+		if (st < 0) {
+			if (st == -pte_eos)
+				break;
+			in_psb = fup = m64 = false;	/* libipt synchronises again */
+			st = pt_pkt_sync_forward(pk);
+			continue;
+		}
+		switch (p.type) {
+		case ppt_psb:
+			in_psb = true;
+			fup = m64 = false;
+			break;
+		case ppt_psbend:
+			in_psb = false;
+			odd = fup && !m64;
+			break;
+		case ppt_mode:
+			if (p.payload.mode.leaf != pt_mol_exec)
+				break;
+			m64 = p.payload.mode.bits.exec.csl && !p.payload.mode.bits.exec.csd;
+			odd = !m64;
+			break;
+		case ppt_fup:
+			if (in_psb) {
+				fup = true;
+				break;
+			}
+			/* fall through */
+		case ppt_tip: case ppt_tip_pge: case ppt_tip_pgd: case ppt_tnt_8: case ppt_tnt_64:
+			odd = !m64;
+			break;
+		default:
+			break;
+		}
+	}
+	pt_pkt_free_decoder(pk);
+	return odd;
+}
+
+/* libipt decodes this buffer (d->buf): if it may have code not 64-bit, only libipt's own
+ * caches know what it gives from here on. The skim and the walk are off for good; and if
+ * libipt's caches are not as the reference's (an earlier buffer skimmed or walked), the
+ * flow hands over (redo_due: true). */
+static bool other_code(struct tc_pt_flow *d)
+{
+	if (d->modes < 0)
+		d->modes = other_modes(d, d->buf, d->len);
+	if (!d->modes)
+		return false;
+	d->skim_off = d->walk_off = true;
+	if ((d->skimmed || d->walked) && d->kept)
+		d->redo_due = true;
+	return d->redo_due;
+}
+
 /* The walk gave up: the buffer again from its start with libipt's block decoder, in the
  * context it started in; the records the walk made (the same: it gives up before it would
  * differ) are not emitted twice. */
@@ -1565,6 +1660,10 @@ static int fall_back(struct tc_pt_flow *d)
 
 	end_run(d);	/* the walk's records, in the context they were made in */
 	d->walk_off = true;
+	if (other_code(d)) {
+		free_decoders(d);
+		return 0;
+	}
 	d->suppress += d->emitted;	/* and what is left of the skim's (skim_buffer) */
 	/* libipt's block caches as the reference's would be at the buffer's start */
 	if (d->wcache)
@@ -1656,16 +1755,9 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	if (!rc) {
 		d->st.insns += ss.insns;
 		d->st.branches += ss.branches;
+		d->skimmed_now = true;
 		return 0;
 	}
-	/* libipt's block caches (kept with the sections across buffers) hold the mode code was
-	 * decoded in, and give it again in later buffers: after code that may not have been
-	 * 64-bit (a MODE.Exec that says otherwise, or bytes that look like one), the records
-	 * depend on what only libipt knows. */
-	for (const uint8_t *m = buf; (m = memchr(m, 0x99, (size_t)(buf + len - m))) &&
-	     m + 1 < buf + len; m++)
-		if (!(m[1] >> 5) && (m[1] & 3) != 1)
-			d->skim_off = true;
 	end_run(d);
 	d->suppress += d->emitted;
 	d->emitted = 0;
@@ -1685,10 +1777,16 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	d->held = HELD_NONE;
 	d->scan_tsc_due = false;
 	d->emitted = 0;
+	if (walk) {	/* a new buffer (not a fall-back's second try) */
+		d->skimmed |= d->skimmed_now;
+		d->walked |= d->walked_now;
+		d->skimmed_now = d->walked_now = false;
+		d->modes = -1;
+	}
 	if (!len)
 		return 0;
 	d->buf = buf;
-	if (walk && !skim_buffer(d, buf, len, file_offset))
+	if (walk && (!skim_buffer(d, buf, len, file_offset) || d->redo_due))
 		return 0;
 	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
 		d->wcache = tc_pt_walk_cache_new();
@@ -1698,6 +1796,7 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
 						 walk_section, d);
 		d->wq = d->walk ? tc_pt_walk_query(d->walk) : NULL;
+		d->walked_now |= d->walk != NULL;
 		d->snap.st = d->st;
 		d->snap.pid = d->pid;
 		d->snap.tid = d->tid;
@@ -1710,6 +1809,11 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 		d->gave_up = true;
 		free_decoders(d);
 		return 0;
+	}
+	if (!d->walk && walk && d->kept) {	/* libipt's from the start (walk_off) */
+		d->len = len;
+		if (other_code(d))
+			return 0;
 	}
 	if (!d->walk) {
 		d->main = d->dec = new_decoder(d, buf, len);
@@ -1745,11 +1849,105 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	return 0;
 }
 
+/* ---- The hand-over to the reference (redo_due) ----
+ * It decodes the buffers begun so far again from the first, with the caller's callbacks;
+ * the records given already (the same: nothing before the buffer that hands over differs)
+ * and those of the types the caller skips (the reference makes every type) left out. */
+
+static void ref_emit(void *ctx, const struct tc_rec *r)
+{
+	struct tc_pt_flow *d = ctx;
+
+	if (d->ops.skip & (1u << r->type))
+		return;
+	if (d->ref_drop) {
+		d->ref_drop--;
+		return;
+	}
+	d->ops.emit(d->ops.ctx, r);
+}
+
+static void ref_ranges(void *ctx, const struct tc_rec *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ref_emit(ctx, &r[i]);
+}
+
+static size_t ref_read(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const struct tc_pt_flow *d = ctx;
+
+	return d->ops.read(d->ops.ctx, cpu, cr3, addr, buf, len);
+}
+
+static void ref_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t,
+		       int *pid, int *tid)
+{
+	const struct tc_pt_flow *d = ctx;
+
+	d->ops.thread(d->ops.ctx, cpu, cr3, t, pid, tid);
+}
+
+static int ref_span(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *s)
+{
+	const struct tc_pt_flow *d = ctx;
+
+	return d->ops.span(d->ops.ctx, cpu, cr3, addr, s);
+}
+
+static uint64_t ref_space(void *ctx)
+{
+	const struct tc_pt_flow *d = ctx;
+
+	return d->ops.space(d->ops.ctx);
+}
+
+/* The reference takes over, at the last buffer begun: the others decoded again, that one
+ * begun. */
+static int hand_over(struct tc_pt_flow *d, struct tc_err *e)
+{
+	struct tc_pt_flow_ops ops = d->ops;
+	const struct kept *k = d->kept;
+	size_t n = d->nkept;
+
+	end_run(d);
+	free_decoders(d);
+	d->redo_due = false;
+	ops.ctx = d;
+	ops.emit = ref_emit;
+	ops.emit_ranges = ref_ranges;
+	ops.read = ref_read;
+	ops.thread = d->ops.thread ? ref_thread : NULL;
+	ops.span = d->ops.span ? ref_span : NULL;
+	ops.space = d->ops.space ? ref_space : NULL;
+	ops.reference = true;
+	ops.no_offsets = false;
+	d->ref_drop = d->given;
+	if (!(d->ref = tc_pt_flow_new(&d->base, &d->tc, d->cpu, &ops, e)))
+		return -1;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (tc_pt_flow_feed(d->ref, k[i].buf, k[i].len, k[i].off, e))
+			return -1;
+	return tc_pt_flow_begin(d->ref, k[n - 1].buf, k[n - 1].len, k[n - 1].off, e);
+}
+
 int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
 		 struct tc_err *e)
 {
+	int ret;
+
+	if (d->ref)
+		return tc_pt_flow_begin(d->ref, buf, len, file_offset, e);
 	d->suppress = 0;
-	return begin(d, buf, len, file_offset, true, e);
+	if (!d->ops.reference && !d->ops.ticks && !d->ops.segment) {
+		if (tc_grow((void **)&d->kept, &d->capkept, d->nkept + 1, sizeof(*d->kept)))
+			return tc_err_set(e, ENOMEM, "out of memory");
+		d->kept[d->nkept++] = (struct kept){ buf, len, file_offset };
+	}
+	ret = begin(d, buf, len, file_offset, true, e);
+	if (!ret && d->redo_due)
+		ret = hand_over(d, e);
+	return ret;
 }
 
 static int run(struct tc_pt_flow *d, uint64_t until)
@@ -1822,7 +2020,16 @@ static int run(struct tc_pt_flow *d, uint64_t until)
 
 int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 {
-	int ret = run(d, until);
+	int ret;
+
+	if (d->ref)
+		return tc_pt_flow_run(d->ref, until);
+	ret = run(d, until);
+	if (d->redo_due) {
+		if (hand_over(d, &d->ref_err))
+			return -1;
+		return tc_pt_flow_run(d->ref, until);
+	}
 
 	d->paused = ret == 1;
 	end_run(d);	/* the caller goes on with what the records did (another queue) */
@@ -1831,6 +2038,8 @@ int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)
 
 bool tc_pt_flow_next_time(const struct tc_pt_flow *d, uint64_t *t)
 {
+	if (d->ref)
+		return tc_pt_flow_next_time(d->ref, t);
 	if (d->held != HELD_NONE || d->scan_tsc_due) {
 		*t = d->held_time;
 		return true;
@@ -1844,7 +2053,11 @@ int tc_pt_flow_feed(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64
 {
 	if (tc_pt_flow_begin(d, buf, len, file_offset, e))
 		return -1;
-	return tc_pt_flow_run(d, UINT64_MAX) < 0 ? -1 : 0;
+	if (tc_pt_flow_run(d, UINT64_MAX) < 0) {
+		*e = d->ref_err;	/* the hand-over failed (run: nothing else fails) */
+		return -1;
+	}
+	return 0;
 }
 
 int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,

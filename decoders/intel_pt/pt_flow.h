@@ -112,7 +112,11 @@ void tc_pt_flow_free(struct tc_pt_flow *d);
 
 /* Decode one AUXTRACE buffer of this queue; record offsets are file_offset + offset in buf.
  * Each buffer is decoded on its own from its first PSB (libipt needs the whole trace
- * buffer up front). -1 only if libipt cannot be set up; bad trace gives records. */
+ * buffer up front). -1 only if libipt cannot be set up; bad trace gives records.
+ * The bytes of every buffer given must stay while the flow decodes: where a buffer has
+ * code not 64-bit after buffers our own walk or skim took (libipt's block cache then
+ * decides what the reference gives), the flow hands over to the reference, which decodes
+ * the buffers given so far again (their records given already left out). */
 int tc_pt_flow_feed(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
 		struct tc_err *e);
 

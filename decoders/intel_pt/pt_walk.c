@@ -1009,6 +1009,10 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 	case ptev_exec_mode:
 		if (!ev->ip_suppressed && w->ip != ev->variant.exec_mode.ip)
 			return FB;
+		/* libipt's block cache gives a block in the mode it was first decoded in, the
+		 * decoder's aside: other code is libipt's (pt_flow.c other_modes) */
+		if (ev->variant.exec_mode.mode != ptem_64bit)
+			return FB;
 		if (ev->status_update && w->enabled && w->mode != ptem_unknown &&
 		    w->mode != ev->variant.exec_mode.mode)
 			return FB;

@@ -32,6 +32,9 @@ struct run {
 	const char *path;
 	uint8_t *out;
 	size_t n, cap;
+	size_t *starts;	/* where each record begins in out: to show a difference */
+	uint64_t *offs;	/* each record's offset (not compared) */
+	size_t nrec;
 };
 
 static void put(struct run *r, const void *p, size_t len)
@@ -69,6 +72,12 @@ static void on_rec(void *ctx, const struct tc_rec *rec)
 			       rec->last_size, rec->last_taken, rec->value, rec->has_time,
 			       rec->has_time ? rec->time : 0 };
 
+	r->starts = realloc(r->starts, (r->nrec + 1) * sizeof(*r->starts));
+	CHECK(r->starts);
+	r->offs = realloc(r->offs, (r->nrec + 1) * sizeof(*r->offs));
+	CHECK(r->offs);
+	r->offs[r->nrec] = rec->offset;
+	r->starts[r->nrec++] = r->n;
 	put(r, f, sizeof(f));
 	put_str(r, rec->name);
 	put_str(r, rec->text);
@@ -113,23 +122,11 @@ static uint64_t space(void *ctx)
 	return 1;
 }
 
-static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8_t *t,
-		   size_t size, struct tc_pt_flow_stats *st)
+static bool feed(struct tc_pt_flow *f, bool pieces, const uint8_t *t, size_t size)
 {
-	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r,
-				      .skip = 1u << TC_REC_BRANCH,
-				      .no_offsets = skim,
-				      .emit_ranges = runs ? on_ranges : NULL };
 	struct tc_err e;
-	struct tc_pt_flow *f;
 	bool ok = true;
 
-	if (r->path) {
-		ops.span = span;
-		ops.space = space;
-	}
-	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
-	CHECK(f);
 	if (pieces) {
 		size_t piece = 64 + (size >> 2) % 256;
 
@@ -139,6 +136,27 @@ static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8
 	} else {
 		ok = tc_pt_flow_feed(f, t, size, 0x1000, &e) == 0;
 	}
+	return ok;
+}
+
+static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8_t *t,
+		   size_t size, struct tc_pt_flow_stats *st)
+{
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r,
+				      .skip = 1u << TC_REC_BRANCH,
+				      .no_offsets = skim,
+				      .emit_ranges = runs ? on_ranges : NULL };
+	struct tc_err e;
+	struct tc_pt_flow *f;
+	bool ok;
+
+	if (r->path) {
+		ops.span = span;
+		ops.space = space;
+	}
+	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+	CHECK(f);
+	ok = feed(f, pieces, t, size);
 	*st = *tc_pt_flow_stats(f);
 	tc_pt_flow_free(f);
 	return ok;
@@ -271,6 +289,39 @@ static void remove_code(void)
 	unlink(path);
 }
 
+/* The record of r that holds byte at, its fields in on_rec()'s order. */
+/* Record k of r, its fields in on_rec()'s order. */
+static void show1(const char *who, const struct run *r, size_t k)
+{
+	uint64_t f[16];
+
+	if (k >= r->nrec || r->starts[k] + sizeof(f) > r->n)
+		return;
+	memcpy(f, r->out + r->starts[k], sizeof(f));
+	fprintf(stderr, "  %s record %zu at %#llx: type %llu start %#llx end %#llx insns %llu isa %llu "
+		"last %#llx/%llu/%llu taken %llu value %#llx\n", who, k,
+		(unsigned long long)r->offs[k], (unsigned long long)f[0], (unsigned long long)f[5], (unsigned long long)f[6],
+		(unsigned long long)f[7], (unsigned long long)f[8], (unsigned long long)f[9],
+		(unsigned long long)f[10], (unsigned long long)f[11], (unsigned long long)f[12],
+		(unsigned long long)f[13]);
+	for (size_t o = r->starts[k] + sizeof(f); o < r->n &&
+	     (k + 1 >= r->nrec || o < r->starts[k + 1]);
+	     o += r->out[o] == 0xff ? 1 : strlen((const char *)r->out + o) + 1)
+		if (r->out[o] != 0xff)
+			fprintf(stderr, "    \"%s\"\n", (const char *)r->out + o);
+}
+
+/* The records of r around the one that holds byte at. */
+static void show(const char *who, const struct run *r, size_t at)
+{
+	size_t k = 0;
+
+	while (k + 1 < r->nrec && r->starts[k + 1] <= at)
+		k++;
+	for (size_t i = k > 2 ? k - 2 : 0; i < k + 6; i++)
+		show1(who, r, i);
+}
+
 static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, bool runs)
 {
 	struct run skim = *code, ref = *code;
@@ -287,11 +338,17 @@ static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, b
 			i++;
 		fprintf(stderr, "fuzz_pt_skim: records differ from byte %zu (skim %zu bytes, "
 			"exact path %zu)\n", i, skim.n, ref.n);
+		show("skim", &skim, i);
+		show("exact path", &ref, i);
 		abort();
 	}
 	CHECK(!memcmp(&ss, &sr, sizeof(ss)));
 	free(skim.out);
 	free(ref.out);
+	free(skim.starts);
+	free(ref.starts);
+	free(skim.offs);
+	free(ref.offs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -8,7 +8,8 @@
 # a configuration header, elf the ELF files, output trace bytes and ini text, emulate the
 # QEMU plugin's messages fuzz_emulate synthesizes (see each case below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
-# out or ran out of memory.
+# out or ran out of memory, or failed on one of its reproducers (tests/fuzz/repro/NAME-*, run
+# first).
 set -u
 dir=$1 name=$2 secs=$3 corpus=$dir/$4 td=$5
 # absolute: a snapshot's ini names its files relative to its own directory
@@ -183,6 +184,17 @@ esac
 # Leaks inside libraries (not ours) are listed in tests/fuzz/lsan.supp.
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}"
 
+
+# Inputs that once failed (tests/fuzz/repro/NAME-*): run first, each must pass.
+for r in "$(cd "$(dirname "$0")" && pwd)/repro/$name"-*; do
+	[ -f "$r" ] || continue
+	if ! "$bin" "$r" >"$log" 2>&1; then
+		echo "fuzz_$name: FAILED on the reproducer $r, log $log:" >&2
+		grep -v '^ *#' "$log" | tail -n 20 >&2
+		exit 1
+	fi
+	echo "fuzz_$name: reproducer $(basename "$r") passes"
+done
 
 seeds=$(find "$corpus" -type f | wc -l)
 echo "fuzz_$name: ${secs}s, corpus $corpus ($seeds files), log $log"

@@ -705,7 +705,8 @@ static size_t feed_stepwise(struct tc_pt_flow *d, const uint8_t *buf, size_t len
 
 TEST(pt_hostile_random_bytes)
 {
-	static uint8_t buf[8192];
+	/* one buffer a round: a flow may decode those given again (pt_flow.h) */
+	static uint8_t bufs[64][8192];
 	struct flow_ctx f = { 0 };
 	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
@@ -716,9 +717,10 @@ TEST(pt_hostile_random_bytes)
 	if (!d)
 		return;
 	for (int round = 0; round < 64; round++) {
+		uint8_t *buf = bufs[round];
 		struct precs l = { 0 };
 		struct tc_pt_packets_stats st = { 0 };
-		size_t len = 1 + rnd() % sizeof(buf);
+		size_t len = 1 + rnd() % sizeof(bufs[0]);
 
 		for (size_t i = 0; i < len; i++)
 			buf[i] = (uint8_t)rnd();
@@ -831,7 +833,7 @@ TEST(pt_hostile_truncated)
 	struct tc_pt_flow_ops ops = flow_ops(&f);
 	struct tc_err e = { 0 };
 	struct tc_pt_flow *d = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
-	uint8_t full[256];
+	uint8_t full[256], *cuts[257] = { 0 };	/* kept while the flow is (pt_flow.h) */
 	int n = build_stream(full, sizeof(full), CODE_BASE);
 	size_t bad = 0, truncated = 0;
 
@@ -840,7 +842,7 @@ TEST(pt_hostile_truncated)
 		return;
 	/* Every cut of the hand-built stream: never more records than the whole gives. */
 	for (int cut = 0; cut <= n; cut++) {
-		uint8_t *b = malloc(cut ? (size_t)cut : 1);	/* exact size for ASan */
+		uint8_t *b = cuts[cut] = malloc(cut ? (size_t)cut : 1);	/* exact size for ASan */
 		struct precs l = { 0 };
 		struct tc_pt_packets_stats st = { 0 };
 
@@ -856,11 +858,12 @@ TEST(pt_hostile_truncated)
 		for (size_t i = 0; i < l.n; i++)
 			truncated += l.v[i].r.type == TC_REC_ERROR && strstr(l.v[i].text, "truncated");
 		free(l.v);
-		free(b);
 	}
 	CHECK_INT(bad, 0);
 	CHECK(truncated > 10);
 	tc_pt_flow_free(d);
+	for (int cut = 0; cut <= n; cut++)
+		free(cuts[cut]);
 	free(f.recs.v);
 }
 
