@@ -19,6 +19,7 @@
 
 #include "decoders/intel_pt/pt_flow.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_recs.h"
 
 #define BASE_OFF 0x1000		/* file offset given to the decoder */
 
@@ -29,50 +30,15 @@ struct run {
 	size_t ncode;
 	const char *path;	/* the code as a file, for the span callback */
 	unsigned drop;		/* record types not kept (1 << type) */
-	uint8_t *out;		/* every record, serialised */
-	size_t n, cap;
+	struct fuzz_recs recs;	/* every record, serialised, offsets too */
 };
-
-static void put(struct run *r, const void *p, size_t len)
-{
-	if (r->n + len > r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-
-		while (cap < r->n + len)
-			cap *= 2;
-		r->out = realloc(r->out, cap);
-		CHECK(r->out);
-		r->cap = cap;
-	}
-	memcpy(r->out + r->n, p, len);
-	r->n += len;
-}
-
-static void put_str(struct run *r, const char *s)
-{
-	uint8_t nul = 0xff;
-
-	if (s)
-		put(r, s, strlen(s) + 1);
-	else
-		put(r, &nul, 1);
-}
 
 static void on_rec(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
 
-	if (r->drop & (1u << rec->type))
-		return;
-	const uint64_t f[] = { rec->type, (uint64_t)rec->id, (uint64_t)rec->cpu,
-			       (uint64_t)rec->pid, (uint64_t)rec->tid, rec->offset, rec->start,
-			       rec->end, rec->insns, rec->isa, (uint64_t)rec->last, rec->last_type,
-			       rec->last_size, rec->last_taken, rec->value, rec->has_time,
-			       rec->has_time ? rec->time : 0 };
-
-	put(r, f, sizeof(f));
-	put_str(r, rec->name);
-	put_str(r, rec->text);
+	if (!(r->drop & (1u << rec->type)))
+		fuzz_recs_add(&r->recs, rec);
 }
 
 static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
@@ -160,7 +126,8 @@ static void remove_code(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct run fast = { .code = data, .ncode = size < 512 ? size : 512 }, ref = fast;
+	struct run fast = { .code = data, .ncode = size < 512 ? size : 512,
+			    .recs.with_offset = true }, ref = fast;
 	struct tc_pt_flow_stats sf, sr;
 	bool okf, okr;
 	FILE *fp;
@@ -177,17 +144,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	okf = decode(&fast, false, data, size, &sf);
 	okr = decode(&ref, true, data, size, &sr);
 	CHECK(okf == okr);
-	if (fast.n != ref.n || (fast.n && memcmp(fast.out, ref.out, fast.n))) {
-		size_t i = 0;
-
-		while (i < fast.n && i < ref.n && fast.out[i] == ref.out[i])
-			i++;
-		fprintf(stderr, "fuzz_pt_diff: records differ from byte %zu (fast %zu bytes, "
-			"reference %zu)\n", i, fast.n, ref.n);
-		abort();
-	}
+	fuzz_recs_same("fuzz_pt_diff", "fast", &fast.recs, "reference", &ref.recs);
 	CHECK(!memcmp(&sf, &sr, sizeof(sf)));
-	free(fast.out);
-	free(ref.out);
+	fuzz_recs_free(&fast.recs);
+	fuzz_recs_free(&ref.recs);
 	return 0;
 }

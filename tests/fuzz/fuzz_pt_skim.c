@@ -23,6 +23,7 @@
 
 #include "decoders/intel_pt/pt_flow.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_recs.h"
 
 #define BASE 0x400000ULL
 
@@ -30,57 +31,14 @@ struct run {
 	const uint8_t *code;
 	size_t ncode;
 	const char *path;
-	uint8_t *out;
-	size_t n, cap;
-	size_t *starts;	/* where each record begins in out: to show a difference */
-	uint64_t *offs;	/* each record's offset (not compared) */
-	size_t nrec;
+	struct fuzz_recs recs;
 };
-
-static void put(struct run *r, const void *p, size_t len)
-{
-	if (r->n + len > r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-
-		while (cap < r->n + len)
-			cap *= 2;
-		r->out = realloc(r->out, cap);
-		CHECK(r->out);
-		r->cap = cap;
-	}
-	memcpy(r->out + r->n, p, len);
-	r->n += len;
-}
-
-static void put_str(struct run *r, const char *s)
-{
-	uint8_t nul = 0xff;
-
-	if (s)
-		put(r, s, strlen(s) + 1);
-	else
-		put(r, &nul, 1);
-}
 
 static void on_rec(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
 
-	const uint64_t f[] = { rec->type, (uint64_t)rec->id, (uint64_t)rec->cpu,
-			       (uint64_t)rec->pid, (uint64_t)rec->tid, rec->start, rec->end,
-			       rec->insns, rec->isa, (uint64_t)rec->last, rec->last_type,
-			       rec->last_size, rec->last_taken, rec->value, rec->has_time,
-			       rec->has_time ? rec->time : 0 };
-
-	r->starts = realloc(r->starts, (r->nrec + 1) * sizeof(*r->starts));
-	CHECK(r->starts);
-	r->offs = realloc(r->offs, (r->nrec + 1) * sizeof(*r->offs));
-	CHECK(r->offs);
-	r->offs[r->nrec] = rec->offset;
-	r->starts[r->nrec++] = r->n;
-	put(r, f, sizeof(f));
-	put_str(r, rec->name);
-	put_str(r, rec->text);
+	fuzz_recs_add(&r->recs, rec);
 }
 
 static void on_ranges(void *ctx, const struct tc_rec *rec, size_t n)
@@ -290,38 +248,6 @@ static void remove_code(void)
 }
 
 /* The record of r that holds byte at, its fields in on_rec()'s order. */
-/* Record k of r, its fields in on_rec()'s order. */
-static void show1(const char *who, const struct run *r, size_t k)
-{
-	uint64_t f[16];
-
-	if (k >= r->nrec || r->starts[k] + sizeof(f) > r->n)
-		return;
-	memcpy(f, r->out + r->starts[k], sizeof(f));
-	fprintf(stderr, "  %s record %zu at %#llx: type %llu start %#llx end %#llx insns %llu isa %llu "
-		"last %#llx/%llu/%llu taken %llu value %#llx\n", who, k,
-		(unsigned long long)r->offs[k], (unsigned long long)f[0], (unsigned long long)f[5], (unsigned long long)f[6],
-		(unsigned long long)f[7], (unsigned long long)f[8], (unsigned long long)f[9],
-		(unsigned long long)f[10], (unsigned long long)f[11], (unsigned long long)f[12],
-		(unsigned long long)f[13]);
-	for (size_t o = r->starts[k] + sizeof(f); o < r->n &&
-	     (k + 1 >= r->nrec || o < r->starts[k + 1]);
-	     o += r->out[o] == 0xff ? 1 : strlen((const char *)r->out + o) + 1)
-		if (r->out[o] != 0xff)
-			fprintf(stderr, "    \"%s\"\n", (const char *)r->out + o);
-}
-
-/* The records of r around the one that holds byte at. */
-static void show(const char *who, const struct run *r, size_t at)
-{
-	size_t k = 0;
-
-	while (k + 1 < r->nrec && r->starts[k + 1] <= at)
-		k++;
-	for (size_t i = k > 2 ? k - 2 : 0; i < k + 6; i++)
-		show1(who, r, i);
-}
-
 static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, bool runs)
 {
 	struct run skim = *code, ref = *code;
@@ -331,24 +257,10 @@ static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, b
 	oks = decode(&skim, true, pieces, runs, t, n, &ss);
 	okr = decode(&ref, false, pieces, runs, t, n, &sr);
 	CHECK(oks == okr);
-	if (skim.n != ref.n || (skim.n && memcmp(skim.out, ref.out, skim.n))) {
-		size_t i = 0;
-
-		while (i < skim.n && i < ref.n && skim.out[i] == ref.out[i])
-			i++;
-		fprintf(stderr, "fuzz_pt_skim: records differ from byte %zu (skim %zu bytes, "
-			"exact path %zu)\n", i, skim.n, ref.n);
-		show("skim", &skim, i);
-		show("exact path", &ref, i);
-		abort();
-	}
+	fuzz_recs_same("fuzz_pt_skim", "skim", &skim.recs, "exact path", &ref.recs);
 	CHECK(!memcmp(&ss, &sr, sizeof(ss)));
-	free(skim.out);
-	free(ref.out);
-	free(skim.starts);
-	free(ref.starts);
-	free(skim.offs);
-	free(ref.offs);
+	fuzz_recs_free(&skim.recs);
+	fuzz_recs_free(&ref.recs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
