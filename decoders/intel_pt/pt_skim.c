@@ -438,12 +438,16 @@ static int peek(struct tc_pt_skim *s)
 		return 0;	/* TNT-8 */
 	if ((b & 0x1f) == 0x0d) {	/* TIP */
 		ipb = b >> 5;
+		if (ipb && ip_bytes[ipb] && (size_t)(s->end - p) < 1 + (size_t)ip_bytes[ipb])
+			return s->enabled ? 0 : GIVE_UP;	/* the buffer ends in it: ahead() */
 		if ((ipb && !ip_bytes[ipb]) || (size_t)(s->end - p) < 1 + (size_t)ip_bytes[ipb] ||
 		    (!have_ip && (ipb == 1 || ipb == 2 || ipb == 4)))
 			return GIVE_UP;
 		return 0;
 	}
 	parse(p, (size_t)(s->end - p), &last_ip, &have_ip, &k);
+	if (k.truncated && s->enabled)
+		return 0;	/* the buffer ends in it: ahead() */
 	switch (k.kind) {
 	case TC_PT_SKIM_TNT:
 	case TC_PT_SKIM_TIP:
@@ -525,9 +529,15 @@ static int ahead(struct tc_pt_skim *s)
 			}
 			break;
 		default:
-			/* also where the buffer ends inside a packet: what libipt makes of that
-			 * (an error, the end, before or after the last block) depends on where
-			 * it reads it: left to it */
+			/* The buffer ends inside this packet: while tracing, the flow ends as at
+			 * the buffer's end (libipt's packet decoder says -pte_eos for both; as
+			 * fuzz_pt_skim checks on traces cut anywhere). Not while tracing is off:
+			 * there libipt's sync and event binding read it otherwise. */
+			if (k.truncated && s->enabled) {
+				s->p = s->end;
+				s->nxt = N_EOS;
+				return 0;
+			}
 			return GIVE_UP;
 		}
 		s->p += k.size;

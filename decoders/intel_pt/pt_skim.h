@@ -8,10 +8,12 @@
  *
  * It models: PSB+ with MODE.Exec (64-bit) and FUP, PSBEND, PAD, TNT-8, TNT-64, TIP, TIP.PGE,
  * TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous branch, disable), return
- * compression (libipt's 64-entry stack), and the binding of the events libipt's block
- * decoder makes of them (see pt_skim.c). Anything else (any other packet: time, PIP, OVF,
- * PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a decode error of any kind; memory
- * without code; a buffer without PSB) gives up (TC_PT_SKIM_GIVE_UP): the caller
+ * compression (libipt's 64-entry stack), the binding of the events libipt's block
+ * decoder makes of them (see pt_skim.c), and a buffer that ends inside a packet while
+ * tracing (as perf cuts a queue's trace where the AUX ring was drained). Anything else (any
+ * other packet: time, PIP, OVF, PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a
+ * decode error of any kind; memory without code; a buffer without PSB, or that ends inside
+ * a packet while tracing is off) gives up (TC_PT_SKIM_GIVE_UP): the caller
  * then decodes the buffer again with the exact path, dropping the records already given
  * (they are the exact path's first ones). */
 #ifndef TC_DECODERS_INTEL_PT_PT_SKIM_H
