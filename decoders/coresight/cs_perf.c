@@ -59,6 +59,8 @@ struct lane {
 	struct tc_images *sym_im;	/* symbols: images of their own (lib/images is not
 					 * thread-safe, and im may be in use meanwhile) */
 	size_t nsym_missing;	/* of sym_im's, passed on as notes */
+	bool sym_used;		/* sym_im was used since its missing images were looked at
+				 * (only its calls find images missing: not per record) */
 	void *w;		/* the lane's writer, opened on its first record */
 	/* s->writer's write, kept here: s's lines are written by the caller's thread */
 	void (*write)(void *w, const struct tc_rec *r);
@@ -504,6 +506,9 @@ static void lane_out(struct lane *l, const struct tc_rec *r)
 
 	l->cur_pid = r->pid;
 	l->write(l->w, r);
+	if (!l->sym_used)
+		return;
+	l->sym_used = false;
 	if (l->sym_im && tc_images_missing(l->sym_im, &miss) > l->nsym_missing)
 		for (; l->nsym_missing < tc_images_missing(l->sym_im, &miss); l->nsym_missing++)
 			tc_cs_session_par_note(miss[l->nsym_missing]);
@@ -599,6 +604,7 @@ static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym
 	struct lane *l = ctx;
 	struct tc_images *im = replay_images(l->s, &l->sym_im);
 
+	l->sym_used = true;
 	return im ? tc_images_symbol(im, pid >= 0 ? pid : l->cur_pid, addr, sym) : -1;
 }
 
@@ -614,6 +620,7 @@ static void lane_fmt(void *ctx, const struct tc_rec *in)
 			return;
 		l->s = s;
 		replay_images(s, &l->sym_im);
+		l->sym_used = true;
 		l->write = s->writer->write;
 		if (!(l->w = s->writer->open(s->writer->ctx, lane_sym, l, &l->space))) {
 			l->failed = true;
