@@ -376,8 +376,6 @@ static struct tc_images *replay_images(struct tc_cs_perf *s, struct tc_images **
 
 	if (*im || !(*im = tc_images_new(&io)))
 		return *im;
-	if (s->f)
-		tc_images_add_build_ids(*im, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < s->nsbops; i++) {
 		const struct sbop *b = &s->sbops[i];
 
@@ -389,6 +387,11 @@ static struct tc_images *replay_images(struct tc_cs_perf *s, struct tc_images **
 		else
 			tc_images_fork(*im, b->ppid, b->pid);
 	}
+	/* after the mappings, as s->im had them (tc_cs_perf_decode): a mapping made once the
+	 * build-id table is known takes its build ID, and an image found missing then says
+	 * so (with --jobs the missing-image lines differed from one thread's) */
+	if (s->f)
+		tc_images_add_build_ids(*im, s->f->build_ids, s->f->nr_build_ids);
 	return *im;
 }
 
