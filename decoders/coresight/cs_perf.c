@@ -59,6 +59,8 @@ struct lane {
 	struct tc_images *sym_im;	/* symbols: images of their own (lib/images is not
 					 * thread-safe, and im may be in use meanwhile) */
 	size_t nsym_missing;	/* of sym_im's, passed on as notes */
+	bool sym_used;		/* sym_im was used since its missing images were looked at
+				 * (only its calls find images missing: not per record) */
 	void *w;		/* the lane's writer, opened on its first record */
 	/* s->writer's write, kept here: s's lines are written by the caller's thread */
 	void (*write)(void *w, const struct tc_rec *r);
@@ -374,8 +376,6 @@ static struct tc_images *replay_images(struct tc_cs_perf *s, struct tc_images **
 
 	if (*im || !(*im = tc_images_new(&io)))
 		return *im;
-	if (s->f)
-		tc_images_add_build_ids(*im, s->f->build_ids, s->f->nr_build_ids);
 	for (size_t i = 0; i < s->nsbops; i++) {
 		const struct sbop *b = &s->sbops[i];
 
@@ -387,6 +387,11 @@ static struct tc_images *replay_images(struct tc_cs_perf *s, struct tc_images **
 		else
 			tc_images_fork(*im, b->ppid, b->pid);
 	}
+	/* after the mappings, as s->im had them (tc_cs_perf_decode): a mapping made once the
+	 * build-id table is known takes its build ID, and an image found missing then says
+	 * so (with --jobs the missing-image lines differed from one thread's) */
+	if (s->f)
+		tc_images_add_build_ids(*im, s->f->build_ids, s->f->nr_build_ids);
 	return *im;
 }
 
@@ -504,6 +509,9 @@ static void lane_out(struct lane *l, const struct tc_rec *r)
 
 	l->cur_pid = r->pid;
 	l->write(l->w, r);
+	if (!l->sym_used)
+		return;
+	l->sym_used = false;
 	if (l->sym_im && tc_images_missing(l->sym_im, &miss) > l->nsym_missing)
 		for (; l->nsym_missing < tc_images_missing(l->sym_im, &miss); l->nsym_missing++)
 			tc_cs_session_par_note(miss[l->nsym_missing]);
@@ -599,6 +607,7 @@ static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym
 	struct lane *l = ctx;
 	struct tc_images *im = replay_images(l->s, &l->sym_im);
 
+	l->sym_used = true;
 	return im ? tc_images_symbol(im, pid >= 0 ? pid : l->cur_pid, addr, sym) : -1;
 }
 
@@ -614,6 +623,7 @@ static void lane_fmt(void *ctx, const struct tc_rec *in)
 			return;
 		l->s = s;
 		replay_images(s, &l->sym_im);
+		l->sym_used = true;
 		l->write = s->writer->write;
 		if (!(l->w = s->writer->open(s->writer->ctx, lane_sym, l, &l->space))) {
 			l->failed = true;

@@ -86,6 +86,14 @@ if command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/
 			sort -u | wc -l)" -ge 2 ] &&
 		same etm.data
 	'
+	# each trace ID's lane reads code and looks up symbols in images of its own: the
+	# images they find missing come out as with one thread
+	expect 'ETMv4, the program'"'"'s image gone: every form the same with --jobs 1, 2, 4' '
+		cp a64thr a64thr.kept && rm a64thr &&
+		tracectl decode -i etm.data 2>&1 >/dev/null | grep -q "image not found: .*/a64thr " &&
+		same etm.data; rc=$?
+		mv a64thr.kept a64thr && [ $rc = 0 ]
+	'
 else
 	skip 'CoreSight --jobs on an emulated recording' 'needs qemu-aarch64 and gcc-aarch64-linux-gnu'
 fi
