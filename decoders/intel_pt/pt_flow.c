@@ -777,7 +777,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->slot = d->run ? d->run : &d->rrec;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = ops->iscache ? ops->iscache : pt_iscache_alloc("tracectl");
-	d->x86 = tc_x86_new();
+	d->x86 = ops->x86 ? ops->x86 : tc_x86_new();
 	d->sync_at = d->stop_at = UINT64_MAX;
 	if (!d->image || !d->iscache || !d->x86 ||
 	    (!ops->iscache && pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0) ||
@@ -805,7 +805,8 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
 	free(d->run);
-	tc_x86_free(d->x86);
+	if (d->x86 != d->ops.x86)
+		tc_x86_free(d->x86);
 	free(d);
 }
 
@@ -1927,8 +1928,7 @@ struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d)
 {
 	struct tc_pt_walk_cache *c = d->wcache;
 
-	if (d->walk)
-		return NULL;	/* in use */
+	free_decoders(d);	/* the walk ends: nothing uses the cache after this */
 	d->wcache = NULL;
 	return c;
 }

@@ -91,6 +91,9 @@ struct tc_pt_flow_ops {
 	 * (shared by the segments: one isid for one file section), NULL for the flow's own. */
 	bool segment;
 	struct pt_image_section_cache *iscache;
+	/* Capstone to use (the caller's, kept across flows; one thread at a time uses it):
+	 * NULL, the flow's own. */
+	struct tc_x86 *x86;
 };
 
 struct tc_pt_flow_stats {
@@ -174,7 +177,8 @@ struct tc_pt_flow_sec {
 size_t tc_pt_flow_sections(const struct tc_pt_flow *d, const struct tc_pt_flow_sec **secs);
 int tc_pt_flow_add_sections(struct tc_pt_flow *d, const struct tc_pt_flow_sec *secs, size_t n);
 size_t tc_pt_flow_section_misses(const struct tc_pt_flow *d, const uint64_t **ips);
-/* The walk's cache given (before a begin), taken back (NULL while a walk runs on it). */
+/* The walk's cache given (before a begin), taken back (a decode in progress ends: the
+ * flow is then done with, but for tc_pt_flow_stats and freeing it). */
 void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c);
 struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d);
 

@@ -58,6 +58,14 @@ struct seg_wr {
 	unsigned nw;
 	uint64_t woff;
 	struct seg_ctx *c;	/* where its symbols come from now */
+} __attribute__((aligned(64)));	/* each thread's own cache lines: they are written per record */
+
+/* What a segment's flow needs that costs to make and warms up with use: the walk's cache
+ * (its blocks: the code read is the same for every segment of a queue) and Capstone (its
+ * memo). Lent to a segment's flow, back when the flow goes. */
+struct seg_kit {
+	struct tc_pt_walk_cache *wc;
+	struct tc_x86 *x86;
 };
 
 struct segs;
@@ -68,6 +76,7 @@ struct seg {
 	struct seg_ctx *c;
 	struct seg_wr *wr;
 	struct tc_pt_flow *d;
+	struct seg_kit kit;
 	const struct buf *b;
 	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
 	bool at_psb;
@@ -96,7 +105,7 @@ struct segs {
 	struct tc_pt_flow_stats acc;
 	uint64_t written;	/* records put */
 	uint64_t drop;		/* the redo's records yet to leave out */
-	struct tc_pt_walk_cache *pool[32];	/* walk caches to use again */
+	struct seg_kit pool[32];	/* kits to lend again */
 	size_t npool;
 	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
 	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
@@ -324,15 +333,15 @@ static void seg_free(struct segs *ss, struct seg *g)
 {
 	if (!g)
 		return;
-	if (g->d) {
-		struct tc_pt_walk_cache *c = tc_pt_flow_take_walk_cache(g->d);
-
-		if (c && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0]))
-			ss->pool[ss->npool++] = c;
-		else
-			tc_pt_walk_cache_free(c);
+	if (g->d)
+		g->kit.wc = tc_pt_flow_take_walk_cache(g->d);
+	tc_pt_flow_free(g->d);	/* before its Capstone goes */
+	if (g->kit.wc && g->kit.x86 && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0])) {
+		ss->pool[ss->npool++] = g->kit;
+	} else {
+		tc_pt_walk_cache_free(g->kit.wc);
+		tc_x86_free(g->kit.x86);
 	}
-	tc_pt_flow_free(g->d);
 	free(g);
 }
 
@@ -351,6 +360,15 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 		tc_pt_session_nomem(e);
 		return NULL;
 	}
+	if (ss->npool) {
+		g->kit = ss->pool[--ss->npool];
+		tc_pt_walk_cache_reuse(g->kit.wc);	/* the marks: the true set's, below */
+	} else if (!(g->kit.wc = tc_pt_walk_cache_new()) || !(g->kit.x86 = tc_x86_new())) {
+		tc_pt_session_nomem(e);
+		seg_free(ss, g);
+		return NULL;
+	}
+	ops.x86 = g->kit.x86;
 	g->s = s;
 	g->ss = ss;
 	g->q = q;
@@ -359,10 +377,9 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	g->to = to;
 	g->at_psb = from != UINT64_MAX;
 	g->held_done = !g->at_psb;
-	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)) && ss->npool) {
-		wc = ss->pool[--ss->npool];
-		tc_pt_walk_cache_reset(wc);
-		tc_pt_flow_set_walk_cache(g->d, wc);
+	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e))) {
+		tc_pt_flow_set_walk_cache(g->d, g->kit.wc);
+		g->kit.wc = NULL;	/* the flow's until seg_free */
 	}
 	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_copy(wc, ss->master)) {
 		if (g->d)
@@ -755,7 +772,8 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	ss.nctx = (size_t)s->o.jobs + 1;
 	ss.ctx = calloc(ss.nctx, sizeof(*ss.ctx));
 	ss.nwr = window + 1;
-	ss.wr = calloc(ss.nwr, sizeof(*ss.wr));
+	if ((ss.wr = aligned_alloc(64, ss.nwr * sizeof(*ss.wr))))
+		memset(ss.wr, 0, ss.nwr * sizeof(*ss.wr));
 	pthread_mutex_init(&ss.mu, NULL);
 	ss.iscache = pt_iscache_alloc("tracectl");
 	ss.master = tc_pt_walk_cache_new();
@@ -805,8 +823,10 @@ out:
 	pthread_mutex_destroy(&ss.mu);
 	tc_pt_walk_cache_free(ss.master);
 	free(ss.secs);
-	while (ss.npool)
-		tc_pt_walk_cache_free(ss.pool[--ss.npool]);
+	while (ss.npool) {
+		tc_pt_walk_cache_free(ss.pool[--ss.npool].wc);
+		tc_x86_free(ss.pool[ss.npool].x86);
+	}
 	if (ss.iscache)
 		pt_iscache_free(ss.iscache);
 	s->gen++;
