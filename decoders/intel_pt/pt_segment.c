@@ -40,7 +40,7 @@ static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
 #define SEG_MIN (4u << 10)	/* trace bytes in a segment, at least */
 #define SEG_MAX (1u << 20)
 #define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
-#define SEG_BUDGET (8u << 20)	/* formatted bytes the segments hold unread, about */
+#define SEG_BUDGET (16u << 20)	/* formatted bytes the segments hold unread, about */
 
 struct seg_ctx {
 	struct tc_pt_session *s;
@@ -572,15 +572,18 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 		const struct buf *b = &q->bufs[bi];
 		uint64_t cut = 0;	/* the next segment's start: 0 the buffer's, UINT64_MAX none */
 		size_t head = 0, nfl = 0;
-		bool more = true;
+		bool more = true, first_joined = false;
 
 		q->behind.from = b->offset;
 		while ((more || nfl) && !redo && !ret) {
 			/* the trace before the true flow's segment is done with */
 			if (t && t->b == b && t->from != UINT64_MAX)
 				tc_perf_data_behind(s->pd, &q->behind, b->offset + t->from);
-			/* submit while the window has room */
-			while (more && nfl < window) {
+			/* submit while the window has room; only the buffer's first until it is
+			 * joined: the segments after it would check their marks against the true
+			 * set's, which it is most of early on (each found missing is a segment
+			 * decoded again in order) */
+			while (more && nfl < (first_joined ? window : 1)) {
 				uint64_t from = cut ? cut : UINT64_MAX;
 				uint64_t to = seg_cut(b, from, seg_len(ss));
 				struct seg *g = seg_new(ss, q, b, from, to, e);
@@ -609,6 +612,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			fl[head] = NULL;
 			head = (head + 1) % window;
 			nfl--;
+			first_joined = true;
 			ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
 					   (g->from == UINT64_MAX ? 0 : g->from);
 			if (seg_collect(ss, g, &it) || g->failed) {
@@ -750,10 +754,11 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 /* Can the queues be cut at their PSBs (see above)? */
 bool tc_pt_segment_usable(const struct tc_pt_session *s)
 {
-	/* one queue: several decode side by side already (pt_lanes.c); cut in turn, each
-	 * queue's segments cost more in the caller's thread (joins, marks) than they gained
-	 * on a 4-queue emulated trace (0.56 s against 0.47 s with --jobs 2) */
-	return s->o.jobs > 1 && s->nq == 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
+	/* several queues too: one thread decodes each whole in turn, so a lane per queue
+	 * (pt_lanes.c) holds a queue's formatted output while the one before is written,
+	 * and stalls at the lanes' budget (4-queue emulated trace: --jobs 2 no faster than
+	 * --jobs 1); cut at PSBs, each queue's segments come in that order */
+	return s->o.jobs > 1 && s->nq >= 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
 	       s->o.writer->usable(s->o.writer->ctx);
 }
 
@@ -786,6 +791,7 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	tc_jobs_no_help(s->par);
 	for (size_t i = 0; i < s->nq && !ret; i++) {
 		struct queue *q = &s->q[i];
+		int pid = i ? s->q[i - 1].pid : 0;
 
 		for (size_t c = 0; c < ss.nctx; c++)
 			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im };
@@ -794,6 +800,15 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 		memset(&ss.acc, 0, sizeof(ss.acc));
 		ss.written = 0;
 		s->cur = q;
+		/* each queue as one thread decodes it, with a flow of its own: no marks, no
+		 * sections; the blocks kept only if its code is the one before's (the same
+		 * process: every address space has all the side-band without time) */
+		tc_pt_walk_cache_reset(ss.master);
+		ss.nsecs = 0;
+		ss.lost = false;
+		if (!s->pt.per_cpu_mmaps && tc_pt_session_pid_of(s, q->key) != pid)
+			for (size_t k = 0; k < ss.npool; k++)
+				tc_pt_walk_cache_forget(ss.pool[k].wc);
 		ret = seg_queue(&ss, q, window, e);
 		/* the queue's bytes are all put: its writers go */
 		for (size_t c = 0; c < ss.nwr; c++) {
