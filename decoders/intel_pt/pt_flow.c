@@ -1,6 +1,7 @@
 #include "decoders/intel_pt/pt_flow.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,7 @@ struct tc_pt_flow {
 	 * update pauses, a pause after the next block; the state at the first block. */
 	uint64_t sync_at, stop_at;
 	bool step_block, want_first, gave_up, paused;
+	atomic_bool abort;	/* tc_pt_flow_abort: from another thread */
 	struct tc_pt_flow_join first, after;	/* at begin_at's first block, at the pause's */
 	struct tc_pt_flow_join *first_to;	/* which one want_first fills */
 
@@ -1050,6 +1052,9 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 	/* the walk counts on in same; the offset begins at the first block */
 	wc = (struct walk_check){ .low = same };
 	while (status >= 0) {
+		if (__builtin_expect(d->ops.segment, 0) &&
+		    atomic_load_explicit(&d->abort, memory_order_relaxed))
+			return TC_PT_WALK_FALLBACK;	/* run() gives up */
 		if (d->wq) {
 			if (walk_endless(d, &wc, same)) {
 				*at = d->last_ip;
@@ -1899,6 +1904,11 @@ bool tc_pt_flow_join_same(const struct tc_pt_flow_join *a, const struct tc_pt_fl
 	    x->process_event != y->process_event || x->has_time || y->has_time)
 		return false;
 	return !x->process_event || !memcmp(&x->ev, &y->ev, sizeof(x->ev));
+}
+
+void tc_pt_flow_abort(struct tc_pt_flow *d)
+{
+	atomic_store_explicit(&d->abort, true, memory_order_relaxed);
 }
 
 bool tc_pt_flow_gave_up(const struct tc_pt_flow *d)

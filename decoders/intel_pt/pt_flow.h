@@ -163,6 +163,9 @@ const struct tc_pt_flow_join *tc_pt_flow_after(const struct tc_pt_flow *d);
  * alike, the range in flight aside? */
 bool tc_pt_flow_join_same(const struct tc_pt_flow_join *spec, const struct tc_pt_flow_join *truth);
 bool tc_pt_flow_gave_up(const struct tc_pt_flow *d);
+/* From another thread, while a segment's flow runs: it gives up at its next block or
+ * event (its results are not wanted). */
+void tc_pt_flow_abort(struct tc_pt_flow *d);
 bool tc_pt_flow_paused(const struct tc_pt_flow *d);
 /* The walk's cache (made if need be; NULL: out of memory). */
 struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d);

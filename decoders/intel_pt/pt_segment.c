@@ -40,6 +40,7 @@ static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
 #define SEG_MIN (4u << 10)	/* trace bytes in a segment, at least */
 #define SEG_MAX (1u << 20)
 #define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
+#define RESPINS 3	/* times a segment is made again (seg_respin), at most */
 #define SEG_BUDGET (16u << 20)	/* formatted bytes the segments hold unread, about */
 
 struct seg_ctx {
@@ -82,6 +83,7 @@ struct seg {
 	bool at_psb;
 	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
 	bool odd;		/* a record the segments do not make (ADDR_NACC) */
+	unsigned respun;	/* made again with the true set's marks (seg_respin) */
 	uint64_t nrec, ncounted;
 	bool held_done, have_held;
 	struct tc_rec held;
@@ -550,6 +552,38 @@ static uint64_t seg_cut(const struct buf *b, uint64_t at, uint64_t len)
 	return (uint64_t)(p - b->data);
 }
 
+/* The segments in flight fl[head..] (n of them) were made with marks and sections the
+ * true set has more of now (a segment before them found missing what the one before it
+ * marked: the new code it met is theirs too, most likely): each is stopped at its next
+ * block, its bytes dropped, and made again from its PSB with the true set as it is now.
+ * -1 on a failure (*e). */
+static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, size_t window,
+		      struct seg_items *it, struct tc_err *e)
+{
+	for (size_t k = 1; k < n; k++)
+		tc_pt_flow_abort(fl[(head + k) % window]->d);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (head + k) % window;
+		struct seg *o = fl[i], *g;
+
+		/* the first was read to its end already */
+		if (k && seg_collect(ss, o, it))
+			return tc_pt_session_nomem(e);
+		if (k)
+			seg_put_items(ss, it, false);
+		if (!(g = seg_new(ss, o->q, o->b, o->from, o->to, e)))
+			return -1;
+		g->lane = o->lane;
+		g->wr = &ss->wr[1 + g->lane];
+		g->respun = o->respun + 1;
+		seg_free(ss, o);
+		fl[i] = g;
+		if (tc_jobs_submit(ss->s->par, g->lane, seg_task, NULL, g))
+			return tc_pt_session_nomem(e);	/* g goes with those in flight */
+	}
+	return 0;
+}
+
 /* One queue, its buffers in turn, each in segments. -1 only on a setup failure. */
 static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_err *e)
 {
@@ -573,6 +607,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 		uint64_t cut = 0;	/* the next segment's start: 0 the buffer's, UINT64_MAX none */
 		size_t head = 0, nfl = 0;
 		bool more = true, first_joined = false;
+		bool stepped = false;	/* the true flow is at the oldest's first block */
 
 		q->behind.from = b->offset;
 		while ((more || nfl) && !redo && !ret) {
@@ -613,8 +648,9 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			head = (head + 1) % window;
 			nfl--;
 			first_joined = true;
-			ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
-					   (g->from == UINT64_MAX ? 0 : g->from);
+			if (!stepped)
+				ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
+						   (g->from == UINT64_MAX ? 0 : g->from);
 			if (seg_collect(ss, g, &it) || g->failed) {
 				if (g->failed)
 					*e = g->err;
@@ -649,8 +685,11 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				seg_free(ss, g);
 				continue;
 			} else {
-				tc_pt_flow_step_block(t->d);
-				seg_run_here(ss, t);
+				if (!stepped) {
+					tc_pt_flow_step_block(t->d);
+					seg_run_here(ss, t);
+				}
+				stepped = false;
 				if (tc_pt_flow_gave_up(t->d) || t->odd) {
 					seg_put_items(ss, &it, false);
 					seg_free(ss, g);
@@ -667,6 +706,22 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					/* it ended at that block: the buffer is done */
 					seg_put_items(ss, &it, false);
 					seg_free(ss, g);
+					continue;
+				}
+				if (!take && g->respun < RESPINS && !tc_pt_flow_gave_up(g->d) && !g->odd &&
+				    tc_pt_flow_join_same(tc_pt_flow_first(g->d),
+							 tc_pt_flow_after(t->d))) {
+					/* only marks or sections the true set has more of: it and
+					 * those in flight again, the true flow left where it is */
+					seg_put_items(ss, &it, false);
+					head = (head + window - 1) % window;
+					fl[head] = g;
+					nfl++;
+					stepped = true;
+					if (seg_respin(ss, fl, head, nfl, window, &it, e)) {
+						ret = -1;
+						break;
+					}
 					continue;
 				}
 			}
