@@ -13,8 +13,11 @@
 #include "lib/images/images.h"
 #include "lib/util/grow.h"
 
-/* ---- --jobs on one queue: its buffers cut at PSBs (segments) ----
- * Without time (no ticks, the fast walk: pt_flow's ops.segment), a buffer is cut at PSBs
+/* ---- --jobs without time: each queue's buffers cut at PSBs (segments) ----
+ * Without time one thread decodes each queue whole, in turn; so do the segments: the
+ * queues one after the other, each with marks and sections of its own (as one thread
+ * gives each a flow of its own). Without time (no ticks, the fast walk: pt_flow's
+ * ops.segment), a buffer is cut at PSBs
  * giving about SEG_OUT bytes of output each, and each segment decodes in a worker from its PSB alone,
  * formatting its records (the lanes), speculatively: the caller's thread joins them in
  * order, each against the flow that decoded the segment before it (the true one: it
@@ -27,8 +30,12 @@
  * libipt's block cache it found missing was in the true set (the joined segments'
  * marks, pt_walk.h). Then only the range in flight differs: the segment's first range
  * record (kept back) gets the true range's start and its instructions, and the counts are
- * the true flow's to its first block and the segment's after. Otherwise the segment is
- * dropped and the true flow decodes it here, on to the next one's PSB.
+ * the true flow's to its first block and the segment's after. Where it differs only in
+ * marks or sections the true set has more of (new code met by the segment before), it
+ * and those in flight are made again with them (seg_respin), a few times at most.
+ * Otherwise the segment is dropped and the true flow decodes it here, on to the next
+ * one's PSB. A segment's walk cache (its blocks) and Capstone come from a pool (kits),
+ * warm: the code read is the same for every segment of a process.
  * The flows share libipt's section cache (one isid per file section, for the marks) and
  * never use libipt's block decoder there: where the true flow's walk gives up, the queue
  * is decoded again from its start here, as with one thread, its first records (those
