@@ -1,6 +1,7 @@
 #include "decoders/intel_pt/pt_flow.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,7 @@ struct tc_pt_flow {
 	 * update pauses, a pause after the next block; the state at the first block. */
 	uint64_t sync_at, stop_at;
 	bool step_block, want_first, gave_up, paused;
+	atomic_bool abort;	/* tc_pt_flow_abort: from another thread */
 	struct tc_pt_flow_join first, after;	/* at begin_at's first block, at the pause's */
 	struct tc_pt_flow_join *first_to;	/* which one want_first fills */
 
@@ -792,7 +794,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->slot = d->run ? d->run : &d->rrec;
 	d->image = pt_image_alloc("tracectl");
 	d->iscache = ops->iscache ? ops->iscache : pt_iscache_alloc("tracectl");
-	d->x86 = tc_x86_new();
+	d->x86 = ops->x86 ? ops->x86 : tc_x86_new();
 	d->sync_at = d->stop_at = UINT64_MAX;
 	if (!d->image || !d->iscache || !d->x86 ||
 	    (!ops->iscache && pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0) ||
@@ -820,7 +822,8 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 		pt_iscache_free(d->iscache);
 	free(d->lens);
 	free(d->run);
-	tc_x86_free(d->x86);
+	if (d->x86 != d->ops.x86)
+		tc_x86_free(d->x86);
 	free(d->kept);
 	tc_pt_flow_free(d->ref);
 	free(d);
@@ -1068,6 +1071,9 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 	/* the walk counts on in same; the offset begins at the first block */
 	wc = (struct walk_check){ .low = same };
 	while (status >= 0) {
+		if (__builtin_expect(d->ops.segment, 0) &&
+		    atomic_load_explicit(&d->abort, memory_order_relaxed))
+			return TC_PT_WALK_FALLBACK;	/* run() gives up */
 		if (d->wq) {
 			if (walk_endless(d, &wc, same)) {
 				*at = d->last_ip;
@@ -2113,6 +2119,11 @@ bool tc_pt_flow_join_same(const struct tc_pt_flow_join *a, const struct tc_pt_fl
 	return !x->process_event || !memcmp(&x->ev, &y->ev, sizeof(x->ev));
 }
 
+void tc_pt_flow_abort(struct tc_pt_flow *d)
+{
+	atomic_store_explicit(&d->abort, true, memory_order_relaxed);
+}
+
 bool tc_pt_flow_gave_up(const struct tc_pt_flow *d)
 {
 	return d->gave_up;
@@ -2140,8 +2151,7 @@ struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d)
 {
 	struct tc_pt_walk_cache *c = d->wcache;
 
-	if (d->walk)
-		return NULL;	/* in use */
+	free_decoders(d);	/* the walk ends: nothing uses the cache after this */
 	d->wcache = NULL;
 	return c;
 }

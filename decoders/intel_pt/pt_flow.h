@@ -91,6 +91,9 @@ struct tc_pt_flow_ops {
 	 * (shared by the segments: one isid for one file section), NULL for the flow's own. */
 	bool segment;
 	struct pt_image_section_cache *iscache;
+	/* Capstone to use (the caller's, kept across flows; one thread at a time uses it):
+	 * NULL, the flow's own. */
+	struct tc_x86 *x86;
 };
 
 struct tc_pt_flow_stats {
@@ -164,6 +167,9 @@ const struct tc_pt_flow_join *tc_pt_flow_after(const struct tc_pt_flow *d);
  * alike, the range in flight aside? */
 bool tc_pt_flow_join_same(const struct tc_pt_flow_join *spec, const struct tc_pt_flow_join *truth);
 bool tc_pt_flow_gave_up(const struct tc_pt_flow *d);
+/* From another thread, while a segment's flow runs: it gives up at its next block or
+ * event (its results are not wanted). */
+void tc_pt_flow_abort(struct tc_pt_flow *d);
 bool tc_pt_flow_paused(const struct tc_pt_flow *d);
 /* The walk's cache (made if need be; NULL: out of memory). */
 struct tc_pt_walk_cache *tc_pt_flow_walk_cache(struct tc_pt_flow *d);
@@ -178,7 +184,8 @@ struct tc_pt_flow_sec {
 size_t tc_pt_flow_sections(const struct tc_pt_flow *d, const struct tc_pt_flow_sec **secs);
 int tc_pt_flow_add_sections(struct tc_pt_flow *d, const struct tc_pt_flow_sec *secs, size_t n);
 size_t tc_pt_flow_section_misses(const struct tc_pt_flow *d, const uint64_t **ips);
-/* The walk's cache given (before a begin), taken back (NULL while a walk runs on it). */
+/* The walk's cache given (before a begin), taken back (a decode in progress ends: the
+ * flow is then done with, but for tc_pt_flow_stats and freeing it). */
 void tc_pt_flow_set_walk_cache(struct tc_pt_flow *d, struct tc_pt_walk_cache *c);
 struct tc_pt_walk_cache *tc_pt_flow_take_walk_cache(struct tc_pt_flow *d);
 

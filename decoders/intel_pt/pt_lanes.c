@@ -31,7 +31,9 @@
  * of one thread and never faster on two cores (report -j of a 4-queue trace: 0.42 s CPU
  * with one thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4).
  *
- * Without time a queue is cut at its PSBs instead (pt_segment.c): what one thread
+ * Without time the queues are cut at their PSBs instead (pt_segment.c; one queue has
+ * nothing to decode beside it, and several come whole one after the other, so a lane per
+ * queue would hold each queue's output until the ones before it are written): what one thread
  * carries across a PSB is more than the PSB+ restores, so each segment, decoded from its
  * PSB alone, is checked against the flow before it at the join and decoded again in order
  * where it would differ:

@@ -13,8 +13,11 @@
 #include "lib/images/images.h"
 #include "lib/util/grow.h"
 
-/* ---- --jobs on one queue: its buffers cut at PSBs (segments) ----
- * Without time (no ticks, the fast walk: pt_flow's ops.segment), a buffer is cut at PSBs
+/* ---- --jobs without time: each queue's buffers cut at PSBs (segments) ----
+ * Without time one thread decodes each queue whole, in turn; so do the segments: the
+ * queues one after the other, each with marks and sections of its own (as one thread
+ * gives each a flow of its own). Without time (no ticks, the fast walk: pt_flow's
+ * ops.segment), a buffer is cut at PSBs
  * giving about SEG_OUT bytes of output each, and each segment decodes in a worker from its PSB alone,
  * formatting its records (the lanes), speculatively: the caller's thread joins them in
  * order, each against the flow that decoded the segment before it (the true one: it
@@ -27,8 +30,12 @@
  * libipt's block cache it found missing was in the true set (the joined segments'
  * marks, pt_walk.h). Then only the range in flight differs: the segment's first range
  * record (kept back) gets the true range's start and its instructions, and the counts are
- * the true flow's to its first block and the segment's after. Otherwise the segment is
- * dropped and the true flow decodes it here, on to the next one's PSB.
+ * the true flow's to its first block and the segment's after. Where it differs only in
+ * marks or sections the true set has more of (new code met by the segment before), it
+ * and those in flight are made again with them (seg_respin), a few times at most.
+ * Otherwise the segment is dropped and the true flow decodes it here, on to the next
+ * one's PSB. A segment's walk cache (its blocks) and Capstone come from a pool (kits),
+ * warm: the code read is the same for every segment of a process.
  * The flows share libipt's section cache (one isid per file section, for the marks) and
  * never use libipt's block decoder there: where the true flow's walk gives up, the queue
  * is decoded again from its start here, as with one thread, its first records (those
@@ -40,7 +47,8 @@ static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
 #define SEG_MIN (4u << 10)	/* trace bytes in a segment, at least */
 #define SEG_MAX (1u << 20)
 #define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
-#define SEG_BUDGET (8u << 20)	/* formatted bytes the segments hold unread, about */
+#define RESPINS 3	/* times a segment is made again (seg_respin), at most */
+#define SEG_BUDGET (16u << 20)	/* formatted bytes the segments hold unread, about */
 
 struct seg_ctx {
 	struct tc_pt_session *s;
@@ -58,6 +66,14 @@ struct seg_wr {
 	unsigned nw;
 	uint64_t woff;
 	struct seg_ctx *c;	/* where its symbols come from now */
+} __attribute__((aligned(64)));	/* each thread's own cache lines: they are written per record */
+
+/* What a segment's flow needs that costs to make and warms up with use: the walk's cache
+ * (its blocks: the code read is the same for every segment of a queue) and Capstone (its
+ * memo). Lent to a segment's flow, back when the flow goes. */
+struct seg_kit {
+	struct tc_pt_walk_cache *wc;
+	struct tc_x86 *x86;
 };
 
 struct segs;
@@ -68,11 +84,13 @@ struct seg {
 	struct seg_ctx *c;
 	struct seg_wr *wr;
 	struct tc_pt_flow *d;
+	struct seg_kit kit;
 	const struct buf *b;
 	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
 	bool at_psb;
 	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
 	bool odd;		/* a record the segments do not make (ADDR_NACC) */
+	unsigned respun;	/* made again with the true set's marks (seg_respin) */
 	uint64_t nrec, ncounted;
 	bool held_done, have_held;
 	struct tc_rec held;
@@ -96,7 +114,7 @@ struct segs {
 	struct tc_pt_flow_stats acc;
 	uint64_t written;	/* records put */
 	uint64_t drop;		/* the redo's records yet to leave out */
-	struct tc_pt_walk_cache *pool[32];	/* walk caches to use again */
+	struct seg_kit pool[32];	/* kits to lend again */
 	size_t npool;
 	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
 	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
@@ -324,15 +342,15 @@ static void seg_free(struct segs *ss, struct seg *g)
 {
 	if (!g)
 		return;
-	if (g->d) {
-		struct tc_pt_walk_cache *c = tc_pt_flow_take_walk_cache(g->d);
-
-		if (c && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0]))
-			ss->pool[ss->npool++] = c;
-		else
-			tc_pt_walk_cache_free(c);
+	if (g->d)
+		g->kit.wc = tc_pt_flow_take_walk_cache(g->d);
+	tc_pt_flow_free(g->d);	/* before its Capstone goes */
+	if (g->kit.wc && g->kit.x86 && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0])) {
+		ss->pool[ss->npool++] = g->kit;
+	} else {
+		tc_pt_walk_cache_free(g->kit.wc);
+		tc_x86_free(g->kit.x86);
 	}
-	tc_pt_flow_free(g->d);
 	free(g);
 }
 
@@ -351,6 +369,15 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 		tc_pt_session_nomem(e);
 		return NULL;
 	}
+	if (ss->npool) {
+		g->kit = ss->pool[--ss->npool];
+		tc_pt_walk_cache_reuse(g->kit.wc);	/* the marks: the true set's, below */
+	} else if (!(g->kit.wc = tc_pt_walk_cache_new()) || !(g->kit.x86 = tc_x86_new())) {
+		tc_pt_session_nomem(e);
+		seg_free(ss, g);
+		return NULL;
+	}
+	ops.x86 = g->kit.x86;
 	g->s = s;
 	g->ss = ss;
 	g->q = q;
@@ -359,10 +386,9 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	g->to = to;
 	g->at_psb = from != UINT64_MAX;
 	g->held_done = !g->at_psb;
-	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)) && ss->npool) {
-		wc = ss->pool[--ss->npool];
-		tc_pt_walk_cache_reset(wc);
-		tc_pt_flow_set_walk_cache(g->d, wc);
+	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e))) {
+		tc_pt_flow_set_walk_cache(g->d, g->kit.wc);
+		g->kit.wc = NULL;	/* the flow's until seg_free */
 	}
 	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_copy(wc, ss->master)) {
 		if (g->d)
@@ -533,6 +559,38 @@ static uint64_t seg_cut(const struct buf *b, uint64_t at, uint64_t len)
 	return (uint64_t)(p - b->data);
 }
 
+/* The segments in flight fl[head..] (n of them) were made with marks and sections the
+ * true set has more of now (a segment before them found missing what the one before it
+ * marked: the new code it met is theirs too, most likely): each is stopped at its next
+ * block, its bytes dropped, and made again from its PSB with the true set as it is now.
+ * -1 on a failure (*e). */
+static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, size_t window,
+		      struct seg_items *it, struct tc_err *e)
+{
+	for (size_t k = 1; k < n; k++)
+		tc_pt_flow_abort(fl[(head + k) % window]->d);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (head + k) % window;
+		struct seg *o = fl[i], *g;
+
+		/* the first was read to its end already */
+		if (k && seg_collect(ss, o, it))
+			return tc_pt_session_nomem(e);
+		if (k)
+			seg_put_items(ss, it, false);
+		if (!(g = seg_new(ss, o->q, o->b, o->from, o->to, e)))
+			return -1;
+		g->lane = o->lane;
+		g->wr = &ss->wr[1 + g->lane];
+		g->respun = o->respun + 1;
+		seg_free(ss, o);
+		fl[i] = g;
+		if (tc_jobs_submit(ss->s->par, g->lane, seg_task, NULL, g))
+			return tc_pt_session_nomem(e);	/* g goes with those in flight */
+	}
+	return 0;
+}
+
 /* One queue, its buffers in turn, each in segments. -1 only on a setup failure. */
 static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_err *e)
 {
@@ -555,15 +613,19 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 		const struct buf *b = &q->bufs[bi];
 		uint64_t cut = 0;	/* the next segment's start: 0 the buffer's, UINT64_MAX none */
 		size_t head = 0, nfl = 0;
-		bool more = true;
+		bool more = true, first_joined = false;
+		bool stepped = false;	/* the true flow is at the oldest's first block */
 
 		q->behind.from = b->offset;
 		while ((more || nfl) && !redo && !ret) {
 			/* the trace before the true flow's segment is done with */
 			if (t && t->b == b && t->from != UINT64_MAX)
 				tc_perf_data_behind(s->pd, &q->behind, b->offset + t->from);
-			/* submit while the window has room */
-			while (more && nfl < window) {
+			/* submit while the window has room; only the buffer's first until it is
+			 * joined: the segments after it would check their marks against the true
+			 * set's, which it is most of early on (each found missing is a segment
+			 * decoded again in order) */
+			while (more && nfl < (first_joined ? window : 1)) {
 				uint64_t from = cut ? cut : UINT64_MAX;
 				uint64_t to = seg_cut(b, from, seg_len(ss));
 				struct seg *g = seg_new(ss, q, b, from, to, e);
@@ -592,8 +654,10 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			fl[head] = NULL;
 			head = (head + 1) % window;
 			nfl--;
-			ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
-					   (g->from == UINT64_MAX ? 0 : g->from);
+			first_joined = true;
+			if (!stepped)
+				ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
+						   (g->from == UINT64_MAX ? 0 : g->from);
 			if (seg_collect(ss, g, &it) || g->failed) {
 				if (g->failed)
 					*e = g->err;
@@ -628,8 +692,11 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				seg_free(ss, g);
 				continue;
 			} else {
-				tc_pt_flow_step_block(t->d);
-				seg_run_here(ss, t);
+				if (!stepped) {
+					tc_pt_flow_step_block(t->d);
+					seg_run_here(ss, t);
+				}
+				stepped = false;
 				if (tc_pt_flow_gave_up(t->d) || t->odd) {
 					seg_put_items(ss, &it, false);
 					seg_free(ss, g);
@@ -646,6 +713,22 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					/* it ended at that block: the buffer is done */
 					seg_put_items(ss, &it, false);
 					seg_free(ss, g);
+					continue;
+				}
+				if (!take && g->respun < RESPINS && !tc_pt_flow_gave_up(g->d) && !g->odd &&
+				    tc_pt_flow_join_same(tc_pt_flow_first(g->d),
+							 tc_pt_flow_after(t->d))) {
+					/* only marks or sections the true set has more of: it and
+					 * those in flight again, the true flow left where it is */
+					seg_put_items(ss, &it, false);
+					head = (head + window - 1) % window;
+					fl[head] = g;
+					nfl++;
+					stepped = true;
+					if (seg_respin(ss, fl, head, nfl, window, &it, e)) {
+						ret = -1;
+						break;
+					}
 					continue;
 				}
 			}
@@ -733,10 +816,11 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 /* Can the queues be cut at their PSBs (see above)? */
 bool tc_pt_segment_usable(const struct tc_pt_session *s)
 {
-	/* one queue: several decode side by side already (pt_lanes.c); cut in turn, each
-	 * queue's segments cost more in the caller's thread (joins, marks) than they gained
-	 * on a 4-queue emulated trace (0.56 s against 0.47 s with --jobs 2) */
-	return s->o.jobs > 1 && s->nq == 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
+	/* several queues too: one thread decodes each whole in turn, so a lane per queue
+	 * (pt_lanes.c) holds a queue's formatted output while the one before is written,
+	 * and stalls at the lanes' budget (4-queue emulated trace: --jobs 2 no faster than
+	 * --jobs 1); cut at PSBs, each queue's segments come in that order */
+	return s->o.jobs > 1 && s->nq >= 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
 	       s->o.writer->usable(s->o.writer->ctx);
 }
 
@@ -755,7 +839,8 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	ss.nctx = (size_t)s->o.jobs + 1;
 	ss.ctx = calloc(ss.nctx, sizeof(*ss.ctx));
 	ss.nwr = window + 1;
-	ss.wr = calloc(ss.nwr, sizeof(*ss.wr));
+	if ((ss.wr = aligned_alloc(64, ss.nwr * sizeof(*ss.wr))))
+		memset(ss.wr, 0, ss.nwr * sizeof(*ss.wr));
 	pthread_mutex_init(&ss.mu, NULL);
 	ss.iscache = pt_iscache_alloc("tracectl");
 	ss.master = tc_pt_walk_cache_new();
@@ -768,6 +853,7 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	tc_jobs_no_help(s->par);
 	for (size_t i = 0; i < s->nq && !ret; i++) {
 		struct queue *q = &s->q[i];
+		int pid = i ? s->q[i - 1].pid : 0;
 
 		for (size_t c = 0; c < ss.nctx; c++)
 			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im };
@@ -776,6 +862,15 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 		memset(&ss.acc, 0, sizeof(ss.acc));
 		ss.written = 0;
 		s->cur = q;
+		/* each queue as one thread decodes it, with a flow of its own: no marks, no
+		 * sections; the blocks kept only if its code is the one before's (the same
+		 * process: every address space has all the side-band without time) */
+		tc_pt_walk_cache_reset(ss.master);
+		ss.nsecs = 0;
+		ss.lost = false;
+		if (!s->pt.per_cpu_mmaps && tc_pt_session_pid_of(s, q->key) != pid)
+			for (size_t k = 0; k < ss.npool; k++)
+				tc_pt_walk_cache_forget(ss.pool[k].wc);
 		ret = seg_queue(&ss, q, window, e);
 		/* the queue's bytes are all put: its writers go */
 		for (size_t c = 0; c < ss.nwr; c++) {
@@ -805,8 +900,10 @@ out:
 	pthread_mutex_destroy(&ss.mu);
 	tc_pt_walk_cache_free(ss.master);
 	free(ss.secs);
-	while (ss.npool)
-		tc_pt_walk_cache_free(ss.pool[--ss.npool]);
+	while (ss.npool) {
+		tc_pt_walk_cache_free(ss.pool[--ss.npool].wc);
+		tc_x86_free(ss.pool[ss.npool].x86);
+	}
 	if (ss.iscache)
 		pt_iscache_free(ss.iscache);
 	s->gen++;

@@ -742,9 +742,10 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 		s->pd = NULL;
 		return ret;
 	}
-	/* Several queues whose records the lanes can format (pt_lanes.c); one queue
-	 * has no other to decode beside it and decodes here (through a lane it cost twice
-	 * the CPU of one thread on a 52 MB trace, as slow in wall time). */
+	/* Several queues with time whose records the lanes can format (pt_lanes.c; without
+	 * time the segments above); one queue has no other to decode beside it and decodes
+	 * here (through a lane it cost twice the CPU of one thread on a 52 MB trace, as slow
+	 * in wall time). */
 	if (s->o.jobs > 1 && s->nq > 1 && s->o.writer && s->o.writer->usable(s->o.writer->ctx)) {
 		prime_images(s);
 		/* this thread has only the lanes' bytes to write out: --jobs N threads decode

@@ -22,12 +22,17 @@
 struct entry {
 	uint64_t ip, target;
 	uint32_t gen;
-	uint32_t last;		/* the last instruction's offset from ip */
+	uint16_t last;		/* the last instruction's offset from ip (< MAX_LINEAR * 15) */
 	uint16_t ninsn;
 	uint8_t mode, kind, size, iclass;
 	bool push;
-	bool known;	/* libipt's block cache has the run: its block is the whole run */
+	/* == the cache's kgen: libipt's block cache has the run (its block is the whole run),
+	 * as far as the marks held since they were last replaced tell */
+	uint16_t known;
 };
+
+_Static_assert(sizeof(struct entry) == 32, "an entry in half a cache line");
+_Static_assert(MAX_LINEAR * 15 <= UINT16_MAX, "an entry's last fits");
 
 /* Instructions libipt's block cache has an entry for, by section: open addressing. */
 struct mark {
@@ -45,6 +50,7 @@ struct nokey {
 
 struct tc_pt_walk_cache {
 	uint32_t gen, era;
+	uint16_t kgen;		/* entries' known answers hold while it stays (never 0) */
 	uint64_t cr3;		/* the address space of the blocks held */
 	struct mark *marks;
 	size_t nmarks, capmarks;
@@ -87,8 +93,19 @@ struct tc_pt_walk_cache *tc_pt_walk_cache_new(void)
 	struct tc_pt_walk_cache *c = calloc(1, sizeof(*c));
 
 	if (c)
-		c->gen = 1;
+		c->gen = c->kgen = 1;
 	return c;
+}
+
+/* The marks were replaced, not only added to: the entries' known answers go (the blocks
+ * stay: they depend on the code alone). */
+static void forget_known(struct tc_pt_walk_cache *c)
+{
+	if (++c->kgen == 0) {
+		for (size_t i = 0; i < CACHE_SIZE; i++)
+			c->e[i].known = 0;
+		c->kgen = 1;
+	}
 }
 
 void tc_pt_walk_cache_forget(struct tc_pt_walk_cache *c)
@@ -231,6 +248,7 @@ int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_
 	if (src->capmarks)
 		memcpy(dst->marks, src->marks, src->capmarks * sizeof(*src->marks));
 	dst->nmarks = src->nmarks;
+	forget_known(dst);
 	return 0;
 }
 
@@ -461,7 +479,7 @@ static const struct entry *lookup(struct tc_pt_walk *w, uint64_t ip, enum pt_exe
 		return e;
 	/* nothing else reads the cache: entries of another address space are forgotten */
 	e->gen = 0;
-	e->known = false;
+	e->known = 0;
 	for (;;) {
 		if (!decode(w, at, mode, &i)) {
 			if (!n)
@@ -470,7 +488,7 @@ static const struct entry *lookup(struct tc_pt_walk *w, uint64_t ip, enum pt_exe
 			break;
 		}
 		n++;
-		e->last = (uint32_t)(i.ip - ip);
+		e->last = (uint16_t)(i.ip - ip);
 		e->size = i.size;
 		e->kind = i.kind;
 		e->iclass = i.iclass;
@@ -836,7 +854,7 @@ static int model(struct tc_pt_walk *w, struct entry *e, struct pt_block *b, unsi
 	if (e->ip + e->last + e->size > end)
 		return FB;	/* a run out of its section: libipt ends the block there */
 	if (marked(w->cache, isid, e->ip)) {
-		e->known = true;
+		e->known = w->cache->kgen;
 		return 1;
 	}
 	for (n = 1; n < e->ninsn; n++) {
@@ -881,7 +899,7 @@ static int proceed_no_event(struct tc_pt_walk *w, struct pt_block *b, unsigned *
 		return FB;
 	if (e->kind == TC_PT_INSN_LINEAR)
 		return FB;	/* over MAX_LINEAR instructions without a branch */
-	if (!e->known) {
+	if (e->known != w->cache->kgen) {
 		status = model(w, e, b, last_size, last_class);
 		if (status <= 0)
 			return status;
@@ -1046,12 +1064,19 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 
 void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c)
 {
-	tc_pt_walk_cache_forget(c);
+	forget_known(c);
 	if (c->capmarks)
 		memset(c->marks, 0, c->capmarks * sizeof(*c->marks));
 	c->nmarks = 0;
 	c->nnos = 0;
 	c->nadds = 0;
 	c->log = c->log_lost = c->adds_lost = false;
-	c->cr3 = 0;
+}
+
+void tc_pt_walk_cache_reuse(struct tc_pt_walk_cache *c)
+{
+	forget_known(c);
+	c->nnos = 0;
+	c->nadds = 0;
+	c->log = c->log_lost = c->adds_lost = false;
 }

@@ -63,8 +63,12 @@ void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c);
  * src made since the last call are added to dst's (-1: out of memory). */
 int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
 int tc_pt_walk_cache_merge_new(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src);
-/* As new (without its memory made again). */
+/* As new (without its memory made again), but its blocks: they depend on the code read
+ * alone (the address space it was told stays too). */
 void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c);
+/* As reset, the marks left as they are for tc_pt_walk_cache_copy() to replace: it must
+ * come next. */
+void tc_pt_walk_cache_reuse(struct tc_pt_walk_cache *c);
 bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
 			    const struct tc_pt_walk_cache *truth);
 
