@@ -2081,6 +2081,19 @@ int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	return ret;
 }
 
+void tc_pt_flow_thread(const struct tc_pt_flow *d, int *pid, int *tid, uint64_t *cr3)
+{
+	*pid = d->pid;
+	*tid = d->tid;
+	*cr3 = d->cr3;
+}
+
+void tc_pt_flow_set_thread(struct tc_pt_flow *d, int pid, int tid)
+{
+	d->pid = pid;
+	d->tid = tid;
+}
+
 void tc_pt_flow_stop_at(struct tc_pt_flow *d, uint64_t off)
 {
 	d->stop_at = off;

@@ -159,6 +159,11 @@ struct tc_pt_flow_join {
 int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 			uint64_t file_offset, uint64_t psb, struct tc_err *e);
 void tc_pt_flow_stop_at(struct tc_pt_flow *d, uint64_t off);
+/* What carries over from one buffer to the next: the thread and CR3. A segment that begins
+ * a later buffer starts with the thread it expects (tc_pt_flow_set_thread, before begin),
+ * to be checked against the true flow's at the join. */
+void tc_pt_flow_thread(const struct tc_pt_flow *d, int *pid, int *tid, uint64_t *cr3);
+void tc_pt_flow_set_thread(struct tc_pt_flow *d, int pid, int tid);
 void tc_pt_flow_step_block(struct tc_pt_flow *d);
 const struct tc_pt_flow_join *tc_pt_flow_first(const struct tc_pt_flow *d);
 /* ... and at the first block after the last pause at a stop (tc_pt_flow_stop_at). */

@@ -88,6 +88,7 @@ struct seg {
 	const struct buf *b;
 	uint64_t from, to;	/* PSB (UINT64_MAX: the buffer's start), next segment's PSB */
 	bool at_psb;
+	int pid, tid;		/* !at_psb: the thread it began with (the true flow's, if taken) */
 	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
 	bool odd;		/* a record the segments do not make (ADDR_NACC) */
 	unsigned respun;	/* made again with the true set's marks (seg_respin) */
@@ -354,6 +355,17 @@ static void seg_free(struct segs *ss, struct seg *g)
 	free(g);
 }
 
+/* Did g (a later buffer's first) begin with the thread and CR3 the true flow ended the buffer
+ * before with? */
+static bool seg_thread_same(const struct seg *g, const struct tc_pt_flow *truth)
+{
+	int pid, tid;
+	uint64_t cr3;
+
+	tc_pt_flow_thread(truth, &pid, &tid, &cr3);
+	return pid == g->pid && tid == g->tid && cr3 == TC_PT_FLOW_NO_CR3;
+}
+
 static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b, uint64_t from,
 			   uint64_t to, struct tc_err *e)
 {
@@ -389,6 +401,15 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e))) {
 		tc_pt_flow_set_walk_cache(g->d, g->kit.wc);
 		g->kit.wc = NULL;	/* the flow's until seg_free */
+		/* a later buffer's: the thread carries over from the buffer before (records
+		 * before its first PSB have it); without time, a per-thread queue's once the
+		 * trace synchronised */
+		g->pid = g->tid = -1;
+		if (!g->at_psb && b != q->bufs && !s->pt.per_cpu_mmaps) {
+			g->pid = q->pid;
+			g->tid = q->tid;
+		}
+		tc_pt_flow_set_thread(g->d, g->pid, g->tid);
 	}
 	if (!g->d || !(wc = tc_pt_flow_walk_cache(g->d)) || tc_pt_walk_cache_copy(wc, ss->master)) {
 		if (g->d)
@@ -684,6 +705,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				/* a later buffer's first: the true flow ended the buffer before */
 				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
 				take = !tc_pt_flow_gave_up(g->d) && !g->odd &&
+				       seg_thread_same(g, t->d) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
 				       seg_secs_same(g->d, t->d);
 			} else if (!tc_pt_flow_paused(t->d)) {

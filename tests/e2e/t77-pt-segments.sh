@@ -67,6 +67,15 @@ then
 		same pt.data; rc=$?
 		mv calls.kept calls && [ $rc = 0 ]
 	'
+	# perf writes a queue in pieces (one each time it drains the AUX ring): each later
+	# buffer's first segment begins before its first PSB, its records there with the thread
+	# the buffer before ended with (stop 28's segments gave them none)
+	expect 'one queue in 8 KiB buffers: every form the same with --jobs 1, 2, 4' '
+		"${TC_TOOLS:-$TOP/build/obj/tools}/pd_rewrite" -s 8192 pt.data cut.data &&
+		tracectl decode -i cut.data 2>&1 >/dev/null | grep -q " in 1 queues," &&
+		tracectl -j decode -i cut.data 2>/dev/null | grep "\"no_sync\".*\"tid\":" | grep -q "before the first PSB" &&
+		same cut.data
+	'
 	expect 'one queue: --decoder=reference and --jobs 4 agree with --jobs 1' '
 		tracectl -j decode --branches --jobs 4 -i pt.data >f4 2>/dev/null &&
 		tracectl -j decode --branches --decoder=reference -i pt.data >r1 2>/dev/null &&
