@@ -293,7 +293,8 @@ static void writer_put(void *ctx, const char *bytes, size_t n, uint64_t offset, 
 {
 	struct tc_session *s = ctx;
 
-	if (!(++s->at_calls & 15) && s->p->at)
+	/* the first too: a short trace may come in fewer than 16 pieces */
+	if (!(s->at_calls++ & 15) && s->p->at)
 		s->p->at(s->p->ctx, offset);
 	s->o.writer->put(s->o.writer->ctx, bytes, n, offset, block);
 }

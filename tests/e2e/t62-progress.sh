@@ -21,6 +21,12 @@ expect 'on a terminal: bytes, rate and ETA, cleared before the summary line' '
 	grep -q "\[ decoding: [0-9.]* of [0-9.]* KiB ([0-9]*%), [0-9.]* KiB/s" tty.out &&
 	grep -q "$(printf "\r\033\\\\[K")\[ tracectl decode: " tty.out
 '
+# --jobs: the listing made on the decoding threads comes to the caller in pieces (here one
+# queue cut at its PSBs): the progress counts them, from the first
+expect 'on a terminal with --jobs 2: the progress line too' '
+	on_tty "$TRACECTL decode --jobs 2 -i a.data >/dev/null" && cat -v tty.out &&
+	grep -q "\[ decoding: [0-9.]* of [0-9.]* KiB ([0-9]*%), [0-9.]* KiB/s" tty.out
+'
 expect 'silent with -q, under CI and when stderr is not a terminal' '
 	on_tty "$TRACECTL -q decode -i a.data >/dev/null" && ! grep -q decoding tty.out &&
 	env -u CI TRACECTL_PROGRESS_DELAY=0 script -qec "CI=1 $TRACECTL decode -i a.data >/dev/null" /dev/null >ci.out 2>&1 </dev/null &&
