@@ -55,7 +55,7 @@ struct tc_pt_flow {
 	uint64_t walk_cr3;	/* the address space the walk was told */
 	unsigned wsize;		/* the walk's last block: its last instruction's size, class */
 	enum pt_insn_class wclass;
-	uint64_t emitted, suppress;	/* records of this buffer made; to drop (and tc_pt_flow_drop's) */
+	uint64_t emitted, suppress;	/* records of this buffer made; to drop */
 	uint64_t given;		/* records given to ops.emit(_ranges), all buffers */
 	struct tc_pt_flow_sec *secs;	/* the sections in image, as the walk needs them */
 	size_t nsecs, capsecs;
@@ -127,8 +127,8 @@ struct tc_pt_flow {
 	/* libipt's caches as the reference's: not once the skim or the walk took a buffer
 	 * (warming from the walk's marks is exact only for 64-bit code). Where a later buffer
 	 * may have other code (other_modes), the flow hands over to the reference (redo). */
-	bool skimmed, walked;	/* an earlier buffer was the skim's; the walk's */
-	bool skimmed_now, walked_now;	/* this buffer */
+	bool foreign;		/* an earlier buffer was the skim's or the walk's */
+	bool foreign_now;	/* this one */
 	int modes;		/* other_modes of this buffer: -1 not asked yet */
 	bool redo_due;		/* hand over at the next API call */
 	struct kept { const uint8_t *buf; size_t len; uint64_t off; } *kept;
@@ -233,6 +233,7 @@ static inline void end_run(struct tc_pt_flow *d)
 {
 	if (d->nrun) {
 		d->ops.emit_ranges(d->ops.ctx, d->run, d->nrun);
+		d->given += d->nrun;
 		d->nrun = 0;
 		d->slot = d->run;
 	}
@@ -261,8 +262,8 @@ static inline void put_range(struct tc_pt_flow *d)
 		d->suppress--;
 		return;
 	}
-	d->given++;
 	if (!d->run) {
+		d->given++;
 		d->ops.emit(d->ops.ctx, &d->rrec);
 		return;
 	}
@@ -1643,8 +1644,8 @@ static bool other_modes(const struct tc_pt_flow *d, const uint8_t *buf, size_t l
 
 /* libipt decodes this buffer (d->buf): if it may have code not 64-bit, only libipt's own
  * caches know what it gives from here on. The skim and the walk are off for good; and if
- * libipt's caches are not as the reference's (an earlier buffer skimmed or walked), the
- * flow hands over (redo_due: true). */
+ * libipt's caches are not as the reference's (an earlier buffer skimmed or walked:
+ * foreign), the flow hands over (redo_due: true). */
 static bool other_code(struct tc_pt_flow *d)
 {
 	if (d->modes < 0)
@@ -1652,7 +1653,7 @@ static bool other_code(struct tc_pt_flow *d)
 	if (!d->modes)
 		return false;
 	d->skim_off = d->walk_off = true;
-	if ((d->skimmed || d->walked) && d->kept)
+	if (d->foreign && d->kept)
 		d->redo_due = true;
 	return d->redo_due;
 }
@@ -1761,7 +1762,7 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	if (!rc) {
 		d->st.insns += ss.insns;
 		d->st.branches += ss.branches;
-		d->skimmed_now = true;
+		d->foreign_now = true;
 		return 0;
 	}
 	end_run(d);
@@ -1784,15 +1785,15 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	d->scan_tsc_due = false;
 	d->emitted = 0;
 	if (walk) {	/* a new buffer (not a fall-back's second try) */
-		d->skimmed |= d->skimmed_now;
-		d->walked |= d->walked_now;
-		d->skimmed_now = d->walked_now = false;
+		d->foreign |= d->foreign_now;
+		d->foreign_now = false;
 		d->modes = -1;
 	}
 	if (!len)
 		return 0;
 	d->buf = buf;
-	if (walk && (!skim_buffer(d, buf, len, file_offset) || d->redo_due))
+	d->len = len;	/* other_code's */
+	if (walk && !skim_buffer(d, buf, len, file_offset))
 		return 0;
 	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
 		d->wcache = tc_pt_walk_cache_new();
@@ -1802,7 +1803,7 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
 						 walk_section, d);
 		d->wq = d->walk ? tc_pt_walk_query(d->walk) : NULL;
-		d->walked_now |= d->walk != NULL;
+		d->foreign_now |= d->walk != NULL;
 		d->snap.st = d->st;
 		d->snap.pid = d->pid;
 		d->snap.tid = d->tid;
@@ -1816,11 +1817,8 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 		free_decoders(d);
 		return 0;
 	}
-	if (!d->walk && walk && d->kept) {	/* libipt's from the start (walk_off) */
-		d->len = len;
-		if (other_code(d))
-			return 0;
-	}
+	if (!d->walk && walk && d->kept && other_code(d))	/* libipt's (walk_off) */
+		return 0;
 	if (!d->walk) {
 		d->main = d->dec = new_decoder(d, buf, len);
 		if (!d->dec)
