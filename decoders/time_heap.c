@@ -14,6 +14,15 @@ int tc_time_heap_init(struct tc_time_heap *h, size_t cap)
 	return -1;
 }
 
+int tc_time_heap_start(struct tc_time_heap *h, size_t n)
+{
+	if (tc_time_heap_init(h, n))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		tc_time_heap_push(h, i, 0);
+	return 0;
+}
+
 void tc_time_heap_free(struct tc_time_heap *h)
 {
 	free(h->ix);

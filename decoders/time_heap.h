@@ -15,6 +15,9 @@ struct tc_time_heap {
 
 /* Room for queue indexes 0..cap-1; -1 when out of memory. */
 int tc_time_heap_init(struct tc_time_heap *h, size_t cap);
+/* tc_time_heap_init with queues 0..n-1 in, all at 0: each runs first until its trace tells
+ * a time (as perf starts its queues). */
+int tc_time_heap_start(struct tc_time_heap *h, size_t n);
 void tc_time_heap_free(struct tc_time_heap *h);
 void tc_time_heap_push(struct tc_time_heap *h, size_t ix, uint64_t key);
 /* The queue furthest behind (heap not empty). */

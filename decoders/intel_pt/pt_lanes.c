@@ -264,10 +264,8 @@ static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 	struct mark it;
 	int ret = 0, k;
 
-	if (tc_time_heap_init(&h, s->nq))
+	if (tc_time_heap_start(&h, s->nq))
 		return tc_pt_session_nomem(e);
-	for (size_t i = 0; i < s->nq; i++)
-		tc_time_heap_push(&h, i, 0);
 	while (h.n && !ret) {
 		struct queue *q = &s->q[tc_time_heap_top(&h)];
 		uint64_t key = 0, until;

@@ -667,10 +667,8 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 	struct tc_time_heap h;
 	int ret = 0;
 
-	if (tc_time_heap_init(&h, s->nq))
+	if (tc_time_heap_start(&h, s->nq))
 		return tc_pt_session_nomem(e);
-	for (size_t i = 0; i < s->nq; i++)
-		tc_time_heap_push(&h, i, 0);
 	while (h.n && !ret) {
 		struct queue *q = &s->q[tc_time_heap_top(&h)];
 
