@@ -71,6 +71,20 @@ must() {
 	shift
 	"$@" || { echo "failed: $_what"; return 1; }
 }
+# same_with_jobs FILE: each form of tracectl in $forms (one a line, e.g. "-j decode
+# --branches") on FILE with --jobs 1, 2 and 4 gives the same stdout, stderr and exit code,
+# and exits 0 or 3; if not, says which form.
+same_with_jobs() {
+	echo "$forms" | while read -r form; do
+		for n in 1 2 4; do
+			# shellcheck disable=SC2086
+			tracectl $form --jobs $n -i "$1" >o$n 2>e$n; echo "exit $?" >>o$n
+			cat e$n >>o$n
+		done
+		cmp o1 o2 && cmp o1 o4 || { echo "differs: $form"; exit 1; }
+		grep -q "^exit [03]$" o1 || { echo "failed: $form"; tail -3 o1; exit 1; }
+	done
+}
 # same_branches WANT GOT: GOT (tc_branches' or perf_branches') is WANT, the truth; if not,
 # how many lines differ and the first differences (the log keeps its last 30 lines)
 same_branches() {
