@@ -394,7 +394,7 @@ static int decode_main(struct decode *d, int argc, char **argv);
 /* The filter outlives every return of decode_main, usage errors included. */
 int do_decode(int argc, char **argv)
 {
-	struct decode d = { .a.input = "perf.data" };
+	struct decode d = { .a.input = "perf.data", .a.jobs = tc_run_opt_jobs() };
 	int rc = decode_main(&d, argc, argv);
 
 	tc_rec_filter_free(d.filter);

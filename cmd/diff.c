@@ -95,7 +95,7 @@ static int profile(const char *input, const struct diff *d, struct tc_analysis *
 int do_diff(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("diff");
-	struct diff d = { .view.sort = TC_PROFILE_BY_SELF };
+	struct diff d = { .view.sort = TC_PROFILE_BY_SELF, .run.jobs = tc_run_opt_jobs() };
 	struct tc_analysis *an[2];
 	struct tc_session *dec[2];
 	struct tc_profile_diff pd;

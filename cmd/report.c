@@ -215,7 +215,7 @@ static int on_opt(int key, const char *arg, void *ctx)
 int do_report(int argc, char **argv)
 {
 	const struct tc_cmd *cmd = tc_cmd_find("report");
-	struct report r = { .a.input = "perf.data",
+	struct report r = { .a.input = "perf.data", .a.jobs = tc_run_opt_jobs(),
 			    .o = { .f = stdout, .tid = -1, .cpu = -1 } };
 	struct tc_analysis *an;
 	struct tc_session *dec;

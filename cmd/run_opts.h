@@ -3,18 +3,36 @@
 #ifndef TC_CMD_RUN_OPTS_H
 #define TC_CMD_RUN_OPTS_H
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/tracectl.h"
 #include "decoders/session.h"
 
 /* Two rows of an option table, with keys key and key + 1. */
 #define TC_RUN_OPT_ROWS(key)                                                                 \
-	{ "jobs", (key), 1, "N", "decode with N threads (default 1); the output is the same "  \
-	  "as with 1" },                                                                       \
+	{ "jobs", (key), 1, "N", "decode with N threads (default: the CPUs it may run on); "   \
+	  "the output is the same as with 1" },                                                \
 	{ "decoder", (key) + 1, 1, "KIND", "fast (default: cached blocks) or reference (the "  \
 	  "trace library's own full decoder, the fast path's oracle)" }
+
+#define TC_RUN_JOBS_MAX 1024
+
+/* --jobs unless given: the CPUs this process may run on (its affinity, as nproc counts
+ * them, so a CI job pinned to some CPUs of a large host uses those), else online ones. */
+static inline unsigned tc_run_opt_jobs(void)
+{
+	cpu_set_t set;
+	long n = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > TC_RUN_JOBS_MAX ? TC_RUN_JOBS_MAX : (unsigned)n;
+}
 
 /* 1 when key is one of the two (its value kept in o), 0 otherwise, or the usage error's
  * code for a bad value. */
@@ -27,7 +45,7 @@ static inline int tc_run_opt(const struct tc_cmd *cmd, int key, int base, const 
 	*rc = 0;
 	if (key == base) {
 		n = strtoul(arg, &end, 10);
-		if (end == arg || *end || *arg == '-' || n < 1 || n > 1024)
+		if (end == arg || *end || *arg == '-' || n < 1 || n > TC_RUN_JOBS_MAX)
 			*rc = tc_msg_usage_error(cmd, "--jobs wants a number from 1 to 1024, not "
 						 "'%s'", arg);
 		o->jobs = (unsigned)n;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define CHUNK	(64 * 1024)
-#define SMALL_CHUNK 2048
+#define SMALL_CHUNK 512
 #define WAKE_CHUNKS 4
 #define DEFAULT_BUDGET ((size_t)16 << 20)
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)

@@ -109,7 +109,13 @@ struct tc_jobs_writer {
 	 * memory that put lets go of once they are. They may come in pieces (blocks that
 	 * filled up): the lane calls take until it gives nothing (0 bytes, block NULL). */
 	size_t (*take)(void *w, const char **bytes, void **block);
-	/* The caller's thread, once the lane's last take is put. */
+	/* On the lane, after its last record (may be NULL): the takes after it hand over
+	 * everything, the writer's memory with it, so that close may then run on the lane
+	 * too. A lane done long before the caller's thread reaches it (thousands of short
+	 * queues decoded ahead) then holds its bytes only, not a writer. */
+	void (*finish)(void *w);
+	/* The caller's thread, once the lane's last take is put; or the lane, after finish
+	 * and the takes after it. */
 	void (*close)(void *w);
 	/* The caller's thread: bytes of one lane, in the one-thread order, and take's block;
 	 * offset that of the last record in them (the input offset decoding has reached). */

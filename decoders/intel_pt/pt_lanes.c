@@ -184,6 +184,14 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 			tc_pt_flow_free(q->d);
 			q->d = NULL;
 		}
+		/* the writer let go of here, not when the caller's thread reaches the queue:
+		 * with many short queues every one would keep its writer until then */
+		if (q->w && s->lw->finish) {
+			s->lw->finish(q->w);
+			lane_take(q);
+			s->lw->close(q->w);
+			q->w = NULL;
+		}
 		put_mark(q, IT_END, 0);
 	}
 	put_mark(q, IT_TASK_END, 0);

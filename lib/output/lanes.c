@@ -28,13 +28,17 @@ struct lane_listing {
 	struct tc_listing l;
 	struct tc_lanes *ls;
 	FILE *f;
-	char *block;			/* the listing's buffer: block + at, cap bytes */
+	/* the listing's buffer: block + at, cap bytes; none until the first take has been
+	 * (the listing's own buffer, copied out: a short lane holds no block) */
+	char *block;
+	bool took;
 	char *more;
 	size_t len, cap;
 	const uint64_t *space;
 	/* blocks that filled up since the last take, with their bytes not yet taken */
 	struct lane_piece pieces[LANE_PIECES];
 	size_t npieces, piece0;
+	bool finished;			/* lane_finish: the next take gives the block too */
 };
 
 /* The bytes put and not yet written, and the blocks to let go of once they are. */
@@ -146,7 +150,7 @@ static void lane_close(void *w)
 
 	if (!ll)
 		return;
-	if (ll->ls)
+	if (ll->ls && ll->block)
 		tc_lanes_flush(ll->ls);	/* its block may hold bytes put, not written */
 	ll->l.j.len = 0;
 	for (; ll->piece0 < ll->npieces; ll->piece0++)
@@ -177,7 +181,7 @@ static void *lane_open(void *ctx, int (*sym)(void *sym_ctx, int pid, uint64_t ad
 	ll->l.fields = ls->o.fields;
 	ll->space = space;
 	ll->ls = ls;
-	if (tc_listing_keep_syms(&ll->l, lane_space, ll) || !lane_block(ll))
+	if (tc_listing_keep_syms(&ll->l, lane_space, ll))
 		goto fail;
 	tc_listing_batch(&ll->l, true);
 	return ll;
@@ -191,10 +195,13 @@ static void lane_write(void *w, const struct tc_rec *r)
 	struct lane_listing *ll = w;
 	struct tc_json *j = &ll->l.j;
 
+	/* a lane that goes on after its first take writes into blocks from then on */
+	if (__builtin_expect(!ll->block, 0) && ll->took && !j->len && !ll->len)
+		lane_block(ll);	/* no memory: on in the listing's own buffer */
 	tc_listing_write(&ll->l, r);
 	/* a block nearly full goes to the pieces the next take hands over, and a new one
 	 * takes the records after (else they would go to the FILE, copied) */
-	if (__builtin_expect(j->cap - j->len < LANE_BLOCK_MIN, 0) && !ll->len &&
+	if (__builtin_expect(j->cap - j->len < LANE_BLOCK_MIN, 0) && ll->block && !ll->len &&
 	    ll->npieces < LANE_PIECES) {
 		struct lane_piece pc = { j->out, j->len, ll->block };
 
@@ -203,6 +210,42 @@ static void lane_write(void *w, const struct tc_rec *r)
 		else
 			ll->block = pc.block;	/* no memory: on in this one, then the FILE */
 	}
+}
+
+static void lane_finish(void *w)
+{
+	((struct lane_listing *)w)->finished = true;
+}
+
+/* After lane_finish, the bytes of the block: the block with them, or, if none of its bytes
+ * were handed over before (a short lane: nothing else holds it), a copy of them, the block
+ * back to the pool for the next lane. */
+static size_t lane_take_last(struct lane_listing *ll, const char **bytes, void **block)
+{
+	struct tc_json *j = &ll->l.j;
+	struct tc_lanes *o = ll->ls;
+	size_t n = j->len;
+	char *c;
+
+	j->len = 0;
+	*block = ll->block;
+	if (j->out == ll->block && (!n || (c = malloc(n)))) {
+		*block = NULL;
+		if (n) {
+			memcpy(c, ll->block, n);
+			*bytes = c;
+			*block = (void *)((uintptr_t)c | 1);	/* not a block: flush frees it */
+		}
+		pthread_mutex_lock(&o->mu);
+		if (o->npool < LANE_IOV) {
+			o->pool[o->npool++] = ll->block;
+			ll->block = NULL;
+		}
+		pthread_mutex_unlock(&o->mu);
+		free(ll->block);
+	}
+	ll->block = NULL;
+	return n;
 }
 
 /* The listing's bytes where they are, the block handed over with its last ones; or, if
@@ -232,8 +275,25 @@ static size_t lane_take(void *w, const char **bytes, void **block)
 		ll->len = ll->cap = 0;
 		return n;
 	}
+	if (!ll->block && j->len) {
+		char *c = malloc(j->len);
+
+		if (!c) {
+			tc_json_flush(j);	/* through the FILE (lane_more keeps or loses them) */
+			return lane_take(w, bytes, block);
+		}
+		n = j->len;
+		memcpy(c, j->out, n);
+		j->len = 0;
+		ll->took = true;
+		*bytes = c;
+		*block = (void *)((uintptr_t)c | 1);	/* not a block: flush frees it */
+		return n;
+	}
 	*bytes = j->out;
 	n = j->len;
+	if (ll->finished && ll->block)
+		return lane_take_last(ll, bytes, block);
 	j->out += n;
 	j->cap -= n;
 	j->len = 0;
@@ -273,7 +333,7 @@ struct tc_lanes *tc_lanes_new(const struct tc_lanes_opts *o)
 	pthread_mutex_init(&l->mu, NULL);
 	l->w = (struct tc_jobs_writer){ .usable = lane_usable, .open = lane_open,
 					.write = lane_write, .take = lane_take,
-					.close = lane_close, .put = lane_put, .ctx = l };
+					.finish = lane_finish, .close = lane_close, .put = lane_put, .ctx = l };
 	return l;
 }
 
