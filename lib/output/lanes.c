@@ -333,7 +333,8 @@ struct tc_lanes *tc_lanes_new(const struct tc_lanes_opts *o)
 	pthread_mutex_init(&l->mu, NULL);
 	l->w = (struct tc_jobs_writer){ .usable = lane_usable, .open = lane_open,
 					.write = lane_write, .take = lane_take,
-					.finish = lane_finish, .close = lane_close, .put = lane_put, .ctx = l };
+					.finish = lane_finish, .close = lane_close,
+					.put = lane_put, .ctx = l };
 	return l;
 }
 
