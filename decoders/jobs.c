@@ -520,7 +520,8 @@ int tc_jobs_submit(struct tc_jobs *j, size_t lane, tc_jobs_run_fn run, void (*do
 	return 0;
 }
 
-int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
+/* tc_jobs_next; nowait: -1 where it would wait or run another lane's task. */
+static int next(struct tc_jobs *j, size_t lane, const void **item, size_t *len, bool nowait)
 {
 	struct lane *l = &j->lanes[lane];
 	struct chunk *c = l->spent;
@@ -569,7 +570,17 @@ int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
 		o = NULL;
 		if (!l->running && (!j->nth || (!j->no_help && (l->home == 0 || j->busy == j->nth))))
 			o = l;
-		if (!j->no_help && j->held < j->budget / 2 && (!o || o->home != 0)) {
+		if (nowait && !o) {
+			/* wanted all the same: its worker must not wait for the budget */
+			if (j->wanted != (long)lane) {
+				j->wanted = (long)lane;
+				if (j->budget_waiters)
+					pthread_cond_broadcast(&j->progress);
+			}
+			pthread_mutex_unlock(&j->mu);
+			return -1;
+		}
+		if (!nowait && !j->no_help && j->held < j->budget / 2 && (!o || o->home != 0)) {
 			struct lane *own = rq_pick(j, 0, j->busy == j->nth && l->running);
 
 			if (own)
@@ -600,6 +611,16 @@ have:
 	*item = c->data + c->rd + sizeof(size_t);
 	c->rd += sizeof(size_t) + ALIGN8(*len);
 	return 1;
+}
+
+int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
+{
+	return next(j, lane, item, len, false);
+}
+
+int tc_jobs_poll(struct tc_jobs *j, size_t lane, const void **item, size_t *len)
+{
+	return next(j, lane, item, len, true);
 }
 
 void tc_jobs_no_help(struct tc_jobs *j)

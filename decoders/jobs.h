@@ -79,6 +79,11 @@ void tc_jobs_out_nowait(struct tc_jobs_out *o);
  * waits for the lane's tasks as needed. */
 int tc_jobs_next(struct tc_jobs *j, size_t lane, const void **item, size_t *len);
 
+/* tc_jobs_next without waiting: -1 where it would wait for a task running (or about to
+ * run) in a worker, and it runs no other lane's task meanwhile; it still runs the lane's
+ * own next task where tc_jobs_next would. */
+int tc_jobs_poll(struct tc_jobs *j, size_t lane, const void **item, size_t *len);
+
 /* The caller's thread runs no task while there are workers: for tasks whose output is not
  * bounded (a task run there is read only once it is done, all of it held). Waiting for a
  * task no worker is free for, the workers that wait for the budget then go on. */

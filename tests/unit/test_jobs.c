@@ -355,3 +355,67 @@ TEST(charged_bytes_hold_a_lane_back)
 	CHECK(!tc_jobs_failed(j));
 	tc_jobs_free(j);
 }
+
+/* tc_jobs_poll: -1 while the lane's task is a worker's and has put nothing read yet (no
+ * waiting, no other lane's task run meanwhile), then its items as tc_jobs_next gives them,
+ * then 0; with no workers it runs the task itself, as tc_jobs_next would. */
+static int gate;	/* the gated task may go on */
+
+static void gated(void *p, struct tc_jobs_out *o)
+{
+	uint32_t v = 5;
+
+	(void)p;
+	while (!__atomic_load_n(&gate, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	tc_jobs_put(o, &v, sizeof(v));
+	v = 6;
+	tc_jobs_put(o, &v, sizeof(v));
+}
+
+static void poll_lane(unsigned jobs)
+{
+	struct tc_jobs *j = tc_jobs_new(jobs, 2, 0);
+	const void *item;
+	size_t len;
+	uint32_t v;
+	int got = -1, n = 0;
+
+	CHECK(j != NULL);
+	if (!j)
+		return;
+	__atomic_store_n(&gate, jobs == 1, __ATOMIC_SEQ_CST);
+	if (jobs > 1)
+		tc_jobs_no_help(j);	/* only the worker runs tasks */
+	CHECK_INT(tc_jobs_submit(j, 0, gated, NULL, NULL), 0);
+	CHECK_INT(tc_jobs_submit(j, 1, small, NULL, NULL), 0);
+	if (jobs > 1) {
+		for (int i = 0; i < 20; i++) {
+			CHECK_INT(tc_jobs_poll(j, 0, &item, &len), -1);
+			usleep(1000);
+		}
+		__atomic_store_n(&gate, 1, __ATOMIC_SEQ_CST);
+	}
+	for (int i = 0; i < 5000 && got != 0; i++) {
+		got = tc_jobs_poll(j, 0, &item, &len);
+		if (got < 0) {
+			usleep(1000);
+			continue;
+		}
+		if (got == 1) {
+			CHECK_INT(len, sizeof(v));
+			memcpy(&v, item, sizeof(v));
+			CHECK_INT(v, 5u + (uint32_t)n++);
+		}
+	}
+	CHECK_INT(got, 0);
+	CHECK_INT(n, 2);
+	CHECK_INT(tc_jobs_next(j, 1, &item, &len), 1);
+	CHECK_INT(tc_jobs_tag(item), 7);
+	CHECK_INT(tc_jobs_next(j, 1, &item, &len), 0);
+	CHECK(!tc_jobs_failed(j));
+	tc_jobs_free(j);
+}
+
+TEST(jobs_poll_no_workers) { poll_lane(1); }
+TEST(jobs_poll_a_workers_lane) { poll_lane(2); }
