@@ -44,6 +44,9 @@ struct tc_pt_skim_ops {
 	 * and address space are due (no code read before it). */
 	void (*sync)(void *ctx, uint64_t skipped);
 	void (*range)(void *ctx, const struct tc_pt_skim_range *r);
+	/* The flow's time moves to tsc (pt_flow's set_time, where libipt's would): non-zero to
+	 * give up (before anything changed). NULL: a buffer with time gives up. */
+	int (*time)(void *ctx, uint64_t tsc);
 	void *ctx;
 };
 
@@ -77,13 +80,19 @@ enum tc_pt_skim_kind {
 	TC_PT_SKIM_PSB,
 	TC_PT_SKIM_PSBEND,
 	TC_PT_SKIM_MODE_EXEC,	/* mode: its payload byte */
+	TC_PT_SKIM_TSC,		/* value: the TSC */
+	TC_PT_SKIM_MTC,		/* value: the CTC byte */
+	TC_PT_SKIM_TMA,		/* value: the CTC bits; fc */
+	TC_PT_SKIM_CYC,		/* value: the cycles */
+	TC_PT_SKIM_CBR,		/* value: the ratio */
 };
 
 struct tc_pt_skim_pkt {
 	enum tc_pt_skim_kind kind;
 	unsigned size;		/* bytes */
-	uint64_t ip, tnt;
+	uint64_t ip, tnt, value;
 	unsigned ntnt;
+	uint32_t fc;
 	bool suppressed;
 	bool truncated;		/* BAD: the bytes end inside a packet that could be whole */
 	uint8_t mode;

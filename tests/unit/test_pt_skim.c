@@ -102,7 +102,7 @@ TEST(packet_psb_plus_and_others)
 	uint8_t psb[16];
 	const uint8_t psbend[] = { 0x02, 0x23 }, mode64[] = { 0x99, 0x01 }, tsx[] = { 0x99, 0x21 };
 	const uint8_t ovf[] = { 0x02, 0xf3 }, pip[] = { 0x02, 0x43, 0, 0, 0, 0, 0, 0 };
-	const uint8_t tsc[] = { 0x19, 1, 2, 3, 4, 5, 6, 7 }, cyc[] = { 0x03 }, pad[] = { 0 };
+	const uint8_t pad[] = { 0 };
 	struct tc_pt_skim_pkt k;
 
 	for (int i = 0; i < 16; i += 2) {
@@ -124,9 +124,51 @@ TEST(packet_psb_plus_and_others)
 	CHECK_INT(parse(tsx, 2, &last, &have).kind, TC_PT_SKIM_BAD);
 	CHECK_INT(parse(ovf, 2, &last, &have).kind, TC_PT_SKIM_BAD);
 	CHECK_INT(parse(pip, sizeof(pip), &last, &have).kind, TC_PT_SKIM_BAD);
-	CHECK_INT(parse(tsc, sizeof(tsc), &last, &have).kind, TC_PT_SKIM_BAD);
-	CHECK_INT(parse(cyc, 1, &last, &have).kind, TC_PT_SKIM_BAD);
 	CHECK_INT(parse(pad, 1, &last, &have).kind, TC_PT_SKIM_PAD);
+}
+
+TEST(packet_timing)
+{
+	const uint8_t tsc[] = { 0x19, 1, 2, 3, 4, 5, 6, 7 }, cyc[] = { 0x03 },
+		      cyc3[] = { 0x0f, 0x03, 0x04 }, mtc[] = { 0x59, 0xab },
+		      tma[] = { 0x02, 0x73, 0x34, 0x12, 0, 0x05, 0x01 },
+		      tma_bad[] = { 0x02, 0x73, 0x34, 0x12, 0, 0x05, 0x02 },
+		      cbr[] = { 0x02, 0x03, 0x1d, 0 };
+	uint64_t last = 0;
+	bool have = false;
+	struct tc_pt_skim_pkt k;
+
+	k = parse(tsc, sizeof(tsc), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TSC);
+	CHECK_INT(k.size, 8);
+	CHECK(k.value == 0x07060504030201ULL);
+	k = parse(tsc, 7, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+	k = parse(cyc, 1, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_CYC);
+	CHECK_INT(k.size, 1);
+	CHECK(k.value == 0);
+	/* 0x0f: 1 in the first 5 bits, more; 0x03: 1 << 5, more; 0x04: 2 << 12, the last */
+	k = parse(cyc3, 3, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_CYC);
+	CHECK_INT(k.size, 3);
+	CHECK(k.value == (1 | 1 << 5 | 2 << 12));
+	k = parse(cyc3, 2, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+	k = parse(mtc, 2, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_MTC);
+	CHECK(k.value == 0xab);
+	k = parse(tma, sizeof(tma), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TMA);
+	CHECK_INT(k.size, 7);
+	CHECK(k.value == 0x1234);
+	CHECK_INT(k.fc, 0x105);
+	CHECK_INT(parse(tma_bad, sizeof(tma_bad), &last, &have).kind, TC_PT_SKIM_BAD);
+	k = parse(cbr, sizeof(cbr), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_CBR);
+	CHECK(k.value == 0x1d);
 }
 
 /* 0x1000: nop; jnz 0x1000; call 0x100b; 0x1008: jmp *rax; 0x100a: nop; 0x100b: ret */
@@ -192,7 +234,7 @@ TEST(flow_ranges)
 	struct tc_x86 *x86 = tc_x86_new();
 	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
 	struct seen s = { 0 };
-	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, &s };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s };
 	struct tc_pt_skim_stats st = { 0 };
 	struct pt_config cfg;
 	uint8_t t[64];
