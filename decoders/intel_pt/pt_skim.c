@@ -713,8 +713,9 @@ static inline int on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64
 
 /* ---- packets as the flow needs them ---- */
 
-/* A PSB+ (s->p at its PSB): the state it sets, and the event libipt makes of it. */
-static int psb_plus(struct tc_pt_skim *s)
+/* A PSB+ (s->p at its PSB): the state it sets, and the event libipt makes of it. dry: its
+ * packets only read (the time too: the caller keeps its own). */
+static int psb_plus(struct tc_pt_skim *s, bool dry)
 {
 	struct tc_pt_skim_pkt k;
 	bool fup = false, mode = false, cbr = false;
@@ -765,6 +766,8 @@ static int psb_plus(struct tc_pt_skim *s)
 		}
 		break;
 	}
+	if (dry)
+		return 0;
 	/* the time of the PSB+'s status events (MODE.Exec's, CBR's) */
 	s->psb_have = s->tm.have_tsc;
 	s->psb_tsc = s->tm.tsc;
@@ -800,6 +803,27 @@ static int psb_plus(struct tc_pt_skim *s)
 			return GIVE_UP;
 	}
 	return 0;
+}
+
+/* libipt's read-ahead decodes a PSB+ (its header's packets, time) at once: one that fails
+ * there fails the query before. p: its PSB. */
+static int psb_dry(struct tc_pt_skim *s, const uint8_t *p)
+{
+	const uint8_t *at = s->p;
+	uint64_t last_ip = s->last_ip;
+	bool have_ip = s->have_ip;
+	struct ptime tm = s->tm;
+	struct tcal tcal = s->tcal;
+	int rc;
+
+	s->p = p;
+	rc = psb_plus(s, true);
+	s->p = at;
+	s->last_ip = last_ip;
+	s->have_ip = have_ip;
+	s->tm = tm;
+	s->tcal = tcal;
+	return rc;
 }
 
 /* libipt reads on past the packet the next query takes: a packet it cannot decode there
@@ -850,8 +874,9 @@ again:
 	case TC_PT_SKIM_PGE:
 	case TC_PT_SKIM_PGD:
 	case TC_PT_SKIM_FUP:
-	case TC_PT_SKIM_PSB:
 		return 0;
+	case TC_PT_SKIM_PSB:
+		return psb_dry(s, p);
 	default:
 		return GIVE_UP;
 	}
@@ -897,7 +922,7 @@ static int ahead(struct tc_pt_skim *s)
 			s->p += k.size;
 			continue;
 		case TC_PT_SKIM_PSB:
-			if (psb_plus(s))
+			if (psb_plus(s, false))
 				return GIVE_UP;
 			continue;
 		case TC_PT_SKIM_TNT:
