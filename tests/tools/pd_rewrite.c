@@ -3,7 +3,7 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES] IN OUT
+ *   pd_rewrite [-s BYTES] [-T BYTES] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
@@ -192,10 +192,20 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 			size_t n;
 			uint8_t *t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
 			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255];
-			int rc = tc_perf_write_auxtrace(w, t, n, *aux, r->u.auxtrace.reference,
-							r->u.auxtrace.idx, r->u.auxtrace.tid,
-							r->u.auxtrace.cpu, e);
+			int rc = 0;
 
+			at = 0;
+			do {
+				uint64_t k = n - at;
+
+				if (split && k > split)
+					k = split;
+				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at,
+							    r->u.auxtrace.reference,
+							    r->u.auxtrace.idx, r->u.auxtrace.tid,
+							    r->u.auxtrace.cpu, e);
+				at += k;
+			} while (!rc && at < n);
 			*aux += n;
 			free(t);
 			return rc;
@@ -253,16 +263,12 @@ int main(int argc, char **argv)
 	struct tc_perf_write *w;
 	int n;
 
-	if (argc == 5 && !strcmp(argv[1], "-s")) {
-		split = strtoull(argv[2], NULL, 0);
-		argv += 2, argc -= 2;
-	}
-	if (argc == 5 && !strcmp(argv[1], "-T")) {
-		timed = strtoull(argv[2], NULL, 0);
+	while (argc >= 5 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-T"))) {
+		*(argv[1][1] == 's' ? &split : &timed) = strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: pd_rewrite [-s BYTES | -T BYTES] IN OUT\n");
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] IN OUT\n");
 		return 2;
 	}
 	if (tc_perf_data_open(&pd, argv[1], &e))

@@ -288,3 +288,120 @@ TEST(flow_ranges)
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }
+
+/* ---- time: TSC, TMA in PSB+, MTCs, as libipt's query decoder has it ---- */
+
+struct timed {
+	struct seen s;
+	uint64_t times[8], at[16];	/* the times told; each range's */
+	int ntimes;
+	bool refuse;
+};
+
+static void on_range_timed(void *ctx, const struct tc_pt_skim_range *r)
+{
+	struct timed *t = ctx;
+
+	if (t->s.n < 16)
+		t->at[t->s.n] = t->ntimes ? t->times[t->ntimes - 1] : 0;
+	on_range(&t->s, r);
+}
+
+static void on_sync_timed(void *ctx, uint64_t skipped)
+{
+	on_sync(&((struct timed *)ctx)->s, skipped);
+}
+
+static int on_time(void *ctx, uint64_t tsc)
+{
+	struct timed *t = ctx;
+
+	if (t->refuse)
+		return -1;
+	if (t->ntimes < 8)
+		t->times[t->ntimes++] = tsc;
+	return 0;
+}
+
+/* A PSB+ with TSC tsc and TMA (CTC ctc, FC 0), as perf's (tsc 0: no TSC) */
+static size_t psb_plus_timed(uint8_t *b, uint64_t ip, uint64_t tsc, unsigned ctc)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	if (tsc) {
+		b[n++] = 0x19;
+		for (int i = 0; i < 7; i++)
+			b[n++] = (uint8_t)(tsc >> (8 * i));
+	}
+	b[n++] = 0x02;
+	b[n++] = 0x73;
+	b[n++] = (uint8_t)ctc;
+	b[n++] = (uint8_t)(ctc >> 8);
+	b[n++] = 0;
+	b[n++] = 0;
+	b[n++] = 0;
+	{
+		uint8_t rest[32];
+		size_t m = psb_plus(rest, ip);
+
+		memcpy(b + n, rest + 16, m - 16);	/* its MODE.Exec, FUP, PSBEND */
+		n += m - 16;
+	}
+	return n;
+}
+
+TEST(flow_time)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct timed tm = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync_timed, on_range_timed, on_time, &tm };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[96];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	cfg.cpuid_0x15_eax = 1;	/* TSC = 2 CTC */
+	cfg.cpuid_0x15_ebx = 2;
+	cfg.mtc_freq = 3;
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x06;	/* TNT-8: taken (the loop again) */
+	t[n++] = 0x59;	/* MTC: CTC 0x18, 8 after the TMA's: TSC 0x1010 */
+	t[n++] = 0x03;
+	t[n++] = 0x04;	/* TNT-8: not taken; the call; its return needs trace: the end */
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(tm.s.n, 3);
+	/* the PSB+'s time at the sync; the second TNT's where the second range ends (the
+	 * first ends at the first TNT's, told already); none at the trace's end */
+	CHECK_INT(tm.ntimes, 2);
+	CHECK(tm.times[0] == 0x1000);
+	CHECK(tm.times[1] == 0x1010);
+	CHECK(tm.at[0] == 0x1000 && tm.at[1] == 0x1010 && tm.at[2] == 0x1010);
+
+	/* the caller refuses the time: the exact path's */
+	tm = (struct timed){ .refuse = true };
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* a TMA without a TSC: libipt's error */
+	tm = (struct timed){ 0 };
+	n = psb_plus_timed(t, 0x1000, 0, 0x10);
+	t[n++] = 0x06;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* a time without ops->time: the exact path's */
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x06;
+	{
+		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm };
+
+		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &none, &st), TC_PT_SKIM_GIVE_UP);
+	}
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
