@@ -86,8 +86,9 @@ struct tc_pt_flow_ops {
 	bool reference;
 	/* The records go to analyses only, which never read their offsets: without ticks,
 	 * timestamps, events or branches, a buffer may be decoded by pt_skim.h's flow (the
-	 * same records, offsets only to the packet), the exact path taking over where it
-	 * gives up. */
+	 * same records and times, offsets only to the packet), the exact path taking over
+	 * where it gives up (with time and a thread callback: where the skim has read code
+	 * and due says the callback would change something). */
 	bool no_offsets;
 	/* A segment of a trace cut at its PSBs (pt_session's --jobs): never libipt's block
 	 * decoder; where the walk gives up, decoding stops (tc_pt_flow_gave_up), the records

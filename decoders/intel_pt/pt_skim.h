@@ -10,8 +10,12 @@
  * TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous branch, disable), return
  * compression (libipt's 64-entry stack), the binding of the events libipt's block
  * decoder makes of them (see pt_skim.c), and a buffer that ends inside a packet while
- * tracing (as perf cuts a queue's trace where the AUX ring was drained). Anything else (any
- * other packet: time, PIP, OVF, PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a
+ * tracing (as perf cuts a queue's trace where the AUX ring was drained). Time: TSC, TMA,
+ * MTC and CYC anywhere, CBR in a PSB+ after its MODE.Exec, kept as libipt's query decoder
+ * keeps it (its pt_time and CYC calibration, to the tick) and told (ops->time) where the
+ * exact path takes it: pt_qry_time's (the time of the packet libipt's last query or event
+ * took) where a range ends, an event's own. Anything else (any
+ * other packet: CBR elsewhere, PIP, OVF, PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a
  * decode error of any kind; memory without code; a buffer without PSB, or that ends inside
  * a packet while tracing is off) gives up (TC_PT_SKIM_GIVE_UP): the caller
  * then decodes the buffer again with the exact path, dropping the records already given

@@ -10,7 +10,12 @@
  * also read as a program that writes a trace (gen()): a PSB+ at a code address, then TNT-8,
  * TNT-64, TIPs with each IP compression, PSB+s (with or without FUP and MODE.Exec), TIP.PGD
  * with and without IP, TIP.PGE, FUP+TIP, FUP+TIP.PGD, PADs, and some raw bytes (OVF, MODE,
- * anything): the skim follows it, gives up where it must. The code is the input's first 256
+ * anything); with bit 2 of the size, timing packets too (TSC, TMA, MTC, CYC, CBR, in PSB+s
+ * and between packets), with a CTC ratio, MTC frequency, nominal ratio and SKL168 from the
+ * input's last bytes: records carry perf time (each range the flow's time at its end), and
+ * a thread callback switches task at a perf time from the input (the skim goes on only
+ * where it does not: due). The skim follows it, gives up where it must. The code is the
+ * input's first 256
  * bytes (or less), mapped at 0x400000 from a file (libipt's block cache, as perf.data's
  * images are). Bit 0 of the size: the trace in pieces of 64 to 319 bytes, each a buffer
  * (the skim's cache and the fall-back's suppression across buffers); bit 1: ranges in runs
