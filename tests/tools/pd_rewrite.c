@@ -36,6 +36,8 @@ static uint64_t t_aux[256];	/* each queue's AUX offset so far */
 
 static void put(uint8_t **o, size_t *n, size_t *cap, const void *p, size_t len)
 {
+	if (!len)
+		return;
 	if (*n + len > *cap) {
 		*cap = (*n + len) * 2;
 		if (!(*o = realloc(*o, *cap))) {
