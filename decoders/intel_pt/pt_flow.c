@@ -124,6 +124,7 @@ struct tc_pt_flow {
 	struct tc_pt_skim *skim;
 	uint64_t skim_cr3;
 	bool skim_off;		/* libipt may have decoded code not 64-bit: not any more */
+	bool skim_fresh;	/* the skim has read no code of this buffer yet */
 	/* libipt's caches as the reference's: not once the skim or the walk took a buffer
 	 * (warming from the walk's marks is exact only for 64-bit code). Where a later buffer
 	 * may have other code (other_modes), the flow hands over to the reference (redo). */
@@ -1700,6 +1701,7 @@ static size_t skim_read(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 {
 	struct tc_pt_flow *d = ctx;
 
+	d->skim_fresh = false;
 	return d->ops.read(d->ops.ctx, d->cpu, d->cr3, addr, buf, len);
 }
 
@@ -1734,22 +1736,45 @@ static void skim_range(void *ctx, const struct tc_pt_skim_range *r)
 	flush_range_at(d, d->file_offset + r->offset);
 }
 
+/* The time moves on where the exact path's would (set_time): once the skim has read code of
+ * the buffer, it goes on only where the caller's thread callback changes nothing then
+ * (ops.due), which a decode again from the buffer's start could not undo (before, the exact
+ * path's decode again makes the same change at the same point: its first PSB+'s time, the
+ * side-band from before the trace). */
+static int skim_time(void *ctx, uint64_t tsc)
+{
+	struct tc_pt_flow *d = ctx;
+	struct tc_pt_flow_time t;
+
+	if (d->time.has_tsc && d->time.tsc == tsc)
+		return 0;
+	if (d->ops.thread && !d->skim_fresh) {
+		t = (struct tc_pt_flow_time){ true, tsc, tc_pt_config_tsc_to_perf_time(&d->tc, tsc) };
+		if (!d->ops.due || d->ops.due(d->ops.ctx, d->cpu, &t))
+			return -1;
+	}
+	new_time(d, tsc);
+	return 0;
+}
+
 static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 		       uint64_t file_offset)
 {
-	const struct tc_pt_skim_ops ops = { skim_read, skim_sync, skim_range, d };
+	const struct tc_pt_skim_ops ops = { skim_read, skim_sync, skim_range, skim_time, d };
 	struct tc_pt_flow_stats st = d->st;
+	struct tc_pt_flow_time time = d->time;
 	struct tc_pt_skim_stats ss;
 	int pid = d->pid, tid = d->tid, rc;
 
 	if (!d->ops.no_offsets || d->skim_off || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
-	    d->ops.events || wanted(d, TC_REC_BRANCH) || d->time.has_tsc)
+	    d->ops.events || wanted(d, TC_REC_BRANCH))
 		return -1;
 	if (!d->skim && !(d->skim = tc_pt_skim_new(d->x86)))
 		return -1;
 	d->file_offset = file_offset;
 	d->len = len;
 	d->in_range = d->have_last = false;
+	d->skim_fresh = true;
 	rc = tc_pt_skim_run(d->skim, &d->base, buf, len, &ops, &ss);
 	if (rc == TC_PT_SKIM_NO_PSB) {	/* as sync() */
 		char msg[160];
@@ -1771,6 +1796,7 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	d->st = st;
 	d->pid = pid;
 	d->tid = tid;
+	d->time = time;
 	d->in_range = d->have_last = false;
 	return -1;
 }
@@ -1924,6 +1950,7 @@ static int hand_over(struct tc_pt_flow *d, struct tc_err *e)
 	ops.thread = d->ops.thread ? ref_thread : NULL;
 	ops.span = d->ops.span ? ref_span : NULL;
 	ops.space = d->ops.space ? ref_space : NULL;
+	ops.due = NULL;
 	ops.reference = true;
 	ops.no_offsets = false;
 	d->ref_drop = d->given;

@@ -54,6 +54,10 @@ struct tc_pt_flow_ops {
 	 * (CR3 change) and time change; *pid / *tid start as the current values (-1 unknown). */
 	void (*thread)(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
 		       int *tid);
+	/* Optional, with thread: would thread at time t change the thread or what reads return
+	 * (side-band due)? Without it, no_offsets' flow (pt_skim.h) leaves buffers with time to
+	 * the exact path. */
+	bool (*due)(void *ctx, int cpu, const struct tc_pt_flow_time *t);
 	/* Optional: the file behind addr (0 and *s; -1 when only read serves). libipt maps
 	 * it and caches decoded blocks of it: much faster than reads. */
 	int (*span)(void *ctx, int cpu, uint64_t cr3, uint64_t addr, struct tc_pt_flow_span *s);
@@ -82,8 +86,9 @@ struct tc_pt_flow_ops {
 	bool reference;
 	/* The records go to analyses only, which never read their offsets: without ticks,
 	 * timestamps, events or branches, a buffer may be decoded by pt_skim.h's flow (the
-	 * same records, offsets only to the packet), the exact path taking over where it
-	 * gives up. */
+	 * same records and times, offsets only to the packet), the exact path taking over
+	 * where it gives up (with time and a thread callback: where the skim has read code
+	 * and due says the callback would change something). */
 	bool no_offsets;
 	/* A segment of a trace cut at its PSBs (pt_session's --jobs): never libipt's block
 	 * decoder; where the walk gives up, decoding stops (tc_pt_flow_gave_up), the records

@@ -465,6 +465,33 @@ static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_
 	}
 }
 
+/* Would thread_cb at time t change anything: side-band to apply, another task switched in? */
+static bool due_cb(void *ctx, int cpu, const struct tc_pt_flow_time *t)
+{
+	const struct queue *q = ctx;
+	const struct tc_pt_session *s = q->s;
+	size_t lo = q->sw_lo, hi = q->sw_hi;
+
+	(void)cpu;
+	if (!t->has_tsc || s->pt.timeless)
+		return false;
+	if (q->sb_next < s->nsb && s->sb[q->sb_next].time <= t->perf_time)
+		return true;
+	if (!s->pt.per_cpu_mmaps)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->sw[mid].time <= t->perf_time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > q->sw_lo)
+		return s->sw[lo - 1].pid != q->pid || s->sw[lo - 1].tid != q->tid;
+	return q->pid != -1 || q->tid != -1;
+}
+
 struct missing *tc_pt_session_miss_for(struct tc_pt_session *s, const char *dso)
 {
 	for (size_t i = 0; i < s->nmiss; i++)
@@ -578,6 +605,7 @@ int tc_pt_session_open_queue(struct tc_pt_session *s, struct queue *q,
 {
 	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb,
 		.emit_ranges = s->o.emit_ranges ? emit_ranges_cb : NULL, .thread = thread_cb,
+		.due = due_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
 		.ticks = tc_pt_session_by_time(s), .reference = s->o.reference,

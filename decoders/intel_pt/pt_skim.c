@@ -40,6 +40,20 @@ enum next { N_TNT, N_TIP, N_EOS, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FU
 #define GIVE_UP TC_PT_SKIM_GIVE_UP
 #define STOP 1	/* the trace ended where the flow needed it */
 
+/* libipt's time (pt_time.c: TSC, then TMA and MTC, CYC) and its CYC calibration (pt_tcal):
+ * the same arithmetic, so that times are libipt's to the tick. */
+struct ptime {
+	uint64_t tsc, base, fc;
+	uint32_t ctc, ctc_cyc, lost_cyc;
+	bool have_tsc, have_tma, have_mtc;
+};
+
+struct tcal {
+	uint64_t fcr, min_fcr, max_fcr, tsc, cyc_tsc, cyc_mtc;
+	uint32_t ctc;
+	bool have_mtc, check_skl168;
+};
+
 struct tc_pt_skim {
 	struct tc_x86 *x86;
 	uint32_t gen;
@@ -62,6 +76,22 @@ struct tc_pt_skim {
 	uint64_t ip;		/* the flow's next instruction */
 	unsigned long steps;	/* instructions since a packet was read */
 	struct tc_pt_insn_stack stack;
+
+	/* time (ops->time set): the query decoder's, as packets are read; qtsc: at the packet
+	 * s->nxt (or the TNT bits) was read from; last: libipt's last_time (that of the
+	 * packet its last query or event took), what pt_qry_time gives */
+	struct ptime tm;
+	struct tcal tcal;
+	bool qhave, fresh;	/* fresh: no bit of the TNT bits taken yet */
+	uint64_t qtsc;
+	bool last_have;
+	uint64_t last_tsc;
+	bool psb_have;		/* the pending PSB+ status event's time */
+	uint64_t psb_tsc;
+	bool sync_have, sync_done;	/* the first PSB+'s time; the caller's sync made */
+	uint64_t sync_tsc;
+	bool told_have;		/* the time last told (ops->time) */
+	uint64_t told_tsc;
 
 	/* the range being made (pt_flow's on_block) */
 	bool in_range, have_last;
@@ -152,6 +182,27 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 			o->kind = TC_PT_SKIM_PSBEND;
 			o->size = 2;
 			return;
+		case 0x73:	/* TMA: CTC 16 bits, a zero byte, FC 9 bits */
+			if (n < 7) {
+				o->truncated = true;
+				return;
+			}
+			if (p[4] || (p[6] & 0xfe))
+				return;	/* libipt: a bad packet */
+			o->kind = TC_PT_SKIM_TMA;
+			o->size = 7;
+			o->value = (uint64_t)p[2] | (uint64_t)p[3] << 8;
+			o->fc = (uint32_t)p[5] | (uint32_t)(p[6] & 1) << 8;
+			return;
+		case 0x03:	/* CBR */
+			if (n < 4) {
+				o->truncated = true;
+				return;
+			}
+			o->kind = TC_PT_SKIM_CBR;
+			o->size = 4;
+			o->value = p[2];
+			return;
 		case 0xa3:
 			if (n < 8) {
 				o->truncated = true;
@@ -170,6 +221,52 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 		default:
 			return;
 		}
+	}
+	if ((b & 3) == 3) {	/* CYC: 5 bits, then 7 a byte while the last bit says more */
+		unsigned shl = 5;
+		bool more = b & 4;
+		size_t i = 1;
+
+		v = b >> 3;
+		while (more) {
+			if (i >= n) {
+				o->truncated = true;
+				return;
+			}
+			more = p[i] & 1;
+			v |= (uint64_t)(p[i] >> 1) << shl;
+			i++;
+			shl += 7;
+			if (shl > 64)
+				return;	/* libipt: a bad packet */
+		}
+		o->kind = TC_PT_SKIM_CYC;
+		o->size = (unsigned)i;
+		o->value = v;
+		return;
+	}
+	if (b == 0x19) {	/* TSC: 7 bytes */
+		if (n < 8) {
+			o->truncated = true;
+			return;
+		}
+		v = 0;
+		for (int i = 7; i >= 1; i--)
+			v = v << 8 | p[i];
+		o->kind = TC_PT_SKIM_TSC;
+		o->size = 8;
+		o->value = v;
+		return;
+	}
+	if (b == 0x59) {	/* MTC */
+		if (n < 2) {
+			o->truncated = true;
+			return;
+		}
+		o->kind = TC_PT_SKIM_MTC;
+		o->size = 2;
+		o->value = p[1];
+		return;
 	}
 	if (b == 0x99) {
 		if (n < 2) {
@@ -234,6 +331,257 @@ void tc_pt_skim_packet(const uint8_t *p, size_t n, uint64_t *last_ip, bool *have
 		       struct tc_pt_skim_pkt *o)
 {
 	parse(p, n, last_ip, have_ip, o);
+}
+
+/* ---- time, as libipt's query decoder keeps it ----
+ * Each function returns 0 or GIVE_UP where libipt's would fail (its query or event then
+ * fails too); a configuration without the CTC ratio fails only the sums that need it, which
+ * libipt ignores (the state changed until then stays). */
+
+#define BAD_CONFIG 1
+#define FCR_SHIFT 8	/* libipt's fixed-point CYC-to-fast-counter ratio */
+
+/* CTC ticks from last to now (one wrap of the CTC bits MTCs carry corrected). */
+static int ctc_delta(const struct pt_config *c, uint32_t now, uint32_t last, uint32_t *d)
+{
+	if (now < last) {
+		now += 1u << (c->mtc_freq + 8);
+		if (now < last)
+			return GIVE_UP;
+	}
+	*d = now - last;
+	return 0;
+}
+
+/* CTC ticks to TSC (fast counter) ticks, by CPUID 0x15's ratio. */
+static int ctc_to_fc(const struct pt_config *c, uint64_t ctc, uint64_t *fc)
+{
+	if (!c->cpuid_0x15_eax || !c->cpuid_0x15_ebx)
+		return BAD_CONFIG;
+	*fc = ctc * c->cpuid_0x15_ebx / c->cpuid_0x15_eax;
+	return 0;
+}
+
+static void set_fcr(struct tcal *t, uint64_t fcr)
+{
+	t->fcr = fcr;
+	if (fcr < t->min_fcr)
+		t->min_fcr = fcr;
+	if (fcr > t->max_fcr)
+		t->max_fcr = fcr;
+}
+
+static void time_reset(struct tc_pt_skim *s)
+{
+	s->tm = (struct ptime){ 0 };
+	s->tcal = (struct tcal){ .min_fcr = UINT64_MAX };
+	s->qhave = s->last_have = s->psb_have = s->fresh = false;
+}
+
+static int on_tsc(struct tc_pt_skim *s, uint64_t tsc, bool header)
+{
+	struct tcal *t = &s->tcal;
+	uint64_t last = t->tsc, cyc = t->cyc_tsc, now = tsc, d;
+
+	t->tsc = tsc;
+	t->cyc_tsc = 0;
+	/* calibration from the cycles between two TSCs of PSB+s, unless MTCs give it */
+	if (header && last && cyc && !t->have_mtc) {
+		if (now < last) {
+			now += 1ULL << 56;
+			if (now < last)
+				return GIVE_UP;
+		}
+		d = now - last;
+		if (d >> (64 - FCR_SHIFT))
+			return GIVE_UP;
+		set_fcr(t, (d << FCR_SHIFT) / cyc);
+	}
+	s->tm = (struct ptime){ .have_tsc = true, .tsc = tsc, .base = tsc };
+	return 0;
+}
+
+/* CBR in PSB+ (outside it is an event the skim leaves to libipt). */
+static int on_cbr(struct tc_pt_skim *s, uint64_t ratio)
+{
+	if (!ratio)
+		return GIVE_UP;
+	if (s->cfg->nom_freq)
+		set_fcr(&s->tcal, ((uint64_t)s->cfg->nom_freq << FCR_SHIFT) / ratio);
+	return 0;
+}
+
+static int on_tma(struct tc_pt_skim *s, uint32_t ctc, uint32_t fc)
+{
+	struct ptime *m = &s->tm;
+	unsigned hi = s->cfg->mtc_freq + 8u;
+
+	if (!m->have_tsc || m->have_tma || m->have_mtc)
+		return GIVE_UP;
+	m->have_tma = true;
+	m->base -= fc;
+	m->fc += fc;
+	if (hi <= 16)	/* the TMA has all the CTC bits an MTC has: it counts as one */
+		m->have_mtc = true;
+	m->ctc = m->ctc_cyc = ctc & ((1u << hi) - 1);
+	return 0;
+}
+
+static int tcal_mtc(struct tc_pt_skim *s, uint32_t ctc)
+{
+	const struct pt_config *c = s->cfg;
+	struct tcal *t = &s->tcal;
+	uint32_t last = t->ctc, d;
+	uint64_t cyc = t->cyc_mtc, fc, fcr;
+	bool check = t->check_skl168;
+	int rc;
+
+	t->check_skl168 = false;
+	if (!t->have_mtc) {
+		t->cyc_mtc = 0;
+		t->ctc = ctc;
+		t->have_mtc = true;
+		return 0;
+	}
+	if (!cyc)
+		return 0;	/* the cycles of the next period count with these */
+	t->cyc_mtc = 0;
+	t->ctc = ctc;
+	if (ctc_delta(c, ctc, last, &d))
+		return GIVE_UP;
+	if ((rc = ctc_to_fc(c, d, &fc)))
+		return 0;	/* BAD_CONFIG: ignored */
+	if (fc >> (64 - FCR_SHIFT))
+		return GIVE_UP;
+	fcr = (fc << FCR_SHIFT) / cyc;
+	/* SKL168: the first MTC after a PSB does not calibrate if an MTC or a CYC wrap
+	 * may have been lost */
+	if (check) {
+		if ((1u << c->mtc_freq) < d)
+			return 0;
+		if (c->mtc_freq < 10 && t->min_fcr <= t->max_fcr &&
+		    ((t->fcr * (cyc + 0xf00)) >> FCR_SHIFT) < fc)
+			return 0;
+	}
+	set_fcr(t, fcr);
+	return 0;
+}
+
+static int on_mtc(struct tc_pt_skim *s, uint32_t payload)
+{
+	const struct pt_config *c = s->cfg;
+	struct ptime *m = &s->tm;
+	uint32_t ctc = payload << c->mtc_freq, last, d;
+	bool had_mtc = m->have_mtc;
+	uint64_t fc;
+
+	if (tcal_mtc(s, ctc))
+		return GIVE_UP;
+	if (m->have_tsc && !m->have_tma)
+		return 0;	/* MTCs between a TSC and its TMA do not count */
+	last = m->ctc;
+	if (m->fc || m->lost_cyc || !had_mtc)
+		m->ctc_cyc = ctc;
+	m->have_mtc = true;
+	m->fc = 0;
+	m->ctc = ctc;
+	m->lost_cyc = 0;
+	if (!had_mtc) {
+		uint32_t lo = ctc & 0xffff, hi = ctc & ~0xffffu;
+
+		if (!m->have_tma)
+			return 0;	/* the first MTC only starts the count */
+		if (last & ~0xffffu)
+			return GIVE_UP;
+		/* the TMA's CTC bits above its 16, estimated from this MTC's */
+		if (lo < last) {
+			hi -= 1u << 16;
+			hi &= 0xffu << c->mtc_freq;
+		}
+		last |= hi;
+	}
+	if (ctc_delta(c, ctc, last, &d))
+		return GIVE_UP;
+	if (ctc_to_fc(c, d, &fc))
+		return 0;
+	m->tsc = m->base = m->base + fc;
+	return 0;
+}
+
+static int on_cyc(struct tc_pt_skim *s, uint64_t cyc)
+{
+	struct tcal *t = &s->tcal;
+	struct ptime *m = &s->tm;
+	uint64_t fcr, fc;
+
+	t->cyc_mtc += cyc;
+	t->cyc_tsc += cyc;
+	fcr = t->min_fcr <= t->max_fcr ? t->fcr : 0;
+	if (!fcr) {
+		m->lost_cyc++;
+		return 0;
+	}
+	if (!m->fc && m->ctc != m->ctc_cyc) {
+		/* the cycles since the MTC period the count began in: those before this
+		 * period's MTC are in its time already */
+		uint32_t d;
+		uint64_t old;
+
+		if (ctc_delta(s->cfg, m->ctc, m->ctc_cyc, &d))
+			return GIVE_UP;
+		if (ctc_to_fc(s->cfg, d, &fc))
+			return 0;
+		old = (fc << FCR_SHIFT) / fcr;
+		cyc = cyc < old ? 0 : cyc - old;
+	}
+	m->fc += (cyc * fcr) >> FCR_SHIFT;
+	m->tsc = m->base + m->fc;
+	return 0;
+}
+
+/* A timing packet k (header: in PSB+); GIVE_UP where libipt fails, or its kind is not one. */
+static int timing(struct tc_pt_skim *s, const struct tc_pt_skim_pkt *k, bool header)
+{
+	if (s->cfg->mtc_freq > 15)
+		return GIVE_UP;	/* not a frequency IA32_RTIT_CTL can hold */
+	switch (k->kind) {
+	case TC_PT_SKIM_TSC:
+		return on_tsc(s, k->value, header);
+	case TC_PT_SKIM_MTC:
+		return on_mtc(s, (uint32_t)k->value);
+	case TC_PT_SKIM_TMA:
+		return on_tma(s, (uint32_t)k->value, k->fc);
+	case TC_PT_SKIM_CYC:
+		/* SKD007: a 2-byte CYC that may be an OVF's first byte */
+		if (s->cfg->errata.skd007 && k->size == 2 && (k->value & ~0x1fULL) == 0x20)
+			return GIVE_UP;
+		return on_cyc(s, k->value);
+	default:
+		return GIVE_UP;
+	}
+}
+
+static inline bool is_timing(enum tc_pt_skim_kind k)
+{
+	return k == TC_PT_SKIM_TSC || k == TC_PT_SKIM_MTC || k == TC_PT_SKIM_TMA ||
+	       k == TC_PT_SKIM_CYC;
+}
+
+/* The flow's time moves to that of a query or event (pt_flow's set_time). */
+static inline int tell_time(struct tc_pt_skim *s, bool have, uint64_t tsc)
+{
+	if (!have || (s->told_have && s->told_tsc == tsc))
+		return 0;
+	s->told_have = true;
+	s->told_tsc = tsc;
+	return s->ops->time ? s->ops->time(s->ops->ctx, tsc) : GIVE_UP;
+}
+
+/* libipt's query or event took the packet s->nxt was read from: its time is pt_qry_time's. */
+static inline void took(struct tc_pt_skim *s)
+{
+	s->last_have = s->qhave;
+	s->last_tsc = s->qtsc;
 }
 
 /* ---- code ---- */
@@ -338,12 +686,16 @@ static void flow_stop(struct tc_pt_skim *s)
 	s->have_last = false;
 }
 
-static inline void on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64_t last,
-			    unsigned size, unsigned iclass)
+static inline int on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64_t last,
+			   unsigned size, unsigned iclass)
 {
 	s->st.insns += n;
-	if (s->in_range && (ip != s->r_end || is_transfer(s->last_class)))
+	if (s->in_range && (ip != s->r_end || is_transfer(s->last_class))) {
+		/* pt_flow takes pt_qry_time's where a range ends */
+		if (s->last_have && tell_time(s, true, s->last_tsc))
+			return GIVE_UP;
 		flush(s);
+	}
 	flow_to(s, ip);
 	if (!s->in_range) {
 		s->in_range = true;
@@ -356,20 +708,24 @@ static inline void on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint6
 	s->last = last;
 	s->last_end = s->r_end;
 	s->last_class = (uint8_t)iclass;
+	return 0;
 }
 
 /* ---- packets as the flow needs them ---- */
 
-/* A PSB+ (s->p at its PSB): the state it sets, and the event libipt makes of it. */
-static int psb_plus(struct tc_pt_skim *s)
+/* A PSB+ (s->p at its PSB): the state it sets, and the event libipt makes of it. dry: its
+ * packets only read (the time too: the caller keeps its own). */
+static int psb_plus(struct tc_pt_skim *s, bool dry)
 {
 	struct tc_pt_skim_pkt k;
-	bool fup = false, mode = false;
+	bool fup = false, mode = false, cbr = false;
 	uint64_t fip = 0;
 
 	s->p += sizeof(psb_bytes);
 	s->last_ip = 0;
 	s->have_ip = false;
+	if (s->cfg->errata.skl168)
+		s->tcal.check_skl168 = true;
 	for (;;) {
 		if (s->p >= s->end)
 			return GIVE_UP;
@@ -389,6 +745,20 @@ static int psb_plus(struct tc_pt_skim *s)
 			fup = true;
 			fip = k.ip;
 			continue;
+		case TC_PT_SKIM_TSC:
+		case TC_PT_SKIM_MTC:
+		case TC_PT_SKIM_TMA:
+		case TC_PT_SKIM_CYC:
+			if (timing(s, &k, true))
+				return GIVE_UP;
+			continue;
+		case TC_PT_SKIM_CBR:
+			/* its event (a status update without IP) after MODE.Exec's only: both
+			 * then bind where that one does, with the same time */
+			if (!mode || cbr || on_cbr(s, k.value))
+				return GIVE_UP;
+			cbr = true;
+			continue;
 		case TC_PT_SKIM_PSBEND:
 			break;
 		default:
@@ -396,23 +766,64 @@ static int psb_plus(struct tc_pt_skim *s)
 		}
 		break;
 	}
+	if (dry)
+		return 0;
+	/* the time of the PSB+'s status events (MODE.Exec's, CBR's) */
+	s->psb_have = s->tm.have_tsc;
+	s->psb_tsc = s->tm.tsc;
 	if (!s->synced) {
 		if (!mode)
 			return GIVE_UP;	/* no mode yet: libipt cannot decode */
 		s->synced = true;
 		s->enabled = fup;
 		s->ip = fip;
+		/* its events' time: tc_pt_skim_run, after the caller's sync */
+		s->sync_have = s->psb_have;
+		s->sync_tsc = s->psb_tsc;
 	} else if (s->enabled) {
 		if (!fup || (mode && s->psb_pending))
 			return GIVE_UP;
 		if (mode) {
 			s->psb_pending = true;
 			s->psb_ip = fip;
+			/* libipt fetches the event now (the TNT bits are used up): its time is
+			 * pt_qry_time's on; pt_flow's at the event, where it binds (slow) */
+			s->last_have = s->psb_have;
+			s->last_tsc = s->psb_tsc;
 		}
 	} else if (fup) {
 		return GIVE_UP;	/* libipt: tracing enabled by a status update */
+	} else if (mode) {
+		/* while tracing is off its events come at once (not before the caller's sync) */
+		if (!s->sync_done)
+			return GIVE_UP;
+		s->last_have = s->psb_have;
+		s->last_tsc = s->psb_tsc;
+		if (tell_time(s, s->psb_have, s->psb_tsc))
+			return GIVE_UP;
 	}
 	return 0;
+}
+
+/* libipt's read-ahead decodes a PSB+ (its header's packets, time) at once: one that fails
+ * there fails the query before. p: its PSB. */
+static int psb_dry(struct tc_pt_skim *s, const uint8_t *p)
+{
+	const uint8_t *at = s->p;
+	uint64_t last_ip = s->last_ip;
+	bool have_ip = s->have_ip;
+	struct ptime tm = s->tm;
+	struct tcal tcal = s->tcal;
+	int rc;
+
+	s->p = p;
+	rc = psb_plus(s, true);
+	s->p = at;
+	s->last_ip = last_ip;
+	s->have_ip = have_ip;
+	s->tm = tm;
+	s->tcal = tcal;
+	return rc;
 }
 
 /* libipt reads on past the packet the next query takes: a packet it cannot decode there
@@ -420,7 +831,7 @@ static int psb_plus(struct tc_pt_skim *s)
  * state changed: the packet is read again). */
 static int peek(struct tc_pt_skim *s)
 {
-	const uint8_t *p = s->p;
+	const uint8_t *p;
 	uint64_t last_ip = s->last_ip;
 	bool have_ip = s->have_ip;
 	struct tc_pt_skim_pkt k;
@@ -428,6 +839,8 @@ static int peek(struct tc_pt_skim *s)
 	uint8_t b;
 	unsigned ipb;
 
+again:
+	p = s->p;
 	while (p < s->end && !*p)
 		p++;
 	if (p >= s->end)
@@ -448,14 +861,22 @@ static int peek(struct tc_pt_skim *s)
 	parse(p, (size_t)(s->end - p), &last_ip, &have_ip, &k);
 	if (k.truncated && s->enabled)
 		return 0;	/* the buffer ends in it: ahead() */
+	if (is_timing(k.kind)) {
+		/* libipt's read-ahead applies it (a failure fails the query): so here */
+		if (timing(s, &k, false))
+			return GIVE_UP;
+		s->p = p + k.size;
+		goto again;
+	}
 	switch (k.kind) {
 	case TC_PT_SKIM_TNT:
 	case TC_PT_SKIM_TIP:
 	case TC_PT_SKIM_PGE:
 	case TC_PT_SKIM_PGD:
 	case TC_PT_SKIM_FUP:
-	case TC_PT_SKIM_PSB:
 		return 0;
+	case TC_PT_SKIM_PSB:
+		return psb_dry(s, p);
 	default:
 		return GIVE_UP;
 	}
@@ -478,22 +899,37 @@ static int ahead(struct tc_pt_skim *s)
 			s->tnt = (uint64_t)(pl & ((1u << nb) - 1)) << (64 - nb);
 			s->ntnt = nb;
 			s->nxt = N_TNT;
+			s->fresh = true;
+			s->qhave = s->tm.have_tsc;
+			s->qtsc = s->tm.tsc;
 			s->p++;
 			return peek(s);
 		}
 		parse(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
+		/* the time at the packet (a query's, an event's) */
+		s->qhave = s->tm.have_tsc;
+		s->qtsc = s->tm.tsc;
 		switch (k.kind) {
 		case TC_PT_SKIM_PAD:
 			s->p++;
 			continue;
+		case TC_PT_SKIM_TSC:
+		case TC_PT_SKIM_MTC:
+		case TC_PT_SKIM_TMA:
+		case TC_PT_SKIM_CYC:
+			if (timing(s, &k, false))
+				return GIVE_UP;
+			s->p += k.size;
+			continue;
 		case TC_PT_SKIM_PSB:
-			if (psb_plus(s))
+			if (psb_plus(s, false))
 				return GIVE_UP;
 			continue;
 		case TC_PT_SKIM_TNT:
 			s->tnt = k.tnt;
 			s->ntnt = k.ntnt;
 			s->nxt = N_TNT;
+			s->fresh = true;
 			break;
 		case TC_PT_SKIM_TIP:
 		case TC_PT_SKIM_PGE:
@@ -555,12 +991,20 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 	case TC_PT_INSN_COND:
 		if (!s->ntnt)
 			return s->nxt == N_EOS ? STOP : GIVE_UP;
+		if (s->fresh) {	/* libipt takes the TNT packet at its first bit */
+			s->fresh = false;
+			took(s);
+		}
 		taken = (unsigned)(s->tnt >> 63);
 		s->tnt <<= 1;
 		s->ip = taken ? target : fall;
 		return --s->ntnt ? 0 : ahead(s);
 	case TC_PT_INSN_RET:
 		if (s->ntnt) {
+			if (s->fresh) {
+				s->fresh = false;
+				took(s);
+			}
 			taken = (unsigned)(s->tnt >> 63);
 			s->tnt <<= 1;
 			if (!taken || !tc_pt_insn_pop(&s->stack, &s->ip))
@@ -573,6 +1017,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 			return GIVE_UP;	/* libipt: a TIP asked for with TNT bits left */
 		if (s->nxt != N_TIP)
 			return s->nxt == N_EOS ? STOP : GIVE_UP;
+		took(s);
 		s->ip = s->nip;
 		return ahead(s);
 	}
@@ -591,23 +1036,27 @@ static int one(struct tc_pt_skim *s, int mode, bool *stopped)
 	fall = ip + i.size;
 	switch (i.kind) {
 	case TC_PT_INSN_LINEAR:
-		on_block(s, ip, 1, ip, i.size, i.iclass);
+		if (on_block(s, ip, 1, ip, i.size, i.iclass))
+			return GIVE_UP;
 		s->ip = fall;
 		return 0;
 	case TC_PT_INSN_CALL:
-		on_block(s, ip, 1, ip, i.size, i.iclass);
+		if (on_block(s, ip, 1, ip, i.size, i.iclass))
+			return GIVE_UP;
 		if (i.push)
 			tc_pt_insn_push(&s->stack, fall);
 		s->ip = i.target;
 		return 0;
 	case TC_PT_INSN_JUMP:
-		on_block(s, ip, 1, ip, i.size, i.iclass);
+		if (on_block(s, ip, 1, ip, i.size, i.iclass))
+			return GIVE_UP;
 		s->ip = i.target;
 		return 0;
 	default:
 		if (mode == 2)
 			return GIVE_UP;
-		on_block(s, ip, 1, ip, i.size, i.iclass);
+		if (on_block(s, ip, 1, ip, i.size, i.iclass))
+			return GIVE_UP;
 		if (i.kind == TC_PT_INSN_ICALL)
 			tc_pt_insn_push(&s->stack, fall);
 		if (mode == 1) {
@@ -629,10 +1078,12 @@ static int slow(struct tc_pt_skim *s)
 	if (s->psb_pending) {
 		if (s->ip == s->psb_ip) {
 			s->psb_pending = false;
-			return 0;
+			return tell_time(s, s->psb_have, s->psb_tsc);
 		}
 		return one(s, 0, &stopped);
 	}
+	/* libipt fetches the event before the flow goes to where it binds */
+	took(s);
 	switch (s->nxt) {
 	case N_PGD:
 		if (s->nsupp && s->cfg->addr_filter.config.addr_cfg && s->cfg->errata.skl014)
@@ -643,6 +1094,8 @@ static int slow(struct tc_pt_skim *s)
 			if (stopped)
 				break;
 		}
+		if (tell_time(s, s->qhave, s->qtsc))
+			return GIVE_UP;
 		if (s->in_range)
 			flush(s);
 		if (s->have_last)
@@ -658,6 +1111,8 @@ static int slow(struct tc_pt_skim *s)
 		while (s->ip != at)
 			if ((rc = one(s, 2, &stopped)))
 				return rc;
+		if (tell_time(s, s->qhave, s->qtsc))
+			return GIVE_UP;
 		if (s->in_range)
 			flush(s);
 		flow_to(s, at);
@@ -700,15 +1155,26 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	s->stack.top = s->stack.bottom = 0;
 	s->in_range = s->have_last = false;
 	s->st = (struct tc_pt_skim_stats){ 0 };
+	time_reset(s);
+	s->told_have = s->sync_done = false;
 	/* libipt's sync reads on past the PSB+ too: the caller's sync once that went well */
 	if (ahead(s) || !s->synced)
 		return GIVE_UP;
 	ops->sync(ops->ctx, (uint64_t)(s->p0 - s->buf));
+	s->sync_done = true;
+	/* the first PSB+'s status events come at once */
+	s->last_have = s->sync_have;
+	s->last_tsc = s->sync_tsc;
+	if (tell_time(s, s->sync_have, s->sync_tsc))
+		return GIVE_UP;
 	for (;;) {
 		if (!s->enabled) {
 			if (s->nxt == N_EOS)
 				break;
 			if (s->nxt != N_PGE || s->ntnt)
+				return GIVE_UP;
+			took(s);
+			if (tell_time(s, s->qhave, s->qtsc))
 				return GIVE_UP;
 			flow_stop(s);
 			s->st.branches++;
@@ -725,7 +1191,8 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 				return GIVE_UP;
 			last = e->ip + e->last;
 			fall = last + e->size;
-			on_block(s, s->ip, e->ninsn, last, e->size, e->iclass);
+			if (on_block(s, s->ip, e->ninsn, last, e->size, e->iclass))
+				return GIVE_UP;
 			switch (e->kind) {
 			case TC_PT_INSN_LINEAR:
 				s->ip = fall;

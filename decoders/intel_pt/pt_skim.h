@@ -10,8 +10,12 @@
  * TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous branch, disable), return
  * compression (libipt's 64-entry stack), the binding of the events libipt's block
  * decoder makes of them (see pt_skim.c), and a buffer that ends inside a packet while
- * tracing (as perf cuts a queue's trace where the AUX ring was drained). Anything else (any
- * other packet: time, PIP, OVF, PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a
+ * tracing (as perf cuts a queue's trace where the AUX ring was drained). Time: TSC, TMA,
+ * MTC and CYC anywhere, CBR in a PSB+ after its MODE.Exec, kept as libipt's query decoder
+ * keeps it (its pt_time and CYC calibration, to the tick) and told (ops->time) where the
+ * exact path takes it: pt_qry_time's (the time of the packet libipt's last query or event
+ * took) where a range ends, an event's own. Anything else (any
+ * other packet: CBR elsewhere, PIP, OVF, PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a
  * decode error of any kind; memory without code; a buffer without PSB, or that ends inside
  * a packet while tracing is off) gives up (TC_PT_SKIM_GIVE_UP): the caller
  * then decodes the buffer again with the exact path, dropping the records already given
@@ -44,6 +48,9 @@ struct tc_pt_skim_ops {
 	 * and address space are due (no code read before it). */
 	void (*sync)(void *ctx, uint64_t skipped);
 	void (*range)(void *ctx, const struct tc_pt_skim_range *r);
+	/* The flow's time moves to tsc (pt_flow's set_time, where libipt's would): non-zero to
+	 * give up (before anything changed). NULL: a buffer with time gives up. */
+	int (*time)(void *ctx, uint64_t tsc);
 	void *ctx;
 };
 
@@ -77,13 +84,19 @@ enum tc_pt_skim_kind {
 	TC_PT_SKIM_PSB,
 	TC_PT_SKIM_PSBEND,
 	TC_PT_SKIM_MODE_EXEC,	/* mode: its payload byte */
+	TC_PT_SKIM_TSC,		/* value: the TSC */
+	TC_PT_SKIM_MTC,		/* value: the CTC byte */
+	TC_PT_SKIM_TMA,		/* value: the CTC bits; fc */
+	TC_PT_SKIM_CYC,		/* value: the cycles */
+	TC_PT_SKIM_CBR,		/* value: the ratio */
 };
 
 struct tc_pt_skim_pkt {
 	enum tc_pt_skim_kind kind;
 	unsigned size;		/* bytes */
-	uint64_t ip, tnt;
+	uint64_t ip, tnt, value;
 	unsigned ntnt;
+	uint32_t fc;
 	bool suppressed;
 	bool truncated;		/* BAD: the bytes end inside a packet that could be whole */
 	uint8_t mode;

@@ -10,7 +10,12 @@
  * also read as a program that writes a trace (gen()): a PSB+ at a code address, then TNT-8,
  * TNT-64, TIPs with each IP compression, PSB+s (with or without FUP and MODE.Exec), TIP.PGD
  * with and without IP, TIP.PGE, FUP+TIP, FUP+TIP.PGD, PADs, and some raw bytes (OVF, MODE,
- * anything): the skim follows it, gives up where it must. The code is the input's first 256
+ * anything); with bit 2 of the size, timing packets too (TSC, TMA, MTC, CYC, CBR, in PSB+s
+ * and between packets), with a CTC ratio, MTC frequency, nominal ratio and SKL168 from the
+ * input's last bytes: records carry perf time (each range the flow's time at its end), and
+ * a thread callback switches task at a perf time from the input (the skim goes on only
+ * where it does not: due). The skim follows it, gives up where it must. The code is the
+ * input's first 256
  * bytes (or less), mapped at 0x400000 from a file (libipt's block cache, as perf.data's
  * images are). Bit 0 of the size: the trace in pieces of 64 to 319 bytes, each a buffer
  * (the skim's cache and the fall-back's suppression across buffers); bit 1: ranges in runs
@@ -32,6 +37,12 @@ struct run {
 	size_t ncode;
 	const char *path;
 	struct fuzz_recs recs;
+	/* time: the CTC ratio, MTC frequency and nominal ratio from the input; a thread
+	 * callback whose task changes at perf time switch_at (the skim goes on only where it
+	 * does not: due) */
+	struct pt_config cfg;
+	uint64_t switch_at;
+	int pid;
 };
 
 static void on_rec(void *ctx, const struct tc_rec *rec)
@@ -80,6 +91,29 @@ static uint64_t space(void *ctx)
 	return 1;
 }
 
+static int task_at(const struct run *r, const struct tc_pt_flow_time *t)
+{
+	return t->has_tsc && t->perf_time >= r->switch_at ? 7 : -1;
+}
+
+static void thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
+		   int *tid)
+{
+	struct run *r = ctx;
+
+	(void)cpu;
+	(void)cr3;
+	r->pid = *pid = *tid = task_at(r, t);
+}
+
+static bool due(void *ctx, int cpu, const struct tc_pt_flow_time *t)
+{
+	const struct run *r = ctx;
+
+	(void)cpu;
+	return task_at(r, t) != r->pid;
+}
+
 static bool feed(struct tc_pt_flow *f, bool pieces, const uint8_t *t, size_t size)
 {
 	struct tc_err e;
@@ -103,7 +137,11 @@ static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8
 	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r,
 				      .skip = 1u << TC_REC_BRANCH,
 				      .no_offsets = skim,
-				      .emit_ranges = runs ? on_ranges : NULL };
+				      .emit_ranges = runs ? on_ranges : NULL,
+				      .thread = thread, .due = due };
+	/* records carry perf time: each range the time the flow had at its end */
+	const struct tc_pt_time_conv tc = { .time_shift = 1, .time_mult = 3, .time_zero = 100,
+					    .valid = true };
 	struct tc_err e;
 	struct tc_pt_flow *f;
 	bool ok;
@@ -112,7 +150,8 @@ static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8
 		ops.span = span;
 		ops.space = space;
 	}
-	f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+	r->pid = -1;
+	f = tc_pt_flow_new(&r->cfg, &tc, 0, &ops, &e);
 	CHECK(f);
 	ok = feed(f, pieces, t, size);
 	*st = *tc_pt_flow_stats(f);
@@ -128,6 +167,9 @@ struct gen {
 	uint8_t *t;
 	size_t len, cap;
 	size_t ncode;
+	bool timed;		/* timing packets too */
+	uint64_t tsc;
+	uint8_t ctc;
 };
 
 static unsigned next(struct gen *g)
@@ -165,17 +207,80 @@ static void ip_packet(struct gen *g, uint8_t op, uint64_t ip, unsigned sel)
 	emit(g, b, 1 + bytes[k]);
 }
 
+/* A timing packet (sel: which): TSC, MTC, TMA, CYC of 1 to 3 bytes, CBR. The TSC grows
+ * (a few in a row of the same value, or back a little, too). */
+static void timing(struct gen *g, unsigned sel)
+{
+	uint8_t b[8];
+	unsigned v = next(g);
+
+	switch (sel % 6) {
+	case 0:
+		g->tsc += v & 0x80 ? 0 : (uint64_t)v << (next(g) % 24);
+		if ((v & 0x7f) == 1)
+			g->tsc -= 5;
+		b[0] = 0x19;
+		for (int i = 0; i < 7; i++)
+			b[1 + i] = (uint8_t)(g->tsc >> (8 * i));
+		emit(g, b, 8);
+		break;
+	case 1:
+		g->ctc += 1 + (v & 3);
+		b[0] = 0x59;
+		b[1] = (uint8_t)(v & 0x10 ? v : g->ctc);
+		emit(g, b, 2);
+		break;
+	case 2:
+		b[0] = 0x02;
+		b[1] = 0x73;
+		b[2] = (uint8_t)next(g);
+		b[3] = (uint8_t)(v & 0x20 ? next(g) : g->ctc);
+		b[4] = 0;
+		b[5] = (uint8_t)next(g);
+		b[6] = v & 1;
+		emit(g, b, 7);
+		break;
+	case 3:
+	case 4:
+		b[0] = (uint8_t)(3 | (v & 0xfc));
+		b[1] = (uint8_t)(next(g) & 0xfe);
+		b[2] = (uint8_t)(next(g) & 0xfe);
+		if (b[0] & 4 && v & 1)
+			b[1] |= 1;
+		emit(g, b, !(b[0] & 4) ? 1 : b[1] & 1 ? 3 : 2);
+		break;
+	default:
+		b[0] = 0x02;
+		b[1] = 0x03;
+		b[2] = (uint8_t)(v % 64);
+		b[3] = 0;
+		emit(g, b, 4);
+		break;
+	}
+}
+
 static void psb_plus(struct gen *g, unsigned sel)
 {
 	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
 					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
 	static const uint8_t mode64[2] = { 0x99, 0x01 }, psbend[2] = { 0x02, 0x23 };
+	unsigned t = g->timed ? next(g) : 0;
 
 	emit(g, psb, sizeof(psb));
+	if (t & 1)	/* as perf's: TSC, TMA, then CBR; or one other */
+		timing(g, 0);
+	if (t & 2)
+		timing(g, 2);
+	if (t & 4)
+		timing(g, t >> 5);
 	if (!(sel & 1))
 		emit(g, mode64, sizeof(mode64));
 	if (!(sel & 2))
 		ip_packet(g, 0x1d, code_ip(g), 0);	/* FUP, the whole IP */
+	if (t & 8)
+		timing(g, 5);
+	if (t & 16)
+		timing(g, t >> 5);
 	emit(g, psbend, sizeof(psbend));
 }
 
@@ -189,6 +294,10 @@ static void gen(struct gen *g)
 		unsigned op = next(g), v;
 		uint8_t b[8];
 
+		if (g->timed && (op & 0x13) == 0x13) {
+			timing(g, op >> 6);
+			continue;
+		}
 		switch (op % 16) {
 		case 0: case 1: case 2: case 3: case 4: case 5:
 			v = next(g) & 0xfe;
@@ -267,7 +376,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct run code = { .code = data, .ncode = size < 256 ? size : 256 };
 	struct gen g = { .d = data, .n = size, .ncode = code.ncode };
+	uint8_t c = size ? data[size - 1] : 0, c2 = size > 1 ? data[size - 2] : 0;
 	FILE *fp;
+
+	/* time's configuration from the input's last bytes: CPUID 0x15 (none in one of 8),
+	 * MTC frequency, nominal ratio, SKL168 */
+	pt_config_init(&code.cfg);
+	if (c & 7) {
+		code.cfg.cpuid_0x15_eax = 1 + (c >> 3 & 3);
+		code.cfg.cpuid_0x15_ebx = 1 + (c2 & 0x3f);
+	}
+	code.cfg.mtc_freq = (uint8_t)(c2 >> 4 & 0xf);
+	code.cfg.nom_freq = c & 0x20 ? (uint8_t)(c2 | 1) : 0;
+	code.cfg.errata.skl168 = c >> 6 & 1;
+	code.switch_at = c & 0x80 ? UINT64_MAX : 100 + ((uint64_t)c2 << 20);
+	g.timed = size & 4;
+	g.tsc = 0x1000;
 
 	if (!path[0]) {
 		snprintf(path, sizeof(path), "/tmp/fuzz_pt_skim.%d.code", (int)getpid());
@@ -280,6 +404,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	compare(&code, data, size, size & 1, size & 2);
 	gen(&g);
+	if (getenv("FUZZ_PT_SKIM_DUMP") && (fp = fopen(getenv("FUZZ_PT_SKIM_DUMP"), "wb"))) {
+		CHECK(fwrite(g.t, 1, g.len, fp) == g.len);
+		fclose(fp);
+	}
 	compare(&code, g.t, g.len, size & 1, size & 2);
 	free(g.t);
 	return 0;

@@ -3,21 +3,116 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES] IN OUT
+ *   pd_rewrite [-s BYTES] [-T BYTES] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
  * for decoders fed one queue in several buffers (tests/e2e/t73-pt-fast).
+ * -T: Intel PT given time as perf records it by default (tsc, mtc, mtc_period=3): the
+ * config gets the TSC and MTC bits, the info a CTC ratio of 2 and perf time = TSC, and
+ * each AUXTRACE buffer's trace a TSC and a TMA in every PSB+ and an MTC (between packets)
+ * every BYTES bytes of the trace read, the clock (for decoders' time paths: pt_skim.c).
  *
  * Test tool only: it prints and exits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <intel-pt.h>
+
 #include "lib/perfdata/perf_data.h"
 #include "lib/perfdata/perf_write.h"
 
 static uint64_t split;	/* -s: AUXTRACE buffers of at most this many bytes; 0: as read */
+static uint64_t timed;	/* -T: an MTC every this many bytes of trace; 0: as read */
+
+#define T_CFG_TSC (1ULL << 10)
+#define T_CFG_MTC (1ULL << 9)
+#define T_CFG_MTC_FREQ (0xfULL << 14)
+#define T_MTC_FREQ 3
+
+static uint64_t t_bytes;	/* trace read: the clock */
+static uint64_t t_aux[256];	/* each queue's AUX offset so far */
+
+static void put(uint8_t **o, size_t *n, size_t *cap, const void *p, size_t len)
+{
+	if (!len)
+		return;
+	if (*n + len > *cap) {
+		*cap = (*n + len) * 2;
+		if (!(*o = realloc(*o, *cap))) {
+			fprintf(stderr, "pd_rewrite: out of memory\n");
+			exit(2);
+		}
+	}
+	memcpy(*o + *n, p, len);
+	*n += len;
+}
+
+/* CTC ticks so far: 2^T_MTC_FREQ of them every `timed` bytes; the TSC is twice that. */
+static uint64_t t_ctc(void)
+{
+	return t_bytes * (1u << T_MTC_FREQ) / timed;
+}
+
+/* The trace with timing packets (-T); *len: its size. */
+static uint8_t *retime(const uint8_t *in, size_t len, size_t *outn)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *pk;
+	struct pt_packet pkt;
+	uint8_t *o = NULL, b[8];
+	size_t n = 0, cap = 0;
+	uint64_t at = 0, off, mtc = 0;
+	bool in_psb = false;
+	int sz;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)in;
+	cfg.end = (uint8_t *)in + len;
+	if (!(pk = pt_pkt_alloc_decoder(&cfg)) || pt_pkt_sync_forward(pk) < 0 ||
+	    pt_pkt_get_offset(pk, &off) < 0)
+		off = len;
+	put(&o, &n, &cap, in, off);
+	t_bytes += off;
+	at = off;
+	while (pk && at < len && (sz = pt_pkt_next(pk, &pkt, sizeof(pkt))) > 0) {
+		put(&o, &n, &cap, in + at, (size_t)sz);
+		at += (uint64_t)sz;
+		t_bytes += (uint64_t)sz;
+		if (pkt.type == ppt_psb) {
+			uint64_t ctc = t_ctc(), tsc = (1ULL << 32) + 2 * ctc;
+
+			b[0] = 0x19;
+			for (int i = 0; i < 7; i++)
+				b[1 + i] = (uint8_t)(tsc >> (8 * i));
+			put(&o, &n, &cap, b, 8);
+			b[0] = 0x02;
+			b[1] = 0x73;
+			b[2] = (uint8_t)ctc;
+			b[3] = (uint8_t)(ctc >> 8);
+			b[4] = b[5] = b[6] = 0;
+			put(&o, &n, &cap, b, 7);
+			mtc = ctc >> T_MTC_FREQ;
+			in_psb = true;
+			continue;
+		}
+		if (pkt.type == ppt_psbend)
+			in_psb = false;
+		if (!in_psb && t_ctc() >> T_MTC_FREQ != mtc) {
+			mtc = t_ctc() >> T_MTC_FREQ;
+			b[0] = 0x59;
+			b[1] = (uint8_t)mtc;
+			put(&o, &n, &cap, b, 2);
+		}
+	}
+	put(&o, &n, &cap, in + at, len - at);	/* what the packet decoder did not take */
+	t_bytes += len - at;
+	if (pk)
+		pt_pkt_free_decoder(pk);
+	*outn = n;
+	return o;
+}
 
 static void die(const char *what, const struct tc_err *e)
 {
@@ -95,6 +190,28 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		return tc_perf_write_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags,
 					 &sid, e);
 	case TC_PERF_DATA_AUXTRACE:
+		if (timed) {
+			size_t n;
+			uint8_t *t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
+			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255];
+			int rc = 0;
+
+			at = 0;
+			do {
+				uint64_t k = n - at;
+
+				if (split && k > split)
+					k = split;
+				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at,
+							    r->u.auxtrace.reference,
+							    r->u.auxtrace.idx, r->u.auxtrace.tid,
+							    r->u.auxtrace.cpu, e);
+				at += k;
+			} while (!rc && at < n);
+			*aux += n;
+			free(t);
+			return rc;
+		}
 		at = 0;
 		do {	/* once for an empty buffer too */
 			uint64_t n = r->u.auxtrace.size - at;
@@ -118,8 +235,21 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		} else if (r->u.auxtrace_info.intel_pt &&
 			   r->u.auxtrace_info.intel_pt->nr == TC_IPT_PRIV_MAX) {
 			const struct tc_intel_pt_info *p = r->u.auxtrace_info.intel_pt;
+			uint64_t pw[TC_IPT_PRIV_MAX];
 
-			return tc_perf_write_auxtrace_info_intel_pt(w, p->w, p->filter, e);
+			memcpy(pw, p->w, sizeof(pw));
+			if (timed) {
+				pw[TC_IPT_TIME_SHIFT] = 0;
+				pw[TC_IPT_TIME_MULT] = 1;
+				pw[TC_IPT_TIME_ZERO] = 0;
+				pw[TC_IPT_CAP_USER_TIME_ZERO] = 1;
+				pw[TC_IPT_TSC_BIT] = T_CFG_TSC;
+				pw[TC_IPT_MTC_BIT] = T_CFG_MTC;
+				pw[TC_IPT_MTC_FREQ_BITS] = T_CFG_MTC_FREQ;
+				pw[TC_IPT_TSC_CTC_N] = 2;
+				pw[TC_IPT_TSC_CTC_D] = 1;
+			}
+			return tc_perf_write_auxtrace_info_intel_pt(w, pw, p->filter, e);
 		}
 		break;
 	}
@@ -135,12 +265,12 @@ int main(int argc, char **argv)
 	struct tc_perf_write *w;
 	int n;
 
-	if (argc == 5 && !strcmp(argv[1], "-s")) {
-		split = strtoull(argv[2], NULL, 0);
+	while (argc >= 5 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-T"))) {
+		*(argv[1][1] == 's' ? &split : &timed) = strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: pd_rewrite [-s BYTES] IN OUT\n");
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] IN OUT\n");
 		return 2;
 	}
 	if (tc_perf_data_open(&pd, argv[1], &e))
@@ -149,8 +279,11 @@ int main(int argc, char **argv)
 		die(argv[2], &e);
 	for (size_t i = 0; i < tc_perf_data_nr_attrs(pd); i++) {
 		const struct tc_perf_data_attr *a = tc_perf_data_attr(pd, i);
+		struct perf_event_attr attr = a->attr;
 
-		if (tc_perf_write_add_attr(w, &a->attr, a->ids, a->nr_ids, &e))
+		if (timed && attr.type >= PERF_TYPE_MAX)	/* the PMU's (intel_pt) */
+			attr.config |= T_CFG_TSC | T_CFG_MTC | (uint64_t)T_MTC_FREQ << 14;
+		if (tc_perf_write_add_attr(w, &attr, a->ids, a->nr_ids, &e))
 			die(argv[2], &e);
 	}
 	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)

@@ -102,7 +102,7 @@ TEST(packet_psb_plus_and_others)
 	uint8_t psb[16];
 	const uint8_t psbend[] = { 0x02, 0x23 }, mode64[] = { 0x99, 0x01 }, tsx[] = { 0x99, 0x21 };
 	const uint8_t ovf[] = { 0x02, 0xf3 }, pip[] = { 0x02, 0x43, 0, 0, 0, 0, 0, 0 };
-	const uint8_t tsc[] = { 0x19, 1, 2, 3, 4, 5, 6, 7 }, cyc[] = { 0x03 }, pad[] = { 0 };
+	const uint8_t pad[] = { 0 };
 	struct tc_pt_skim_pkt k;
 
 	for (int i = 0; i < 16; i += 2) {
@@ -124,9 +124,51 @@ TEST(packet_psb_plus_and_others)
 	CHECK_INT(parse(tsx, 2, &last, &have).kind, TC_PT_SKIM_BAD);
 	CHECK_INT(parse(ovf, 2, &last, &have).kind, TC_PT_SKIM_BAD);
 	CHECK_INT(parse(pip, sizeof(pip), &last, &have).kind, TC_PT_SKIM_BAD);
-	CHECK_INT(parse(tsc, sizeof(tsc), &last, &have).kind, TC_PT_SKIM_BAD);
-	CHECK_INT(parse(cyc, 1, &last, &have).kind, TC_PT_SKIM_BAD);
 	CHECK_INT(parse(pad, 1, &last, &have).kind, TC_PT_SKIM_PAD);
+}
+
+TEST(packet_timing)
+{
+	const uint8_t tsc[] = { 0x19, 1, 2, 3, 4, 5, 6, 7 }, cyc[] = { 0x03 },
+		      cyc3[] = { 0x0f, 0x03, 0x04 }, mtc[] = { 0x59, 0xab },
+		      tma[] = { 0x02, 0x73, 0x34, 0x12, 0, 0x05, 0x01 },
+		      tma_bad[] = { 0x02, 0x73, 0x34, 0x12, 0, 0x05, 0x02 },
+		      cbr[] = { 0x02, 0x03, 0x1d, 0 };
+	uint64_t last = 0;
+	bool have = false;
+	struct tc_pt_skim_pkt k;
+
+	k = parse(tsc, sizeof(tsc), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TSC);
+	CHECK_INT(k.size, 8);
+	CHECK(k.value == 0x07060504030201ULL);
+	k = parse(tsc, 7, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+	k = parse(cyc, 1, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_CYC);
+	CHECK_INT(k.size, 1);
+	CHECK(k.value == 0);
+	/* 0x0f: 1 in the first 5 bits, more; 0x03: 1 << 5, more; 0x04: 2 << 12, the last */
+	k = parse(cyc3, 3, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_CYC);
+	CHECK_INT(k.size, 3);
+	CHECK(k.value == (1 | 1 << 5 | 2 << 12));
+	k = parse(cyc3, 2, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
+	k = parse(mtc, 2, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_MTC);
+	CHECK(k.value == 0xab);
+	k = parse(tma, sizeof(tma), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_TMA);
+	CHECK_INT(k.size, 7);
+	CHECK(k.value == 0x1234);
+	CHECK_INT(k.fc, 0x105);
+	CHECK_INT(parse(tma_bad, sizeof(tma_bad), &last, &have).kind, TC_PT_SKIM_BAD);
+	k = parse(cbr, sizeof(cbr), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_CBR);
+	CHECK(k.value == 0x1d);
 }
 
 /* 0x1000: nop; jnz 0x1000; call 0x100b; 0x1008: jmp *rax; 0x100a: nop; 0x100b: ret */
@@ -192,7 +234,7 @@ TEST(flow_ranges)
 	struct tc_x86 *x86 = tc_x86_new();
 	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
 	struct seen s = { 0 };
-	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, &s };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s };
 	struct tc_pt_skim_stats st = { 0 };
 	struct pt_config cfg;
 	uint8_t t[64];
@@ -243,6 +285,123 @@ TEST(flow_ranges)
 	/* no PSB */
 	memset(t, 0, 40);
 	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, 40, &ops, &st), TC_PT_SKIM_NO_PSB);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* ---- time: TSC, TMA in PSB+, MTCs, as libipt's query decoder has it ---- */
+
+struct timed {
+	struct seen s;
+	uint64_t times[8], at[16];	/* the times told; each range's */
+	int ntimes;
+	bool refuse;
+};
+
+static void on_range_timed(void *ctx, const struct tc_pt_skim_range *r)
+{
+	struct timed *t = ctx;
+
+	if (t->s.n < 16)
+		t->at[t->s.n] = t->ntimes ? t->times[t->ntimes - 1] : 0;
+	on_range(&t->s, r);
+}
+
+static void on_sync_timed(void *ctx, uint64_t skipped)
+{
+	on_sync(&((struct timed *)ctx)->s, skipped);
+}
+
+static int on_time(void *ctx, uint64_t tsc)
+{
+	struct timed *t = ctx;
+
+	if (t->refuse)
+		return -1;
+	if (t->ntimes < 8)
+		t->times[t->ntimes++] = tsc;
+	return 0;
+}
+
+/* A PSB+ with TSC tsc and TMA (CTC ctc, FC 0), as perf's (tsc 0: no TSC) */
+static size_t psb_plus_timed(uint8_t *b, uint64_t ip, uint64_t tsc, unsigned ctc)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	if (tsc) {
+		b[n++] = 0x19;
+		for (int i = 0; i < 7; i++)
+			b[n++] = (uint8_t)(tsc >> (8 * i));
+	}
+	b[n++] = 0x02;
+	b[n++] = 0x73;
+	b[n++] = (uint8_t)ctc;
+	b[n++] = (uint8_t)(ctc >> 8);
+	b[n++] = 0;
+	b[n++] = 0;
+	b[n++] = 0;
+	{
+		uint8_t rest[32];
+		size_t m = psb_plus(rest, ip);
+
+		memcpy(b + n, rest + 16, m - 16);	/* its MODE.Exec, FUP, PSBEND */
+		n += m - 16;
+	}
+	return n;
+}
+
+TEST(flow_time)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct timed tm = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync_timed, on_range_timed, on_time, &tm };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[96];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	cfg.cpuid_0x15_eax = 1;	/* TSC = 2 CTC */
+	cfg.cpuid_0x15_ebx = 2;
+	cfg.mtc_freq = 3;
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x06;	/* TNT-8: taken (the loop again) */
+	t[n++] = 0x59;	/* MTC: CTC 0x18, 8 after the TMA's: TSC 0x1010 */
+	t[n++] = 0x03;
+	t[n++] = 0x04;	/* TNT-8: not taken; the call; its return needs trace: the end */
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(tm.s.n, 3);
+	/* the PSB+'s time at the sync; the second TNT's where the second range ends (the
+	 * first ends at the first TNT's, told already); none at the trace's end */
+	CHECK_INT(tm.ntimes, 2);
+	CHECK(tm.times[0] == 0x1000);
+	CHECK(tm.times[1] == 0x1010);
+	CHECK(tm.at[0] == 0x1000 && tm.at[1] == 0x1010 && tm.at[2] == 0x1010);
+
+	/* the caller refuses the time: the exact path's */
+	tm = (struct timed){ .refuse = true };
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* a TMA without a TSC: libipt's error */
+	tm = (struct timed){ 0 };
+	n = psb_plus_timed(t, 0x1000, 0, 0x10);
+	t[n++] = 0x06;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* a time without ops->time: the exact path's */
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x06;
+	{
+		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm };
+
+		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &none, &st), TC_PT_SKIM_GIVE_UP);
+	}
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }

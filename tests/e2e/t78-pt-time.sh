@@ -1,0 +1,58 @@
+# Intel PT with time, as perf records it by default (TSC and TMA in each PSB+, MTCs):
+# report's flow (pt_skim.c) keeps libipt's time itself and tells it where the exact path
+# would (the caller's thread callback and side-band follow it), so every form must stay
+# identical with --decoder=reference and with --jobs 1, 2, 4. The recordings are emulated
+# ones given time by pd_rewrite -T (an MTC every 16 or 64 bytes of trace), whole or cut
+# into buffers.
+. "$TOP/tests/e2e/lib.sh"
+
+if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null; then
+	skip 'Intel PT with time: fast = reference' 'needs x86-64 and qemu-x86_64'
+	exit 0
+fi
+REWRITE="${TC_TOOLS:-$TOP/build/obj/tools}/pd_rewrite"
+
+# same FILE: each form with both decoders and --jobs 1, 2, 4; says which differ.
+same() {
+	bad=0
+	for form in "report" "-j report" "decode" "-j decode --branches" \
+		    "decode --branches -F ip,addr,sym,time"; do
+		# shellcheck disable=SC2086
+		set -- $form
+		pre=
+		[ "$1" = -j ] && { pre=-j; shift; }
+		cmd=$1; shift
+		tracectl $pre $cmd --decoder=reference -i "$F" "$@" >ref.out 2>ref.err; rr=$?
+		for n in 1 2 4; do
+			tracectl $pre $cmd --jobs $n -i "$F" "$@" >fast.out 2>fast.err; rf=$?
+			if [ $rf != $rr ] || ! cmp -s fast.out ref.out || ! cmp -s fast.err ref.err
+			then
+				echo "differs: $form --jobs $n (exit $rf, reference $rr)"
+				diff fast.out ref.out | head -5
+				diff fast.err ref.err | head -5
+				bad=1
+			fi
+		done
+	done
+	return $bad
+}
+
+seq 3000 | sort -R --random-source=/dev/zero >in.txt
+tracectl record --pmu emulated -o gzip.data -- /bin/gzip -c in.txt >/dev/null 2>rec.err ||
+	{ echo "not ok $T: cannot record gzip"; exit 0; }
+tracectl record --pmu emulated -o procs.data -- /bin/sh -c \
+	"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null 2>rec.err ||
+	{ echo "not ok $T: cannot record sh"; exit 0; }
+
+for name in gzip procs; do
+	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700"; do
+		F="$TMP/$name-time.data"
+		# shellcheck disable=SC2086
+		expect "emulated $name given time ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4" '
+			"$REWRITE" $opts "$name.data" "$F" &&
+			tracectl decode --packets -i "$F" | grep -q " mtc " &&
+			same && grep -q " [1-9][0-9]* ranges" ref.err &&
+			tracectl decode -F time -i "$F" | grep -q "[0-9]"
+		'
+	done
+done
