@@ -49,6 +49,8 @@ static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
 #define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
 #define RESPINS 3	/* times a segment is made again (seg_respin), at most */
 #define SEG_BUDGET (16u << 20)	/* formatted bytes the segments hold unread, about */
+#define SEG_FLIGHT_MIN 3	/* segments in flight, whatever their bytes: two workers busy
+				 * while the oldest is joined */
 
 struct seg_ctx {
 	struct tc_pt_session *s;
@@ -110,6 +112,7 @@ struct segs {
 	size_t nwr;
 	pthread_mutex_t mu;
 	uint64_t space;		/* what reads see never changes without time */
+	uint64_t wspace;	/* the writers' (their symbols): the queue's */
 	struct pt_image_section_cache *iscache;
 	struct tc_pt_walk_cache *master;
 	struct tc_pt_flow_stats acc;
@@ -118,6 +121,7 @@ struct segs {
 	struct seg_kit pool[32];	/* kits to lend again */
 	size_t npool;
 	uint64_t out_bytes, trace_bytes;	/* put, and the trace they came from */
+	uint64_t rate;		/* output bytes per trace byte of the last segment read */
 	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
 	size_t nsecs, capsecs;
 	bool lost;		/* out of memory: the queue is decoded again */
@@ -261,7 +265,7 @@ static void seg_write(struct seg *g, const struct tc_rec *r)
 	if (!c->w) {
 		if (c->wfail)
 			return;
-		if (!(c->w = lw->open(lw->ctx, seg_sym, c, &g->ss->space))) {
+		if (!(c->w = lw->open(lw->ctx, seg_sym, c, &g->ss->wspace))) {
 			c->wfail = true;
 			return;
 		}
@@ -560,6 +564,37 @@ static uint64_t seg_len(const struct segs *ss)
 	return len < SEG_MIN ? SEG_MIN : len > SEG_MAX ? SEG_MAX : len;
 }
 
+static uint64_t seg_trace(const struct seg *g)
+{
+	return (g->to == UINT64_MAX ? g->b->size : g->to) - (g->from == UINT64_MAX ? 0 : g->from);
+}
+
+/* Output bytes per trace byte, about: the segments' so far, or the last one's if more
+ * (the trace's start, the loader's code, gives less than a program's loop). */
+static uint64_t seg_rate(const struct segs *ss)
+{
+	uint64_t avg = ss->trace_bytes ? ss->out_bytes / ss->trace_bytes + 1 : 0;
+
+	return avg > ss->rate ? avg : ss->rate;
+}
+
+/* Is there room for one more segment in flight? The window's, and the budget's: a
+ * segment's bytes are all held until it is joined (the jobs' budget counts them only until
+ * the caller reads them, at the join), so the bytes of those in flight, about, are kept
+ * within SEG_BUDGET whatever the workers (--jobs 4 holds no more than --jobs 2), but for
+ * the first SEG_FLIGHT_MIN. */
+static bool seg_room(const struct segs *ss, struct seg *const *fl, size_t head, size_t nfl,
+		     size_t window)
+{
+	uint64_t trace = seg_len(ss);
+
+	if (nfl >= window)
+		return false;
+	for (size_t k = 0; k < nfl; k++)
+		trace += seg_trace(fl[(head + k) % window]);
+	return nfl < SEG_FLIGHT_MIN || trace * seg_rate(ss) <= SEG_BUDGET;
+}
+
 /* The buffer offset of the next segment's PSB: the first at least len past at (the
  * previous one's, or the first PSB's), UINT64_MAX if none. Found as the segments are
  * submitted: the trace is read (into memory) only a window ahead. */
@@ -646,7 +681,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			 * joined: the segments after it would check their marks against the true
 			 * set's, which it is most of early on (each found missing is a segment
 			 * decoded again in order) */
-			while (more && nfl < (first_joined ? window : 1)) {
+			while (more && (first_joined ? seg_room(ss, fl, head, nfl, window) : !nfl)) {
 				uint64_t from = cut ? cut : UINT64_MAX;
 				uint64_t to = seg_cut(b, from, seg_len(ss));
 				struct seg *g = seg_new(ss, q, b, from, to, e);
@@ -670,7 +705,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				break;
 			/* join the oldest */
 			struct seg *g = fl[head];
-			bool take;
+			bool take, lost;
 
 			fl[head] = NULL;
 			head = (head + 1) % window;
@@ -679,7 +714,15 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			if (!stepped)
 				ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
 						   (g->from == UINT64_MAX ? 0 : g->from);
-			if (seg_collect(ss, g, &it) || g->failed) {
+			lost = seg_collect(ss, g, &it) != 0;
+			if (!lost) {
+				uint64_t n = 0;
+
+				for (size_t i = 0; i < it.n; i++)
+					n += it.b[i].n;
+				ss->rate = n / (seg_trace(g) + 1) + 1;
+			}
+			if (lost || g->failed) {
 				if (g->failed)
 					*e = g->err;
 				else
@@ -893,15 +936,14 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 		if (!s->pt.per_cpu_mmaps && tc_pt_session_pid_of(s, q->key) != pid)
 			for (size_t k = 0; k < ss.npool; k++)
 				tc_pt_walk_cache_forget(ss.pool[k].wc);
+		/* the writers stay (each one's symbols' forms cost a few hundred KB to make
+		 * again): a new space number starts a new era of them (the flows' stays: one
+		 * that changes drops their sections) */
+		ss.wspace++;
 		ret = seg_queue(&ss, q, window, e);
-		/* the queue's bytes are all put: its writers go */
-		for (size_t c = 0; c < ss.nwr; c++) {
-			if (ss.wr[c].w)
-				s->lw->close(ss.wr[c].w);
+		for (size_t c = 0; c < ss.nwr; c++)
 			if (ss.wr[c].wfail && !ret)
 				ret = tc_pt_session_nomem(e);
-			ss.wr[c] = (struct seg_wr){ .c = &ss.ctx[0] };
-		}
 		if (!ret)
 			tc_pt_session_add_flow_stats(s, &ss.acc);
 		/* images found missing: each context's, in turn */
@@ -911,6 +953,10 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	if (!ret && tc_jobs_failed(s->par))
 		ret = tc_pt_session_nomem(e);
 out:
+	/* the bytes are all put: the writers go */
+	for (size_t c = 0; ss.wr && c < ss.nwr; c++)
+		if (ss.wr[c].w)
+			s->lw->close(ss.wr[c].w);
 	tc_jobs_free(s->par);
 	s->par = NULL;
 	s->cur = NULL;

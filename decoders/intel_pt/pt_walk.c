@@ -34,13 +34,26 @@ struct entry {
 _Static_assert(sizeof(struct entry) == 32, "an entry in half a cache line");
 _Static_assert(MAX_LINEAR * 15 <= UINT16_MAX, "an entry's last fits");
 
-/* Instructions libipt's block cache has an entry for, by section: open addressing. */
+/* Instructions libipt's block cache has an entry for, by section: open addressing. A
+ * table may be read by other threads while its cache adds to it (the segments' snapshots
+ * of the true set, tc_pt_walk_cache_copy): a slot is only ever filled, its isid last
+ * (release; readers acquire), and never emptied while it is shared (refs > 1); a table
+ * that grows is left to its readers, freed by the last. */
 struct mark {
 	uint64_t ip;
 	int32_t isid;	/* 0: empty slot */
 	uint32_t era;	/* the cache's era when it was made */
+	uint32_t ver;	/* the cache's version when it was made (snapshots see their own) */
 	uint8_t mode;
 };
+
+struct marks {
+	size_t refs;	/* the cache's, and each snapshot's (atomic) */
+	size_t cap;	/* a power of two */
+	struct mark m[];
+};
+
+#define MARKS_MIN 1024u	/* slots of a new table; a cache's own kept when cleared, at most */
 
 struct nokey {
 	uint64_t ip;
@@ -52,8 +65,13 @@ struct tc_pt_walk_cache {
 	uint32_t gen, era;
 	uint16_t kgen;		/* entries' known answers hold while it stays (never 0) */
 	uint64_t cr3;		/* the address space of the blocks held */
-	struct mark *marks;
-	size_t nmarks, capmarks;
+	struct marks *marks;	/* its own (NULL: none yet) */
+	size_t nmarks;
+	uint32_t ver;		/* stamped on its marks; a snapshot taken of them moves it on */
+	/* a snapshot (tc_pt_walk_cache_copy): another cache's marks of version base_ver or
+	 * older are this one's too (those it makes are its own) */
+	struct marks *base;
+	uint32_t base_ver;
 	/* tc_pt_walk_cache_log: the marks asked about and not found (a speculative walk's
 	 * answers that a fuller set could change) */
 	bool log, log_lost;
@@ -118,33 +136,84 @@ void tc_pt_walk_cache_forget(struct tc_pt_walk_cache *c)
 	}
 }
 
+static void marks_drop(struct marks *t)
+{
+	if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(t);
+}
+
 void tc_pt_walk_cache_free(struct tc_pt_walk_cache *c)
 {
 	if (c) {
-		free(c->marks);
+		marks_drop(c->marks);
+		marks_drop(c->base);
 		free(c->nos);
 		free(c->adds);
 	}
 	free(c);
 }
 
-static size_t mark_slot(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
+static size_t mark_slot(const struct marks *t, int isid, uint64_t ip)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40) * 0x9e3779b97f4a7c15ULL;
 
-	return (size_t)(h >> 20) & (c->capmarks - 1);
+	return (size_t)(h >> 20) & (t->cap - 1);
+}
+
+static int32_t slot_isid(const struct mark *m)
+{
+	return __atomic_load_n(&m->isid, __ATOMIC_ACQUIRE);
+}
+
+/* Is (isid, ip) in t, made at version ver or before? (A key is in a table once.) */
+static bool find_in(const struct marks *t, int isid, uint64_t ip, uint32_t ver)
+{
+	int32_t id;
+
+	if (!t)
+		return false;
+	for (size_t i = mark_slot(t, isid, ip); (id = slot_isid(&t->m[i]));
+	     i = (i + 1) & (t->cap - 1))
+		if (id == isid && t->m[i].ip == ip)
+			return t->m[i].ver <= ver;
+	return false;
 }
 
 static bool find_mark(const struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 {
-	size_t i;
+	return find_in(c->marks, isid, ip, UINT32_MAX) ||
+	       (c->base && find_in(c->base, isid, ip, c->base_ver));
+}
 
-	if (!c->capmarks)
-		return false;
-	for (i = mark_slot(c, isid, ip); c->marks[i].isid; i = (i + 1) & (c->capmarks - 1))
-		if (c->marks[i].isid == isid && c->marks[i].ip == ip)
-			return true;
-	return false;
+/* The marks c holds, its own then its snapshot's: *it from 0 on; NULL after the last. */
+static const struct mark *next_mark(const struct tc_pt_walk_cache *c, size_t *it)
+{
+	size_t own = c->marks ? c->marks->cap : 0, all = own + (c->base ? c->base->cap : 0);
+
+	for (; *it < all; ++*it) {
+		const struct mark *m = *it < own ? &c->marks->m[*it] : &c->base->m[*it - own];
+
+		if (slot_isid(m) && (*it < own || m->ver <= c->base_ver)) {
+			++*it;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+/* Its own marks go (a table shared or grown big is let go of, a new one made when
+ * needed: clearing it would cost more than a mark made anew). */
+static void clear_own(struct tc_pt_walk_cache *c)
+{
+	struct marks *t = c->marks;
+
+	if (t && (t->cap > MARKS_MIN || __atomic_load_n(&t->refs, __ATOMIC_ACQUIRE) > 1)) {
+		marks_drop(t);
+		c->marks = NULL;
+	} else if (t && c->nmarks) {
+		memset(t->m, 0, t->cap * sizeof(*t->m));
+	}
+	c->nmarks = 0;
 }
 
 __attribute__((noinline)) static void log_no(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
@@ -170,34 +239,41 @@ static bool marked(struct tc_pt_walk_cache *c, int isid, uint64_t ip)
 /* false if out of memory */
 static bool mark(struct tc_pt_walk_cache *c, int isid, uint64_t ip, enum pt_exec_mode mode)
 {
+	struct marks *t = c->marks;
+	struct mark *m;
 	size_t i;
 
-	if ((c->nmarks + 1) * 2 > c->capmarks) {
-		size_t cap = c->capmarks ? c->capmarks * 2 : 4096;
-		struct mark *old = c->marks, *m = calloc(cap, sizeof(*m));
-		size_t ocap = c->capmarks;
+	if (c->base && find_in(c->base, isid, ip, c->base_ver))
+		return true;
+	if (!t || (c->nmarks + 1) * 2 > t->cap) {
+		size_t cap = t ? t->cap * 2 : MARKS_MIN;
+		struct marks *n = calloc(1, sizeof(*n) + cap * sizeof(*n->m));
 
-		if (!m)
+		if (!n)
 			return false;
-		c->marks = m;
-		c->capmarks = cap;
-		for (size_t j = 0; j < ocap; j++) {
-			if (!old[j].isid)
+		n->refs = 1;
+		n->cap = cap;
+		for (size_t j = 0; t && j < t->cap; j++) {
+			if (!t->m[j].isid)
 				continue;
-			for (i = mark_slot(c, old[j].isid, old[j].ip); m[i].isid;
+			for (i = mark_slot(n, t->m[j].isid, t->m[j].ip); n->m[i].isid;
 			     i = (i + 1) & (cap - 1))
 				;
-			m[i] = old[j];
+			n->m[i] = t->m[j];
 		}
-		free(old);
+		/* the snapshots taken hold the old one */
+		marks_drop(t);
+		c->marks = t = n;
 	}
-	for (i = mark_slot(c, isid, ip); c->marks[i].isid; i = (i + 1) & (c->capmarks - 1))
-		if (c->marks[i].isid == isid && c->marks[i].ip == ip)
+	for (i = mark_slot(t, isid, ip); t->m[i].isid; i = (i + 1) & (t->cap - 1))
+		if (t->m[i].isid == isid && t->m[i].ip == ip)
 			return true;
-	c->marks[i].isid = isid;
-	c->marks[i].ip = ip;
-	c->marks[i].era = c->era;
-	c->marks[i].mode = (uint8_t)mode;
+	m = &t->m[i];
+	m->ip = ip;
+	m->era = c->era;
+	m->ver = c->ver;
+	m->mode = (uint8_t)mode;
+	__atomic_store_n(&m->isid, isid, __ATOMIC_RELEASE);	/* readers see it whole */
 	c->nmarks++;
 	if (c->log && !c->adds_lost) {
 		if (tc_grow((void **)&c->adds, &c->capadds, c->nadds + 1, sizeof(*c->adds)))
@@ -225,30 +301,39 @@ void tc_pt_walk_cache_era(struct tc_pt_walk_cache *c)
 
 int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src)
 {
-	for (size_t i = 0; i < src->capmarks; i++) {
-		const struct mark *m = &src->marks[i];
+	const struct mark *m;
+	size_t it = 0;
+
+	while ((m = next_mark(src, &it)))
+		if (!mark(dst, m->isid, m->ip, (enum pt_exec_mode)m->mode))
+			return -1;
+	return 0;
+}
+
+/* Not a copy (segments take one each, the true flow one per join: it cost a memcpy of
+ * the whole table each, and the page faults of a new one): dst reads src's table, the
+ * marks of src's version now; src's later marks are newer. */
+int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src)
+{
+	struct marks *b = src->base ? src->base : src->marks;
+
+	if (dst == src)
+		return 0;
+	clear_own(dst);
+	if (b)
+		__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+	marks_drop(dst->base);
+	dst->base = b;
+	/* (a version a snapshot: 4G of them would take 16 TB of trace cut at PSBs) */
+	dst->base_ver = src->base ? src->base_ver : src->ver++;
+	forget_known(dst);
+	/* src a snapshot itself: its own marks are dst's own */
+	for (size_t i = 0; src->base && src->marks && i < src->marks->cap; i++) {
+		const struct mark *m = &src->marks->m[i];
 
 		if (m->isid && !mark(dst, m->isid, m->ip, (enum pt_exec_mode)m->mode))
 			return -1;
 	}
-	return 0;
-}
-
-int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src)
-{
-	if (dst->capmarks != src->capmarks) {
-		struct mark *m = calloc(src->capmarks ? src->capmarks : 1, sizeof(*m));
-
-		if (!m)
-			return -1;
-		free(dst->marks);
-		dst->marks = m;
-		dst->capmarks = src->capmarks;
-	}
-	if (src->capmarks)
-		memcpy(dst->marks, src->marks, src->capmarks * sizeof(*src->marks));
-	dst->nmarks = src->nmarks;
-	forget_known(dst);
 	return 0;
 }
 
@@ -310,11 +395,12 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
 	uint64_t *offs = NULL;
 	uint8_t *buf = NULL;
 	int *isids = NULL;
-	size_t n = 0, k = 0, nm = 0, nisids = 0, capisids = 0;
+	size_t n = 0, k = 0, nm = 0, nisids = 0, capisids = 0, it = 0;
+	const struct mark *m;
 	int ret = -1;
 
-	for (size_t i = 0; i < c->capmarks; i++)
-		nm += c->marks[i].isid && c->marks[i].era != c->era;
+	while ((m = next_mark(c, &it)))
+		nm += m->era != c->era;
 	if (!nm)
 		return 0;
 	img = pt_image_alloc("tracectl-warm");
@@ -322,11 +408,10 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
 	offs = malloc(nm * 2 * sizeof(*offs));
 	if (!img || !buf || !offs)
 		goto out;
-	for (size_t i = 0; i < c->capmarks; i++) {
-		const struct mark *m = &c->marks[i];
+	for (it = 0; (m = next_mark(c, &it));) {
 		size_t j;
 
-		if (!m->isid || m->era == c->era)
+		if (m->era == c->era)
 			continue;
 		/* its section, once (marks of this era are skipped: not their sections) */
 		for (j = 0; j < nisids && isids[j] != m->isid; j++)
@@ -1065,9 +1150,9 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 void tc_pt_walk_cache_reset(struct tc_pt_walk_cache *c)
 {
 	forget_known(c);
-	if (c->capmarks)
-		memset(c->marks, 0, c->capmarks * sizeof(*c->marks));
-	c->nmarks = 0;
+	clear_own(c);
+	marks_drop(c->base);
+	c->base = NULL;
 	c->nnos = 0;
 	c->nadds = 0;
 	c->log = c->log_lost = c->adds_lost = false;

@@ -59,9 +59,11 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
  * had) holds none of them, that is whether each answer would have been the same. */
 int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
 void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c);
-/* dst's marks become src's (-1: out of memory); after tc_pt_walk_cache_log(src), the marks
- * src made since the last call are added to dst's (-1: out of memory). */
-int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
+/* dst's marks become src's as they are now (-1: out of memory): src's table read, not
+ * copied, so src (its thread) may go on adding marks while dst's walk (another thread)
+ * reads; they are not dst's. After tc_pt_walk_cache_log(src), tc_pt_walk_cache_merge_new
+ * adds the marks src made since the last call to dst's (-1: out of memory). */
+int tc_pt_walk_cache_copy(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src);
 int tc_pt_walk_cache_merge_new(struct tc_pt_walk_cache *dst, struct tc_pt_walk_cache *src);
 /* As new (without its memory made again), but its blocks: they depend on the code read
  * alone (the address space it was told stays too). */
