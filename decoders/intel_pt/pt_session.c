@@ -425,6 +425,22 @@ static uint64_t space_cb(void *ctx)
 	return q->space;
 }
 
+/* The queue's switches up to perf time t: the index just past the last of them. */
+static size_t switches_until(const struct tc_pt_session *s, const struct queue *q, uint64_t t)
+{
+	size_t lo = q->sw_lo, hi = q->sw_hi;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->sw[mid].time <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Time known: the side-band up to then applies, and the cpu runs the task last switched
  * in. Without time only a per-thread queue knows its thread. */
 static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
@@ -432,7 +448,7 @@ static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_
 {
 	struct queue *q = ctx;
 	struct tc_pt_session *s = q->s;
-	size_t lo = q->sw_lo, hi = q->sw_hi;
+	size_t lo;
 
 	(void)cpu;
 	(void)cr3;
@@ -445,15 +461,7 @@ static void thread_cb(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_
 	advance_images(q, t->perf_time);
 	if (!s->pt.per_cpu_mmaps)
 		return;
-	/* Last switch at or before now. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->sw[mid].time <= t->perf_time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = switches_until(s, q, t->perf_time);
 	if (*pid != (lo > q->sw_lo ? s->sw[lo - 1].pid : -1))
 		q->space++;
 	if (lo > q->sw_lo) {
@@ -470,7 +478,7 @@ static bool due_cb(void *ctx, int cpu, const struct tc_pt_flow_time *t)
 {
 	const struct queue *q = ctx;
 	const struct tc_pt_session *s = q->s;
-	size_t lo = q->sw_lo, hi = q->sw_hi;
+	size_t lo;
 
 	(void)cpu;
 	if (!t->has_tsc || s->pt.timeless)
@@ -479,14 +487,7 @@ static bool due_cb(void *ctx, int cpu, const struct tc_pt_flow_time *t)
 		return true;
 	if (!s->pt.per_cpu_mmaps)
 		return false;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->sw[mid].time <= t->perf_time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = switches_until(s, q, t->perf_time);
 	if (lo > q->sw_lo)
 		return s->sw[lo - 1].pid != q->pid || s->sw[lo - 1].tid != q->tid;
 	return q->pid != -1 || q->tid != -1;
