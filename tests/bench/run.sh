@@ -89,7 +89,7 @@ pt_make() {	# FILE BYTES: FILE.log has pt_truth's lines
 trace_bytes() { sed -n 's/.* \([0-9]*\) bytes of trace.*/\1/p' "$1" | head -n 1; }
 pt_vs_perf() {
 	RUNS=${BENCH_PT_RUNS:-3}
-	set -- $(best "$TRACECTL" -j decode --branches -i "$work/pt.data")
+	set -- $(best "$TRACECTL" -j decode --branches --jobs 1 -i "$work/pt.data")
 	c_ours=$1 w_ours=$2
 	set -- $(best perf script -i "$work/pt.data" --itrace=b)
 	c_perf=$1 w_perf=$2
@@ -162,7 +162,7 @@ fi
 cs_ok=
 cs_vs_perf() {
 	RUNS=${BENCH_CS_RUNS:-3}
-	set -- $(best "$TRACECTL" -j decode --branches -i "$work/etm.data")
+	set -- $(best "$TRACECTL" -j decode --branches --jobs 1 -i "$work/etm.data")
 	c_ours=$1 w_ours=$2
 	set -- $(best perf script -i "$work/etm.data" --itrace=b)
 	c_perf=$1 w_perf=$2
