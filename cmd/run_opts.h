@@ -20,8 +20,8 @@
 
 #define TC_RUN_JOBS_MAX 1024
 /* The default's bound: the caller's thread, which puts the lanes' output in order, is
- * 7-12% busy with two (make bench), so past some 10 threads more only cost memory (each
- * worker keeps caches of its own). */
+ * the limit long before (CoreSight: with two already), so more threads only cost memory
+ * (each worker keeps caches of its own). */
 #define TC_RUN_JOBS_DEFAULT_MAX 16
 
 /* --jobs unless given: the CPUs this process may run on (its affinity, as nproc counts

@@ -712,8 +712,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			nfl--;
 			first_joined = true;
 			if (!stepped)
-				ss->trace_bytes += (g->to == UINT64_MAX ? b->size : g->to) -
-						   (g->from == UINT64_MAX ? 0 : g->from);
+				ss->trace_bytes += seg_trace(g);
 			lost = seg_collect(ss, g, &it) != 0;
 			if (!lost) {
 				uint64_t n = 0;
