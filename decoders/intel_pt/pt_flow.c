@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoders/intel_pt/pt_insn.h"
 #include "decoders/intel_pt/pt_skim.h"
 #include "decoders/intel_pt/pt_walk.h"
 #include "lib/isa/x86.h"
@@ -171,12 +172,6 @@ struct tc_pt_flow {
 	enum pt_insn_class last_class;
 	enum tc_isa last_isa;
 };
-
-static bool is_transfer(enum pt_insn_class c)
-{
-	return c == ptic_call || c == ptic_return || c == ptic_jump || c == ptic_far_call ||
-	       c == ptic_far_return || c == ptic_far_jump;
-}
 
 static enum tc_insn_class insn_class(enum pt_insn_class c)
 {
@@ -471,7 +466,7 @@ static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
 	r->last_size = d->last_ip >= d->r_start && d->last_ip < d->r_end ?
 		       (uint8_t)(d->r_end - d->last_ip) : 0;
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
-	r->last_taken = is_transfer(d->last_class) || d->last_class == ptic_cond_jump;
+	r->last_taken = tc_pt_insn_transfer(d->last_class) || d->last_class == ptic_cond_jump;
 	put_range(d);
 }
 
@@ -481,7 +476,7 @@ static inline void flow_to(struct tc_pt_flow *d, uint64_t next)
 {
 	if (!d->have_last)
 		return;
-	if (is_transfer(d->last_class) ||
+	if (tc_pt_insn_transfer(d->last_class) ||
 	    (d->last_class != ptic_other && next != d->last_end))
 		emit_branch(d, d->last_ip, next, d->last_isa);
 	d->have_last = false;
@@ -573,7 +568,7 @@ static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
 		iclass = b->iclass != ptic_error ? b->iclass : ptic_other;
 	}
 	d->st.insns += b->ninsn;
-	if (d->in_range && (b->ip != d->r_end || is_transfer(d->last_class) || isa != d->r_isa)) {
+	if (d->in_range && (b->ip != d->r_end || tc_pt_insn_transfer(d->last_class) || isa != d->r_isa)) {
 		if (d->wq && d->scan_off == UINT64_MAX) {
 			/* update_time and flush_range on the walk: one offset for both */
 			uint64_t off = 0, tsc;

@@ -29,6 +29,14 @@ struct tc_pt_insn {
 	bool push;	/* a direct call whose return address goes on the stack (not call +0) */
 };
 
+/* Whether an instruction of class c (enum pt_insn_class) always transfers control: near and
+ * far calls, returns and jumps (a conditional jump only when taken). */
+static inline bool tc_pt_insn_transfer(unsigned c)
+{
+	return c == ptic_call || c == ptic_return || c == ptic_jump || c == ptic_far_call ||
+	       c == ptic_far_return || c == ptic_far_jump;
+}
+
 /* libipt's return-address stack: 64 entries, the oldest dropped when full. */
 #define TC_PT_INSN_RETSTACK 64
 

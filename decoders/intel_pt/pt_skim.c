@@ -652,12 +652,6 @@ static const struct entry *lookup(struct tc_pt_skim *s, uint64_t ip)
 
 /* ---- the flow (pt_flow.c's on_block, flow_to, flush_range, flow_stop) ---- */
 
-static inline bool is_transfer(unsigned c)
-{
-	return c == ptic_call || c == ptic_return || c == ptic_jump || c == ptic_far_call ||
-	       c == ptic_far_return || c == ptic_far_jump;
-}
-
 static void flush(struct tc_pt_skim *s)
 {
 	struct tc_pt_skim_range r = { .start = s->r_start, .end = s->r_end, .last_ip = s->last,
@@ -672,7 +666,7 @@ static inline void flow_to(struct tc_pt_skim *s, uint64_t next)
 {
 	if (!s->have_last)
 		return;
-	if (is_transfer(s->last_class) || (s->last_class != ptic_other && next != s->last_end))
+	if (tc_pt_insn_transfer(s->last_class) || (s->last_class != ptic_other && next != s->last_end))
 		s->st.branches++;
 	s->have_last = false;
 }
@@ -690,7 +684,7 @@ static inline int on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64
 			   unsigned size, unsigned iclass)
 {
 	s->st.insns += n;
-	if (s->in_range && (ip != s->r_end || is_transfer(s->last_class))) {
+	if (s->in_range && (ip != s->r_end || tc_pt_insn_transfer(s->last_class))) {
 		/* pt_flow takes pt_qry_time's where a range ends */
 		if (s->last_have && tell_time(s, true, s->last_tsc))
 			return GIVE_UP;
