@@ -94,7 +94,7 @@ pt_vs_perf() {
 	set -- $(best perf script -i "$work/pt.data" --itrace=b)
 	c_perf=$1 w_perf=$2
 	echo "Intel PT: $(stat -c %s "$work/pt.data") bytes of perf.data, $(grep -o '[0-9]* branches' "$work/pt.data.log") (best of $RUNS runs each, output to /dev/null)"
-	echo "A: $TRACECTL -j decode --branches -i pt.data"
+	echo "A: $TRACECTL -j decode --branches --jobs 1 -i pt.data"
 	echo "B: perf script -i pt.data --itrace=b"
 	row "" "CPU s" "wall s"
 	row "A tracectl decode --branches" "$c_ours" "$w_ours"
@@ -167,7 +167,7 @@ cs_vs_perf() {
 	set -- $(best perf script -i "$work/etm.data" --itrace=b)
 	c_perf=$1 w_perf=$2
 	echo "CoreSight ETMv4: $(stat -c %s "$work/etm.data") bytes of perf.data, $(sed -n 's/.* \([0-9]*\) instructions (.*/\1/p' "$work/etm.log" | head -n 1) instructions (best of $RUNS runs each, output to /dev/null)"
-	echo "A: $TRACECTL -j decode --branches -i etm.data"
+	echo "A: $TRACECTL -j decode --branches --jobs 1 -i etm.data"
 	echo "B: perf script -i etm.data --itrace=b"
 	row "" "CPU s" "wall s"
 	row "A tracectl decode --branches" "$c_ours" "$w_ours"
@@ -195,14 +195,21 @@ fi
 # of BENCH_JOBS_RUNS (1) runs each, on a multi-ID CoreSight file (etm.data above), a
 # multi-queue Intel PT file (tests/bench/etm_work.c for x86-64 recorded as emulated PT: one
 # queue per thread, since emulated recording is per-thread; perf's per-CPU queues decode
-# alike) and the single-queue PT file above (split at PSBs).
+# alike) and the single-queue PT file above (split at PSBs). The runs alternate (--jobs 1,
+# --jobs 2, ...): a virtual machine's speed drifts with its host's load, and the two sides
+# of a ratio should see the same drift.
 jobs_cmp() {	# label FILE
-	RUNS=${BENCH_JOBS_RUNS:-1}
-	set -- "$1" "$2" $(best "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
-	c1=$3 w1=$4
-	set -- "$1" "$2" $(best "$TRACECTL" -j decode --branches --jobs 2 -i "$2")
-	c2=$3 w2=$4
-	echo "$1: $(basename "$2") (best of $RUNS runs each, output to /dev/null; $(nproc) CPUs online)"
+	c1= w1= c2= w2= i=0
+	while [ $i -lt "${BENCH_JOBS_RUNS:-1}" ]; do
+		set -- "$1" "$2" $(once "$TRACECTL" -j decode --branches --jobs 1 -i "$2") \
+			$(once "$TRACECTL" -j decode --branches --jobs 2 -i "$2")
+		c1=$(echo "$3 ${c1:-$3}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		w1=$(echo "$4 ${w1:-$4}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		c2=$(echo "$5 ${c2:-$5}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		w2=$(echo "$6 ${w2:-$6}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		i=$((i + 1))
+	done
+	echo "$1: $(basename "$2") (best of ${BENCH_JOBS_RUNS:-1} runs each, alternating, output to /dev/null; $(nproc) CPUs online)"
 	echo "A: $TRACECTL -j decode --branches --jobs 2 -i $(basename "$2")"
 	echo "B: $TRACECTL -j decode --branches --jobs 1 -i $(basename "$2")"
 	row "" "CPU s" "wall s"
