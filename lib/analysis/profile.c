@@ -420,6 +420,63 @@ static void add_hot_row(struct tc_profile_row *row, const struct hot *h)
 	row->hot[i] = (struct tc_profile_hot){ h->start, h->end, h->insns };
 }
 
+/* A hot entry of the table's rows: in the table of all threads, one address range of a row
+ * is the sum over the threads whose functions the row merges (each thread's entry of it
+ * alone would go in its place, and crowd the row's hottest list with the same range). */
+struct hot_sum {
+	size_t row, first;	/* first: the lowest index in p->hot (the order entries came in) */
+	uint64_t start, end, insns;
+};
+
+static int hot_sum_by_range(const void *pa, const void *pb)
+{
+	const struct hot_sum *a = pa, *b = pb;
+
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return (a->first > b->first) - (a->first < b->first);
+}
+
+static int hot_sum_by_first(const void *pa, const void *pb)
+{
+	const struct hot_sum *a = pa, *b = pb;
+
+	return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The rows' hottest ranges, each range of a row summed over the entries that map to it,
+ * offered in the order the entries came (ties keep it). -1 on ENOMEM. */
+static int add_hot_rows(const struct tc_profile *p, struct tc_profile_row *rows,
+			const size_t *row_of)
+{
+	struct hot_sum *h = malloc((p->nhot + 1) * sizeof(*h));
+	size_t n = 0, k = 0;
+
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < p->nhot; i++)
+		if (row_of[p->hot[i].fn] != SIZE_MAX)
+			h[n++] = (struct hot_sum){ row_of[p->hot[i].fn], i, p->hot[i].start,
+						   p->hot[i].end, p->hot[i].insns };
+	qsort(h, n, sizeof(*h), hot_sum_by_range);
+	for (size_t i = 0; i < n; i++) {
+		if (k && h[k - 1].row == h[i].row && h[k - 1].start == h[i].start &&
+		    h[k - 1].end == h[i].end)
+			h[k - 1].insns += h[i].insns;	/* sorted: h[k - 1].first is the lower */
+		else
+			h[k++] = h[i];
+	}
+	qsort(h, k, sizeof(*h), hot_sum_by_first);
+	for (size_t i = 0; i < k; i++)
+		add_hot_row(&rows[h[i].row], &(struct hot){ 0, h[i].start, h[i].end, h[i].insns });
+	free(h);
+	return 0;
+}
+
 static int fn_order(const void *pa, const void *pb, void *prof)
 {
 	const struct tc_profile *p = prof;
@@ -471,9 +528,11 @@ static int build_rows(const struct tc_profile *p, const struct tc_profile_view *
 		if (thread != SIZE_MAX && p->fn[i].thread != thread)
 			row_of[i] = SIZE_MAX;
 	}
-	for (size_t i = 0; i < p->nhot; i++) {
-		if (row_of[p->hot[i].fn] != SIZE_MAX)
-			add_hot_row(&rows[row_of[p->hot[i].fn]], &p->hot[i]);
+	if (add_hot_rows(p, rows, row_of)) {
+		free(idx);
+		free(row_of);
+		free(rows);
+		return -1;
 	}
 	out->funcs = 0;
 	for (size_t i = 0; i < out->n; i++)

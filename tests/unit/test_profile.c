@@ -87,6 +87,42 @@ TEST(self_total_calls_and_coverage)
 	tc_profile_free(p);
 }
 
+/* The table of all threads merges a function's rows by name and dso, and its hottest
+ * ranges too: a range two threads ran is one entry with both threads' instructions (not
+ * one entry per thread crowding the list). Each thread's own table keeps its own. */
+TEST(hot_ranges_summed_over_threads)
+{
+	struct stream st = { .n = 0 };
+	struct tc_profile_view v = { .sort = TC_PROFILE_BY_SELF };
+	struct tc_profile_table t;
+	const struct tc_profile_row *r;
+	struct tc_profile *p;
+
+	st_nested(&st, 1);
+	st_nested(&st, 2);
+	p = profile(&st, NULL);
+	CHECK(!tc_profile_table(p, &v, &t));
+	CHECK_INT(t.n, 1);
+	r = row(&t.threads[0], "bar");
+	CHECK(r && r->self == 20 && r->calls == 4);
+	CHECK(r && r->hot[0].start == BAR && r->hot[0].end == BAR + 0x20 && r->hot[0].insns == 16);
+	CHECK(r && r->hot[1].start == BAR && r->hot[1].end == BAR + 0x04 && r->hot[1].insns == 2);
+	CHECK(r && r->hot[2].start == BAR + 0x04 && r->hot[2].end == BAR + 0x08 &&
+	      r->hot[2].insns == 2);
+	CHECK(r && r->hot[3].insns == 0);
+	tc_profile_table_free(&t);
+	v.per_thread = true;
+	CHECK(!tc_profile_table(p, &v, &t));
+	CHECK_INT(t.n, 2);
+	for (size_t i = 0; i < t.n; i++) {
+		r = row(&t.threads[i], "bar");
+		CHECK(r && r->hot[0].insns == 8 && r->hot[1].insns == 1 && r->hot[2].insns == 1 &&
+		      r->hot[3].insns == 0);
+	}
+	tc_profile_table_free(&t);
+	tc_profile_free(p);
+}
+
 TEST(recursion_counts_total_once_per_stack)
 {
 	struct stream st = { .n = 0 };
