@@ -441,12 +441,15 @@ static void flush_range(struct tc_pt_flow *d)
 		flush_range_at(d, cur_offset(d));
 }
 
-/* The range ends, its record at offset (cur_offset). */
-static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
+/* A range's record out (counted, made if wanted): the flow's range in flight
+ * (flush_range_at) or one the skim made (skim_range), from the values, not through the
+ * flow's fields: every range of report goes this way. */
+static inline void range_out(struct tc_pt_flow *d, uint64_t offset, uint64_t start, uint64_t end,
+			     uint32_t insns, enum tc_isa isa, uint64_t last_ip,
+			     enum pt_insn_class last_class)
 {
 	struct tc_rec *r;
 
-	d->in_range = false;
 	d->st.ranges++;
 	if (!wanted(d, TC_REC_RANGE))
 		return;
@@ -458,16 +461,23 @@ static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
 	r->offset = offset;
 	r->has_time = d->time.has_tsc && d->tc.valid;
 	r->time = d->time.perf_time;
-	r->start = d->r_start;
-	r->end = d->r_end;
-	r->insns = d->r_insns;
-	r->isa = d->r_isa;
-	r->last_type = (uint8_t)insn_class(d->last_class);
-	r->last_size = d->last_ip >= d->r_start && d->last_ip < d->r_end ?
-		       (uint8_t)(d->r_end - d->last_ip) : 0;
+	r->start = start;
+	r->end = end;
+	r->insns = insns;
+	r->isa = isa;
+	r->last_type = (uint8_t)insn_class(last_class);
+	r->last_size = last_ip >= start && last_ip < end ? (uint8_t)(end - last_ip) : 0;
 	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
-	r->last_taken = tc_pt_insn_transfer(d->last_class) || d->last_class == ptic_cond_jump;
+	r->last_taken = tc_pt_insn_transfer(last_class) || last_class == ptic_cond_jump;
 	put_range(d);
+}
+
+/* The range ends, its record at offset (cur_offset). */
+static void flush_range_at(struct tc_pt_flow *d, uint64_t offset)
+{
+	d->in_range = false;
+	range_out(d, offset, d->r_start, d->r_end, d->r_insns, d->r_isa, d->last_ip,
+		  d->last_class);
 }
 
 /* The flow continues at next: the last instruction's branch, if it was taken. A not-taken
@@ -1722,13 +1732,10 @@ static void skim_range(void *ctx, const struct tc_pt_skim_range *r)
 {
 	struct tc_pt_flow *d = ctx;
 
-	d->r_start = r->start;
-	d->r_end = r->end;
-	d->r_insns = r->insns;
-	d->r_isa = TC_ISA_X86_64;
-	d->last_ip = r->last_ip;
-	d->last_class = r->last_class;
-	flush_range_at(d, d->file_offset + r->offset);
+	/* the flow's own range fields stay as they are: a skimmed buffer ends with none in
+	 * flight, and one the skim gives up on is decoded again from its start */
+	range_out(d, d->file_offset + r->offset, r->start, r->end, r->insns, TC_ISA_X86_64,
+		  r->last_ip, r->last_class);
 }
 
 /* The time moves on where the exact path's would (set_time): once the skim has read code of
