@@ -2,9 +2,9 @@
 # make bench: first, time `tracectl decode -j` on the largest OpenCSD snapshot against OpenCSD's
 # own trc_pkt_lister -decode_only on the same snapshot, both to /dev/null, in the same run, and
 # print the ratios; then issue 16's figures: Intel PT and CoreSight decode against perf script,
-# PT report throughput, --jobs 2 against --jobs 1, peak RSS of report on a 50 MB (and with
-# BENCH_BIG=1 a 500 MB) PT trace; then emulated recording speed and feedback-directed
-# optimisation. The machine may be shared, so CPU time (user+sys of the command, from the
+# PT report throughput, the record writer alone, --jobs 2 against --jobs 1, peak RSS of
+# report on a 50 MB (and with BENCH_BIG=1 a 500 MB) PT trace; then emulated recording speed
+# and feedback-directed optimisation. The machine may be shared, so CPU time (user+sys of the command, from the
 # shell's `times`) is the figure to compare, except for --jobs where wall time is the point;
 # wall time is shown too. Each is the best of BENCH_RUNS runs (per section: BENCH_*_RUNS).
 # A part whose tools are missing says so and is skipped. Timings only; nothing here is a test.
@@ -189,6 +189,33 @@ else
 	else
 		echo "CoreSight against perf script: skipped (perf missing: linux-perf)"
 	fi
+fi
+
+# The record writer alone (tests/tools/wr_bench: lib/output/listing.c as decode uses it, to
+# /dev/null): JSON branch records with symbols from a real ELF, and text ranges; its own
+# rate by CPU time, the best of BENCH_RUNS.
+WR_BENCH=${TC_TOOLS:-$TOP/build/obj/tools}/wr_bench
+wr_rate() {	# wr_bench's arguments: the best "N M records/s" of RUNS runs
+	i=0 b=
+	while [ $i -lt "$RUNS" ]; do
+		r=$("$WR_BENCH" "$@" 2>&1 >/dev/null | sed -n 's/.*: \([0-9.]*\) M records\/s.*/\1/p')
+		b=$(echo "${r:-0} ${b:-0}" | awk '{ print ($1 > $2) ? $1 : $2 }')
+		i=$((i + 1))
+	done
+	echo "$b"
+}
+RUNS=${BENCH_RUNS:-5}
+echo "record writer alone (tests/tools/wr_bench, 10 M records each, best of $RUNS, output to /dev/null):"
+if [ ! -x "$WR_BENCH" ]; then
+	echo "skipped (no $WR_BENCH)"
+else
+	if [ -f "$work/branchy" ]; then
+		row "JSON branches, branchy's symbols" "$(wr_rate -j -n 10000000 --sym "$work/branchy")" "M rec/s"
+	else
+		row "JSON branches, one symbol" "$(wr_rate -j -n 10000000)" "M rec/s"
+	fi
+	row "text ranges" "$(wr_rate --ranges -n 10000000)" "M rec/s"
+	echo "(target: >= 20 M records/s on one core)"
 fi
 
 # --jobs 2 against --jobs 1 on this machine's cores: wall time of -j decode --branches, best
