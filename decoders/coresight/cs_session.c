@@ -2,6 +2,7 @@
 #include "decoders/coresight/cs_session.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -56,8 +57,9 @@ struct batch {
 	size_t ndata, cdata;
 };
 
-/* an item's first 4 bytes; ITEM_PIECE: bytes of a step not its last (ITEM_BYTES) */
-enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES, ITEM_PIECE };
+/* an item's first 4 bytes; ITEM_PIECE: bytes of a step not its last (ITEM_BYTES);
+ * ITEM_SHORT: records in short (put_rec) */
+enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES, ITEM_PIECE, ITEM_SHORT };
 
 /* With a formatter: what a lane's decode gave, kept while OpenCSD's lock is held and
  * written after it (records and notes in order, an end after each operation). */
@@ -241,6 +243,65 @@ static void keep_add(struct keep *k, uint32_t kind, const struct tc_rec *r, cons
 	k->len += need;
 }
 
+/* ---- records in short ----
+ * A record that differs from its lane's previous one only in its words 3 to 7 (offset,
+ * start, end, insns and isa, the last instruction: a range after a range, most of a
+ * trace) goes out as those 40 bytes, many to an item (ITEM_SHORT), not as an item of
+ * tc_jobs_put_rec's apiece: that costs some 300 instructions a record, written and read
+ * (a quarter of `report` with --jobs 2, all of its records going through the caller's
+ * thread; the lane's time of a trace ID decoded alone). Both sides update those words of
+ * their previous record (the writer's wprev, the reader's prev) as tc_jobs_put_rec and
+ * tc_jobs_get_rec would, so the two codecs mix; the reader gets the record with every
+ * field as tc_jobs_get_rec would have given it. */
+#define SHORT_AT 24	/* offset, the first word sent */
+#define SHORT_BYTES 40	/* up to value, the first not */
+#define SHORT_MAX 64	/* records an item holds, at most */
+_Static_assert(sizeof(struct tc_rec) == 120 && offsetof(struct tc_rec, offset) == SHORT_AT &&
+		       offsetof(struct tc_rec, value) == SHORT_AT + SHORT_BYTES &&
+		       offsetof(struct tc_rec, last_taken) < SHORT_AT + SHORT_BYTES &&
+		       offsetof(struct tc_rec, tid) < SHORT_AT,
+	       "struct tc_rec changed: the words of a short record no longer those");
+
+/* The records of the running task not yet put (always put before any other item of it). */
+static _Thread_local struct {
+	uint32_t n;
+	unsigned char b[SHORT_MAX][SHORT_BYTES];
+} shorts;
+
+static void put_shorts(void)
+{
+	uint32_t kind = ITEM_SHORT;
+	unsigned char *buf;
+
+	if (!shorts.n)
+		return;
+	/* for lack of memory the records are lost: tc_jobs_alloc says so (tc_jobs_failed) */
+	if (cur_out && (buf = tc_jobs_alloc(cur_out, 8 + (size_t)shorts.n * SHORT_BYTES))) {
+		memcpy(buf, &kind, 4);
+		memcpy(buf + 4, &shorts.n, 4);
+		memcpy(buf + 8, shorts.b, (size_t)shorts.n * SHORT_BYTES);
+	}
+	shorts.n = 0;
+}
+
+/* r put for the caller's thread, prev the lane's previous record (the writer's). */
+static void put_rec(struct tc_rec *prev, const struct tc_rec *r)
+{
+	if (r->type == prev->type && r->id == prev->id && r->cpu == prev->cpu &&
+	    r->pid == prev->pid && r->tid == prev->tid && r->value == prev->value &&
+	    !r->name && !r->text && r->has_time == prev->has_time && r->time == prev->time &&
+	    !r->fields && !r->nfields) {
+		memcpy((unsigned char *)prev + SHORT_AT, (const unsigned char *)r + SHORT_AT,
+		       SHORT_BYTES);
+		memcpy(shorts.b[shorts.n], (const unsigned char *)r + SHORT_AT, SHORT_BYTES);
+		if (++shorts.n == SHORT_MAX)
+			put_shorts();
+		return;
+	}
+	put_shorts();
+	tc_jobs_put_rec(cur_out, prev, r, ITEM_REC, 0);
+}
+
 /* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
 static void lane_emit(void *ctx, const struct tc_rec *r)
 {
@@ -256,7 +317,7 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 		p->keep[l->id].last = r->offset;
 		p->fmt(p->ctx, r);
 	} else if (cur_out)
-		tc_jobs_put_rec(cur_out, &p->wprev[l->id].r, r, ITEM_REC, 0);
+		put_rec(&p->wprev[l->id].r, r);
 }
 
 static void put_mark(uint32_t kind, const char *text)
@@ -273,6 +334,7 @@ static void put_mark(uint32_t kind, const char *text)
 			fmt_here->note(fmt_here->ctx, text);
 		return;
 	}
+	put_shorts();
 	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, 4 + n)))
 		return;
 	memcpy(buf, &kind, 4);
@@ -294,6 +356,7 @@ static void put_bytes(struct tc_cs_session_par *p, uint8_t id, uint64_t last)
 {
 	struct bytes_item it = { .kind = ITEM_PIECE, .last = last }, next;
 
+	put_shorts();
 	/* take gives a step's bytes in pieces, then nothing: each piece an item, the last
 	 * one (empty if the step made none) the step's end */
 	it.n = p->take(p->ctx, id, &it.b, &it.block);
@@ -401,6 +464,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 			else
 				put_mark(ITEM_END, NULL);
 		}
+		put_shorts();
 		cur_out = NULL;
 		cur_split = false;
 		return;
@@ -426,6 +490,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		cur_keep = NULL;
 		write_kept(p, b->id, k);	/* k->nomem: read by drain, once tasks are done */
 	}
+	put_shorts();
 	cur_out = NULL;
 	cur_split = false;
 }
@@ -493,6 +558,20 @@ static bool step_done(struct tc_cs_session_par *p)
 	return true;
 }
 
+/* The lane's record just read (p->prev[lane]) to the caller's emit, or formatted here. */
+static inline void deliver(struct tc_cs_session_par *p, uint8_t lane)
+{
+	if (p->fmt) {
+		/* a split step's: formatted here, as the lane would have */
+		p->keep[lane].last = p->prev[lane].offset;
+		fmt_here = p;
+		p->fmt(p->ctx, &p->prev[lane]);
+		fmt_here = NULL;
+	} else {
+		p->emit(p->ctx, &p->prev[lane]);
+	}
+}
+
 /* Emit the next step's records (the caller's thread): true once all are; with nowait,
  * false where its lane would be waited for (the step stays the next, perhaps partly
  * emitted: the next call goes on with it). */
@@ -533,17 +612,24 @@ static bool emit_step(struct tc_cs_session_par *p, bool nowait)
 			if (p->note)
 				p->note(p->ctx, (const char *)it + 4);
 			break;
+		case ITEM_SHORT: {
+			struct tc_rec *r = &p->prev[st->lane];
+			const unsigned char *e = (const unsigned char *)it + 8;
+			uint32_t n;
+
+			memcpy(&n, (const unsigned char *)it + 4, 4);
+			r->name = r->text = NULL;	/* as tc_jobs_get_rec leaves them */
+			r->fields = NULL;
+			r->nfields = 0;
+			for (uint32_t i = 0; i < n; i++, e += SHORT_BYTES) {
+				memcpy((unsigned char *)r + SHORT_AT, e, SHORT_BYTES);
+				deliver(p, st->lane);
+			}
+			break;
+		}
 		default:
 			tc_jobs_get_rec(it, len, &p->prev[st->lane], &xl);
-			if (p->fmt) {
-				/* a split step's: formatted here, as the lane would have */
-				p->keep[st->lane].last = p->prev[st->lane].offset;
-				fmt_here = p;
-				p->fmt(p->ctx, &p->prev[st->lane]);
-				fmt_here = NULL;
-			} else {
-				p->emit(p->ctx, &p->prev[st->lane]);
-			}
+			deliver(p, st->lane);
 			break;
 		}
 	}
