@@ -244,28 +244,32 @@ static void keep_add(struct keep *k, uint32_t kind, const struct tc_rec *r, cons
 }
 
 /* ---- records in short ----
- * A record that differs from its lane's previous one only in its words 3 to 7 (offset,
- * start, end, insns and isa, the last instruction: a range after a range, most of a
- * trace) goes out as those 40 bytes, many to an item (ITEM_SHORT), not as an item of
- * tc_jobs_put_rec's apiece: that costs some 300 instructions a record, written and read
- * (a quarter of `report` with --jobs 2, all of its records going through the caller's
- * thread; the lane's time of a trace ID decoded alone). Both sides update those words of
- * their previous record (the writer's wprev, the reader's prev) as tc_jobs_put_rec and
- * tc_jobs_get_rec would, so the two codecs mix; the reader gets the record with every
- * field as tc_jobs_get_rec would have given it. */
-#define SHORT_AT 24	/* offset, the first word sent */
-#define SHORT_BYTES 40	/* up to value, the first not */
+ * A record that differs from its lane's previous one only in offset, start, end, insns,
+ * isa and its last instruction (a range after a range, most of a trace) goes out as those
+ * fields, many to an item (ITEM_SHORT), not as an item of tc_jobs_put_rec's apiece: that
+ * costs some 300 instructions a record, written and read (a quarter of `report` with
+ * --jobs 2, all of its records going through the caller's thread; the lane's time of a
+ * trace ID decoded alone). Both sides set those fields of their previous record (the
+ * writer's wprev, the reader's prev), as tc_jobs_put_rec and tc_jobs_get_rec keep them,
+ * so the two codecs mix; the reader gets every field as tc_jobs_get_rec would give it.
+ * Fields are read and written one by one, each as wide as it is: r was just written so
+ * by the decoder, and a wider load of it (GCC's merged compares, or its `rep movs` for a
+ * 40-byte memcpy) waits for those stores to reach the cache (a stall per record). */
+struct short_rec {
+	uint64_t offset, start, end;
+	uint32_t insns;
+	enum tc_isa isa;
+	char last;
+	uint8_t last_type, last_size;
+	bool last_taken;
+};
+
 #define SHORT_MAX 64	/* records an item holds, at most */
-_Static_assert(sizeof(struct tc_rec) == 120 && offsetof(struct tc_rec, offset) == SHORT_AT &&
-		       offsetof(struct tc_rec, value) == SHORT_AT + SHORT_BYTES &&
-		       offsetof(struct tc_rec, last_taken) < SHORT_AT + SHORT_BYTES &&
-		       offsetof(struct tc_rec, tid) < SHORT_AT,
-	       "struct tc_rec changed: the words of a short record no longer those");
 
 /* The records of the running task not yet put (always put before any other item of it). */
 static _Thread_local struct {
 	uint32_t n;
-	unsigned char b[SHORT_MAX][SHORT_BYTES];
+	struct short_rec e[SHORT_MAX];
 } shorts;
 
 static void put_shorts(void)
@@ -276,24 +280,48 @@ static void put_shorts(void)
 	if (!shorts.n)
 		return;
 	/* for lack of memory the records are lost: tc_jobs_alloc says so (tc_jobs_failed) */
-	if (cur_out && (buf = tc_jobs_alloc(cur_out, 8 + (size_t)shorts.n * SHORT_BYTES))) {
+	if (cur_out && (buf = tc_jobs_alloc(cur_out, 8 + (size_t)shorts.n * sizeof(*shorts.e)))) {
 		memcpy(buf, &kind, 4);
 		memcpy(buf + 4, &shorts.n, 4);
-		memcpy(buf + 8, shorts.b, (size_t)shorts.n * SHORT_BYTES);
+		memcpy(buf + 8, shorts.e, (size_t)shorts.n * sizeof(*shorts.e));
 	}
 	shorts.n = 0;
 }
 
+/* Which fields of s go to d (s and d records, or a short one). */
+#define SHORT_FIELDS(d, s)                                                                   \
+	do {                                                                                \
+		(d)->offset = (s)->offset;                                                  \
+		(d)->start = (s)->start;                                                    \
+		(d)->end = (s)->end;                                                        \
+		(d)->insns = (s)->insns;                                                    \
+		(d)->isa = (s)->isa;                                                        \
+		(d)->last = (s)->last;                                                      \
+		(d)->last_type = (s)->last_type;                                            \
+		(d)->last_size = (s)->last_size;                                            \
+		(d)->last_taken = (s)->last_taken;                                          \
+	} while (0)
+
+/* Equal, one field at a time: an empty asm between the loads keeps GCC from merging two
+ * compares of neighbouring fields into one wider load (see above). */
+#define SAME(a, b)                                                                           \
+	({                                                                                  \
+		__typeof__((a) + 0) _x = (a);                                                  \
+		__asm__("" : "+r"(_x));                                                     \
+		_x == (b);                                                                  \
+	})
+
 /* r put for the caller's thread, prev the lane's previous record (the writer's). */
 static void put_rec(struct tc_rec *prev, const struct tc_rec *r)
 {
-	if (r->type == prev->type && r->id == prev->id && r->cpu == prev->cpu &&
-	    r->pid == prev->pid && r->tid == prev->tid && r->value == prev->value &&
-	    !r->name && !r->text && r->has_time == prev->has_time && r->time == prev->time &&
-	    !r->fields && !r->nfields) {
-		memcpy((unsigned char *)prev + SHORT_AT, (const unsigned char *)r + SHORT_AT,
-		       SHORT_BYTES);
-		memcpy(shorts.b[shorts.n], (const unsigned char *)r + SHORT_AT, SHORT_BYTES);
+	if (SAME(r->type, prev->type) && SAME(r->id, prev->id) && SAME(r->cpu, prev->cpu) &&
+	    SAME(r->pid, prev->pid) && SAME(r->tid, prev->tid) && !r->name && !r->text &&
+	    SAME(r->value, prev->value) && SAME(r->has_time, prev->has_time) &&
+	    SAME(r->time, prev->time) && !r->fields && !r->nfields) {
+		struct short_rec *e = &shorts.e[shorts.n];
+
+		SHORT_FIELDS(prev, r);
+		SHORT_FIELDS(e, r);
 		if (++shorts.n == SHORT_MAX)
 			put_shorts();
 		return;
@@ -621,8 +649,11 @@ static bool emit_step(struct tc_cs_session_par *p, bool nowait)
 			r->name = r->text = NULL;	/* as tc_jobs_get_rec leaves them */
 			r->fields = NULL;
 			r->nfields = 0;
-			for (uint32_t i = 0; i < n; i++, e += SHORT_BYTES) {
-				memcpy((unsigned char *)r + SHORT_AT, e, SHORT_BYTES);
+			for (uint32_t i = 0; i < n; i++, e += sizeof(struct short_rec)) {
+				struct short_rec sr;
+
+				memcpy(&sr, e, sizeof(sr));	/* items are 8-byte aligned */
+				SHORT_FIELDS(r, &sr);
 				deliver(p, st->lane);
 			}
 			break;
