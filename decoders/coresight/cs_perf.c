@@ -497,8 +497,14 @@ static void out(struct tc_cs_perf *s, const struct tc_rec *r)
 {
 	s->cur_pid = r->pid;
 	s->o.emit(s->o.ctx, r);
-	if (s->par)
-		sync_missing(s, NULL);
+	/* per record: the call only when an image went missing (it does nothing else; the
+	 * call itself was a twentieth of report -j's caller thread with --jobs 2) */
+	if (s->par) {
+		const char *const *miss;
+
+		if (tc_images_missing(s->im, &miss) != s->im_missing_seen)
+			sync_missing(s, NULL);
+	}
 }
 
 /* A record made on a lane (o.writer): written there; images its symbols found missing go

@@ -2,6 +2,7 @@
 #include "decoders/coresight/cs_session.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -56,8 +57,9 @@ struct batch {
 	size_t ndata, cdata;
 };
 
-/* an item's first 4 bytes; ITEM_PIECE: bytes of a step not its last (ITEM_BYTES) */
-enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES, ITEM_PIECE };
+/* an item's first 4 bytes; ITEM_PIECE: bytes of a step not its last (ITEM_BYTES);
+ * ITEM_SHORT: records in short (put_rec) */
+enum item_kind { ITEM_REC, ITEM_END, ITEM_NOTE, ITEM_BYTES, ITEM_PIECE, ITEM_SHORT };
 
 /* With a formatter: what a lane's decode gave, kept while OpenCSD's lock is held and
  * written after it (records and notes in order, an end after each operation). */
@@ -241,6 +243,93 @@ static void keep_add(struct keep *k, uint32_t kind, const struct tc_rec *r, cons
 	k->len += need;
 }
 
+/* ---- records in short ----
+ * A record that differs from its lane's previous one only in offset, start, end, insns,
+ * isa and its last instruction (a range after a range, most of a trace) goes out as those
+ * fields, many to an item (ITEM_SHORT), not as an item of tc_jobs_put_rec's apiece: that
+ * costs some 300 instructions a record, written and read (a quarter of `report` with
+ * --jobs 2, all of its records going through the caller's thread; the lane's time of a
+ * trace ID decoded alone). Both sides set those fields of their previous record (the
+ * writer's wprev, the reader's prev), as tc_jobs_put_rec and tc_jobs_get_rec keep them,
+ * so the two codecs mix; the reader gets every field as tc_jobs_get_rec would give it.
+ * Fields are read and written one by one, each as wide as it is: r was just written so
+ * by the decoder, and a wider load of it (GCC's merged compares, or its `rep movs` for a
+ * 40-byte memcpy) waits for those stores to reach the cache (a stall per record). */
+struct short_rec {
+	uint64_t offset, start, end;
+	uint32_t insns;
+	enum tc_isa isa;
+	char last;
+	uint8_t last_type, last_size;
+	bool last_taken;
+};
+
+#define SHORT_MAX 64	/* records an item holds, at most */
+
+/* The records of the running task not yet put (always put before any other item of it). */
+static _Thread_local struct {
+	uint32_t n;
+	struct short_rec e[SHORT_MAX];
+} shorts;
+
+static void put_shorts(void)
+{
+	uint32_t kind = ITEM_SHORT;
+	unsigned char *buf;
+
+	if (!shorts.n)
+		return;
+	/* for lack of memory the records are lost: tc_jobs_alloc says so (tc_jobs_failed) */
+	if (cur_out && (buf = tc_jobs_alloc(cur_out, 8 + (size_t)shorts.n * sizeof(*shorts.e)))) {
+		memcpy(buf, &kind, 4);
+		memcpy(buf + 4, &shorts.n, 4);
+		memcpy(buf + 8, shorts.e, (size_t)shorts.n * sizeof(*shorts.e));
+	}
+	shorts.n = 0;
+}
+
+/* Which fields of s go to d (s and d records, or a short one). */
+#define SHORT_FIELDS(d, s)                                                                   \
+	do {                                                                                \
+		(d)->offset = (s)->offset;                                                  \
+		(d)->start = (s)->start;                                                    \
+		(d)->end = (s)->end;                                                        \
+		(d)->insns = (s)->insns;                                                    \
+		(d)->isa = (s)->isa;                                                        \
+		(d)->last = (s)->last;                                                      \
+		(d)->last_type = (s)->last_type;                                            \
+		(d)->last_size = (s)->last_size;                                            \
+		(d)->last_taken = (s)->last_taken;                                          \
+	} while (0)
+
+/* Equal, one field at a time: an empty asm between the loads keeps GCC from merging two
+ * compares of neighbouring fields into one wider load (see above). */
+#define SAME(a, b)                                                                           \
+	({                                                                                  \
+		__typeof__((a) + 0) _x = (a);                                                  \
+		__asm__("" : "+r"(_x));                                                     \
+		_x == (b);                                                                  \
+	})
+
+/* r put for the caller's thread, prev the lane's previous record (the writer's). */
+static void put_rec(struct tc_rec *prev, const struct tc_rec *r)
+{
+	if (SAME(r->type, prev->type) && SAME(r->id, prev->id) && SAME(r->cpu, prev->cpu) &&
+	    SAME(r->pid, prev->pid) && SAME(r->tid, prev->tid) && !r->name && !r->text &&
+	    SAME(r->value, prev->value) && SAME(r->has_time, prev->has_time) &&
+	    SAME(r->time, prev->time) && !r->fields && !r->nfields) {
+		struct short_rec *e = &shorts.e[shorts.n];
+
+		SHORT_FIELDS(prev, r);
+		SHORT_FIELDS(e, r);
+		if (++shorts.n == SHORT_MAX)
+			put_shorts();
+		return;
+	}
+	put_shorts();
+	tc_jobs_put_rec(cur_out, prev, r, ITEM_REC, 0);
+}
+
 /* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
 static void lane_emit(void *ctx, const struct tc_rec *r)
 {
@@ -256,7 +345,7 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 		p->keep[l->id].last = r->offset;
 		p->fmt(p->ctx, r);
 	} else if (cur_out)
-		tc_jobs_put_rec(cur_out, &p->wprev[l->id].r, r, ITEM_REC, 0);
+		put_rec(&p->wprev[l->id].r, r);
 }
 
 static void put_mark(uint32_t kind, const char *text)
@@ -273,6 +362,7 @@ static void put_mark(uint32_t kind, const char *text)
 			fmt_here->note(fmt_here->ctx, text);
 		return;
 	}
+	put_shorts();
 	if (!cur_out || !(buf = tc_jobs_alloc(cur_out, 4 + n)))
 		return;
 	memcpy(buf, &kind, 4);
@@ -294,6 +384,7 @@ static void put_bytes(struct tc_cs_session_par *p, uint8_t id, uint64_t last)
 {
 	struct bytes_item it = { .kind = ITEM_PIECE, .last = last }, next;
 
+	put_shorts();
 	/* take gives a step's bytes in pieces, then nothing: each piece an item, the last
 	 * one (empty if the step made none) the step's end */
 	it.n = p->take(p->ctx, id, &it.b, &it.block);
@@ -401,6 +492,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 			else
 				put_mark(ITEM_END, NULL);
 		}
+		put_shorts();
 		cur_out = NULL;
 		cur_split = false;
 		return;
@@ -426,6 +518,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		cur_keep = NULL;
 		write_kept(p, b->id, k);	/* k->nomem: read by drain, once tasks are done */
 	}
+	put_shorts();
 	cur_out = NULL;
 	cur_split = false;
 }
@@ -493,6 +586,20 @@ static bool step_done(struct tc_cs_session_par *p)
 	return true;
 }
 
+/* The lane's record just read (p->prev[lane]) to the caller's emit, or formatted here. */
+static inline void deliver(struct tc_cs_session_par *p, uint8_t lane)
+{
+	if (p->fmt) {
+		/* a split step's: formatted here, as the lane would have */
+		p->keep[lane].last = p->prev[lane].offset;
+		fmt_here = p;
+		p->fmt(p->ctx, &p->prev[lane]);
+		fmt_here = NULL;
+	} else {
+		p->emit(p->ctx, &p->prev[lane]);
+	}
+}
+
 /* Emit the next step's records (the caller's thread): true once all are; with nowait,
  * false where its lane would be waited for (the step stays the next, perhaps partly
  * emitted: the next call goes on with it). */
@@ -533,17 +640,27 @@ static bool emit_step(struct tc_cs_session_par *p, bool nowait)
 			if (p->note)
 				p->note(p->ctx, (const char *)it + 4);
 			break;
+		case ITEM_SHORT: {
+			struct tc_rec *r = &p->prev[st->lane];
+			const unsigned char *e = (const unsigned char *)it + 8;
+			uint32_t n;
+
+			memcpy(&n, (const unsigned char *)it + 4, 4);
+			r->name = r->text = NULL;	/* as tc_jobs_get_rec leaves them */
+			r->fields = NULL;
+			r->nfields = 0;
+			for (uint32_t i = 0; i < n; i++, e += sizeof(struct short_rec)) {
+				struct short_rec sr;
+
+				memcpy(&sr, e, sizeof(sr));	/* items are 8-byte aligned */
+				SHORT_FIELDS(r, &sr);
+				deliver(p, st->lane);
+			}
+			break;
+		}
 		default:
 			tc_jobs_get_rec(it, len, &p->prev[st->lane], &xl);
-			if (p->fmt) {
-				/* a split step's: formatted here, as the lane would have */
-				p->keep[st->lane].last = p->prev[st->lane].offset;
-				fmt_here = p;
-				p->fmt(p->ctx, &p->prev[st->lane]);
-				fmt_here = NULL;
-			} else {
-				p->emit(p->ctx, &p->prev[st->lane]);
-			}
+			deliver(p, st->lane);
 			break;
 		}
 	}
