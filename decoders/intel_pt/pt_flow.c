@@ -578,7 +578,8 @@ static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
 		iclass = b->iclass != ptic_error ? b->iclass : ptic_other;
 	}
 	d->st.insns += b->ninsn;
-	if (d->in_range && (b->ip != d->r_end || tc_pt_insn_transfer(d->last_class) || isa != d->r_isa)) {
+	if (d->in_range &&
+	    (b->ip != d->r_end || tc_pt_insn_transfer(d->last_class) || isa != d->r_isa)) {
 		if (d->wq && d->scan_off == UINT64_MAX) {
 			/* update_time and flush_range on the walk: one offset for both */
 			uint64_t off = 0, tsc;

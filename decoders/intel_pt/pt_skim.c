@@ -666,7 +666,8 @@ static inline void flow_to(struct tc_pt_skim *s, uint64_t next)
 {
 	if (!s->have_last)
 		return;
-	if (tc_pt_insn_transfer(s->last_class) || (s->last_class != ptic_other && next != s->last_end))
+	if (tc_pt_insn_transfer(s->last_class) ||
+	    (s->last_class != ptic_other && next != s->last_end))
 		s->st.branches++;
 	s->have_last = false;
 }

@@ -4,9 +4,9 @@
 # print the ratios; then issue 16's figures: Intel PT and CoreSight decode against perf script,
 # PT report throughput, the record writer alone, --jobs 2 against --jobs 1, peak RSS of
 # report on a 50 MB (and with BENCH_BIG=1 a 500 MB) PT trace; then emulated recording speed
-# and feedback-directed optimisation. The machine may be shared, so CPU time (user+sys of the command, from the
-# shell's `times`) is the figure to compare, except for --jobs where wall time is the point;
-# wall time is shown too. Each is the best of BENCH_RUNS runs (per section: BENCH_*_RUNS).
+# and feedback-directed optimisation. The machine may be shared, so CPU time (user+sys of
+# the command, from the shell's `times`) is the figure to compare, except for --jobs where
+# wall time is the point; wall time is shown too. Each is the best of BENCH_RUNS runs (per section: BENCH_*_RUNS).
 # A part whose tools are missing says so and is skipped. Timings only; nothing here is a test.
 set -u
 TRACECTL=${TRACECTL:?}
@@ -28,6 +28,9 @@ once() {
 	t1=$(now)
 	echo "$c $t0 $t1" | awk '{ printf "%.3f %.3f", $1, $3 - $2 }'
 }
+# the smaller (min) or larger (max) of a figure and the best so far (empty: none yet)
+min() { echo "$1 ${2:-$1}" | awk '{ print ($1 < $2) ? $1 : $2 }'; }
+max() { echo "$1 ${2:-$1}" | awk '{ print ($1 > $2) ? $1 : $2 }'; }
 # best CPU and best wall of RUNS runs
 best() {
 	bc= bw= i=0
@@ -35,8 +38,8 @@ best() {
 		set -- $(once "$@") "$@"
 		c=$1 w=$2
 		shift 2
-		bc=$(echo "$c ${bc:-$c}" | awk '{ print ($1 < $2) ? $1 : $2 }')
-		bw=$(echo "$w ${bw:-$w}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		bc=$(min "$c" "$bc")
+		bw=$(min "$w" "$bw")
 		i=$((i + 1))
 	done
 	echo "$bc $bw"
@@ -199,7 +202,7 @@ wr_rate() {	# wr_bench's arguments: the best "N M records/s" of RUNS runs
 	i=0 b=
 	while [ $i -lt "$RUNS" ]; do
 		r=$("$WR_BENCH" "$@" 2>&1 >/dev/null | sed -n 's/.*: \([0-9.]*\) M records\/s.*/\1/p')
-		b=$(echo "${r:-0} ${b:-0}" | awk '{ print ($1 > $2) ? $1 : $2 }')
+		b=$(max "${r:-0}" "$b")
 		i=$((i + 1))
 	done
 	echo "$b"
@@ -230,13 +233,11 @@ jobs_cmp() {	# label FILE
 	while [ $i -lt "${BENCH_JOBS_RUNS:-1}" ]; do
 		set -- "$1" "$2" $(once "$TRACECTL" -j decode --branches --jobs 1 -i "$2") \
 			$(once "$TRACECTL" -j decode --branches --jobs 2 -i "$2")
-		c1=$(echo "$3 ${c1:-$3}" | awk '{ print ($1 < $2) ? $1 : $2 }')
-		w1=$(echo "$4 ${w1:-$4}" | awk '{ print ($1 < $2) ? $1 : $2 }')
-		c2=$(echo "$5 ${c2:-$5}" | awk '{ print ($1 < $2) ? $1 : $2 }')
-		w2=$(echo "$6 ${w2:-$6}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		c1=$(min "$3" "$c1") w1=$(min "$4" "$w1") c2=$(min "$5" "$c2") w2=$(min "$6" "$w2")
 		i=$((i + 1))
 	done
-	echo "$1: $(basename "$2") (best of ${BENCH_JOBS_RUNS:-1} runs each, alternating, output to /dev/null; $(nproc) CPUs online)"
+	echo "$1: $(basename "$2") (best of ${BENCH_JOBS_RUNS:-1} runs each, alternating," \
+		"output to /dev/null; $(nproc) CPUs online)"
 	echo "A: $TRACECTL -j decode --branches --jobs 2 -i $(basename "$2")"
 	echo "B: $TRACECTL -j decode --branches --jobs 1 -i $(basename "$2")"
 	row "" "CPU s" "wall s"
