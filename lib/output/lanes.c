@@ -6,12 +6,13 @@
 #include "lib/output/lanes.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "lib/util/blockpool.h"
 
 #define LANE_BLOCK (256u << 10)
 #define LANE_BLOCK_MIN (32u << 10)	/* less room left: the next take starts a new block */
@@ -51,11 +52,8 @@ struct tc_lanes {
 	void *blocks[LANE_IOV];
 	size_t nv, nb;
 	bool failed;			/* a write failed: the FILE's own error tells it */
-	/* blocks written out, for the lanes to fill again (fresh memory costs a page fault
-	 * per page): the lanes take, the caller's thread gives back */
-	pthread_mutex_t mu;
-	void *pool[LANE_IOV];
-	size_t npool;
+	/* the lanes' blocks: the lanes take, the caller's thread gives back once written */
+	struct tc_blockpool *bp;
 };
 
 static ssize_t lane_more(void *c, const char *buf, size_t n)
@@ -105,15 +103,11 @@ void tc_lanes_flush(struct tc_lanes *o)
 			v->iov_len -= (size_t)w;
 		}
 	}
-	pthread_mutex_lock(&o->mu);
 	for (size_t i = 0; i < o->nb; i++)
 		if ((uintptr_t)o->blocks[i] & 1)	/* a lane's more */
 			free((void *)((uintptr_t)o->blocks[i] & ~(uintptr_t)1));
-		else if (o->npool < LANE_IOV)
-			o->pool[o->npool++] = o->blocks[i];
 		else
-			free(o->blocks[i]);
-	pthread_mutex_unlock(&o->mu);
+			tc_blockpool_put(o->bp, o->blocks[i]);
 	o->nv = o->nb = 0;
 }
 
@@ -131,12 +125,7 @@ static const uint64_t *lane_space(void *ctx)
 /* A block for the listing to write into (the FILE takes what does not fit). */
 static bool lane_block(struct lane_listing *ll)
 {
-	struct tc_lanes *o = ll->ls;
-
-	pthread_mutex_lock(&o->mu);
-	ll->block = o->npool ? o->pool[--o->npool] : NULL;
-	pthread_mutex_unlock(&o->mu);
-	if (!ll->block && !(ll->block = malloc(LANE_BLOCK)))
+	if (!(ll->block = tc_blockpool_get(ll->ls->bp)))
 		return false;
 	ll->l.j.out = ll->block;
 	ll->l.j.cap = LANE_BLOCK;
@@ -154,11 +143,12 @@ static void lane_close(void *w)
 		tc_lanes_flush(ll->ls);	/* its block may hold bytes put, not written */
 	ll->l.j.len = 0;
 	for (; ll->piece0 < ll->npieces; ll->piece0++)
-		free(ll->pieces[ll->piece0].block);
+		tc_blockpool_put(ll->ls->bp, ll->pieces[ll->piece0].block);
 	tc_listing_fini(&ll->l);
 	if (ll->f)
 		fclose(ll->f);
-	free(ll->block);
+	if (ll->ls)
+		tc_blockpool_put(ll->ls->bp, ll->block);
 	free(ll->more);
 	free(ll);
 }
@@ -223,7 +213,6 @@ static void lane_finish(void *w)
 static size_t lane_take_last(struct lane_listing *ll, const char **bytes, void **block)
 {
 	struct tc_json *j = &ll->l.j;
-	struct tc_lanes *o = ll->ls;
 	size_t n = j->len;
 	char *c;
 
@@ -236,13 +225,7 @@ static size_t lane_take_last(struct lane_listing *ll, const char **bytes, void *
 			*bytes = c;
 			*block = (void *)((uintptr_t)c | 1);	/* not a block: flush frees it */
 		}
-		pthread_mutex_lock(&o->mu);
-		if (o->npool < LANE_IOV) {
-			o->pool[o->npool++] = ll->block;
-			ll->block = NULL;
-		}
-		pthread_mutex_unlock(&o->mu);
-		free(ll->block);
+		tc_blockpool_put(ll->ls->bp, ll->block);
 	}
 	ll->block = NULL;
 	return n;
@@ -330,7 +313,10 @@ struct tc_lanes *tc_lanes_new(const struct tc_lanes_opts *o)
 	if (!l)
 		return NULL;
 	l->o = *o;
-	pthread_mutex_init(&l->mu, NULL);
+	if (!(l->bp = tc_blockpool_new(LANE_BLOCK))) {
+		free(l);
+		return NULL;
+	}
 	l->w = (struct tc_jobs_writer){ .usable = lane_usable, .open = lane_open,
 					.write = lane_write, .take = lane_take,
 					.finish = lane_finish, .close = lane_close,
@@ -354,8 +340,6 @@ void tc_lanes_free(struct tc_lanes *l)
 	if (!l)
 		return;
 	tc_lanes_flush(l);
-	while (l->npool)
-		free(l->pool[--l->npool]);
-	pthread_mutex_destroy(&l->mu);
+	tc_blockpool_free(l->bp);
 	free(l);
 }
