@@ -21,6 +21,7 @@
  * a run of instructions to the first branch, cached by address. */
 
 #define CACHE_SIZE (1u << 14)	/* entries, direct-mapped */
+#define BATCH 64		/* ranges given at once (ops->range) */
 #define MAX_LINEAR 1024		/* instructions in one entry without a branch */
 /* Instructions without a packet read: pt_flow's check (a loop of direct jumps, or an
  * image that does not match) fires at 100000 on one offset; give up well before. */
@@ -97,6 +98,9 @@ struct tc_pt_skim {
 	bool in_range, have_last;
 	struct tc_pt_skim_range r;	/* its last instruction's end, address and class too */
 	struct tc_pt_skim_stats st;
+	/* the ranges made and not given yet: given before the time moves, and at the end */
+	struct tc_pt_skim_range batch[BATCH];
+	unsigned nbatch;
 
 	struct entry e[CACHE_SIZE];
 };
@@ -565,13 +569,24 @@ static inline bool is_timing(enum tc_pt_skim_kind k)
 	       k == TC_PT_SKIM_CYC;
 }
 
-/* The flow's time moves to that of a query or event (pt_flow's set_time). */
+/* The ranges made so far to the caller. */
+static void give(struct tc_pt_skim *s)
+{
+	if (s->nbatch) {
+		s->ops->range(s->ops->ctx, s->batch, s->nbatch);
+		s->nbatch = 0;
+	}
+}
+
+/* The flow's time moves to that of a query or event (pt_flow's set_time): the ranges before
+ * have the time before. */
 static inline int tell_time(struct tc_pt_skim *s, bool have, uint64_t tsc)
 {
 	if (!have || (s->told_have && s->told_tsc == tsc))
 		return 0;
 	s->told_have = true;
 	s->told_tsc = tsc;
+	give(s);
 	return s->ops->time ? s->ops->time(s->ops->ctx, tsc) : GIVE_UP;
 }
 
@@ -654,7 +669,9 @@ static inline void flush(struct tc_pt_skim *s)
 {
 	s->r.offset = (uint64_t)(s->p - s->buf);
 	s->in_range = false;
-	s->ops->range(s->ops->ctx, &s->r);
+	s->batch[s->nbatch] = s->r;
+	if (++s->nbatch == BATCH)
+		give(s);
 }
 
 static inline void flow_to(struct tc_pt_skim *s, uint64_t next)
@@ -676,8 +693,10 @@ static void flow_stop(struct tc_pt_skim *s)
 	s->have_last = false;
 }
 
-static inline int on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64_t last,
-			   unsigned size, unsigned iclass)
+/* once per block: inline */
+static inline __attribute__((always_inline)) int on_block(struct tc_pt_skim *s, uint64_t ip,
+							   uint32_t n, uint64_t last,
+							   unsigned size, unsigned iclass)
 {
 	s->st.insns += n;
 	if (s->in_range && (ip != s->r.end || tc_pt_insn_transfer(s->r.last_class))) {
@@ -1197,8 +1216,8 @@ static int slow(struct tc_pt_skim *s)
 	}
 }
 
-int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
-		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
+	       size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
 {
 	const struct entry *e;
 	uint64_t last, fall;
@@ -1224,6 +1243,7 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	s->synced = s->enabled = s->psb_pending = false;
 	s->stack.top = s->stack.bottom = 0;
 	s->in_range = s->have_last = false;
+	s->nbatch = 0;
 	s->st = (struct tc_pt_skim_stats){ 0 };
 	time_reset(s);
 	s->told_have = s->sync_done = false;
@@ -1291,4 +1311,13 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	flow_stop(s);
 	*st = s->st;
 	return 0;
+}
+
+int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
+		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+{
+	int rc = run(s, cfg, buf, len, ops, st);
+
+	give(s);	/* the ranges made, also those before a give-up (the exact path's) */
+	return rc;
 }

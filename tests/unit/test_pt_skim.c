@@ -202,13 +202,13 @@ static void on_sync(void *ctx, uint64_t skipped)
 	s->skipped = skipped;
 }
 
-static void on_range(void *ctx, const struct tc_pt_skim_range *r)
+static void on_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 {
 	struct seen *s = ctx;
 
-	if (s->n < 16)
-		s->r[s->n] = *r;
-	s->n++;
+	for (size_t i = 0; i < n; i++, s->n++)
+		if (s->n < 16)
+			s->r[s->n] = r[i];
 }
 
 static size_t psb_plus(uint8_t *b, uint64_t ip)
@@ -298,13 +298,15 @@ struct timed {
 	bool refuse;
 };
 
-static void on_range_timed(void *ctx, const struct tc_pt_skim_range *r)
+static void on_range_timed(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 {
 	struct timed *t = ctx;
 
-	if (t->s.n < 16)
-		t->at[t->s.n] = t->ntimes ? t->times[t->ntimes - 1] : 0;
-	on_range(&t->s, r);
+	for (size_t i = 0; i < n; i++) {
+		if (t->s.n < 16)
+			t->at[t->s.n] = t->ntimes ? t->times[t->ntimes - 1] : 0;
+		on_range(&t->s, &r[i], 1);
+	}
 }
 
 static void on_sync_timed(void *ctx, uint64_t skipped)
