@@ -441,9 +441,26 @@ static void flush_range(struct tc_pt_flow *d)
 		flush_range_at(d, cur_offset(d));
 }
 
+/* A range's own fields in its record r (new_rec's less those every range has alike, set in
+ * tc_pt_flow_new, and cpu, pid, tid, has_time, time: the flow's). */
+static inline void range_fill(struct tc_rec *r, uint64_t offset, uint64_t start, uint64_t end,
+			      uint32_t insns, enum tc_isa isa, uint64_t last_ip,
+			      enum pt_insn_class last_class)
+{
+	r->offset = offset;
+	r->start = start;
+	r->end = end;
+	r->insns = insns;
+	r->isa = isa;
+	r->last_type = (uint8_t)insn_class(last_class);
+	r->last_size = last_ip >= start && last_ip < end ? (uint8_t)(end - last_ip) : 0;
+	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
+	r->last_taken = tc_pt_insn_transfer(last_class) || last_class == ptic_cond_jump;
+}
+
 /* A range's record out (counted, made if wanted): the flow's range in flight
  * (flush_range_at) or one the skim made (skim_range), from the values, not through the
- * flow's fields: every range of report goes this way. */
+ * flow's fields. */
 static inline void range_out(struct tc_pt_flow *d, uint64_t offset, uint64_t start, uint64_t end,
 			     uint32_t insns, enum tc_isa isa, uint64_t last_ip,
 			     enum pt_insn_class last_class)
@@ -453,22 +470,13 @@ static inline void range_out(struct tc_pt_flow *d, uint64_t offset, uint64_t sta
 	d->st.ranges++;
 	if (!wanted(d, TC_REC_RANGE))
 		return;
-	/* new_rec's fields, less those every range has alike (set in tc_pt_flow_new) */
 	r = d->slot;
 	r->cpu = d->cpu;
 	r->pid = d->pid;
 	r->tid = d->tid;
-	r->offset = offset;
 	r->has_time = d->time.has_tsc && d->tc.valid;
 	r->time = d->time.perf_time;
-	r->start = start;
-	r->end = end;
-	r->insns = insns;
-	r->isa = isa;
-	r->last_type = (uint8_t)insn_class(last_class);
-	r->last_size = last_ip >= start && last_ip < end ? (uint8_t)(end - last_ip) : 0;
-	/* a range ends at a conditional jump only when it was taken (or the trace stops) */
-	r->last_taken = tc_pt_insn_transfer(last_class) || last_class == ptic_cond_jump;
+	range_fill(r, offset, start, end, insns, isa, last_ip, last_class);
 	put_range(d);
 }
 
@@ -1729,14 +1737,46 @@ static void skim_sync(void *ctx, uint64_t skipped)
 	}
 }
 
-static void skim_range(void *ctx, const struct tc_pt_skim_range *r)
+/* The skim's ranges, as range_out of each (the flow's own range fields stay as they are: a
+ * skimmed buffer ends with none in flight, and one the skim gives up on is decoded again
+ * from its start). Every range of report comes here: most often straight into the run,
+ * with what the flow has alike for all of them read once. */
+static void skim_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 {
 	struct tc_pt_flow *d = ctx;
+	const uint64_t base = d->file_offset, time = d->time.perf_time;
+	const int cpu = d->cpu, pid = d->pid, tid = d->tid;
+	const bool has_time = d->time.has_tsc && d->tc.valid;
 
-	/* the flow's own range fields stay as they are: a skimmed buffer ends with none in
-	 * flight, and one the skim gives up on is decoded again from its start */
-	range_out(d, d->file_offset + r->offset, r->start, r->end, r->insns, TC_ISA_X86_64,
-		  r->last_ip, r->last_class);
+	if (d->suppress || !d->run || !wanted(d, TC_REC_RANGE)) {
+		for (size_t i = 0; i < n; i++)
+			range_out(d, base + r[i].offset, r[i].start, r[i].end, r[i].insns,
+				  TC_ISA_X86_64, r[i].last_ip, r[i].last_class);
+		return;
+	}
+	while (n) {
+		/* put_range's, for k ranges: the run ends at its length */
+		size_t k = RUN_LEN - d->nrun < n ? RUN_LEN - d->nrun : n;
+		struct tc_rec *slot = d->slot;
+
+		for (size_t i = 0; i < k; i++) {
+			slot[i].cpu = cpu;
+			slot[i].pid = pid;
+			slot[i].tid = tid;
+			slot[i].has_time = has_time;
+			slot[i].time = time;
+			range_fill(&slot[i], base + r[i].offset, r[i].start, r[i].end, r[i].insns,
+				   TC_ISA_X86_64, r[i].last_ip, r[i].last_class);
+		}
+		d->st.ranges += k;
+		d->emitted += k;
+		d->slot += k;
+		d->nrun += k;
+		r += k;
+		n -= k;
+		if (d->nrun == RUN_LEN)
+			end_run(d);
+	}
 }
 
 /* The time moves on where the exact path's would (set_time): once the skim has read code of

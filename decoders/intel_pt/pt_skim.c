@@ -21,6 +21,7 @@
  * a run of instructions to the first branch, cached by address. */
 
 #define CACHE_SIZE (1u << 14)	/* entries, direct-mapped */
+#define BATCH 64		/* ranges given at once (ops->range) */
 #define MAX_LINEAR 1024		/* instructions in one entry without a branch */
 /* Instructions without a packet read: pt_flow's check (a loop of direct jumps, or an
  * image that does not match) fires at 100000 on one offset; give up well before. */
@@ -95,10 +96,11 @@ struct tc_pt_skim {
 
 	/* the range being made (pt_flow's on_block) */
 	bool in_range, have_last;
-	uint64_t r_start, r_end, last, last_end;
-	uint32_t r_insns;
-	uint8_t last_class;
+	struct tc_pt_skim_range r;	/* its last instruction's end, address and class too */
 	struct tc_pt_skim_stats st;
+	/* the ranges made and not given yet: given before the time moves, and at the end */
+	struct tc_pt_skim_range batch[BATCH];
+	unsigned nbatch;
 
 	struct entry e[CACHE_SIZE];
 };
@@ -567,13 +569,24 @@ static inline bool is_timing(enum tc_pt_skim_kind k)
 	       k == TC_PT_SKIM_CYC;
 }
 
-/* The flow's time moves to that of a query or event (pt_flow's set_time). */
+/* The ranges made so far to the caller. */
+static void give(struct tc_pt_skim *s)
+{
+	if (s->nbatch) {
+		s->ops->range(s->ops->ctx, s->batch, s->nbatch);
+		s->nbatch = 0;
+	}
+}
+
+/* The flow's time moves to that of a query or event (pt_flow's set_time): the ranges before
+ * have the time before. */
 static inline int tell_time(struct tc_pt_skim *s, bool have, uint64_t tsc)
 {
 	if (!have || (s->told_have && s->told_tsc == tsc))
 		return 0;
 	s->told_have = true;
 	s->told_tsc = tsc;
+	give(s);
 	return s->ops->time ? s->ops->time(s->ops->ctx, tsc) : GIVE_UP;
 }
 
@@ -652,22 +665,21 @@ static const struct entry *lookup(struct tc_pt_skim *s, uint64_t ip)
 
 /* ---- the flow (pt_flow.c's on_block, flow_to, flush_range, flow_stop) ---- */
 
-static void flush(struct tc_pt_skim *s)
+static inline void flush(struct tc_pt_skim *s)
 {
-	struct tc_pt_skim_range r = { .start = s->r_start, .end = s->r_end, .last_ip = s->last,
-				      .offset = (uint64_t)(s->p - s->buf), .insns = s->r_insns,
-				      .last_class = (enum pt_insn_class)s->last_class };
-
+	s->r.offset = (uint64_t)(s->p - s->buf);
 	s->in_range = false;
-	s->ops->range(s->ops->ctx, &r);
+	s->batch[s->nbatch] = s->r;
+	if (++s->nbatch == BATCH)
+		give(s);
 }
 
 static inline void flow_to(struct tc_pt_skim *s, uint64_t next)
 {
 	if (!s->have_last)
 		return;
-	if (tc_pt_insn_transfer(s->last_class) ||
-	    (s->last_class != ptic_other && next != s->last_end))
+	if (tc_pt_insn_transfer(s->r.last_class) ||
+	    (s->r.last_class != ptic_other && next != s->r.end))
 		s->st.branches++;
 	s->have_last = false;
 }
@@ -681,11 +693,13 @@ static void flow_stop(struct tc_pt_skim *s)
 	s->have_last = false;
 }
 
-static inline int on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64_t last,
-			   unsigned size, unsigned iclass)
+/* once per block: inline */
+static inline __attribute__((always_inline)) int on_block(struct tc_pt_skim *s, uint64_t ip,
+							   uint32_t n, uint64_t last,
+							   unsigned size, unsigned iclass)
 {
 	s->st.insns += n;
-	if (s->in_range && (ip != s->r_end || tc_pt_insn_transfer(s->last_class))) {
+	if (s->in_range && (ip != s->r.end || tc_pt_insn_transfer(s->r.last_class))) {
 		/* pt_flow takes pt_qry_time's where a range ends */
 		if (s->last_have && tell_time(s, true, s->last_tsc))
 			return GIVE_UP;
@@ -694,15 +708,14 @@ static inline int on_block(struct tc_pt_skim *s, uint64_t ip, uint32_t n, uint64
 	flow_to(s, ip);
 	if (!s->in_range) {
 		s->in_range = true;
-		s->r_start = ip;
-		s->r_insns = 0;
+		s->r.start = ip;
+		s->r.insns = 0;
 	}
-	s->r_end = last + size;
-	s->r_insns += n;
+	s->r.end = last + size;
+	s->r.insns += n;
 	s->have_last = true;
-	s->last = last;
-	s->last_end = s->r_end;
-	s->last_class = (uint8_t)iclass;
+	s->r.last_ip = last;
+	s->r.last_class = (enum pt_insn_class)iclass;
 	return 0;
 }
 
@@ -823,8 +836,8 @@ static int psb_dry(struct tc_pt_skim *s, const uint8_t *p)
 
 /* libipt reads on past the packet the next query takes: a packet it cannot decode there
  * fails that query already. Give up before the flow takes it (without IP compression's
- * state changed: the packet is read again). */
-static int peek(struct tc_pt_skim *s)
+ * state changed: the packet is read again). peek() below takes the common packets. */
+__attribute__((noinline)) static int peek_slow(struct tc_pt_skim *s)
 {
 	const uint8_t *p;
 	uint64_t last_ip = s->last_ip;
@@ -877,8 +890,28 @@ again:
 	}
 }
 
-/* To the next packet the flow needs (libipt's read-ahead); s->nxt says what it is. */
-static int ahead(struct tc_pt_skim *s)
+/* The common packets next (a TNT-8, a TIP with a whole IP to update) as peek_slow takes
+ * them, inline: once per packet. */
+static inline int peek(struct tc_pt_skim *s)
+{
+	const uint8_t *p = s->p;
+
+	if (p < s->end) {
+		uint8_t b = *p;
+		unsigned ipb = b >> 5;
+
+		if (!(b & 1) && b > 0x02)
+			return 0;	/* TNT-8 */
+		if ((b & 0x1f) == 0x0d && ip_bytes[ipb] && (size_t)(s->end - p) > ip_bytes[ipb] &&
+		    (s->have_ip || ipb == 3 || ipb == 6))
+			return 0;	/* TIP */
+	}
+	return peek_slow(s);
+}
+
+/* To the next packet the flow needs (libipt's read-ahead); s->nxt says what it is.
+ * ahead() below takes the common packets. */
+__attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 {
 	struct tc_pt_skim_pkt k;
 
@@ -974,6 +1007,67 @@ static int ahead(struct tc_pt_skim *s)
 		s->p += k.size;
 		return peek(s);
 	}
+}
+
+/* The IP bytes of an IP packet (nb: 2, 4, 6 or 8) at p + 1, little-endian. */
+static inline uint64_t ip_payload(const uint8_t *p, unsigned nb)
+{
+	uint64_t v = (uint64_t)p[1] | (uint64_t)p[2] << 8;
+
+	if (nb > 2)
+		v |= (uint64_t)p[3] << 16 | (uint64_t)p[4] << 24;
+	if (nb > 4)
+		v |= (uint64_t)p[5] << 32 | (uint64_t)p[6] << 40;
+	if (nb > 6)
+		v |= (uint64_t)p[7] << 48 | (uint64_t)p[8] << 56;
+	return v;
+}
+
+/* ahead_slow's TNT-8 and its TIP with a whole IP to update (what parse() makes of it),
+ * inline: once per packet. */
+static inline int ahead(struct tc_pt_skim *s)
+{
+	const uint8_t *p = s->p;
+	uint64_t v, ip;
+
+	if (p < s->end) {
+		uint8_t b = *p;
+		unsigned ipb = b >> 5, nb = ip_bytes[ipb];
+
+		if (!(b & 1) && b > 0x02) {
+			unsigned pl = b >> 1, n = 31 - (unsigned)__builtin_clz(pl);
+
+			s->steps = 0;
+			s->tnt = (uint64_t)(pl & ((1u << n) - 1)) << (64 - n);
+			s->ntnt = n;
+			s->nxt = N_TNT;
+			s->fresh = true;
+			s->qhave = s->tm.have_tsc;
+			s->qtsc = s->tm.tsc;
+			s->p = p + 1;
+			return peek(s);
+		}
+		if ((b & 0x1f) == 0x0d && nb && (size_t)(s->end - p) > nb &&
+		    (s->have_ip || ipb == 3 || ipb == 6)) {
+			v = ip_payload(p, nb);
+			switch (ipb) {
+			case 1: ip = (s->last_ip & ~0xffffULL) | v; break;
+			case 2: ip = (s->last_ip & ~0xffffffffULL) | v; break;
+			case 3: ip = v & (1ULL << 47) ? v | ~0xffffffffffffULL : v; break;
+			case 4: ip = (s->last_ip & ~0xffffffffffffULL) | v; break;
+			default: ip = v; break;
+			}
+			s->steps = 0;
+			s->last_ip = s->nip = ip;
+			s->have_ip = true;
+			s->nxt = N_TIP;
+			s->qhave = s->tm.have_tsc;
+			s->qtsc = s->tm.tsc;
+			s->p = p + 1 + nb;
+			return peek(s);
+		}
+	}
+	return ahead_slow(s);
 }
 
 /* The trace for the branch that ends a block (kind; its target if direct, fall: the next
@@ -1122,8 +1216,8 @@ static int slow(struct tc_pt_skim *s)
 	}
 }
 
-int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
-		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
+	       size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
 {
 	const struct entry *e;
 	uint64_t last, fall;
@@ -1149,6 +1243,7 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	s->synced = s->enabled = s->psb_pending = false;
 	s->stack.top = s->stack.bottom = 0;
 	s->in_range = s->have_last = false;
+	s->nbatch = 0;
 	s->st = (struct tc_pt_skim_stats){ 0 };
 	time_reset(s);
 	s->told_have = s->sync_done = false;
@@ -1216,4 +1311,13 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	flow_stop(s);
 	*st = s->st;
 	return 0;
+}
+
+int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
+		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+{
+	int rc = run(s, cfg, buf, len, ops, st);
+
+	give(s);	/* the ranges made, also those before a give-up (the exact path's) */
+	return rc;
 }

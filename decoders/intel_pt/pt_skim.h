@@ -47,7 +47,8 @@ struct tc_pt_skim_ops {
 	/* The first PSB+ was read, skipped bytes after the buffer's start: the caller's thread
 	 * and address space are due (no code read before it). */
 	void (*sync)(void *ctx, uint64_t skipped);
-	void (*range)(void *ctx, const struct tc_pt_skim_range *r);
+	/* Ranges r[0..n), n >= 1, in order: each made before the next time told (time). */
+	void (*range)(void *ctx, const struct tc_pt_skim_range *r, size_t n);
 	/* The flow's time moves to tsc (pt_flow's set_time, where libipt's would): non-zero to
 	 * give up (before anything changed). NULL: a buffer with time gives up. */
 	int (*time)(void *ctx, uint64_t tsc);

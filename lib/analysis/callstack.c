@@ -179,8 +179,8 @@ static inline uint64_t func_of(struct tc_callstack *cs, int pid, uint64_t addr, 
 	return func_miss(cs, pid, addr, known);
 }
 
-static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64_t ret,
-		enum tc_frame_kind kind)
+/* Room for one more frame (push): -1 on ENOMEM. */
+__attribute__((noinline)) static int make_room(struct tc_callstack *cs, struct thread *t)
 {
 	if (t->depth == TC_CALLSTACK_MAX_DEPTH) {
 		/* Runaway depth (unmatched calls): forget the oldest frame. */
@@ -201,6 +201,15 @@ static int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64
 			return -1;
 		t->cap = ck;
 	}
+	return 0;
+}
+
+/* once per call: inline */
+static inline int push(struct tc_callstack *cs, struct thread *t, uint64_t func, uint64_t ret,
+		       enum tc_frame_kind kind)
+{
+	if ((t->depth == TC_CALLSTACK_MAX_DEPTH || t->depth == t->cap) && make_room(cs, t))
+		return -1;
 	t->func[t->depth] = func;
 	t->ret[t->depth] = ret;
 	t->kind[t->depth] = (uint8_t)kind;
@@ -219,7 +228,7 @@ static void lost_bottom(struct tc_callstack *cs, struct thread *t)
 
 /* A return pops to the innermost frame it returns from: a call's whose return address is
  * target, or (exc) an exception's; with none, the stack's bottom was not traced. */
-static void pop_to(struct tc_callstack *cs, struct thread *t, bool exc, uint64_t target)
+static inline void pop_to(struct tc_callstack *cs, struct thread *t, bool exc, uint64_t target)
 {
 	unsigned i;
 
@@ -235,8 +244,8 @@ static void pop_to(struct tc_callstack *cs, struct thread *t, bool exc, uint64_t
 }
 
 /* Apply the pending action now that execution continues at target, whose function is
- * *ftarget (NULL: not looked up yet). */
-static int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target,
+ * *ftarget (NULL: not looked up yet). Inline: once per call and return. */
+static inline __attribute__((always_inline)) int resolve(struct tc_callstack *cs, struct thread *t, uint64_t target,
 		   const uint64_t *ftarget)
 {
 	enum pending p = t->pending;

@@ -176,19 +176,21 @@ found:
 	return p->cur;
 }
 
-static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t addr,
-			 size_t *idx)
+static inline struct fn_slot *fn_slot(struct tc_profile *p, size_t thread, uint64_t addr)
+{
+	return &p->fn_cache[(addr ^ (addr >> 12) ^ thread * 0x9e37) & (FN_CACHE - 1)];
+}
+
+/* get_fn where its cache misses. */
+__attribute__((noinline)) static struct fn *get_fn_miss(struct tc_profile *p, size_t thread,
+							 int pid, uint64_t addr, size_t *idx)
 {
 	struct fn_key k = { thread, addr };
 	uint64_t h;
-	struct fn_slot *c = &p->fn_cache[(addr ^ (addr >> 12) ^ thread * 0x9e37) & (FN_CACHE - 1)];
+	struct fn_slot *c = fn_slot(p, thread, addr);
 	struct fn *f;
 	char hex[32];
 
-	if (c->idx1 && c->addr == addr && c->thread == thread) {
-		*idx = c->idx1 - 1;
-		return &p->fn[*idx];
-	}
 	h = fn_hash(thread, addr);
 	*idx = tc_hash_find(&p->fn_h, h, fn_eq, p->fn, &k);
 	if (*idx != TC_HASH_NONE) {
@@ -208,6 +210,20 @@ static struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t 
 	*idx = p->nfn++;
 	*c = (struct fn_slot){ addr, thread, p->nfn };
 	return f;
+}
+
+/* The function at addr of thread (made if new; NULL on ENOMEM), its index in *idx: the cache
+ * inline (once per frame entered). */
+static inline struct fn *get_fn(struct tc_profile *p, size_t thread, int pid, uint64_t addr,
+				size_t *idx)
+{
+	const struct fn_slot *c = fn_slot(p, thread, addr);
+
+	if (c->idx1 && c->addr == addr && c->thread == thread) {
+		*idx = c->idx1 - 1;
+		return &p->fn[*idx];
+	}
+	return get_fn_miss(p, thread, pid, addr, idx);
 }
 
 static inline size_t hot_slot(uint64_t start, uint64_t end)
@@ -243,7 +259,7 @@ __attribute__((noinline)) static int add_hot(struct tc_profile *p, size_t fn, co
 }
 
 /* The thread's frames from keep up leave its stack: their totals close. */
-static void leave(struct tc_profile *p, struct pthr *t, size_t keep)
+static inline void leave(struct tc_profile *p, struct pthr *t, size_t keep)
 {
 	for (; t->depth > keep; t->depth--) {
 		const struct pframe *fr = &t->stack[t->depth - 1];

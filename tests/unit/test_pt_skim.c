@@ -179,16 +179,18 @@ struct seen {
 	struct tc_pt_skim_range r[16];
 	int n, syncs;
 	uint64_t skipped;
+	uint64_t base;		/* where code is (0: at 0x1000) */
 };
 
 static size_t rd(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 {
+	const struct seen *s = ctx;
+	uint64_t base = s->base ? s->base : 0x1000;
 	size_t o, n;
 
-	(void)ctx;
-	if (addr < 0x1000 || addr - 0x1000 >= sizeof(code))
+	if (addr < base || addr - base >= sizeof(code))
 		return 0;
-	o = (size_t)(addr - 0x1000);
+	o = (size_t)(addr - base);
 	n = sizeof(code) - o < len ? sizeof(code) - o : len;
 	memcpy(buf, code + o, n);
 	return n;
@@ -202,13 +204,13 @@ static void on_sync(void *ctx, uint64_t skipped)
 	s->skipped = skipped;
 }
 
-static void on_range(void *ctx, const struct tc_pt_skim_range *r)
+static void on_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 {
 	struct seen *s = ctx;
 
-	if (s->n < 16)
-		s->r[s->n] = *r;
-	s->n++;
+	for (size_t i = 0; i < n; i++, s->n++)
+		if (s->n < 16)
+			s->r[s->n] = r[i];
 }
 
 static size_t psb_plus(uint8_t *b, uint64_t ip)
@@ -289,6 +291,70 @@ TEST(flow_ranges)
 	tc_x86_free(x86);
 }
 
+/* More ranges than the skim gives at once, and TIPs of every IP compression the flow reads
+ * ahead inline: each round the loop 120 times (20 TNT-8 of six taken bits), then through the
+ * call, its return, and the jump's TIP to the loop again; the code (code[]) at an address
+ * with every byte of its IP set and bit 47 too. */
+#define HIGH 0xffffff9512341000ULL
+
+TEST(flow_many_ranges_and_tips)
+{
+	static const uint8_t tips[5][9] = {
+		{ 0x2d, 0x00, 0x10 },			/* 16 bits, the rest the last IP's */
+		{ 0x4d, 0x00, 0x10, 0x34, 0x12 },	/* 32 bits */
+		{ 0x6d, 0x00, 0x10, 0x34, 0x12, 0x95, 0xff },	/* 48, sign-extended */
+		{ 0x8d, 0x00, 0x10, 0x34, 0x12, 0x95, 0xff },	/* 48, the rest the last IP's */
+		{ 0xcd, 0x00, 0x10, 0x34, 0x12, 0x95, 0xff, 0xff, 0xff },	/* 64 */
+	};
+	static const unsigned tip_len[5] = { 3, 5, 7, 7, 9 };
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct seen s = { .base = HIGH };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[512];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	n = psb_plus(t, HIGH);
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 20; i++)
+			t[n++] = 0xfe;	/* TNT-8: six taken */
+		t[n++] = 0x0a;	/* TNT-8: not taken, taken (the return) */
+		memcpy(t + n, tips[round], tip_len[round]);
+		n += tip_len[round];
+	}
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	/* 123 ranges a round, and the loop once more, its branch cut off by the trace's end */
+	CHECK_INT(s.n, 5 * 123 + 1);
+	CHECK(st.insns == 5 * (120 * 2 + 3 + 1 + 1) + 2);
+	CHECK(st.branches == 5 * 123 + 1);
+	for (int i = 0; i < 16 && i < s.n; i++)
+		CHECK(s.r[i].start == HIGH && s.r[i].end == HIGH + 3 && s.r[i].insns == 2);
+	/* a TIP whose compressed IP has no last IP to update: left to the exact path */
+	s = (struct seen){ .base = HIGH };
+	n = 0;
+	for (int i = 0; i < 8; i++) {
+		t[n++] = 0x02;
+		t[n++] = 0x82;
+	}
+	t[n++] = 0x99;	/* MODE.Exec 64-bit, no FUP: tracing off */
+	t[n++] = 0x01;
+	t[n++] = 0x02;	/* PSBEND */
+	t[n++] = 0x23;
+	t[n++] = 0x2d;	/* TIP, 16 bits */
+	t[n++] = 0x00;
+	t[n++] = 0x10;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(s.n, 0);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
 /* ---- time: TSC, TMA in PSB+, MTCs, as libipt's query decoder has it ---- */
 
 struct timed {
@@ -298,13 +364,15 @@ struct timed {
 	bool refuse;
 };
 
-static void on_range_timed(void *ctx, const struct tc_pt_skim_range *r)
+static void on_range_timed(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 {
 	struct timed *t = ctx;
 
-	if (t->s.n < 16)
-		t->at[t->s.n] = t->ntimes ? t->times[t->ntimes - 1] : 0;
-	on_range(&t->s, r);
+	for (size_t i = 0; i < n; i++) {
+		if (t->s.n < 16)
+			t->at[t->s.n] = t->ntimes ? t->times[t->ntimes - 1] : 0;
+		on_range(&t->s, &r[i], 1);
+	}
 }
 
 static void on_sync_timed(void *ctx, uint64_t skipped)
