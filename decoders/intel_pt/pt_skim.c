@@ -909,6 +909,13 @@ static inline int peek(struct tc_pt_skim *s)
 	return peek_slow(s);
 }
 
+/* Do the n bytes at p (a packet cut short) begin a packet a query takes: a TIP or a
+ * TNT-64? */
+static bool query_packet(const uint8_t *p, size_t n)
+{
+	return (p[0] & 0x1f) == 0x0d || (n >= 2 && p[0] == 0x02 && p[1] == 0xa3);
+}
+
 /* To the next packet the flow needs (libipt's read-ahead); s->nxt says what it is.
  * ahead() below takes the common packets. */
 __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
@@ -996,8 +1003,11 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 			/* The buffer ends inside this packet: while tracing, the flow ends as at
 			 * the buffer's end (libipt's packet decoder says -pte_eos for both; as
 			 * fuzz_pt_skim checks on traces cut anywhere). Not while tracing is off:
-			 * there libipt's sync and event binding read it otherwise. */
-			if (k.truncated && s->enabled) {
+			 * there libipt's sync and event binding read it otherwise. Only a packet
+			 * a query takes (TIP, TNT-64): an event's (TIP.PGD, FUP, MODE...) is
+			 * fetched as soon as it is read ahead, so libipt fails there, before the
+			 * instructions up to where it binds. */
+			if (k.truncated && s->enabled && query_packet(s->p, (size_t)(s->end - s->p))) {
 				s->p = s->end;
 				s->nxt = N_EOS;
 				return 0;
