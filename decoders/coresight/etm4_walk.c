@@ -116,8 +116,11 @@ struct page {
 
 #define BLK_BITS 14		/* 16384 blocks (640 KiB), allocated at the first walk */
 
+/* An empty slot is all zero: the table comes from calloc, whose fresh pages are touched
+ * only where a block is kept (filling it with a mark cost a page fault per 4 KiB, 160 per
+ * trace ID, ~10 us each in a VM). */
 struct blk {
-	uint64_t addr;			/* start; ~0 for an empty slot */
+	uint64_t naddr;			/* ~start; 0 (start ~0) for an empty slot */
 	uint64_t end;			/* address after the waypoint instruction */
 	uint64_t target;		/* direct branch target */
 	uint32_t key;
@@ -414,8 +417,6 @@ static struct blk *blk_slot(struct tc_etm4_walk *w, uint64_t addr, uint32_t key)
 	return &w->blk[(h * 0xbf58476d1ce4e5b9ull) >> (64 - BLK_BITS)];
 }
 
-static void blk_clear(struct tc_etm4_walk *w);
-
 /* The reads the library makes for n instructions from addr, through the modelled cache.
  * Returns how many of them found memory read in the current context (all n: fine). */
 static uint32_t touch(struct tc_etm4_walk *w, uint64_t addr, uint32_t n, bool *nacc)
@@ -458,16 +459,14 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 	start = w->ii.addr;
 	cacheable = !to_addr;
 	if (cacheable && !w->blk) {
-		w->blk = malloc(sizeof(*w->blk) << BLK_BITS);
-		if (w->blk)
-			blk_clear(w);
-		else
+		w->blk = calloc((size_t)1 << BLK_BITS, sizeof(*w->blk));
+		if (!w->blk)
 			cacheable = false;	/* slower, not wrong */
 	}
 	if (cacheable) {
 		struct blk *b = blk_slot(w, start, w->cur_key);
 
-		if (b->addr == start && b->key == w->cur_key &&
+		if (b->naddr == ~start && b->key == w->cur_key &&
 		    start + 4ull * b->n == b->end) {
 			bool nacc;
 			uint32_t k = touch(w, start, b->n, &nacc);
@@ -524,7 +523,7 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 	if (cacheable && r->n && start + 4ull * r->n == r->en) {
 		struct blk *b = blk_slot(w, start, w->cur_key);
 
-		*b = (struct blk){ .addr = start, .end = r->en, .target = w->ii.branch,
+		*b = (struct blk){ .naddr = ~start, .end = r->en, .target = w->ii.branch,
 				   .key = w->cur_key, .n = r->n, .type = (uint8_t)w->ii.type,
 				   .sub = (uint8_t)w->ii.sub, .link = w->ii.link,
 				   .cond = w->ii.cond };
@@ -535,7 +534,7 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 static void blk_clear(struct tc_etm4_walk *w)
 {
 	if (w->blk)
-		memset(w->blk, 0xff, sizeof(*w->blk) << BLK_BITS);
+		memset(w->blk, 0, sizeof(*w->blk) << BLK_BITS);
 }
 
 /* ---- return stack ---- */

@@ -633,9 +633,13 @@ static __attribute__((noinline)) void put_sym_new(struct tc_listing *o, int k, i
 	if (pid < 0 || !addr || n > FRAG_CAP || !(era = era_now(c)))
 		return;
 	if (!c->t[k]) {
+		/* the tags only: a slot's hex and bytes are written before they are read (a
+		 * tag names them), and the rest of the table, fresh pages, stays untouched
+		 * until a form lands there (a page fault per 4 KiB, ~10 us in a VM) */
 		if (!(c->t[k] = aligned_alloc(64, sizeof(*c->t[k]))))
 			return;
-		memset(c->t[k], 0, sizeof(*c->t[k]));
+		memset(c->t[k]->set, 0, sizeof(c->t[k]->set));
+		c->t[k]->next = 0;
 	}
 	/* the way of addr (another pid's, or another era's), else one of another era (or
 	 * empty), else each in turn */
