@@ -6,21 +6,29 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#define CHUNK ((size_t)2 << 20)
+#include "lib/util/grow.h"
 
-struct chunk {
-	struct chunk *next;
-	void *map;
-	size_t len;
-};
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#define BP_ASAN 1
+#else
+#define BP_ASAN 0
+#define ASAN_POISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#endif
+
+#define CHUNK ((size_t)2 << 20)
 
 struct tc_blockpool {
 	pthread_mutex_t mu;
 	size_t size;
-	void *free;		/* blocks given back, linked through their first word */
+	void **free;		/* blocks given back, the last one last */
+	size_t nfree, cfree;
+	size_t nblocks;		/* handed out ever: free has room for all of them */
+	void **maps;		/* chunks (under ASan: blocks) to let go of at the end */
+	size_t nmaps, cmaps;
 	char *at;		/* the newest chunk's blocks not yet handed out */
 	size_t left;
-	struct chunk *chunks;
 };
 
 struct tc_blockpool *tc_blockpool_new(size_t size)
@@ -35,45 +43,60 @@ struct tc_blockpool *tc_blockpool_new(size_t size)
 }
 
 /* A chunk aligned to its size, so that the kernel can back it with one huge page. */
-static int chunk_add(struct tc_blockpool *p)
+static char *chunk_new(void)
 {
-	struct chunk *c = malloc(sizeof(*c));
-	char *m, *a;
+	char *m = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0), *a;
 
-	if (!c)
-		return -1;
-	m = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		free(c);
-		return -1;
-	}
+	if (m == MAP_FAILED)
+		return NULL;
 	a = (char *)(((uintptr_t)m + CHUNK - 1) & ~(uintptr_t)(CHUNK - 1));
 	if (a > m)
 		munmap(m, (size_t)(a - m));
 	if (a + CHUNK < m + 2 * CHUNK)
 		munmap(a + CHUNK, (size_t)(m + 2 * CHUNK - (a + CHUNK)));
 	madvise(a, CHUNK, MADV_HUGEPAGE);	/* a hint: without it, 4 KiB pages */
-	*c = (struct chunk){ p->chunks, a, CHUNK };
-	p->chunks = c;
-	p->at = a;
-	p->left = CHUNK;
-	return 0;
+	return a;
 }
 
-void *tc_blockpool_get(struct tc_blockpool *p)
+/* A block never handed out before (lock held). */
+static void *fresh(struct tc_blockpool *p)
 {
-	void *b = NULL;
+	char *b;
 
-	pthread_mutex_lock(&p->mu);
-	if (p->free) {
-		b = p->free;
-		p->free = *(void **)b;
-	} else if (p->left || !chunk_add(p)) {
+	/* room to give it back made now: a put cannot fail */
+	if (tc_grow((void **)&p->free, &p->cfree, p->nblocks + 1, sizeof(*p->free)) ||
+	    ((BP_ASAN || !p->left) &&
+	     tc_grow((void **)&p->maps, &p->cmaps, p->nmaps + 1, sizeof(*p->maps))))
+		return NULL;
+	if (BP_ASAN) {
+		if (!(b = aligned_alloc(p->size, p->size)))
+			return NULL;
+		p->maps[p->nmaps++] = b;
+	} else {
+		if (!p->left) {
+			if (!(p->at = chunk_new()))
+				return NULL;
+			p->maps[p->nmaps++] = p->at;
+			p->left = CHUNK;
+		}
 		b = p->at;
 		p->at += p->size;
 		p->left -= p->size;
 	}
+	p->nblocks++;
+	return b;
+}
+
+void *tc_blockpool_get(struct tc_blockpool *p)
+{
+	void *b;
+
+	pthread_mutex_lock(&p->mu);
+	b = p->nfree ? p->free[--p->nfree] : fresh(p);
 	pthread_mutex_unlock(&p->mu);
+	if (b)
+		ASAN_UNPOISON_MEMORY_REGION(b, p->size);
 	return b;
 }
 
@@ -81,9 +104,9 @@ void tc_blockpool_put(struct tc_blockpool *p, void *block)
 {
 	if (!block)
 		return;
+	ASAN_POISON_MEMORY_REGION(block, p->size);
 	pthread_mutex_lock(&p->mu);
-	*(void **)block = p->free;
-	p->free = block;
+	p->free[p->nfree++] = block;	/* room made when it was fresh */
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -91,13 +114,15 @@ void tc_blockpool_free(struct tc_blockpool *p)
 {
 	if (!p)
 		return;
-	while (p->chunks) {
-		struct chunk *c = p->chunks;
-
-		p->chunks = c->next;
-		munmap(c->map, c->len);
-		free(c);
-	}
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (BP_ASAN) {
+			ASAN_UNPOISON_MEMORY_REGION(p->maps[i], p->size);
+			free(p->maps[i]);
+		} else {
+			munmap(p->maps[i], CHUNK);
+		}
+	free(p->maps);
+	free(p->free);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

@@ -2,7 +2,9 @@
  * 2 MiB chunks that ask for transparent huge pages and are kept until the pool goes.
  * A first touch of fresh memory costs a page fault per 4 KiB page (~10 us in a VM), a
  * huge page one fault per 2 MiB; a block given back is taken again first, while its
- * bytes are still in a cache. Thread-safe. */
+ * bytes are still in a cache. Under AddressSanitizer each block is an allocation of its
+ * own, poisoned while given back, so that overruns and uses after a put are caught.
+ * Thread-safe. */
 #ifndef TC_LIB_UTIL_BLOCKPOOL_H
 #define TC_LIB_UTIL_BLOCKPOOL_H
 
@@ -10,7 +12,8 @@
 
 struct tc_blockpool;
 
-/* Blocks of size bytes (a power of two, at most 2 MiB); NULL on ENOMEM. */
+/* Blocks of size bytes (a power of two, at most 2 MiB), each aligned to its size; NULL
+ * on ENOMEM. */
 struct tc_blockpool *tc_blockpool_new(size_t size);
 /* A block (its bytes as last left), NULL on ENOMEM. */
 void *tc_blockpool_get(struct tc_blockpool *p);

@@ -1,5 +1,6 @@
 /* The block pool (lib/util/blockpool.c): sizes refused, blocks apart and whole, chunks
- * aligned for a huge page, a block given back taken first, two threads at once. */
+ * aligned for a huge page, a block given back taken first, two threads at once, and
+ * under ASan a block given back poisoned. */
 #include "lib/util/blockpool.h"
 #include "tests/unit/tc_test.h"
 
@@ -33,10 +34,14 @@ TEST(blocks_apart_whole_aligned)
 			return;
 		memset(b[i], i + 1, 256 * KB);
 	}
-	/* eight to a 2 MiB chunk, each chunk on a 2 MiB boundary */
+#ifndef __SANITIZE_ADDRESS__
+	/* eight to a 2 MiB chunk, each chunk on a 2 MiB boundary (under ASan each block is
+	 * an allocation of its own) */
 	CHECK_INT((uintptr_t)b[0] % (2 * MB), 0);
 	CHECK_INT((uintptr_t)b[8] % (2 * MB), 0);
 	CHECK_INT((uintptr_t)b[16] % (2 * MB), 0);
+	CHECK(b[1] == b[0] + 256 * KB && b[9] == b[8] + 256 * KB);
+#endif
 	for (int i = 0; i < 17; i++) {
 		CHECK_INT((uintptr_t)b[i] % (256 * KB), 0);
 		CHECK_INT(b[i][0], i + 1);
@@ -66,6 +71,27 @@ TEST(given_back_taken_first)
 	CHECK(c != a && c != b && c != NULL);
 	tc_blockpool_free(p);
 }
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+
+TEST(given_back_poisoned_under_asan)
+{
+	struct tc_blockpool *p = tc_blockpool_new(4 * KB);
+	char *a = p ? tc_blockpool_get(p) : NULL;
+
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	CHECK(!__asan_address_is_poisoned(a + 4 * KB - 1));
+	CHECK(__asan_address_is_poisoned(a + 4 * KB));	/* past its end */
+	tc_blockpool_put(p, a);
+	CHECK(__asan_address_is_poisoned(a));
+	CHECK(tc_blockpool_get(p) == a);
+	CHECK(!__asan_address_is_poisoned(a));
+	tc_blockpool_free(p);
+}
+#endif
 
 struct churn {
 	struct tc_blockpool *p;
