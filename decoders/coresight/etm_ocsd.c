@@ -69,30 +69,31 @@ static struct tc_rec rec(const struct tc_etm_ocsd *d, enum tc_rec_type type, uin
 /* Packet types the packet processors give for bytes that make no valid packet: each
  * protocol's run of them, set in d (a packet's type checked against it, not per protocol:
  * the monitor sees every packet). */
+_Static_assert(ETM4_PKT_I_BAD_TRACEMODE - ETM4_PKT_I_BAD_SEQUENCE == 1 &&
+	       ETM4_PKT_I_RESERVED - ETM4_PKT_I_BAD_SEQUENCE == 2 &&
+	       ETM4_PKT_I_RESERVED_CFG - ETM4_PKT_I_BAD_SEQUENCE == 3, "ETMv4's in a run");
+_Static_assert(ETM3_PKT_BAD_TRACEMODE - ETM3_PKT_BAD_SEQUENCE == 1 &&
+	       ETM3_PKT_RESERVED - ETM3_PKT_BAD_SEQUENCE == 2, "ETMv3's in a run");
+_Static_assert(PTM_PKT_RESERVED - PTM_PKT_BAD_SEQUENCE == 1, "PTM's in a run");
+_Static_assert(STM_PKT_RESERVED - STM_PKT_BAD_SEQUENCE == 1, "STM's in a run");
+
 static void bad_range(struct tc_etm_ocsd *d)
 {
 	switch (d->proto) {
 	case OCSD_PROTOCOL_ETMV4I:
 	case OCSD_PROTOCOL_ETE:
-		_Static_assert(ETM4_PKT_I_RESERVED_CFG - ETM4_PKT_I_BAD_SEQUENCE == 3 &&
-			       ETM4_PKT_I_BAD_TRACEMODE - ETM4_PKT_I_BAD_SEQUENCE == 1 &&
-			       ETM4_PKT_I_RESERVED - ETM4_PKT_I_BAD_SEQUENCE == 2, "in a run");
 		d->bad_lo = ETM4_PKT_I_BAD_SEQUENCE;
 		d->bad_n = 4;
 		break;
 	case OCSD_PROTOCOL_ETMV3:
-		_Static_assert(ETM3_PKT_RESERVED - ETM3_PKT_BAD_SEQUENCE == 2 &&
-			       ETM3_PKT_BAD_TRACEMODE - ETM3_PKT_BAD_SEQUENCE == 1, "in a run");
 		d->bad_lo = ETM3_PKT_BAD_SEQUENCE;
 		d->bad_n = 3;
 		break;
 	case OCSD_PROTOCOL_PTM:
-		_Static_assert(PTM_PKT_RESERVED - PTM_PKT_BAD_SEQUENCE == 1, "in a run");
 		d->bad_lo = PTM_PKT_BAD_SEQUENCE;
 		d->bad_n = 2;
 		break;
 	case OCSD_PROTOCOL_STM:
-		_Static_assert(STM_PKT_RESERVED - STM_PKT_BAD_SEQUENCE == 1, "in a run");
 		d->bad_lo = STM_PKT_BAD_SEQUENCE;
 		d->bad_n = 2;
 		break;
