@@ -343,12 +343,11 @@ static void put_rec(struct tc_rec *prev, const struct tc_rec *r)
 	tc_jobs_put_rec(cur_out, prev, r, ITEM_REC, 0);
 }
 
-/* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
-static void lane_emit(void *ctx, const struct tc_rec *r)
+/* lane_emit but for a record the lane formats (below). */
+static __attribute__((noinline)) void lane_emit_other(struct lane_ctx *l,
+						      struct tc_cs_session_par *p,
+						      const struct tc_rec *r)
 {
-	struct lane_ctx *l = ctx;
-	struct tc_cs_session_par *p = l->s->par;
-
 	if (r->type == TC_REC_CONTEXT && p->lane_rec)
 		p->lane_rec(p->ctx, r);
 	/* decoders give no fields (events are the session's) */
@@ -359,6 +358,21 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 		p->fmt(p->ctx, r);
 	} else if (cur_out)
 		put_rec(&p->wprev[l->id].r, r);
+}
+
+/* A decoder's record, in the thread decoding its ID: formatted there (most: a tail call,
+ * no frame of its own), or kept for the caller's thread. */
+static void lane_emit(void *ctx, const struct tc_rec *r)
+{
+	struct lane_ctx *l = ctx;
+	struct tc_cs_session_par *p = l->s->par;
+
+	if (__builtin_expect(p->fmt && !cur_split && !cur_keep && r->type != TC_REC_CONTEXT, 1)) {
+		p->keep[l->id].last = r->offset;
+		p->fmt(p->ctx, r);
+		return;
+	}
+	lane_emit_other(l, p, r);
 }
 
 static void put_mark(uint32_t kind, const char *text)
