@@ -26,7 +26,7 @@ struct chunk {
 	size_t len, cap, rd;
 	size_t cost;		/* bytes kept elsewhere its items stand for (tc_jobs_charge) */
 	bool pooled;		/* a block of the pool's (else malloc's) */
-	unsigned char data[];
+	_Alignas(8) unsigned char data[];	/* items 8-byte aligned */
 };
 
 #define POOLED_CAP (CHUNK - sizeof(struct chunk))
