@@ -435,9 +435,13 @@ struct range {
 	uint64_t en;
 };
 
+/* The trace ID in the hash too: the walks' tables lie 512 KiB apart in a huge page, and
+ * CPUs running the same code would put its blocks in the same slots of each, the same
+ * cache sets. */
 static struct blk *blk_slot(struct tc_etm4_walk *w, uint64_t addr, uint32_t key)
 {
-	uint64_t h = (addr >> 2) ^ ((uint64_t)key * 0x9e3779b97f4a7c15ull);
+	uint64_t h = (addr >> 2) ^
+		     ((uint64_t)(key ^ (uint32_t)w->cfg.trace_id << 24) * 0x9e3779b97f4a7c15ull);
 
 	h ^= h >> 29;
 	return &w->blk[(h * 0xbf58476d1ce4e5b9ull) >> (64 - BLK_BITS)];
