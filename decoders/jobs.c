@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK	(64 * 1024)
+#include "lib/util/blockpool.h"
+
+#define CHUNK	(64 * 1024)	/* a pool's block, its header included */
 #define SMALL_CHUNK 512
 #define WAKE_CHUNKS 4
 #define DEFAULT_BUDGET ((size_t)16 << 20)
@@ -23,8 +25,11 @@ struct chunk {
 	struct chunk *next;
 	size_t len, cap, rd;
 	size_t cost;		/* bytes kept elsewhere its items stand for (tc_jobs_charge) */
-	unsigned char data[];
+	bool pooled;		/* a block of the pool's (else malloc's) */
+	_Alignas(8) unsigned char data[];	/* items 8-byte aligned */
 };
+
+#define POOLED_CAP (CHUNK - sizeof(struct chunk))
 
 struct task {
 	struct task *next;
@@ -71,8 +76,10 @@ struct tc_jobs {
 	unsigned busy;			/* workers running a task */
 	bool stop, failed, no_help;
 	bool starving;			/* the caller waits for a task no worker is free for */
-	struct chunk *pool;		/* read-out chunks of CHUNK bytes, for reuse */
-	size_t npool;
+	/* chunks past a task's first, and those read out, taken again first: from huge-page
+	 * chunks, kept (malloc's of 64 KiB, freed, went back to the kernel with the top of the
+	 * heap: a page fault per 4 KiB when the next one was made) */
+	struct tc_blockpool *pool;
 };
 
 static void rq_push(struct tc_jobs *j, struct lane *l)
@@ -149,8 +156,15 @@ static inline void prefetch_own(uintptr_t a)
 #endif
 }
 
-/* Publish o's chunk (lock not held); a worker then waits while the budget is spent. o
- * gets a read-out chunk to fill next where there is one. */
+static void free_chunk(struct tc_jobs *j, struct chunk *c)
+{
+	if (c && c->pooled)
+		tc_blockpool_put(j->pool, c);
+	else
+		free(c);
+}
+
+/* Publish o's chunk (lock not held); a worker then waits while the budget is spent. */
 static void publish(struct tc_jobs_out *o)
 {
 	struct tc_jobs *j = o->j;
@@ -161,7 +175,7 @@ static void publish(struct tc_jobs_out *o)
 	if (!c)
 		return;
 	if (!c->len) {
-		free(c);
+		free_chunk(j, c);
 		return;
 	}
 	pthread_mutex_lock(&j->mu);
@@ -186,13 +200,6 @@ static void publish(struct tc_jobs_out *o)
 			pthread_cond_wait(&j->progress, &j->mu);
 			j->budget_waiters--;
 		}
-	if (j->pool) {
-		o->cur = j->pool;
-		j->pool = o->cur->next;
-		j->npool--;
-		o->cur->next = NULL;
-		o->cur->len = o->cur->rd = o->cur->cost = 0;
-	}
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -209,25 +216,22 @@ void *tc_jobs_alloc(struct tc_jobs_out *o, size_t len)
 
 	if (!c || c->len + need > c->cap) {
 		/* a task's first chunk small: many tasks may each put little */
-		size_t cap = c ? CHUNK : SMALL_CHUNK;
+		bool pooled = c && need <= POOLED_CAP;
+		size_t cap = !c ? SMALL_CHUNK : POOLED_CAP;
 
 		if (cap < need)
 			cap = need;
 		publish(o);
-		if ((c = o->cur) && c->cap >= need)
-			goto room;
-		if (!(c = realloc(c, sizeof(*c) + cap))) {
+		c = pooled ? tc_blockpool_get(o->j->pool) : malloc(sizeof(*c) + cap);
+		if (!c) {
 			pthread_mutex_lock(&o->j->mu);
 			o->j->failed = true;
 			pthread_mutex_unlock(&o->j->mu);
 			return NULL;
 		}
-		c->next = NULL;
-		c->len = c->rd = c->cost = 0;
-		c->cap = cap;
+		*c = (struct chunk){ .cap = cap, .pooled = pooled };
 		o->cur = c;
 	}
-room:
 	prefetch_own((uintptr_t)(c->data + c->len) + 1024);
 	memcpy(c->data + c->len, &len, sizeof(len));
 	p = c->data + c->len + sizeof(size_t);
@@ -363,7 +367,6 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 
 	t->run(t->arg, &o);
 	publish(&o);
-	free(o.cur);	/* a read-out chunk publish gave for more: the task is done */
 	if (t->done)
 		t->done(t->arg);
 	free(t);
@@ -421,7 +424,8 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->progress, NULL);
 	j->nrq = jobs > 1 ? jobs : 1;
-	if (!j->lanes || !(j->rq = calloc(j->nrq, sizeof(*j->rq))))
+	if (!j->lanes || !(j->rq = calloc(j->nrq, sizeof(*j->rq))) ||
+	    !(j->pool = tc_blockpool_new(CHUNK)))
 		goto fail;
 	if (jobs > 1) {
 		if (!(j->th = calloc(jobs - 1, sizeof(*j->th))))
@@ -443,12 +447,12 @@ fail:
 	return NULL;
 }
 
-static void free_chunks(struct chunk *c)
+static void free_chunks(struct tc_jobs *j, struct chunk *c)
 {
 	while (c) {
 		struct chunk *n = c->next;
 
-		free(c);
+		free_chunk(j, c);
 		c = n;
 	}
 }
@@ -476,10 +480,10 @@ void tc_jobs_free(struct tc_jobs *j)
 				t->done(t->arg);
 			free(t);
 		}
-		free_chunks(l->first);
-		free_chunks(l->spent);
+		free_chunks(j, l->first);
+		free_chunks(j, l->spent);
 	}
-	free_chunks(j->pool);
+	tc_blockpool_free(j->pool);
 	free(j->lanes);
 	free(j->rq);
 	pthread_cond_destroy(&j->progress);
@@ -532,13 +536,7 @@ static int next(struct tc_jobs *j, size_t lane, const void **item, size_t *len, 
 	pthread_mutex_lock(&j->mu);
 	if (c) {
 		j->held -= c->cap + c->cost;
-		if (c->cap == CHUNK && j->npool < 64) {
-			c->next = j->pool;
-			j->pool = c;
-			j->npool++;
-		} else {
-			free(c);
-		}
+		free_chunk(j, c);
 		l->spent = NULL;
 		if (j->budget_waiters && j->held <= j->budget / 2)
 			pthread_cond_broadcast(&j->progress);

@@ -548,7 +548,8 @@ static void out_branch(void *ctx, const struct tc_rec *r)
 }
 
 /* A decoder's record: counted, its thread set, turned into branches (--branches). */
-static inline void convert(struct sink *k, const struct tc_rec *in)
+static inline __attribute__((always_inline)) void convert(struct sink *k,
+							  const struct tc_rec *in)
 {
 	struct tc_cs_perf *s = k->s;
 	unsigned id = (unsigned)in->id & (TC_CS_MAX_IDS - 1);

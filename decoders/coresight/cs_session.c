@@ -39,16 +39,21 @@
  * a batch the lane formats is submitted only once every split step of its ID was emitted. */
 enum op_kind { OP_FEED, OP_RESET, OP_FINISH };
 
+/* 24 bytes: an ID's trace comes a frame's bytes at a time (some 15), an operation each,
+ * and a batch of 32 KiB holds thousands (at 40 bytes, 5 times the data they stand for). */
 struct op {
-	enum op_kind kind;
 	struct tc_etm_ocsd *d;
 	uint64_t index;
-	size_t off, len;	/* FEED: bytes at batch data + off */
+	uint32_t len;		/* FEED: bytes at batch data + the lens of the ops before */
+	uint8_t kind;		/* enum op_kind */
 	bool end;		/* the last of its step: the lane marks the end after it */
 };
 
+#define OP_LEN_MAX ((size_t)1 << 30)	/* a longer feed is queued in pieces */
+
 struct batch {
 	struct tc_cs_session_par *p;
+	struct batch *next;		/* in the spares */
 	uint8_t id;
 	bool split;		/* records serialised, formatted by the caller's thread */
 	struct op *ops;
@@ -111,7 +116,15 @@ struct tc_cs_session_par {
 	uint64_t emit_at;		/* unread past it: steps go out */
 	bool mid;			/* steps[head] is partly emitted */
 	bool nomem;
+	/* batches run, kept with their arrays for the next ones (a batch's arrays grown anew
+	 * each time, and freed by another thread: the heap's top went back to the kernel and
+	 * came again, a page fault per 4 KiB) */
+	pthread_mutex_t spare_mu;
+	struct batch *spare;
+	unsigned nspare;
 };
+
+#define SPARE_MAX 64
 
 /* The output of the task running in this thread (NULL outside a task). */
 static _Thread_local struct tc_jobs_out *cur_out;
@@ -330,12 +343,11 @@ static void put_rec(struct tc_rec *prev, const struct tc_rec *r)
 	tc_jobs_put_rec(cur_out, prev, r, ITEM_REC, 0);
 }
 
-/* A decoder's record, in the thread decoding its ID: kept for the caller's thread. */
-static void lane_emit(void *ctx, const struct tc_rec *r)
+/* lane_emit but for a record the lane formats (below). */
+static __attribute__((noinline)) void lane_emit_other(struct lane_ctx *l,
+						      struct tc_cs_session_par *p,
+						      const struct tc_rec *r)
 {
-	struct lane_ctx *l = ctx;
-	struct tc_cs_session_par *p = l->s->par;
-
 	if (r->type == TC_REC_CONTEXT && p->lane_rec)
 		p->lane_rec(p->ctx, r);
 	/* decoders give no fields (events are the session's) */
@@ -346,6 +358,21 @@ static void lane_emit(void *ctx, const struct tc_rec *r)
 		p->fmt(p->ctx, r);
 	} else if (cur_out)
 		put_rec(&p->wprev[l->id].r, r);
+}
+
+/* A decoder's record, in the thread decoding its ID: formatted there (most: a tail call,
+ * no frame of its own), or kept for the caller's thread. */
+static void lane_emit(void *ctx, const struct tc_rec *r)
+{
+	struct lane_ctx *l = ctx;
+	struct tc_cs_session_par *p = l->s->par;
+
+	if (__builtin_expect(p->fmt && !cur_split && !cur_keep && r->type != TC_REC_CONTEXT, 1)) {
+		p->keep[l->id].last = r->offset;
+		p->fmt(p->ctx, r);
+		return;
+	}
+	lane_emit_other(l, p, r);
 }
 
 static void put_mark(uint32_t kind, const char *text)
@@ -446,11 +473,12 @@ void tc_cs_session_par_note(const char *text)
 	put_mark(ITEM_NOTE, text);
 }
 
-static void run_op(const struct batch *b, const struct op *o)
+/* o, its bytes (FEED) at data. */
+static void run_op(const struct op *o, const uint8_t *data)
 {
 	switch (o->kind) {
 	case OP_FEED:
-		tc_etm_ocsd_feed(o->d, o->index, b->data + o->off, o->len);
+		tc_etm_ocsd_feed(o->d, o->index, data, o->len);
 		break;
 	case OP_RESET:
 		tc_etm_ocsd_reset(o->d, o->index);
@@ -478,12 +506,15 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	struct tc_cs_session_par *p = b->p;
 	struct keep *k = &p->keep[b->id];
 
+	const uint8_t *at = b->data;	/* the next operation's bytes */
+
 	cur_out = out;
 	cur_split = b->split;
 	if (lock_free(b)) {
 		/* records are written as they come, each operation's bytes at its end */
 		for (size_t i = 0; i < b->nops; i++) {
-			run_op(b, &b->ops[i]);
+			run_op(&b->ops[i], at);
+			at += b->ops[i].len;
 			errlog_release();
 			if (!b->ops[i].end)
 				continue;
@@ -504,7 +535,8 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	pthread_mutex_lock(&ocsd_lock);
 	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
-		run_op(b, &b->ops[i]);
+		run_op(&b->ops[i], at);
+		at += b->ops[i].len;
 		if (!b->ops[i].end)
 			continue;
 		if (cur_keep)
@@ -523,13 +555,50 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	cur_split = false;
 }
 
-static void free_batch(void *arg)
+static void drop_batch(struct batch *b)
 {
-	struct batch *b = arg;
-
 	free(b->ops);
 	free(b->data);
 	free(b);
+}
+
+/* A batch is done with (in the thread that ran it): kept for another, or freed. */
+static void free_batch(void *arg)
+{
+	struct batch *b = arg;
+	struct tc_cs_session_par *p = b->p;
+
+	pthread_mutex_lock(&p->spare_mu);
+	if (p->nspare < SPARE_MAX) {
+		b->next = p->spare;
+		p->spare = b;
+		p->nspare++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&p->spare_mu);
+	if (b)
+		drop_batch(b);
+}
+
+/* An empty batch for id: a spare, else a new one. */
+static struct batch *new_batch(struct tc_cs_session_par *p, uint8_t id)
+{
+	struct batch *b;
+
+	pthread_mutex_lock(&p->spare_mu);
+	if ((b = p->spare)) {
+		p->spare = b->next;
+		p->nspare--;
+	}
+	pthread_mutex_unlock(&p->spare_mu);
+	if (!b && !(b = calloc(1, sizeof(*b))))
+		return NULL;
+	b->p = p;
+	b->next = NULL;
+	b->id = id;
+	b->split = false;
+	b->nops = b->ndata = 0;
+	return b;
 }
 
 static bool emit_step(struct tc_cs_session_par *p, bool nowait);
@@ -686,12 +755,10 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 	struct tc_cs_session_par *p = s->par;
 	struct batch *b = p->pend[id];
 
-	if (!b && !(b = p->pend[id] = calloc(1, sizeof(*b)))) {
+	if (!b && !(b = p->pend[id] = new_batch(p, id))) {
 		p->nomem = true;
 		return;
 	}
-	b->p = p;
-	b->id = id;
 	if (tc_grow((void **)&b->ops, &b->cops, b->nops + 1, sizeof(*b->ops)) ||
 	    tc_grow((void **)&b->data, &b->cdata, b->ndata + len, 1) ||
 	    tc_grow((void **)&p->steps, &p->csteps, p->nsteps + 1, sizeof(*p->steps))) {
@@ -717,7 +784,7 @@ static void queue_op(struct tc_cs_session *s, uint8_t id, enum op_kind kind, uin
 		p->solo_id = id;
 		p->solo_bytes = len + 16;
 	}
-	b->ops[b->nops++] = (struct op){ kind, s->dec[id], index, b->ndata, len, false };
+	b->ops[b->nops++] = (struct op){ s->dec[id], index, (uint32_t)len, (uint8_t)kind, false };
 	if (len)
 		memcpy(b->data + b->ndata, data, len);
 	b->ndata += len;
@@ -754,7 +821,11 @@ struct tc_cs_session_par *tc_cs_session_par_new(unsigned jobs, tc_etm_emit_fn em
 {
 	struct tc_cs_session_par *p = calloc(1, sizeof(*p));
 
-	if (!p || !(p->j = tc_jobs_new(jobs, NIDS, 0))) {
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->spare_mu, NULL);
+	if (!(p->j = tc_jobs_new(jobs, NIDS, 0))) {
+		pthread_mutex_destroy(&p->spare_mu);
 		free(p);
 		return NULL;
 	}
@@ -804,7 +875,14 @@ void tc_cs_session_par_free(struct tc_cs_session_par *p)
 		free(p->keep[id].b);
 	for (unsigned id = 0; id < NIDS; id++)
 		if (p->pend[id])
-			free_batch(p->pend[id]);
+			drop_batch(p->pend[id]);
+	while (p->spare) {
+		struct batch *b = p->spare;
+
+		p->spare = b->next;
+		drop_batch(b);
+	}
+	pthread_mutex_destroy(&p->spare_mu);
 	free(p->steps);
 	free(p);
 }
@@ -859,10 +937,17 @@ void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
 	if (fmt == TC_CS_SESSION_RAW) {
 		if (s->nsources) {
 			s->id_bytes[s->raw_id] += len;
-			if (s->par)
-				queue_op(s, s->raw_id, OP_FEED, base_offset, buf, len);
-			else
+			if (!s->par) {
 				tc_etm_ocsd_feed(s->dec[s->raw_id], base_offset, buf, len);
+				return;
+			}
+			/* in pieces an operation's length holds (one piece in practice) */
+			for (size_t at = 0, n; !at || at < len; at += n) {
+				n = len - at < OP_LEN_MAX ? len - at : OP_LEN_MAX;
+				queue_op(s, s->raw_id, OP_FEED, base_offset + at, buf + at, n);
+				if (!n)
+					break;
+			}
 		}
 		return;
 	}

@@ -4,10 +4,12 @@
  * the instruction walk is our own, over lib/isa/a64.c and a block cache. */
 #include "decoders/coresight/etm4_walk.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/isa/a64.h"
+#include "lib/util/blockpool.h"
 #include "lib/util/grow.h"
 
 /* ---- the P0 element stack: index 0 is the newest element (the deque's front) ---- */
@@ -114,16 +116,43 @@ struct page {
 
 /* ---- block cache: walk results from a start address to the next waypoint ---- */
 
-#define BLK_BITS 14		/* 16384 blocks (640 KiB), allocated at the first walk */
+#define BLK_BITS 14		/* 16384 blocks (512 KiB), taken at the first walk */
 
+/* A block ends at start + 4 * n (kept only so, walk()); an empty slot is all zero. */
 struct blk {
-	uint64_t addr;			/* start; ~0 for an empty slot */
-	uint64_t end;			/* address after the waypoint instruction */
+	uint64_t naddr;			/* ~start */
 	uint64_t target;		/* direct branch target */
 	uint32_t key;
-	uint32_t n;			/* instructions, the waypoint included */
+	uint32_t n;			/* instructions, the waypoint included; 0 empty */
 	uint8_t type, sub, link, cond;	/* the waypoint, as OpenCSD's ocsd_instr_info */
 };
+
+#define BLK_TABLE (sizeof(struct blk) << BLK_BITS)
+_Static_assert((BLK_TABLE & (BLK_TABLE - 1)) == 0 && BLK_TABLE <= (2u << 20),
+	       "a block table is a blockpool's block");
+
+/* Block tables come from huge-page chunks every walk of the process shares (4 tables to
+ * a 2 MiB page), a table let go of taken again first: each ID's walk fills its table all
+ * over (addresses hashed), and a first touch of fresh memory costs a page fault per 4 KiB
+ * (10-30 us in a VM: 160 per ID), a huge page one per 2 MiB. */
+static struct tc_blockpool *blk_pool;
+static pthread_once_t blk_pool_once = PTHREAD_ONCE_INIT;
+
+static void blk_pool_new(void)
+{
+	blk_pool = tc_blockpool_new(BLK_TABLE);	/* kept for the process */
+}
+
+static struct blk *blk_table(void)
+{
+	struct blk *t;
+
+	pthread_once(&blk_pool_once, blk_pool_new);
+	if (!blk_pool || !(t = tc_blockpool_get(blk_pool)))
+		return NULL;
+	memset(t, 0, BLK_TABLE);	/* another walk's table, perhaps */
+	return t;
+}
 
 /* Memory contexts seen: the callback's answer is a function of these. */
 struct key {
@@ -406,15 +435,17 @@ struct range {
 	uint64_t en;
 };
 
+/* The trace ID in the hash too: the walks' tables lie 512 KiB apart in a huge page, and
+ * CPUs running the same code would put its blocks in the same slots of each, the same
+ * cache sets. */
 static struct blk *blk_slot(struct tc_etm4_walk *w, uint64_t addr, uint32_t key)
 {
-	uint64_t h = (addr >> 2) ^ ((uint64_t)key * 0x9e3779b97f4a7c15ull);
+	uint64_t h = (addr >> 2) ^
+		     ((uint64_t)(key ^ (uint32_t)w->cfg.trace_id << 24) * 0x9e3779b97f4a7c15ull);
 
 	h ^= h >> 29;
 	return &w->blk[(h * 0xbf58476d1ce4e5b9ull) >> (64 - BLK_BITS)];
 }
-
-static void blk_clear(struct tc_etm4_walk *w);
 
 /* The reads the library makes for n instructions from addr, through the modelled cache.
  * Returns how many of them found memory read in the current context (all n: fine). */
@@ -458,23 +489,20 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 	start = w->ii.addr;
 	cacheable = !to_addr;
 	if (cacheable && !w->blk) {
-		w->blk = malloc(sizeof(*w->blk) << BLK_BITS);
-		if (w->blk)
-			blk_clear(w);
-		else
+		w->blk = blk_table();
+		if (!w->blk)
 			cacheable = false;	/* slower, not wrong */
 	}
 	if (cacheable) {
 		struct blk *b = blk_slot(w, start, w->cur_key);
 
-		if (b->addr == start && b->key == w->cur_key &&
-		    start + 4ull * b->n == b->end) {
+		if (b->naddr == ~start && b->key == w->cur_key && b->n) {
 			bool nacc;
 			uint32_t k = touch(w, start, b->n, &nacc);
 
 			if (k == b->n) {
 				w->hits++;
-				w->ii.addr = b->end;
+				w->ii.addr = start + 4ull * b->n;
 				w->ii.size = 4;
 				w->ii.type = (ocsd_instr_type)b->type;
 				w->ii.sub = (ocsd_instr_subtype)b->sub;
@@ -524,7 +552,7 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 	if (cacheable && r->n && start + 4ull * r->n == r->en) {
 		struct blk *b = blk_slot(w, start, w->cur_key);
 
-		*b = (struct blk){ .addr = start, .end = r->en, .target = w->ii.branch,
+		*b = (struct blk){ .naddr = ~start, .target = w->ii.branch,
 				   .key = w->cur_key, .n = r->n, .type = (uint8_t)w->ii.type,
 				   .sub = (uint8_t)w->ii.sub, .link = w->ii.link,
 				   .cond = w->ii.cond };
@@ -535,7 +563,7 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 static void blk_clear(struct tc_etm4_walk *w)
 {
 	if (w->blk)
-		memset(w->blk, 0xff, sizeof(*w->blk) << BLK_BITS);
+		memset(w->blk, 0, BLK_TABLE);
 }
 
 /* ---- return stack ---- */
@@ -1426,7 +1454,8 @@ void tc_etm4_walk_free(struct tc_etm4_walk *w)
 	free(w->temp.e);
 	free(w->out);
 	free(w->keys);
-	free(w->blk);
+	if (w->blk)
+		tc_blockpool_put(blk_pool, w->blk);
 	free(w);
 }
 

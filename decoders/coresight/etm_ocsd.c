@@ -30,6 +30,8 @@ struct tc_etm_ocsd {
 	dcd_tree_handle_t tree;
 	ocsd_trace_protocol_t proto;
 	uint8_t csid;			/* the ID OpenCSD configured the decoder with */
+	int bad_lo;			/* packet types of bytes that make no valid packet: */
+	unsigned bad_n;			/* bad_lo and the bad_n - 1 after it (bad_range) */
 	struct tc_etm_mem_ctx mctx;
 	struct tc_etm_ocsd_stats st;
 	uint64_t end_index;		/* index just past the last byte fed */
@@ -64,25 +66,40 @@ static struct tc_rec rec(const struct tc_etm_ocsd *d, enum tc_rec_type type, uin
 
 /* ---- packets ---- */
 
-/* Packet types the packet processors give for bytes that make no valid packet. */
-static int bad_packet(const struct tc_etm_ocsd *d, const void *pkt)
-{
-	int type = *(const int *)pkt;	/* every protocol's packet struct starts with its type */
+/* Packet types the packet processors give for bytes that make no valid packet: each
+ * protocol's run of them, set in d (a packet's type checked against it, not per protocol:
+ * the monitor sees every packet). */
+_Static_assert(ETM4_PKT_I_BAD_TRACEMODE - ETM4_PKT_I_BAD_SEQUENCE == 1 &&
+	       ETM4_PKT_I_RESERVED - ETM4_PKT_I_BAD_SEQUENCE == 2 &&
+	       ETM4_PKT_I_RESERVED_CFG - ETM4_PKT_I_BAD_SEQUENCE == 3, "ETMv4's in a run");
+_Static_assert(ETM3_PKT_BAD_TRACEMODE - ETM3_PKT_BAD_SEQUENCE == 1 &&
+	       ETM3_PKT_RESERVED - ETM3_PKT_BAD_SEQUENCE == 2, "ETMv3's in a run");
+_Static_assert(PTM_PKT_RESERVED - PTM_PKT_BAD_SEQUENCE == 1, "PTM's in a run");
+_Static_assert(STM_PKT_RESERVED - STM_PKT_BAD_SEQUENCE == 1, "STM's in a run");
 
+static void bad_range(struct tc_etm_ocsd *d)
+{
 	switch (d->proto) {
 	case OCSD_PROTOCOL_ETMV4I:
 	case OCSD_PROTOCOL_ETE:
-		return type == ETM4_PKT_I_BAD_SEQUENCE || type == ETM4_PKT_I_BAD_TRACEMODE ||
-		       type == ETM4_PKT_I_RESERVED || type == ETM4_PKT_I_RESERVED_CFG;
+		d->bad_lo = ETM4_PKT_I_BAD_SEQUENCE;
+		d->bad_n = 4;
+		break;
 	case OCSD_PROTOCOL_ETMV3:
-		return type == ETM3_PKT_BAD_SEQUENCE || type == ETM3_PKT_BAD_TRACEMODE ||
-		       type == ETM3_PKT_RESERVED;
+		d->bad_lo = ETM3_PKT_BAD_SEQUENCE;
+		d->bad_n = 3;
+		break;
 	case OCSD_PROTOCOL_PTM:
-		return type == PTM_PKT_BAD_SEQUENCE || type == PTM_PKT_RESERVED;
+		d->bad_lo = PTM_PKT_BAD_SEQUENCE;
+		d->bad_n = 2;
+		break;
 	case OCSD_PROTOCOL_STM:
-		return type == STM_PKT_BAD_SEQUENCE || type == STM_PKT_RESERVED;
+		d->bad_lo = STM_PKT_BAD_SEQUENCE;
+		d->bad_n = 2;
+		break;
 	default:
-		return 0;
+		d->bad_n = 0;
+		break;
 	}
 }
 
@@ -102,16 +119,11 @@ static const char *pkt_name(struct tc_etm_ocsd *d, const void *pkt)
 	return d->pkt_str;
 }
 
-static void on_packet(struct tc_etm_ocsd *d, ocsd_trc_index_t idx, const void *pkt)
+/* A packet listed, or a bad one (out of line: the monitor's every packet needs only the
+ * count and the check, on_packet). */
+static __attribute__((noinline)) void packet_out(struct tc_etm_ocsd *d, ocsd_trc_index_t idx,
+						 const void *pkt, bool bad)
 {
-	int bad;
-
-	if (!pkt)
-		return;
-	d->st.packets++;
-	bad = bad_packet(d, pkt);
-	if (!(d->what & TC_ETM_PACKETS) && !bad)
-		return;
 	struct tc_rec r = rec(d, TC_REC_PACKET, idx);
 
 	r.name = pkt_name(d, pkt);
@@ -129,18 +141,28 @@ static void on_packet(struct tc_etm_ocsd *d, ocsd_trc_index_t idx, const void *p
 	}
 }
 
+static inline void on_packet(struct tc_etm_ocsd *d, ocsd_trc_index_t idx, const void *pkt)
+{
+	/* every protocol's packet struct starts with its type */
+	bool bad = (unsigned)*(const int *)pkt - (unsigned)d->bad_lo < d->bad_n;
+
+	d->st.packets++;
+	if (__builtin_expect(bad || (d->what & TC_ETM_PACKETS), 0))
+		packet_out(d, idx, pkt, bad);
+}
+
 static void pkt_mon(const void *ctx, const ocsd_datapath_op_t op, const ocsd_trc_index_t idx,
 		    const void *pkt, const uint32_t size, const uint8_t *data)
 {
 	(void)size, (void)data;
-	if (op == OCSD_OP_DATA)
+	if (op == OCSD_OP_DATA && pkt)
 		on_packet((struct tc_etm_ocsd *)ctx, idx, pkt);
 }
 
 static ocsd_datapath_resp_t pkt_sink(const void *ctx, const ocsd_datapath_op_t op,
 				     const ocsd_trc_index_t idx, const void *pkt)
 {
-	if (op == OCSD_OP_DATA)
+	if (op == OCSD_OP_DATA && pkt)
 		on_packet((struct tc_etm_ocsd *)ctx, idx, pkt);
 	return OCSD_RESP_CONT;
 }
@@ -564,6 +586,7 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		tc_etm_ocsd_free(d);
 		return NULL;
 	}
+	bad_range(d);
 	return d;
 }
 

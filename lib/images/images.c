@@ -1,5 +1,6 @@
 #include "lib/images/images.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "lib/images/elf.h"
 #include "lib/images/kernel.h"
+#include "lib/util/blockpool.h"
 #include "lib/util/grow.h"
 
 /* A kernel module's section as placed in memory. */
@@ -70,6 +72,33 @@ struct sym_slot {
 	uint32_t gen;		/* 0: empty */
 	struct tc_images_sym s;
 };
+
+/* Caches come from huge-page chunks every tc_images of the process shares (8 to a 2 MiB
+ * page; one let go of taken again first): with --jobs each lane has images of its own, each
+ * cache filled all over (addresses hashed), and a first touch of fresh memory costs a page
+ * fault per 4 KiB (10-30 us in a VM: ~50 a cache), a huge page one per 2 MiB. */
+#define SYM_CACHE ((size_t)256 << 10)
+_Static_assert(sizeof(struct sym_slot) << SYM_CACHE_BITS <= SYM_CACHE, "a blockpool's block");
+
+static struct tc_blockpool *cache_pool;
+static pthread_once_t cache_pool_once = PTHREAD_ONCE_INIT;
+
+static void cache_pool_new(void)
+{
+	cache_pool = tc_blockpool_new(SYM_CACHE);	/* kept for the process */
+}
+
+/* An empty cache (every slot's gen 0), NULL on ENOMEM. */
+static struct sym_slot *cache_new(void)
+{
+	struct sym_slot *c;
+
+	pthread_once(&cache_pool_once, cache_pool_new);
+	if (!cache_pool || !(c = tc_blockpool_get(cache_pool)))
+		return NULL;
+	memset(c, 0, sizeof(*c) << SYM_CACHE_BITS);
+	return c;
+}
 
 struct tc_images {
 	char *symfs, *buildid_dir;
@@ -136,7 +165,8 @@ void tc_images_free(struct tc_images *im)
 	for (size_t i = 0; i < im->nmissing; i++)
 		free(im->missing[i]);
 	free(im->missing);
-	free(im->cache);
+	if (im->cache)
+		tc_blockpool_put(cache_pool, im->cache);
 	free(im->bids);
 	free(im->files);
 	free(im->spaces);
@@ -788,7 +818,7 @@ int tc_images_symbol(struct tc_images *im, int32_t pid, uint64_t addr, struct tc
 	int rc;
 
 	if (__builtin_expect(!im->cache, 0) &&
-	    !(im->cache = calloc((size_t)1 << SYM_CACHE_BITS, sizeof(*im->cache))))
+	    !(im->cache = cache_new()))
 		return symbol_of(im, pid, addr, s, &keep);
 	c = slot_of(im, pid, addr);
 	if (c->gen == im->gen && c->addr == addr && c->pid == pid) {

@@ -186,8 +186,21 @@ static void lane_write(void *w, const struct tc_rec *r)
 	struct tc_json *j = &ll->l.j;
 
 	/* a lane that goes on after its first take writes into blocks from then on */
-	if (__builtin_expect(!ll->block, 0) && ll->took && !j->len && !ll->len)
-		lane_block(ll);	/* no memory: on in the listing's own buffer */
+	if (__builtin_expect(!ll->block, 0)) {
+		if (ll->took && !j->len && !ll->len) {
+			lane_block(ll);	/* no memory: on in the listing's own buffer */
+		} else if (j->cap - j->len < LANE_BLOCK_MIN && !ll->len) {
+			/* its own buffer nearly full before the first take: on in a block, not
+			 * in the FILE's (grown by doubling, copied, fresh memory each time) */
+			char *own = j->out;
+			size_t n = j->len;
+
+			if (lane_block(ll)) {
+				memcpy(j->out, own, n);
+				j->len = n;
+			}
+		}
+	}
 	tc_listing_write(&ll->l, r);
 	/* a block nearly full goes to the pieces the next take hands over, and a new one
 	 * takes the records after (else they would go to the FILE, copied) */

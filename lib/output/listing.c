@@ -1,10 +1,12 @@
 #include "lib/output/listing.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/blockpool.h"
 #include "lib/util/fmt.h"
 
 /* Every record is formatted by hand into the JSON writer's buffer (lib/util/json.h's raw
@@ -427,6 +429,35 @@ struct frag_kind {
 	unsigned next;			/* the way a full set gives up next */
 };
 
+/* Tables come from huge-page chunks every listing of the process shares (8 to a 2 MiB
+ * page; a table let go of taken again first): a listing per lane has two or more, each
+ * filled all over (addresses hashed), and a first touch of fresh memory costs a page
+ * fault per 4 KiB (10-30 us in a VM: ~50 a table), a huge page one per 2 MiB. */
+#define FRAG_TABLE ((size_t)256 << 10)
+_Static_assert(sizeof(struct frag_kind) <= FRAG_TABLE, "a table is a blockpool's block");
+
+static struct tc_blockpool *frag_pool;
+static pthread_once_t frag_pool_once = PTHREAD_ONCE_INIT;
+
+static void frag_pool_new(void)
+{
+	frag_pool = tc_blockpool_new(FRAG_TABLE);	/* kept for the process */
+}
+
+/* A table with its tags empty: a slot's hex and bytes are written before they are read
+ * (a tag names them). */
+static struct frag_kind *frag_table(void)
+{
+	struct frag_kind *t;
+
+	pthread_once(&frag_pool_once, frag_pool_new);
+	if (!frag_pool || !(t = tc_blockpool_get(frag_pool)))
+		return NULL;
+	memset(t->set, 0, sizeof(t->set));
+	t->next = 0;
+	return t;
+}
+
 struct tc_listing_syms {
 	const uint64_t *(*space)(void *ctx);
 	void *space_ctx;
@@ -465,7 +496,8 @@ void tc_listing_fini(struct tc_listing *o)
 		return;
 	tc_json_use_buffer(&o->j, NULL, 0);	/* what is in it goes to the FILE first */
 	for (int k = 0; k < FK_COUNT; k++)
-		free(o->syms->t[k]);
+		if (o->syms->t[k])
+			tc_blockpool_put(frag_pool, o->syms->t[k]);
 	free(o->syms);
 	o->syms = NULL;
 }
@@ -633,9 +665,8 @@ static __attribute__((noinline)) void put_sym_new(struct tc_listing *o, int k, i
 	if (pid < 0 || !addr || n > FRAG_CAP || !(era = era_now(c)))
 		return;
 	if (!c->t[k]) {
-		if (!(c->t[k] = aligned_alloc(64, sizeof(*c->t[k]))))
+		if (!(c->t[k] = frag_table()))
 			return;
-		memset(c->t[k], 0, sizeof(*c->t[k]));
 	}
 	/* the way of addr (another pid's, or another era's), else one of another era (or
 	 * empty), else each in turn */

@@ -53,6 +53,9 @@ struct seen {
 	const char *err_text;
 };
 
+/* The code on_mem gives: nops instructions, then a branch back to 0x1000. */
+static uint32_t nops = 1;
+
 static void on_elem(void *ctx, uint64_t idx, const ocsd_generic_trace_elem *el)
 {
 	struct seen *s = ctx;
@@ -60,18 +63,20 @@ static void on_elem(void *ctx, uint64_t idx, const ocsd_generic_trace_elem *el)
 	(void)idx;
 	if (el->elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE) {
 		s->ranges++;
-		CHECK(el->st_addr == 0x1000 && el->en_addr == 0x1008 && el->num_instr_range == 2);
+		CHECK(el->st_addr == 0x1000 && el->en_addr == 0x1004 + 4 * nops &&
+		      el->num_instr_range == nops + 1);
 	} else if (el->elem_type == OCSD_GEN_TRC_ELEM_NO_SYNC) {
 		s->no_sync++;
 	}
 }
 
-/* nop; b 0x1000 */
+/* nop (nops of them); b 0x1000 */
 static uint32_t on_mem(void *ctx, uint64_t addr, uint32_t len, uint8_t *buf)
 {
 	(void)ctx;
 	for (uint32_t i = 0; i < len; i += 4) {
-		uint32_t op = ((addr + i) & 4) ? 0x17ffffff : 0xd503201f;
+		uint32_t k = (uint32_t)((addr + i - 0x1000) / 4 % (nops + 1)),
+			 op = k == nops ? 0x14000000 | ((0u - nops) & 0x3ffffff) : 0xd503201f;
 
 		memcpy(buf + i, &op, 4);
 	}
@@ -199,4 +204,28 @@ TEST(walk_out_of_memory_for_p0_elements)
 	recovers(w, &s, 1, true);
 	CHECK_INT(s.no_sync, 2);
 	nomem_walk_free(w);
+}
+
+/* A walk's block table (the walks of the process share a pool of them) holds nothing of the
+ * walk that had it before: other code at the same address, the same memory context. */
+TEST(walk_block_table_taken_again_is_empty)
+{
+	struct seen s;
+	struct tc_etm4_walk *w = new_walk(&s, 0);
+
+	CHECK(w != NULL);
+	CHECK_INT(sync_at_1000(w), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(atom(w), 0);
+	CHECK_INT(s.ranges, 3);
+	nomem_walk_free(w);
+	nops = 2;			/* nop; nop; b 0x1000 */
+	w = new_walk(&s, 0);
+	CHECK(w != NULL);
+	CHECK_INT(sync_at_1000(w), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(atom(w), 0);
+	CHECK_INT(s.ranges, 3);		/* each 0x1000-0x100c (on_elem), none a block kept */
+	nomem_walk_free(w);
+	nops = 1;
 }
