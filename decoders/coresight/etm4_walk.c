@@ -4,7 +4,6 @@
  * the instruction walk is our own, over lib/isa/a64.c and a block cache. */
 #include "decoders/coresight/etm4_walk.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,24 +130,16 @@ struct blk {
 _Static_assert((BLK_TABLE & (BLK_TABLE - 1)) == 0 && BLK_TABLE <= (2u << 20),
 	       "a block table is a blockpool's block");
 
-/* Block tables come from huge-page chunks every walk of the process shares (4 tables to
- * a 2 MiB page), a table let go of taken again first: each ID's walk fills its table all
- * over (addresses hashed), and a first touch of fresh memory costs a page fault per 4 KiB
+/* Block tables come from the process's pool of huge-page chunks (4 tables to a 2 MiB
+ * page), a table let go of taken again first: each ID's walk fills its table all over
+ * (addresses hashed), and a first touch of fresh memory costs a page fault per 4 KiB
  * (10-30 us in a VM: 160 per ID), a huge page one per 2 MiB. */
-static struct tc_blockpool *blk_pool;
-static pthread_once_t blk_pool_once = PTHREAD_ONCE_INIT;
-
-static void blk_pool_new(void)
-{
-	blk_pool = tc_blockpool_new(BLK_TABLE);	/* kept for the process */
-}
-
 static struct blk *blk_table(void)
 {
+	struct tc_blockpool *p = tc_blockpool_shared(BLK_TABLE);
 	struct blk *t;
 
-	pthread_once(&blk_pool_once, blk_pool_new);
-	if (!blk_pool || !(t = tc_blockpool_get(blk_pool)))
+	if (!p || !(t = tc_blockpool_get(p)))
 		return NULL;
 	memset(t, 0, BLK_TABLE);	/* another walk's table, perhaps */
 	return t;
@@ -1455,7 +1446,7 @@ void tc_etm4_walk_free(struct tc_etm4_walk *w)
 	free(w->out);
 	free(w->keys);
 	if (w->blk)
-		tc_blockpool_put(blk_pool, w->blk);
+		tc_blockpool_put(tc_blockpool_shared(BLK_TABLE), w->blk);
 	free(w);
 }
 

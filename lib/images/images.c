@@ -1,6 +1,5 @@
 #include "lib/images/images.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,28 +72,20 @@ struct sym_slot {
 	struct tc_images_sym s;
 };
 
-/* Caches come from huge-page chunks every tc_images of the process shares (8 to a 2 MiB
- * page; one let go of taken again first): with --jobs each lane has images of its own, each
+/* Caches come from the process's pool of huge-page chunks (8 to a 2 MiB page; one let go
+ * of taken again first): with --jobs each lane has images of its own, each
  * cache filled all over (addresses hashed), and a first touch of fresh memory costs a page
  * fault per 4 KiB (10-30 us in a VM: ~50 a cache), a huge page one per 2 MiB. */
 #define SYM_CACHE ((size_t)256 << 10)
 _Static_assert(sizeof(struct sym_slot) << SYM_CACHE_BITS <= SYM_CACHE, "a blockpool's block");
 
-static struct tc_blockpool *cache_pool;
-static pthread_once_t cache_pool_once = PTHREAD_ONCE_INIT;
-
-static void cache_pool_new(void)
-{
-	cache_pool = tc_blockpool_new(SYM_CACHE);	/* kept for the process */
-}
-
 /* An empty cache (every slot's gen 0), NULL on ENOMEM. */
 static struct sym_slot *cache_new(void)
 {
+	struct tc_blockpool *p = tc_blockpool_shared(SYM_CACHE);
 	struct sym_slot *c;
 
-	pthread_once(&cache_pool_once, cache_pool_new);
-	if (!cache_pool || !(c = tc_blockpool_get(cache_pool)))
+	if (!p || !(c = tc_blockpool_get(p)))
 		return NULL;
 	memset(c, 0, sizeof(*c) << SYM_CACHE_BITS);
 	return c;
@@ -166,7 +157,7 @@ void tc_images_free(struct tc_images *im)
 		free(im->missing[i]);
 	free(im->missing);
 	if (im->cache)
-		tc_blockpool_put(cache_pool, im->cache);
+		tc_blockpool_put(tc_blockpool_shared(SYM_CACHE), im->cache);
 	free(im->bids);
 	free(im->files);
 	free(im->spaces);

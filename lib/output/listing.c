@@ -1,7 +1,6 @@
 #include "lib/output/listing.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,29 +428,21 @@ struct frag_kind {
 	unsigned next;			/* the way a full set gives up next */
 };
 
-/* Tables come from huge-page chunks every listing of the process shares (8 to a 2 MiB
- * page; a table let go of taken again first): a listing per lane has two or more, each
+/* Tables come from the process's pool of huge-page chunks (8 to a 2 MiB page; a table
+ * let go of taken again first): a listing per lane has two or more, each
  * filled all over (addresses hashed), and a first touch of fresh memory costs a page
  * fault per 4 KiB (10-30 us in a VM: ~50 a table), a huge page one per 2 MiB. */
 #define FRAG_TABLE ((size_t)256 << 10)
 _Static_assert(sizeof(struct frag_kind) <= FRAG_TABLE, "a table is a blockpool's block");
 
-static struct tc_blockpool *frag_pool;
-static pthread_once_t frag_pool_once = PTHREAD_ONCE_INIT;
-
-static void frag_pool_new(void)
-{
-	frag_pool = tc_blockpool_new(FRAG_TABLE);	/* kept for the process */
-}
-
 /* A table with its tags empty: a slot's hex and bytes are written before they are read
  * (a tag names them). */
 static struct frag_kind *frag_table(void)
 {
+	struct tc_blockpool *p = tc_blockpool_shared(FRAG_TABLE);
 	struct frag_kind *t;
 
-	pthread_once(&frag_pool_once, frag_pool_new);
-	if (!frag_pool || !(t = tc_blockpool_get(frag_pool)))
+	if (!p || !(t = tc_blockpool_get(p)))
 		return NULL;
 	memset(t->set, 0, sizeof(t->set));
 	t->next = 0;
@@ -497,7 +488,7 @@ void tc_listing_fini(struct tc_listing *o)
 	tc_json_use_buffer(&o->j, NULL, 0);	/* what is in it goes to the FILE first */
 	for (int k = 0; k < FK_COUNT; k++)
 		if (o->syms->t[k])
-			tc_blockpool_put(frag_pool, o->syms->t[k]);
+			tc_blockpool_put(tc_blockpool_shared(FRAG_TABLE), o->syms->t[k]);
 	free(o->syms);
 	o->syms = NULL;
 }

@@ -18,6 +18,7 @@
 #endif
 
 #define CHUNK ((size_t)2 << 20)
+#define SHARED 8	/* sizes of the process's pools */
 
 struct tc_blockpool {
 	pthread_mutex_t mu;
@@ -108,6 +109,24 @@ void tc_blockpool_put(struct tc_blockpool *p, void *block)
 	pthread_mutex_lock(&p->mu);
 	p->free[p->nfree++] = block;	/* room made when it was fresh */
 	pthread_mutex_unlock(&p->mu);
+}
+
+struct tc_blockpool *tc_blockpool_shared(size_t size)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static struct tc_blockpool *pools[SHARED];
+	struct tc_blockpool *p = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < SHARED && pools[i] && pools[i]->size != size; i++)
+		;
+	if (i < SHARED && !pools[i])
+		pools[i] = tc_blockpool_new(size);	/* kept for the process */
+	if (i < SHARED)
+		p = pools[i];
+	pthread_mutex_unlock(&mu);
+	return p;
 }
 
 void tc_blockpool_free(struct tc_blockpool *p)

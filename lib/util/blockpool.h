@@ -22,4 +22,9 @@ void tc_blockpool_put(struct tc_blockpool *p, void *block);
 /* Every block goes with it, given back or not. */
 void tc_blockpool_free(struct tc_blockpool *p);
 
+/* The process's pool of blocks of size bytes, for tables that decoders on any thread make
+ * and let go of (a table given back taken again first, by any of them): made on first
+ * use and kept for the process; NULL on ENOMEM or with more sizes than it holds. */
+struct tc_blockpool *tc_blockpool_shared(size_t size);
+
 #endif

@@ -1,6 +1,6 @@
 /* The block pool (lib/util/blockpool.c): sizes refused, blocks apart and whole, chunks
  * aligned for a huge page, a block given back taken first, two threads at once, and
- * under ASan a block given back poisoned. */
+ * under ASan a block given back poisoned; the process's pools, one a size. */
 #include "lib/util/blockpool.h"
 #include "tests/unit/tc_test.h"
 
@@ -92,6 +92,23 @@ TEST(given_back_poisoned_under_asan)
 	tc_blockpool_free(p);
 }
 #endif
+
+TEST(shared_one_pool_a_size)
+{
+	struct tc_blockpool *a = tc_blockpool_shared(64 * KB), *b = tc_blockpool_shared(128 * KB);
+	void *x;
+
+	CHECK(a != NULL && b != NULL && a != b);
+	CHECK(tc_blockpool_shared(64 * KB) == a);
+	CHECK(tc_blockpool_shared(3 * KB) == NULL);	/* not a power of two */
+	if (!a)
+		return;
+	x = tc_blockpool_get(a);
+	CHECK(x != NULL);
+	tc_blockpool_put(tc_blockpool_shared(64 * KB), x);
+	CHECK(tc_blockpool_get(a) == x);	/* another user's, given back */
+	tc_blockpool_put(a, x);
+}
 
 struct churn {
 	struct tc_blockpool *p;
