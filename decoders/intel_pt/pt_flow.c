@@ -251,21 +251,30 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 #define RUN_LEN 128	/* ranges per run at most */
 
 /* The record made in d->slot goes out, as put. */
+/* k ranges made at d->slot into the run (at most the run's room left). */
+static inline void put_run(struct tc_pt_flow *d, size_t k)
+{
+	d->emitted += k;
+	d->slot += k;
+	d->nrun += k;
+	if (d->nrun == RUN_LEN)
+		end_run(d);
+}
+
 static inline void put_range(struct tc_pt_flow *d)
 {
-	d->emitted++;
 	if (d->suppress) {
+		d->emitted++;
 		d->suppress--;
 		return;
 	}
 	if (!d->run) {
+		d->emitted++;
 		d->given++;
 		d->ops.emit(d->ops.ctx, &d->rrec);
 		return;
 	}
-	d->slot++;
-	if (++d->nrun == RUN_LEN)
-		end_run(d);
+	put_run(d, 1);
 }
 
 /* Field by field: a compound literal zeroes the whole record first (rep stos), which was
@@ -1755,7 +1764,7 @@ static void skim_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 		return;
 	}
 	while (n) {
-		/* put_range's, for k ranges: the run ends at its length */
+		/* k ranges into the run: it ends at its length */
 		size_t k = RUN_LEN - d->nrun < n ? RUN_LEN - d->nrun : n;
 		struct tc_rec *slot = d->slot;
 
@@ -1769,13 +1778,9 @@ static void skim_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 				   TC_ISA_X86_64, r[i].last_ip, r[i].last_class);
 		}
 		d->st.ranges += k;
-		d->emitted += k;
-		d->slot += k;
-		d->nrun += k;
+		put_run(d, k);
 		r += k;
 		n -= k;
-		if (d->nrun == RUN_LEN)
-			end_run(d);
 	}
 }
 
