@@ -73,6 +73,7 @@ struct tc_pt_skim {
 	bool nsupp;		/* TIP.PGD without IP */
 	bool synced, enabled;
 	bool psb_pending;	/* a PSB+'s status event bound to psb_ip */
+	bool psb_cbr;		/* and a CBR's: libipt fails a query before psb_ip */
 	uint64_t psb_ip;
 	uint64_t ip;		/* the flow's next instruction */
 	unsigned long steps;	/* instructions since a packet was read */
@@ -793,6 +794,7 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 			return GIVE_UP;
 		if (mode) {
 			s->psb_pending = true;
+			s->psb_cbr = cbr;
 			s->psb_ip = fip;
 			/* libipt fetches the event now (the TNT bits are used up): its time is
 			 * pt_qry_time's on; pt_flow's at the event, where it binds (slow) */
@@ -1124,7 +1126,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 
 /* One instruction of the flow (while an event waits for an IP). mode: 0 with trace
  * (the status event of a PSB+), 1 to stop at an instruction that needs trace (*stopped
- * set: TIP.PGD), 2 to give up there (FUP). */
+ * set: TIP.PGD), 2 to give up there (FUP; a PSB+ with CBR). */
 static int one(struct tc_pt_skim *s, int mode, bool *stopped)
 {
 	struct tc_pt_insn i;
@@ -1179,7 +1181,9 @@ static int slow(struct tc_pt_skim *s)
 			s->psb_pending = false;
 			return tell_time(s, s->psb_have, s->psb_tsc);
 		}
-		return one(s, 0, &stopped);
+		/* libipt fetches the events one at a time: with the CBR's still queued, the
+		 * flow to MODE.Exec's IP fails its first query (an event pending) */
+		return one(s, s->psb_cbr ? 2 : 0, &stopped);
 	}
 	/* libipt fetches the event before the flow goes to where it binds */
 	took(s);

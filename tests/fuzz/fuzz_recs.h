@@ -92,12 +92,15 @@ static void fuzz_recs_show1(const char *who, const struct fuzz_recs *r, size_t k
 	if (o + sizeof(f) > r->n)
 		return;
 	memcpy(f, r->out + o, sizeof(f));
-	fprintf(stderr, "  %s record %zu at %#llx: type %llu start %#llx end %#llx insns %llu "
-		"isa %llu last %#llx/%llu/%llu taken %llu value %#llx\n", who, k,
-		(unsigned long long)r->offs[k], (unsigned long long)f[0],
+	fprintf(stderr, "  %s record %zu at %#llx: type %llu id %lld cpu %lld pid %lld tid %lld "
+		"start %#llx end %#llx insns %llu isa %llu last %#llx/%llu/%llu taken %llu "
+		"value %#llx time %s%llu\n", who, k,
+		(unsigned long long)r->offs[k], (unsigned long long)f[0], (long long)f[1],
+		(long long)f[2], (long long)f[3], (long long)f[4],
 		(unsigned long long)f[5], (unsigned long long)f[6], (unsigned long long)f[7],
 		(unsigned long long)f[8], (unsigned long long)f[9], (unsigned long long)f[10],
-		(unsigned long long)f[11], (unsigned long long)f[12], (unsigned long long)f[13]);
+		(unsigned long long)f[11], (unsigned long long)f[12], (unsigned long long)f[13],
+		f[14] ? "" : "(none) ", (unsigned long long)f[15]);
 	for (o += sizeof(f); o < r->n && (k + 1 >= r->nrec || o < r->starts[k + 1]);
 	     o += r->out[o] == 0xff ? 1 : strlen((const char *)r->out + o) + 1)
 		if (r->out[o] != 0xff)

@@ -291,6 +291,52 @@ TEST(flow_ranges)
 	tc_x86_free(x86);
 }
 
+/* A PSB+ while tracing whose FUP is not where the flow is: libipt's block decoder goes on
+ * with trace to the FUP's IP (here a TNT bit for the jnz, then the call to 0x100b). With a
+ * CBR in that PSB+ its event is still queued there, so that first query fails (an event
+ * pending): the skim gives up before the instruction, giving no range of that flow (it
+ * gave [0x1000, 0x1008), timed after the PSB+, which the exact path makes before it). */
+TEST(flow_psb_elsewhere_with_cbr)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, NULL };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[96];
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	for (int cbr = 0; cbr < 2; cbr++) {
+		struct seen s = { 0 };
+		struct tc_pt_skim_ops o = ops;
+		size_t n = psb_plus(t, 0x1000), m;
+
+		o.ctx = &s;
+		m = psb_plus(t + n, 0x100b);
+		if (cbr) {
+			/* a CBR (ratio 9) after MODE.Exec and FUP, then PSBEND again */
+			const uint8_t tail[] = { 0x02, 0x03, 0x09, 0x00, 0x02, 0x23 };
+
+			memcpy(t + n + m - 2, tail, sizeof(tail));
+			m += sizeof(tail) - 2;
+		}
+		n += m;
+		t[n++] = 0x04;	/* TNT-8: not taken */
+		if (!cbr) {
+			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &o, &st), 0);
+			CHECK(s.n >= 1 && s.r[0].start == 0x1000 && s.r[0].end == 0x1008);
+		} else {
+			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &o, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(s.n, 0);
+		}
+	}
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
 /* More ranges than the skim gives at once, and TIPs of every IP compression the flow reads
  * ahead inline: each round the loop 120 times (20 TNT-8 of six taken bits), then through the
  * call, its return, and the jump's TIP to the loop again; the code (code[]) at an address
