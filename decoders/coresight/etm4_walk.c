@@ -191,6 +191,9 @@ struct tc_etm4_walk {
 	 * cannot be forwarded from the 4-byte store (a stall per packet) */
 	struct { int commit; bool mispredict; int cancel; bool discard; } res;
 	struct instr ii;
+	/* OpenCSD never initialises its instruction address and ISA (m_instr_info): whether
+	 * the decoder has set them since it was made (a reset leaves them as they are) */
+	bool ii_addr_set, ii_isa_set;
 	struct { bool active, pop_pending; int head, n; uint64_t addr[16]; ocsd_isa isa[16]; } rs;
 	struct p0_stack stk, temp;
 
@@ -631,6 +634,7 @@ static void rs_pop(struct tc_etm4_walk *w)
 	}
 	w->ii.addr = addr;
 	w->ii.isa = isa;
+	w->ii_addr_set = w->ii_isa_set = true;
 	w->need_addr = false;
 }
 
@@ -681,6 +685,7 @@ static void update_context(struct tc_etm4_walk *w, const struct p0 *c, ocsd_gene
 		el->context.vmid = x->VMID;
 	}
 	el->isa = w->ii.isa = calc_isa(w->is_64bit, c->ctx.is);
+	w->ii_isa_set = true;
 	w->need_ctxt = false;
 }
 
@@ -793,11 +798,20 @@ static void process_exception(struct tc_etm4_walk *w)
 
 		if (have_ctx)
 			b64 = ctx.ctx.c.SF;
+		else if (!w->ii_isa_set && e->addr.isa == 0)
+			w->undefined++;		/* the library's ISA never set: A32 here */
 		w->ii.addr = ret;
 		w->ii.isa = e->addr.isa == 0 ? (b64 ? ocsd_isa_aarch64 : ocsd_isa_arm)
 					     : ocsd_isa_thumb2;
+		w->ii_addr_set = w->ii_isa_set = true;
 		w->need_addr = false;
 	}
+	/* The library compares its instruction address with the return address and walks
+	 * from it whatever need_addr says. Before any address was set that is heap garbage
+	 * (under ASan 0xbe..: a walk from 0xbebebebebebebebe in ISA 0xbebebebe, which fails
+	 * with a fatal response); we go on as if it were 0, in A32. */
+	if (!w->ii_addr_set)
+		w->undefined++;
 	if (!(el = add_elem(w, exc.idx)))
 		return;
 	if (have_ctx) {
@@ -875,6 +889,7 @@ static void commit_elements(struct tc_etm4_walk *w)
 			w->rs.pop_pending = false;
 			w->ii.addr = e->addr.val;
 			w->ii.isa = calc_isa(w->is_64bit, e->addr.isa);
+			w->ii_addr_set = w->ii_isa_set = true;
 			w->need_addr = false;
 			break;
 		case P0_CTXT:
