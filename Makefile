@@ -90,8 +90,10 @@ test-asan: $(B)/asan/tracectl $(B)/qemu_plugin/tracectl-qemu.so $(asan_UNITS) $(
 
 check: test test-asan
 
-# ThreadSanitizer build only (--jobs N); not in `make test` or CI. Run by hand, e.g.
-# TRACECTL=$(B)/tsan/tracectl or $(B)/tsan/unit/test_jobs.
+# ThreadSanitizer build (--jobs N), run by hand only (not in `make test` or CI), e.g.
+# TC_TESTDATA=../shared/testdata $(B)/tsan/unit/test_cs_session, or tests/run.sh with
+# TRACECTL=$(CURDIR)/$(B)/tsan/tracectl TC_TOOLS=$(CURDIR)/$(B)/tsan/tools. The libraries
+# (OpenCSD, libipt, libelf, Capstone) are not instrumented.
 tsan: $(B)/tsan/tracectl $(tsan_UNITS) $(tsan_TOOLS)
 
 # The record loop on Debian 12's kernel under QEMU TCG with tests/vm/fake_aux.ko (AUX PMUs).
