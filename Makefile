@@ -21,7 +21,7 @@ obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 -include $(B)/config.mk
 
-.PHONY: all deps test test-asan check clean install bench test-vm test-vm-new
+.PHONY: all deps test test-asan tsan check clean install bench test-vm test-vm-new
 .SECONDARY:
 all: tracectl $(B)/examples/threads $(B)/qemu_plugin/tracectl-qemu.so
 
@@ -70,8 +70,10 @@ $(1)_TOOLS := $(patsubst tests/tools/%.c,$(B)/$(1)/tools/%,$(TOOL_SRC))
 endef
 
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN := -fsanitize=thread -O1 -g
 $(eval $(call flavour,obj,))
 $(eval $(call flavour,asan,$(SAN)))
+$(eval $(call flavour,tsan,$(TSAN)))
 
 tracectl: $(B)/obj/tracectl
 	cp $< $@
@@ -88,6 +90,12 @@ test-asan: $(B)/asan/tracectl $(B)/qemu_plugin/tracectl-qemu.so $(asan_UNITS) $(
 
 check: test test-asan
 
+# ThreadSanitizer build (--jobs N), run by hand only (not in `make test` or CI), e.g.
+# TC_TESTDATA=../shared/testdata $(B)/tsan/unit/test_cs_session, or tests/run.sh with
+# TRACECTL=$(CURDIR)/$(B)/tsan/tracectl TC_TOOLS=$(CURDIR)/$(B)/tsan/tools. The libraries
+# (OpenCSD, libipt, libelf, Capstone) are not instrumented.
+tsan: $(B)/tsan/tracectl $(tsan_UNITS) $(tsan_TOOLS)
+
 # The record loop on Debian 12's kernel under QEMU TCG with tests/vm/fake_aux.ko (AUX PMUs).
 test-vm: tracectl
 	tests/vm/run.sh
@@ -103,9 +111,9 @@ bench: tracectl $(obj_TOOLS)
 	@TRACECTL=$(CURDIR)/$(B)/obj/tracectl TC_TOOLS=$(CURDIR)/$(B)/obj/tools ./tests/bench/run.sh
 
 clean:
-	rm -rf $(B)/obj $(B)/asan $(B)/examples $(B)/qemu_plugin $(B)/config.mk tracectl
+	rm -rf $(B)/obj $(B)/asan $(B)/tsan $(B)/examples $(B)/qemu_plugin $(B)/config.mk tracectl
 
--include $(shell find $(B)/obj $(B)/asan -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan $(B)/tsan -name '*.d' 2>/dev/null)
 
 PREFIX ?= /usr/local
 install: tracectl $(B)/qemu_plugin/tracectl-qemu.so

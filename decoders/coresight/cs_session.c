@@ -155,6 +155,10 @@ static void errlog_cb(const void *ctx, const char *msg, const int len)
 	if (!errlog_held) {
 		pthread_mutex_lock(&ocsd_lock);
 		errlog_held = true;
+		/* from now on the task must not wait for the budget, as run_batch's locked
+		 * path: the caller's thread may want the lock for the task it runs itself */
+		if (cur_out)
+			tc_jobs_out_nowait(cur_out);
 	}
 }
 

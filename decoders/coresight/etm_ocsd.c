@@ -4,6 +4,7 @@
 #include "decoders/coresight/etm_ocsd.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,13 +104,22 @@ static void bad_range(struct tc_etm_ocsd *d)
 	}
 }
 
+/* OpenCSD's packet printers format values in one static buffer of the process's: lanes
+ * that decode at once (cs_session.c's fast ones, and theirs with OpenCSD's lock) print
+ * packets one at a time (ThreadSanitizer: trcPrintableElem::getValStr from two lanes). */
+static pthread_mutex_t pkt_str_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The packet printer's text up to its " : " (ETMv4, PTM, ETMv3) or ":" (STM). */
 static const char *pkt_name(struct tc_etm_ocsd *d, const void *pkt)
 {
+	ocsd_err_t err;
 	char *p;
 
 	d->pkt_str[0] = 0;
-	if (ocsd_pkt_str(d->proto, pkt, d->pkt_str, sizeof(d->pkt_str)) != OCSD_OK)
+	pthread_mutex_lock(&pkt_str_lock);
+	err = ocsd_pkt_str(d->proto, pkt, d->pkt_str, sizeof(d->pkt_str));
+	pthread_mutex_unlock(&pkt_str_lock);
+	if (err != OCSD_OK)
 		return "?";
 	p = strchr(d->pkt_str, ':');
 	if (p)
