@@ -9,7 +9,7 @@
 # QEMU plugin's messages fuzz_emulate synthesizes (see each case below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
 # out or ran out of memory, or failed on one of its reproducers (tests/fuzz/repro/NAME-*, run
-# first).
+# first; NAME-*.recipe ones built from pieces of TESTDATA).
 set -u
 dir=$1 name=$2 secs=$3 corpus=$dir/$4 td=$5
 # absolute: a snapshot's ini names its files relative to its own directory
@@ -185,15 +185,47 @@ esac
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}"
 
 
+# A reproducer made of pieces of the test data (NAME-*.recipe), built into OUT: "bytes HEX"
+# lines as written, "from FILE OFFSET LENGTH" that piece of FILE under TESTDATA (this repo
+# keeps no copy of the test data). perl: Debian's perl-base is always there.
+build_recipe() {	# RECIPE OUT
+	perl -e 'my ($td, $r) = @ARGV;
+		open(my $in, "<", $r) or die "$r: $!\n";
+		binmode STDOUT;
+		while (<$in>) {
+			next if /^\s*(#|$)/;
+			if (/^bytes\s+((?:[0-9a-f]{2})+)\s*$/) {
+				print pack("H*", $1);
+			} elsif (/^from\s+(\S+)\s+(\d+)\s+(\d+)\s*$/) {
+				open(my $f, "<", "$td/$1") or die "$td/$1: $!\n";
+				binmode $f;
+				seek($f, $2, 0) && read($f, my $b, $3) == $3 or die "$td/$1: short\n";
+				print $b;
+			} else {
+				die "$r: line $.: not bytes or from\n";
+			}
+		}' "$td" "$1" >"$2"
+}
+
 # Inputs that once failed (tests/fuzz/repro/NAME-*): run first, each must pass.
 for r in "$(cd "$(dirname "$0")" && pwd)/repro/$name"-*; do
 	[ -f "$r" ] || continue
+	shown=$(basename "$r")
+	case $r in *.recipe)
+		if [ ! -d "$td" ]; then
+			echo "warning: $td missing; reproducer $shown not run" >&2
+			continue
+		fi
+		out=$dir/repro-$(basename "$r" .recipe)
+		build_recipe "$r" "$out" || { echo "fuzz_$name: cannot build $r" >&2; exit 1; }
+		r=$out
+	esac
 	if ! "$bin" "$r" >"$log" 2>&1; then
 		echo "fuzz_$name: FAILED on the reproducer $r, log $log:" >&2
 		grep -v '^ *#' "$log" | tail -n 20 >&2
 		exit 1
 	fi
-	echo "fuzz_$name: reproducer $(basename "$r") passes"
+	echo "fuzz_$name: reproducer $shown passes"
 done
 
 seeds=$(find "$corpus" -type f | wc -l)
