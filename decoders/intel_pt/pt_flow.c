@@ -250,7 +250,6 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 
 #define RUN_LEN 128	/* ranges per run at most */
 
-/* The record made in d->slot goes out, as put. */
 /* k ranges made at d->slot into the run (at most the run's room left). */
 static inline void put_run(struct tc_pt_flow *d, size_t k)
 {
@@ -261,20 +260,20 @@ static inline void put_run(struct tc_pt_flow *d, size_t k)
 		end_run(d);
 }
 
+/* The record made in d->slot goes out, as put. */
 static inline void put_range(struct tc_pt_flow *d)
 {
+	if (d->run && !d->suppress) {
+		put_run(d, 1);
+		return;
+	}
+	d->emitted++;
 	if (d->suppress) {
-		d->emitted++;
 		d->suppress--;
 		return;
 	}
-	if (!d->run) {
-		d->emitted++;
-		d->given++;
-		d->ops.emit(d->ops.ctx, &d->rrec);
-		return;
-	}
-	put_run(d, 1);
+	d->given++;
+	d->ops.emit(d->ops.ctx, &d->rrec);
 }
 
 /* Field by field: a compound literal zeroes the whole record first (rep stos), which was
