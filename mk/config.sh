@@ -11,6 +11,7 @@ for pc in libtraceevent libelf libopencsd capstone; do
 	have_pc "$pc" || missing="$missing $pc"
 done
 [ -f /usr/include/intel-pt.h ] || missing="$missing libipt(intel-pt.h)"
+[ -f /usr/include/Zydis/Zydis.h ] || missing="$missing libzydis(Zydis/Zydis.h)"
 [ -f /usr/include/opencsd/c_api/opencsd_c_api.h ] || missing="$missing opencsd-c-api"
 [ -f "$lp/lib/libperf.a" ] && [ -f "$lp/lib/libapi.a" ] || missing="$missing libperf(build/deps)"
 if [ -n "$missing" ]; then
@@ -20,12 +21,12 @@ if [ -n "$missing" ]; then
 fi
 ver() { pkg-config --modversion "$1"; }
 cat >"$out" <<EOT
-DEP_CFLAGS := -I$lp/include $(pkg-config --cflags libtraceevent libelf libopencsd capstone) \
+DEP_CFLAGS := -I$lp/include $(pkg-config --cflags libtraceevent libelf libopencsd) \
  -DLIBPERF_VERSION='"$(PKG_CONFIG_PATH=$lp/lib/pkgconfig pkg-config --modversion libperf)"' \
  -DLIBTRACEEVENT_VERSION='"$(ver libtraceevent)"' -DLIBELF_VERSION='"$(ver libelf)"'
-DEP_LIBS := $lp/lib/libperf.a $lp/lib/libapi.a $(pkg-config --libs libtraceevent libelf capstone) \
- -lopencsd_c_api -lopencsd -lipt
-# the QEMU plugin (lib/emulate/qemu_plugin/); lib/isa/x86.c has them in DEP_*
+DEP_LIBS := $lp/lib/libperf.a $lp/lib/libapi.a $(pkg-config --libs libtraceevent libelf) \
+ -lopencsd_c_api -lopencsd -lipt -lZydis
+# the QEMU plugin (lib/emulate/qemu_plugin/) alone: tracectl's x86 facts are Zydis's
 CAPSTONE_CFLAGS := $(pkg-config --cflags capstone)
 CAPSTONE_LIBS := $(pkg-config --libs capstone)
 EOT

@@ -43,7 +43,7 @@ struct tc_pt_flow {
 	uint64_t space;		/* ops.space when the sections were added */
 	uint64_t failed_start;	/* a span libipt would not take: reads serve it */
 	struct len_entry *lens;
-	struct tc_x86 *x86;	/* Capstone, for the lengths and kinds libipt does not give */
+	struct tc_x86 *x86;	/* Zydis, for the lengths and kinds libipt does not give */
 
 	/* The fast path's own walk on libipt's query decoder (pt_walk.h), used instead of the
 	 * block decoder for a buffer when neither the reference nor tick events are asked

@@ -96,7 +96,7 @@ struct tc_pt_flow_ops {
 	 * (shared by the segments: one isid for one file section), NULL for the flow's own. */
 	bool segment;
 	struct pt_image_section_cache *iscache;
-	/* Capstone to use (the caller's, kept across flows; one thread at a time uses it):
+	/* The x86 decoder to use (the caller's, kept across flows; one thread at a time uses it):
 	 * NULL, the flow's own. */
 	struct tc_x86 *x86;
 };

@@ -34,7 +34,7 @@
  * marks or sections the true set has more of (new code met by the segment before), it
  * and those in flight are made again with them (seg_respin), a few times at most.
  * Otherwise the segment is dropped and the true flow decodes it here, on to the next
- * one's PSB. A segment's walk cache (its blocks) and Capstone come from a pool (kits),
+ * one's PSB. A segment's walk cache (its blocks) and x86 decoder come from a pool (kits),
  * warm: the code read is the same for every segment of a process.
  * The flows share libipt's section cache (one isid per file section, for the marks) and
  * never use libipt's block decoder there: where the true flow's walk gives up, the queue
@@ -71,7 +71,7 @@ struct seg_wr {
 } __attribute__((aligned(64)));	/* each thread's own cache lines: they are written per record */
 
 /* What a segment's flow needs that costs to make and warms up with use: the walk's cache
- * (its blocks: the code read is the same for every segment of a queue) and Capstone (its
+ * (its blocks: the code read is the same for every segment of a queue) and the x86 decoder (its
  * memo). Lent to a segment's flow, back when the flow goes. */
 struct seg_kit {
 	struct tc_pt_walk_cache *wc;
@@ -349,7 +349,7 @@ static void seg_free(struct segs *ss, struct seg *g)
 		return;
 	if (g->d)
 		g->kit.wc = tc_pt_flow_take_walk_cache(g->d);
-	tc_pt_flow_free(g->d);	/* before its Capstone goes */
+	tc_pt_flow_free(g->d);	/* before its x86 decoder goes */
 	if (g->kit.wc && g->kit.x86 && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0])) {
 		ss->pool[ss->npool++] = g->kit;
 	} else {

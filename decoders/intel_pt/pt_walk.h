@@ -1,7 +1,7 @@
 /* Intel PT instruction-flow walk on libipt's query decoder (pt_qry_*), for the fast path
  * of pt_flow: the same blocks, events and query calls, in the same order, as libipt's block
  * decoder (end_on_call, end_on_jump, no tick events), so that the query decoder's offsets,
- * times and statuses are the block decoder's; but each basic block is decoded (Capstone,
+ * times and statuses are the block decoder's; but each basic block is decoded (Zydis,
  * lib/isa/x86.c) once and kept in a cache keyed by address space (cr3), mode and address:
  * instruction count, last instruction's class, size and direct target.
  *
@@ -75,7 +75,7 @@ bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
 			    const struct tc_pt_walk_cache *truth);
 
 /* A walk over buf..buf+len (config as for the block decoder; begin/end and flags are
- * set here); x86 is the caller's Capstone, used from this thread only. */
+ * set here); x86 is the caller's Zydis decoder, used from this thread only. */
 struct tc_pt_walk *tc_pt_walk_new(const struct pt_config *base, const uint8_t *buf, size_t len,
 				  struct tc_pt_walk_cache *cache, struct tc_x86 *x86,
 				  tc_pt_walk_read_fn read, tc_pt_walk_section_fn section, void *ctx);

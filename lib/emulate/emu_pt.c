@@ -95,7 +95,7 @@ static int prepare(struct emu *m, struct thr *t, struct tc_err *e)
 	if (tc_pt_enc_psb_due(&t->pt.x, t->pt.ip, e) || peek(t->pt.tid, t->pt.ip, b, sizeof(b), e))
 		return -1;
 	if (!m->x86 && !(m->x86 = tc_x86_new()))
-		return tc_err_set(e, ENOMEM, "cannot set up the x86 disassembler (Capstone)");
+		return tc_err_set(e, ENOMEM, "cannot set up the x86 decoder (Zydis)");
 	t->k = tc_x86_classify(m->x86, b, sizeof(b), true);
 	switch (t->k.kind) {
 	case TC_X86_FAR_JMP: case TC_X86_FAR_CALL: case TC_X86_FAR_RET: case TC_X86_SYSCALL:

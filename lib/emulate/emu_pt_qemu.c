@@ -294,7 +294,7 @@ static int walk(struct emu *m, struct qthr *t, const struct tc_qp_desc *d, struc
 	size_t n = d->size < sizeof(code) ? d->size : sizeof(code);
 
 	if (!m->x86 && !(m->x86 = tc_x86_new()))
-		return tc_err_set(e, ENOMEM, "cannot set up the x86 disassembler (Capstone)");
+		return tc_err_set(e, ENOMEM, "cannot set up the x86 decoder (Zydis)");
 	if (mem_read(m, t->pt.pid, d->vaddr, code, n) != (ssize_t)n)
 		return tc_err_sys(e, errno, "reading guest code at 0x%llx",
 				  (unsigned long long)d->vaddr);

@@ -1,7 +1,6 @@
 #include "lib/isa/x86.h"
 
-#include <capstone.h>
-#include <pthread.h>
+#include <Zydis/Zydis.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,51 +16,29 @@ struct memo {
 };
 
 struct tc_x86 {
-	csh h[2];		/* 32-bit, 64-bit */
-	bool open[2];
-	cs_insn *insn;
+	ZydisDecoder dec[2];	/* 32-bit, 64-bit */
 	struct memo *memo;
 };
-
-/* Capstone sets up its architecture tables on first use; once, before any thread does. */
-static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
-static bool x86_supported;
-
-static void cs_init(void)
-{
-	x86_supported = cs_support(CS_ARCH_X86);
-}
 
 void tc_x86_free(struct tc_x86 *x)
 {
 	if (!x)
 		return;
-	if (x->insn)
-		cs_free(x->insn, 1);
-	for (int i = 0; i < 2; i++)
-		if (x->open[i])
-			cs_close(&x->h[i]);
 	free(x->memo);
 	free(x);
 }
 
 struct tc_x86 *tc_x86_new(void)
 {
-	struct tc_x86 *x;
+	struct tc_x86 *x = calloc(1, sizeof(*x));
 
-	pthread_once(&cs_once, cs_init);
-	if (!x86_supported || !(x = calloc(1, sizeof(*x))))
+	if (!x)
 		return NULL;
-	for (int i = 0; i < 2; i++) {
-		if (cs_open(CS_ARCH_X86, i ? CS_MODE_64 : CS_MODE_32, &x->h[i]) != CS_ERR_OK) {
-			tc_x86_free(x);
-			return NULL;
-		}
-		x->open[i] = true;
-	}
-	x->insn = cs_malloc(x->h[1]);
-	x->memo = calloc(MEMO, sizeof(*x->memo));
-	if (!x->insn || !x->memo) {
+	if (ZYAN_FAILED(ZydisDecoderInit(&x->dec[0], ZYDIS_MACHINE_MODE_LEGACY_32,
+					 ZYDIS_STACK_WIDTH_32)) ||
+	    ZYAN_FAILED(ZydisDecoderInit(&x->dec[1], ZYDIS_MACHINE_MODE_LONG_64,
+					 ZYDIS_STACK_WIDTH_64)) ||
+	    !(x->memo = calloc(MEMO, sizeof(*x->memo)))) {
 		tc_x86_free(x);
 		return NULL;
 	}
@@ -74,39 +51,39 @@ static bool legacy_prefix(unsigned c)
 	       c == 0x36 || c == 0x3e || c == 0x26 || c == 0x64 || c == 0x65;
 }
 
-/* Capstone's instruction (and its opcode byte, for direct or indirect) to a kind. */
-static enum tc_x86_kind kind_of(unsigned id, unsigned op)
+/* Zydis's instruction (and its opcode byte, for direct or indirect) to a kind. Far
+ * transfers are the near ones' mnemonics with a far branch type. */
+static enum tc_x86_kind kind_of(const ZydisDecodedInstruction *in, unsigned op)
 {
-	switch (id) {
-	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
-	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
-	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
-	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS: case X86_INS_LOOP:
-	case X86_INS_LOOPE: case X86_INS_LOOPNE:
+	bool far = in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
+
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_JB: case ZYDIS_MNEMONIC_JBE: case ZYDIS_MNEMONIC_JCXZ:
+	case ZYDIS_MNEMONIC_JECXZ: case ZYDIS_MNEMONIC_JL: case ZYDIS_MNEMONIC_JLE:
+	case ZYDIS_MNEMONIC_JNB: case ZYDIS_MNEMONIC_JNBE: case ZYDIS_MNEMONIC_JNL:
+	case ZYDIS_MNEMONIC_JNLE: case ZYDIS_MNEMONIC_JNO: case ZYDIS_MNEMONIC_JNP:
+	case ZYDIS_MNEMONIC_JNS: case ZYDIS_MNEMONIC_JNZ: case ZYDIS_MNEMONIC_JO:
+	case ZYDIS_MNEMONIC_JP: case ZYDIS_MNEMONIC_JRCXZ: case ZYDIS_MNEMONIC_JS:
+	case ZYDIS_MNEMONIC_JZ: case ZYDIS_MNEMONIC_LOOP: case ZYDIS_MNEMONIC_LOOPE:
+	case ZYDIS_MNEMONIC_LOOPNE:
 		return TC_X86_JCC;
-	case X86_INS_JMP:
-		return op == 0xe9 || op == 0xeb ? TC_X86_JMP : TC_X86_IJMP;
-	case X86_INS_CALL:
-		return op == 0xe8 ? TC_X86_CALL : TC_X86_ICALL;
-	case X86_INS_LJMP:
-		return TC_X86_FAR_JMP;
-	case X86_INS_LCALL:
-		return TC_X86_FAR_CALL;
-	case X86_INS_RET:
-		return TC_X86_RET;
-	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
-	case X86_INS_IRETQ:
+	case ZYDIS_MNEMONIC_JMP:
+		return far ? TC_X86_FAR_JMP : op == 0xe9 || op == 0xeb ? TC_X86_JMP : TC_X86_IJMP;
+	case ZYDIS_MNEMONIC_CALL:
+		return far ? TC_X86_FAR_CALL : op == 0xe8 ? TC_X86_CALL : TC_X86_ICALL;
+	case ZYDIS_MNEMONIC_RET:
+		return far ? TC_X86_FAR_RET : TC_X86_RET;
+	case ZYDIS_MNEMONIC_IRET: case ZYDIS_MNEMONIC_IRETD: case ZYDIS_MNEMONIC_IRETQ:
 		return TC_X86_FAR_RET;
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER:
+	case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
 		return TC_X86_SYSCALL;
-	case X86_INS_SYSRET: case X86_INS_SYSEXIT:
+	case ZYDIS_MNEMONIC_SYSRET: case ZYDIS_MNEMONIC_SYSEXIT:
 		return TC_X86_SYSRET;
-	case X86_INS_INT3: case X86_INS_INT: case X86_INS_INT1:
+	case ZYDIS_MNEMONIC_INT3: case ZYDIS_MNEMONIC_INT: case ZYDIS_MNEMONIC_INT1:
 		return TC_X86_INT;
-	case X86_INS_INTO:
+	case ZYDIS_MNEMONIC_INTO:
 		return TC_X86_INTO;
-	case X86_INS_UD2:
+	case ZYDIS_MNEMONIC_UD2:
 		return TC_X86_UD2;
 	default:
 		return TC_X86_OTHER;
@@ -127,24 +104,24 @@ struct tc_x86_insn tc_x86_classify(struct tc_x86 *x, const uint8_t *b, size_t n,
 {
 	struct tc_x86_insn r = { TC_X86_OTHER, 0, 0 };
 	struct memo *m;
-	const uint8_t *code = b;
-	size_t size = n < MAX_LEN ? n : MAX_LEN, i = 0;
-	uint64_t addr = 0;
+	ZydisDecodedInstruction in;
+	size_t i = 0;
 
 	if (!n)
 		return r;
 	m = &x->memo[memo_slot(b, n, long_mode)];
 	if (m->len && m->len <= n && m->long_mode == long_mode && !memcmp(m->bytes, b, m->len))
 		return (struct tc_x86_insn){ m->kind, m->len, m->opcode };
-	if (!cs_disasm_iter(x->h[long_mode], &code, &size, &addr, x->insn))
+	if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&x->dec[long_mode], NULL, b,
+						      n < MAX_LEN ? n : MAX_LEN, &in)))
 		return r;
-	while (i < x->insn->size && legacy_prefix(b[i]))
+	while (i < in.length && legacy_prefix(b[i]))
 		i++;
-	if (long_mode && i < x->insn->size && (b[i] & 0xf0) == 0x40)
+	if (long_mode && i < in.length && (b[i] & 0xf0) == 0x40)
 		i++;
-	r.len = x->insn->size;
+	r.len = in.length;
 	r.opcode = (unsigned)i;
-	r.kind = kind_of(x->insn->id, i < r.len ? b[i] : 0);
+	r.kind = kind_of(&in, i < r.len ? b[i] : 0);
 	memcpy(m->bytes, b, r.len);
 	m->len = (uint8_t)r.len;
 	m->kind = (uint8_t)r.kind;

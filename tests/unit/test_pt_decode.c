@@ -1047,7 +1047,7 @@ TEST(pt_flow_skip_and_reference)
 	free(ref.recs.v);
 }
 
-/* x86 facts from Capstone (lib/isa/x86.c): lengths and kinds of the control transfers the
+/* x86 facts from Zydis (lib/isa/x86.c): lengths and kinds of the control transfers the
  * decoders and the emulator tell apart, prefixes, VEX, 32-bit code, short buffers. */
 TEST(x86_lengths_and_kinds)
 {
