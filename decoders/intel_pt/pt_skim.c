@@ -77,6 +77,7 @@ struct tc_pt_skim {
 	uint64_t tnt;		/* bits left, the next at bit 63 */
 	unsigned ntnt;
 	enum next nxt;
+	bool eos_tip;		/* N_EOS: the buffer ends inside a TIP (see ahead_slow) */
 	uint64_t nip, nfrom;	/* the next packet's IP; a FUP's */
 	bool nsupp;		/* TIP.PGD without IP */
 	bool synced, enabled;
@@ -972,10 +973,12 @@ static inline int peek(struct tc_pt_skim *s)
 }
 
 /* Do the n bytes at p (a packet cut short) begin a packet a query takes: a TIP or a
- * TNT-64? */
+ * TNT-64? Or a lone extended opcode byte: libipt's read-ahead cannot tell which packet
+ * it is (its fetch says -pte_eos, as at the buffer's end). */
 static bool query_packet(const uint8_t *p, size_t n)
 {
-	return (p[0] & 0x1f) == 0x0d || (n >= 2 && p[0] == 0x02 && p[1] == 0xa3);
+	return (p[0] & 0x1f) == 0x0d || (n >= 2 && p[0] == 0x02 && p[1] == 0xa3) ||
+	       (n == 1 && p[0] == 0x02);
 }
 
 /* MODE.TSX k at s->p while tracing: its event binds to the FUP after it (timing packets
@@ -1042,6 +1045,7 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 	s->steps = 0;
 	for (;;) {
 		if (s->p >= s->end) {
+			s->eos_tip = false;
 			s->nxt = N_EOS;
 			return 0;
 		}
@@ -1143,8 +1147,11 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 			 * there libipt's sync and event binding read it otherwise. Only a packet
 			 * a query takes (TIP, TNT-64): an event's (TIP.PGD, FUP, MODE...) is
 			 * fetched as soon as it is read ahead, so libipt fails there, before the
-			 * instructions up to where it binds. */
+			 * instructions up to where it binds. A TIP's opcode is fetched whole,
+			 * though: a conditional branch's query fails there (a TIP where a TNT
+			 * was due: eos_tip). */
 			if (k.truncated && s->enabled && query_packet(s->p, (size_t)(s->end - s->p))) {
+				s->eos_tip = (*s->p & 0x1f) == 0x0d;
 				s->p = s->end;
 				s->nxt = N_EOS;
 				return 0;
@@ -1226,7 +1233,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 	switch (kind) {
 	case TC_PT_INSN_COND:
 		if (!s->ntnt)
-			return s->nxt == N_EOS ? STOP : GIVE_UP;
+			return s->nxt == N_EOS && !s->eos_tip ? STOP : GIVE_UP;
 		if (s->fresh) {	/* libipt takes the TNT packet at its first bit */
 			s->fresh = false;
 			took(s);

@@ -3,7 +3,9 @@
 # would (the caller's thread callback and side-band follow it), so every form must stay
 # identical with --decoder=reference and with --jobs 1, 2, 4. The recordings are emulated
 # ones given time by pd_rewrite -T (an MTC every 16 or 64 bytes of trace), whole or cut
-# into buffers.
+# into buffers; and with a MODE.TSX and a PIP in every PSB+ (pd_rewrite -P), as a real
+# CPU's perf recording has them: their events too the skim models (without time it then
+# takes every buffer itself, which a debugger's count of the exact path's walks shows).
 . "$TOP/tests/e2e/lib.sh"
 
 if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null; then
@@ -44,8 +46,32 @@ tracectl record --pmu emulated -o procs.data -- /bin/sh -c \
 	"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null 2>rec.err ||
 	{ echo "not ok $T: cannot record sh"; exit 0; }
 
+# skimmed FILE: report (--jobs 1) ran the skim and never the exact path's walk (gdb's
+# breakpoint hit counts at tc_pt_skim_run and tc_pt_walk_new); true without gdb.
+skimmed() {
+	command -v gdb >/dev/null || return 0
+	gdb -q -batch -ex 'break tc_pt_skim_run' -ex 'ignore 1 1000000' \
+		-ex 'break tc_pt_walk_new' -ex 'ignore 2 1000000' \
+		-ex "run report --jobs 1 -i $F >/dev/null 2>&1" -ex 'info breakpoints' \
+		"$TRACECTL" >gdb.out 2>&1
+	awk '/^1 /{w=1} /^2 /{w=2} /already hit/{h[w]=$4} END{exit !(h[1] > 0 && !h[2])}' gdb.out
+}
+
 for name in gzip procs; do
-	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700"; do
+	for opts in "-P 0x3fd434000" "-P 0x3fd434000 -s 3000"; do
+		F="$TMP/$name-pip.data"
+		# shellcheck disable=SC2086
+		expect "emulated $name with MODE.TSX and PIP in every PSB+ ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4; report's skim took every buffer" '
+			"$REWRITE" $opts "$name.data" "$F" &&
+			tracectl decode --packets -i "$F" | grep -q " pip (3fd434000)" &&
+			tracectl decode --packets -i "$F" | grep -q " mode.tsx" &&
+			same && grep -q " [1-9][0-9]* ranges" ref.err && skimmed
+		'
+	done
+done
+
+for name in gzip procs; do
+	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700" "-T 16 -s 700 -P 0x3fd434000"; do
 		F="$TMP/$name-time.data"
 		# shellcheck disable=SC2086
 		expect "emulated $name given time ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4" '

@@ -832,3 +832,73 @@ TEST(flow_tsx_tracing)
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }
+
+/* A buffer cut after an extended opcode's first byte (perf cuts a queue's trace anywhere):
+ * libipt's read-ahead cannot fetch it (-pte_eos) and the flow ends at the next query, as
+ * at the buffer's end; while tracing is off (after TIP.PGD) it is left to libipt. */
+TEST(flow_lone_ext_byte_at_end)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct seen s = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s, NULL };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[64];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	n = psb_plus(t, 0x1000);
+	t[n++] = 0x3a;	/* as flow_ranges */
+	t[n++] = 0x2d;
+	t[n++] = 0x00;
+	t[n++] = 0x10;
+	t[n++] = 0x02;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(s.n, 6);
+	CHECK_INT(st.insns, 11);
+	CHECK_INT(st.branches, 6);
+	s = (struct seen){ 0 };
+	t[n - 1] = 0x01;	/* TIP.PGD, no IP: bound to the jnz */
+	t[n++] = 0x02;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* A buffer cut inside a TIP: libipt fetches its opcode whole, so where the flow needs a
+ * TNT bit next (the jnz) its query fails (a TIP where a TNT was due): the exact path's;
+ * where it needs an IP (a return: libipt then asks for a TIP) the flow ends there, as at
+ * the buffer's end. */
+TEST(flow_cut_tip)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct seen s = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s, NULL };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[64];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	n = psb_plus(t, 0x1000);
+	t[n++] = 0x2d;	/* TIP, 16 bits: one of them */
+	t[n++] = 0x00;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	s = (struct seen){ 0 };
+	n = psb_plus(t, 0x100b);
+	t[n++] = 0x2d;
+	t[n++] = 0x00;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(s.n, 1);
+	CHECK(s.r[0].start == 0x100b && s.r[0].end == 0x100c);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
