@@ -6,22 +6,23 @@
  * may differ from libipt's by a few packets (no consumer on that path reads more than "in
  * which AUXTRACE buffer").
  *
- * It models: PSB+ with MODE.Exec (64-bit), MODE.TSX, PIP and FUP, PSBEND, PAD, TNT-8, TNT-64,
- * TIP, TIP.PGE,
- * TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous branch, disable), return
- * compression (libipt's 64-entry stack), the binding of the events libipt's block
- * decoder makes of them (see pt_skim.c), PIP and MODE.TSX while tracing is off (events at
- * once), MODE.TSX+FUP while tracing (a transaction's begin or commit; an abort: FUP+TIP or
- * FUP+TIP.PGD after it), and a buffer that ends inside a packet while
- * tracing (as perf cuts a queue's trace where the AUX ring was drained). Time: TSC, TMA,
- * MTC and CYC anywhere, CBR in a PSB+ after its MODE.Exec, kept as libipt's query decoder
- * keeps it (its pt_time and CYC calibration, to the tick) and told (ops->time) where the
- * exact path takes it: pt_qry_time's (the time of the packet libipt's last query or event
- * took) where a range ends, an event's own. Anything else (any
- * other packet: CBR elsewhere, PIP while tracing outside PSB+ (it binds to a MOV CR3), OVF,
- * PTWRITE, MODE.Exec outside PSB+, power, VMCS, ...; 16- or 32-bit code; a
- * decode error of any kind; memory without code; a buffer without PSB, or that ends inside
- * a packet while tracing is off) gives up (TC_PT_SKIM_GIVE_UP): the caller
+ * It models: PSB+ with MODE.Exec (64-bit), MODE.TSX, PIP, FUP and CBR, PSBEND, PAD, TNT-8,
+ * TNT-64, TIP, TIP.PGE, TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous
+ * branch, disable), PIP and MODE.TSX while tracing is off (events at once), MODE.TSX+FUP
+ * while tracing (a transaction's begin or commit; an abort's FUP then FUP+TIP or
+ * FUP+TIP.PGD), return compression (libipt's 64-entry stack), the binding of the events
+ * libipt's block decoder makes of them (see pt_skim.c), and a buffer that ends inside a
+ * packet while tracing (as perf cuts a queue's trace where the AUX ring was drained). Time:
+ * TSC, TMA, MTC and CYC anywhere, CBR in a PSB+ after one of its events with an IP, kept as
+ * libipt's query decoder keeps it (its pt_time and CYC calibration, to the tick) and told
+ * (ops->time) where the exact path takes it: pt_qry_time's (the time of the packet libipt's
+ * last query or event took) where a range ends, an event's own. The CR3 of a PIP is told
+ * (ops->paging) where the exact path's paging event comes. Anything else gives up
+ * (TC_PT_SKIM_GIVE_UP): any other packet (CBR elsewhere, OVF, PTWRITE, MODE.Exec outside
+ * PSB+, power, VMCS, ...), a PIP while tracing outside PSB+ (it binds to a MOV CR3), two
+ * PIPs in one PSB+, a PSB+'s MODE.TSX that says aborted, an abort with BDM64; 16- or
+ * 32-bit code; a decode error of any kind; memory without code; a buffer without PSB, or
+ * that ends inside a packet while tracing is off. The caller
  * then decodes the buffer again with the exact path, dropping the records already given
  * (they are the exact path's first ones). */
 #ifndef TC_DECODERS_INTEL_PT_PT_SKIM_H

@@ -525,7 +525,8 @@ TEST(flow_time)
 	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
 	t[n++] = 0x06;
 	{
-		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm, NULL };
+		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm,
+						     NULL };
 
 		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &none, &st), TC_PT_SKIM_GIVE_UP);
 	}
@@ -669,9 +670,10 @@ TEST(flow_psb_tsx_pip_at_sync)
 }
 
 /* A PSB+ while tracing whose FUP (0x100b) is past the jnz (a TNT bit) and the call: with
- * its PIP's event alone libipt goes there with trace, the CR3 told there; with MODE.Exec's, MODE.TSX's and PIP's (a real CPU's PSB+) the one behind the first
- * fails that query (an event pending), and MODE.TSX's is gone to without trace: the
- * exact path's. */
+ * its PIP's event alone libipt goes there with trace, the CR3 told there; with
+ * MODE.Exec's, MODE.TSX's and PIP's (a real CPU's PSB+) the one behind the first fails
+ * that query (an event pending), and MODE.TSX's alone is gone to without trace: the exact
+ * path's. */
 TEST(flow_psb_tsx_pip_elsewhere)
 {
 	struct tc_x86 *x86 = tc_x86_new();
