@@ -1804,13 +1804,36 @@ static int skim_time(void *ctx, uint64_t tsc)
 	return 0;
 }
 
+/* A PIP's event where the exact path's comes (on_event's paging, async paging): the CR3
+ * the reads and the thread callback get from here on, and that callback now, as there. Its
+ * time is told already (skim_time): once the skim has read code, the callback at this time
+ * must change nothing it could not change again in a decode from the buffer's start (a
+ * task switch, side-band: ops.due); what it makes of the CR3 it makes again there. */
+static int skim_paging(void *ctx, uint64_t cr3)
+{
+	struct tc_pt_flow *d = ctx;
+
+	if (d->ops.thread && !d->skim_fresh &&
+	    (!d->ops.due || d->ops.due(d->ops.ctx, d->cpu, &d->time)))
+		return -1;
+	d->cr3 = cr3;
+	ask_thread(d);
+	if (d->cr3 != d->skim_cr3) {
+		d->skim_cr3 = d->cr3;
+		tc_pt_skim_forget(d->skim);
+	}
+	return 0;
+}
+
 static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 		       uint64_t file_offset)
 {
-	const struct tc_pt_skim_ops ops = { skim_read, skim_sync, skim_range, skim_time, d };
+	const struct tc_pt_skim_ops ops = { skim_read, skim_sync, skim_range, skim_time, d,
+					    skim_paging };
 	struct tc_pt_flow_stats st = d->st;
 	struct tc_pt_flow_time time = d->time;
 	struct tc_pt_skim_stats ss;
+	uint64_t cr3 = d->cr3;
 	int pid = d->pid, tid = d->tid, rc;
 
 	if (!d->ops.no_offsets || d->skim_off || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
@@ -1843,6 +1866,7 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	d->st = st;
 	d->pid = pid;
 	d->tid = tid;
+	d->cr3 = cr3;
 	d->time = time;
 	d->in_range = d->have_last = false;
 	return -1;

@@ -13,8 +13,15 @@
  * - TIP.PGD binds to its IP (the flow goes on without trace until there) or, without an
  *   IP, to the next instruction that needs trace (that one is in the flow);
  * - FUP+TIP, FUP+TIP.PGD bind to the FUP's IP, reached without trace;
- * - a PSB+ with MODE.Exec while tracing gives a status event bound to the FUP's IP: the
- *   flow goes on (with trace) until it is there before any other event counts;
+ * - a PSB+ while tracing gives a status event for each MODE.Exec, MODE.TSX, PIP and CBR,
+ *   queued in packet order, each bound to the FUP's IP (CBR's to none): the flow goes on
+ *   until it is there before any other event counts, with trace only if the first is
+ *   MODE.Exec's or PIP's and no other is queued behind it (a query fails while one is;
+ *   MODE.TSX's is gone to without trace);
+ * - while tracing is off, a PIP or MODE.TSX is an event at once, at its packet's time;
+ *   while tracing, MODE.TSX binds to the FUP after it (gone to without trace, its time
+ *   the MODE.TSX's), and an abort's FUP is then an asynchronous branch's too (FUP+TIP,
+ *   FUP+TIP.PGD); a PIP binds to the next MOV CR3 (not modelled);
  * - return compression: a TNT bit for a return takes libipt's 64-entry stack.
  * Where the blocks end does not change the ranges (pt_flow cuts a range only where the
  * flow does not go on to the next instruction, or after a transfer), so each block here is
@@ -36,7 +43,8 @@ struct entry {
 };
 
 /* What the packets say next, once the TNT bits read are used. */
-enum next { N_TNT, N_TIP, N_EOS, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FUP+TIP.PGD */ };
+enum next { N_TNT, N_TIP, N_EOS, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FUP+TIP.PGD */,
+	    N_TSX /* MODE.TSX+FUP */ };
 
 #define GIVE_UP TC_PT_SKIM_GIVE_UP
 #define STOP 1	/* the trace ended where the flow needed it */
@@ -69,12 +77,20 @@ struct tc_pt_skim {
 	uint64_t tnt;		/* bits left, the next at bit 63 */
 	unsigned ntnt;
 	enum next nxt;
+	bool eos_tip;		/* N_EOS: the buffer ends inside a TIP (see ahead_slow) */
 	uint64_t nip, nfrom;	/* the next packet's IP; a FUP's */
 	bool nsupp;		/* TIP.PGD without IP */
 	bool synced, enabled;
-	bool psb_pending;	/* a PSB+'s status event bound to psb_ip */
-	bool psb_cbr;		/* and a CBR's: libipt fails a query before psb_ip */
-	uint64_t psb_ip;
+	bool psb_pending;	/* a PSB+'s status events bound to psb_ip */
+	bool psb_notrace;	/* libipt fails a query before psb_ip (see above) */
+	bool psb_pip;		/* a PIP's among them: CR3 psb_cr3 */
+	uint64_t psb_ip, psb_cr3;
+	bool sync_pip;		/* the first PSB+'s PIP: CR3 sync_cr3 */
+	uint64_t sync_cr3;
+	/* N_TSX: the MODE.TSX's time, and for an abort what follows its FUP (N_ABR, N_ADIS) */
+	bool tsx_have, tsx_abort;
+	uint64_t tsx_tsc;
+	enum next tsx_then;
 	uint64_t ip;		/* the flow's next instruction */
 	unsigned long steps;	/* instructions since a packet was read */
 	struct tc_pt_insn_stack stack;
@@ -197,6 +213,19 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 			o->value = (uint64_t)p[2] | (uint64_t)p[3] << 8;
 			o->fc = (uint32_t)p[5] | (uint32_t)(p[6] & 1) << 8;
 			return;
+		case 0x43:	/* PIP: 6 bytes, NR in bit 0, CR3 bits 51:5 above it */
+			if (n < 8) {
+				o->truncated = true;
+				return;
+			}
+			v = 0;
+			for (int i = 7; i >= 2; i--)
+				v = v << 8 | p[i];
+			o->kind = TC_PT_SKIM_PIP;
+			o->size = 8;
+			o->mode = v & 1;
+			o->value = v >> 1 << 5;
+			return;
 		case 0x03:	/* CBR */
 			if (n < 4) {
 				o->truncated = true;
@@ -276,9 +305,10 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 			o->truncated = true;
 			return;
 		}
-		if ((p[1] >> 5) != 0)	/* MODE.Exec only (not MODE.TSX) */
+		/* the leaf in bits 7:5: 0 MODE.Exec, 1 MODE.TSX, others libipt's bad packet */
+		if ((p[1] >> 5) > 1)
 			return;
-		o->kind = TC_PT_SKIM_MODE_EXEC;
+		o->kind = p[1] >> 5 ? TC_PT_SKIM_MODE_TSX : TC_PT_SKIM_MODE_EXEC;
 		o->size = 2;
 		o->mode = p[1];
 		return;
@@ -598,6 +628,13 @@ static inline void took(struct tc_pt_skim *s)
 	s->last_tsc = s->qtsc;
 }
 
+/* A PIP's event: the ranges before are of the space before. */
+static int paging(struct tc_pt_skim *s, uint64_t cr3)
+{
+	give(s);
+	return s->ops->paging ? s->ops->paging(s->ops->ctx, cr3) : GIVE_UP;
+}
+
 /* ---- code ---- */
 
 /* One 64-bit instruction at ip (as pt_walk.c decodes it); false if it cannot be read or
@@ -727,8 +764,10 @@ static inline __attribute__((always_inline)) int on_block(struct tc_pt_skim *s, 
 static int psb_plus(struct tc_pt_skim *s, bool dry)
 {
 	struct tc_pt_skim_pkt k;
-	bool fup = false, mode = false, cbr = false;
-	uint64_t fip = 0;
+	bool fup = false, mode = false, cbr = false, pip = false;
+	bool trace = false;	/* its first event is MODE.Exec's or PIP's (gone to with trace) */
+	unsigned nev = 0;	/* its status events */
+	uint64_t fip = 0, cr3 = 0;
 
 	s->p += sizeof(psb_bytes);
 	s->last_ip = 0;
@@ -746,7 +785,22 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 		case TC_PT_SKIM_MODE_EXEC:
 			if (k.mode != 0x01)	/* 64-bit (CS.L), nothing else */
 				return GIVE_UP;
+			trace |= !nev++;
 			mode = true;
+			continue;
+		case TC_PT_SKIM_MODE_TSX:
+			/* a status (the transaction's state: pt_flow makes nothing of it); one
+			 * that says aborted left to libipt (BDM64) */
+			if (k.mode & 2)
+				return GIVE_UP;
+			nev++;
+			continue;
+		case TC_PT_SKIM_PIP:
+			if (pip)
+				return GIVE_UP;
+			trace |= !nev++;
+			pip = true;
+			cr3 = k.value;
 			continue;
 		case TC_PT_SKIM_FUP:
 			if (k.suppressed || fup)
@@ -762,11 +816,12 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 				return GIVE_UP;
 			continue;
 		case TC_PT_SKIM_CBR:
-			/* its event (a status update without IP) after MODE.Exec's only: both
-			 * then bind where that one does, with the same time */
-			if (!mode || cbr || on_cbr(s, k.value))
+			/* its event (a status update without IP) after one with an IP only: it
+			 * then comes where that one binds, with the same time */
+			if (!nev || cbr || on_cbr(s, k.value))
 				return GIVE_UP;
 			cbr = true;
+			nev++;
 			continue;
 		case TC_PT_SKIM_PSBEND:
 			break;
@@ -777,7 +832,7 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 	}
 	if (dry)
 		return 0;
-	/* the time of the PSB+'s status events (MODE.Exec's, CBR's) */
+	/* the time of the PSB+'s status events */
 	s->psb_have = s->tm.have_tsc;
 	s->psb_tsc = s->tm.tsc;
 	if (!s->synced) {
@@ -789,12 +844,16 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 		/* its events' time: tc_pt_skim_run, after the caller's sync */
 		s->sync_have = s->psb_have;
 		s->sync_tsc = s->psb_tsc;
+		s->sync_pip = pip;
+		s->sync_cr3 = cr3;
 	} else if (s->enabled) {
-		if (!fup || (mode && s->psb_pending))
+		if (!fup || (nev && s->psb_pending))
 			return GIVE_UP;
-		if (mode) {
+		if (nev) {
 			s->psb_pending = true;
-			s->psb_cbr = cbr;
+			s->psb_notrace = nev > 1 || !trace;
+			s->psb_pip = pip;
+			s->psb_cr3 = cr3;
 			s->psb_ip = fip;
 			/* libipt fetches the event now (the TNT bits are used up): its time is
 			 * pt_qry_time's on; pt_flow's at the event, where it binds (slow) */
@@ -803,13 +862,13 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 		}
 	} else if (fup) {
 		return GIVE_UP;	/* libipt: tracing enabled by a status update */
-	} else if (mode) {
+	} else if (nev) {
 		/* while tracing is off its events come at once (not before the caller's sync) */
 		if (!s->sync_done)
 			return GIVE_UP;
 		s->last_have = s->psb_have;
 		s->last_tsc = s->psb_tsc;
-		if (tell_time(s, s->psb_have, s->psb_tsc))
+		if (tell_time(s, s->psb_have, s->psb_tsc) || (pip && paging(s, cr3)))
 			return GIVE_UP;
 	}
 	return 0;
@@ -884,6 +943,8 @@ again:
 	case TC_PT_SKIM_PGE:
 	case TC_PT_SKIM_PGD:
 	case TC_PT_SKIM_FUP:
+	case TC_PT_SKIM_MODE_TSX:	/* events: libipt's read-ahead stops there */
+	case TC_PT_SKIM_PIP:
 		return 0;
 	case TC_PT_SKIM_PSB:
 		return psb_dry(s, p);
@@ -912,10 +973,67 @@ static inline int peek(struct tc_pt_skim *s)
 }
 
 /* Do the n bytes at p (a packet cut short) begin a packet a query takes: a TIP or a
- * TNT-64? */
+ * TNT-64? Or a lone extended opcode byte: libipt's read-ahead cannot tell which packet
+ * it is (its fetch says -pte_eos, as at the buffer's end). */
 static bool query_packet(const uint8_t *p, size_t n)
 {
-	return (p[0] & 0x1f) == 0x0d || (n >= 2 && p[0] == 0x02 && p[1] == 0xa3);
+	return (p[0] & 0x1f) == 0x0d || (n >= 2 && p[0] == 0x02 && p[1] == 0xa3) ||
+	       (n == 1 && p[0] == 0x02);
+}
+
+/* MODE.TSX k at s->p while tracing: its event binds to the FUP after it (timing packets
+ * between applied); an abort's FUP is then an asynchronous branch's too, to the TIP or
+ * TIP.PGD right after it. s->nxt N_TSX, s->p past what it took. */
+static int tsx_fup(struct tc_pt_skim *s, const struct tc_pt_skim_pkt *m)
+{
+	struct tc_pt_skim_pkt k;
+
+	s->tsx_have = s->qhave;	/* the event's time: the MODE.TSX's */
+	s->tsx_tsc = s->qtsc;
+	s->tsx_abort = m->mode & 2;
+	if (s->tsx_abort && s->cfg->errata.bdm64)
+		return GIVE_UP;
+	s->p += m->size;
+	for (;;) {
+		if (s->p >= s->end)
+			return GIVE_UP;
+		parse(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
+		if (k.kind == TC_PT_SKIM_PAD) {
+			s->p++;
+			continue;
+		}
+		if (!is_timing(k.kind))
+			break;
+		if (timing(s, &k, false))
+			return GIVE_UP;
+		s->p += k.size;
+	}
+	if (k.kind != TC_PT_SKIM_FUP || k.suppressed)
+		return GIVE_UP;
+	/* libipt's last time: the FUP's, where the event was made */
+	s->qhave = s->tm.have_tsc;
+	s->qtsc = s->tm.tsc;
+	s->nfrom = k.ip;
+	s->p += k.size;
+	s->nxt = N_TSX;
+	if (s->tsx_abort) {
+		while (s->p < s->end && !*s->p)
+			s->p++;
+		if (s->p >= s->end)
+			return GIVE_UP;
+		parse(s->p, (size_t)(s->end - s->p), &s->last_ip, &s->have_ip, &k);
+		if (k.kind == TC_PT_SKIM_TIP && !k.suppressed) {
+			s->tsx_then = N_ABR;
+			s->nip = k.ip;
+		} else if (k.kind == TC_PT_SKIM_PGD) {
+			s->tsx_then = N_ADIS;
+			s->nsupp = k.suppressed;
+		} else {
+			return GIVE_UP;
+		}
+		s->p += k.size;
+	}
+	return peek(s);
 }
 
 /* To the next packet the flow needs (libipt's read-ahead); s->nxt says what it is.
@@ -927,6 +1045,7 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 	s->steps = 0;
 	for (;;) {
 		if (s->p >= s->end) {
+			s->eos_tip = false;
 			s->nxt = N_EOS;
 			return 0;
 		}
@@ -961,6 +1080,26 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 		case TC_PT_SKIM_PSB:
 			if (psb_plus(s, false))
 				return GIVE_UP;
+			continue;
+		case TC_PT_SKIM_PIP:
+			/* while tracing it binds to the next MOV CR3 (or, after a FUP, to its TIP):
+			 * left to libipt; else an event at once (not before the caller's sync) */
+			if (s->enabled || !s->sync_done)
+				return GIVE_UP;
+			took(s);
+			if (tell_time(s, s->qhave, s->qtsc) || paging(s, k.value))
+				return GIVE_UP;
+			s->p += k.size;
+			continue;
+		case TC_PT_SKIM_MODE_TSX:
+			if (s->enabled)
+				return tsx_fup(s, &k);
+			if (!s->sync_done)
+				return GIVE_UP;
+			took(s);
+			if (tell_time(s, s->qhave, s->qtsc))
+				return GIVE_UP;
+			s->p += k.size;
 			continue;
 		case TC_PT_SKIM_TNT:
 			s->tnt = k.tnt;
@@ -1008,8 +1147,11 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 			 * there libipt's sync and event binding read it otherwise. Only a packet
 			 * a query takes (TIP, TNT-64): an event's (TIP.PGD, FUP, MODE...) is
 			 * fetched as soon as it is read ahead, so libipt fails there, before the
-			 * instructions up to where it binds. */
+			 * instructions up to where it binds. A TIP's opcode is fetched whole,
+			 * though: a conditional branch's query fails there (a TIP where a TNT
+			 * was due: eos_tip). */
 			if (k.truncated && s->enabled && query_packet(s->p, (size_t)(s->end - s->p))) {
+				s->eos_tip = (*s->p & 0x1f) == 0x0d;
 				s->p = s->end;
 				s->nxt = N_EOS;
 				return 0;
@@ -1091,7 +1233,7 @@ static inline int query(struct tc_pt_skim *s, unsigned kind, uint64_t target, ui
 	switch (kind) {
 	case TC_PT_INSN_COND:
 		if (!s->ntnt)
-			return s->nxt == N_EOS ? STOP : GIVE_UP;
+			return s->nxt == N_EOS && !s->eos_tip ? STOP : GIVE_UP;
 		if (s->fresh) {	/* libipt takes the TNT packet at its first bit */
 			s->fresh = false;
 			took(s);
@@ -1179,11 +1321,13 @@ static int slow(struct tc_pt_skim *s)
 	if (s->psb_pending) {
 		if (s->ip == s->psb_ip) {
 			s->psb_pending = false;
-			return tell_time(s, s->psb_have, s->psb_tsc);
+			if (tell_time(s, s->psb_have, s->psb_tsc))
+				return GIVE_UP;
+			return s->psb_pip ? paging(s, s->psb_cr3) : 0;
 		}
-		/* libipt fetches the events one at a time: with the CBR's still queued, the
-		 * flow to MODE.Exec's IP fails its first query (an event pending) */
-		return one(s, s->psb_cbr ? 2 : 0, &stopped);
+		/* libipt fetches the events one at a time: with another still queued, the
+		 * flow to the first's IP fails its first query (an event pending) */
+		return one(s, s->psb_notrace ? 2 : 0, &stopped);
 	}
 	/* libipt fetches the event before the flow goes to where it binds */
 	took(s);
@@ -1225,6 +1369,17 @@ static int slow(struct tc_pt_skim *s)
 		else
 			s->enabled = false;
 		return ahead(s);
+	case N_TSX:
+		while (s->ip != s->nfrom)
+			if ((rc = one(s, 2, &stopped)))
+				return rc;
+		if (tell_time(s, s->tsx_have, s->tsx_tsc))
+			return GIVE_UP;
+		if (!s->tsx_abort)
+			return ahead(s);
+		/* the FUP again: the asynchronous branch's, bound here at once */
+		s->nxt = s->tsx_then;
+		return slow(s);
 	default:
 		return GIVE_UP;	/* TIP.PGE while tracing */
 	}
@@ -1269,7 +1424,7 @@ static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t 
 	/* the first PSB+'s status events come at once */
 	s->last_have = s->sync_have;
 	s->last_tsc = s->sync_tsc;
-	if (tell_time(s, s->sync_have, s->sync_tsc))
+	if (tell_time(s, s->sync_have, s->sync_tsc) || (s->sync_pip && paging(s, s->sync_cr3)))
 		return GIVE_UP;
 	for (;;) {
 		if (!s->enabled) {

@@ -6,18 +6,23 @@
  * may differ from libipt's by a few packets (no consumer on that path reads more than "in
  * which AUXTRACE buffer").
  *
- * It models: PSB+ with MODE.Exec (64-bit) and FUP, PSBEND, PAD, TNT-8, TNT-64, TIP, TIP.PGE,
- * TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous branch, disable), return
- * compression (libipt's 64-entry stack), the binding of the events libipt's block
- * decoder makes of them (see pt_skim.c), and a buffer that ends inside a packet while
- * tracing (as perf cuts a queue's trace where the AUX ring was drained). Time: TSC, TMA,
- * MTC and CYC anywhere, CBR in a PSB+ after its MODE.Exec, kept as libipt's query decoder
- * keeps it (its pt_time and CYC calibration, to the tick) and told (ops->time) where the
- * exact path takes it: pt_qry_time's (the time of the packet libipt's last query or event
- * took) where a range ends, an event's own. Anything else (any
- * other packet: CBR elsewhere, PIP, OVF, PTWRITE, TSX, power, VMCS, ...; 16- or 32-bit code; a
- * decode error of any kind; memory without code; a buffer without PSB, or that ends inside
- * a packet while tracing is off) gives up (TC_PT_SKIM_GIVE_UP): the caller
+ * It models: PSB+ with MODE.Exec (64-bit), MODE.TSX, PIP, FUP and CBR, PSBEND, PAD, TNT-8,
+ * TNT-64, TIP, TIP.PGE, TIP.PGD (with or without IP), FUP+TIP and FUP+TIP.PGD (asynchronous
+ * branch, disable), PIP and MODE.TSX while tracing is off (events at once), MODE.TSX+FUP
+ * while tracing (a transaction's begin or commit; an abort's FUP then FUP+TIP or
+ * FUP+TIP.PGD), return compression (libipt's 64-entry stack), the binding of the events
+ * libipt's block decoder makes of them (see pt_skim.c), and a buffer that ends inside a
+ * packet while tracing (as perf cuts a queue's trace where the AUX ring was drained). Time:
+ * TSC, TMA, MTC and CYC anywhere, CBR in a PSB+ after one of its events with an IP, kept as
+ * libipt's query decoder keeps it (its pt_time and CYC calibration, to the tick) and told
+ * (ops->time) where the exact path takes it: pt_qry_time's (the time of the packet libipt's
+ * last query or event took) where a range ends, an event's own. The CR3 of a PIP is told
+ * (ops->paging) where the exact path's paging event comes. Anything else gives up
+ * (TC_PT_SKIM_GIVE_UP): any other packet (CBR elsewhere, OVF, PTWRITE, MODE.Exec outside
+ * PSB+, power, VMCS, ...), a PIP while tracing outside PSB+ (it binds to a MOV CR3), two
+ * PIPs in one PSB+, a PSB+'s MODE.TSX that says aborted, an abort with BDM64; 16- or
+ * 32-bit code; a decode error of any kind; memory without code; a buffer without PSB, or
+ * that ends inside a packet while tracing is off. The caller
  * then decodes the buffer again with the exact path, dropping the records already given
  * (they are the exact path's first ones). */
 #ifndef TC_DECODERS_INTEL_PT_PT_SKIM_H
@@ -53,6 +58,10 @@ struct tc_pt_skim_ops {
 	 * give up (before anything changed). NULL: a buffer with time gives up. */
 	int (*time)(void *ctx, uint64_t tsc);
 	void *ctx;
+	/* A PIP's event (libipt's paging or async paging) where the exact path takes it, after
+	 * its time (time): the caller's CR3 is cr3 from here on (reads, its thread). Non-zero
+	 * to give up. NULL: a PIP gives up. */
+	int (*paging)(void *ctx, uint64_t cr3);
 };
 
 struct tc_pt_skim_stats {
@@ -90,6 +99,8 @@ enum tc_pt_skim_kind {
 	TC_PT_SKIM_TMA,		/* value: the CTC bits; fc */
 	TC_PT_SKIM_CYC,		/* value: the cycles */
 	TC_PT_SKIM_CBR,		/* value: the ratio */
+	TC_PT_SKIM_MODE_TSX,	/* mode: its payload byte (bit 0 InTX, bit 1 TXAbort) */
+	TC_PT_SKIM_PIP,		/* value: the CR3; mode: the NR bit */
 };
 
 struct tc_pt_skim_pkt {

@@ -3,7 +3,9 @@
 # would (the caller's thread callback and side-band follow it), so every form must stay
 # identical with --decoder=reference and with --jobs 1, 2, 4. The recordings are emulated
 # ones given time by pd_rewrite -T (an MTC every 16 or 64 bytes of trace), whole or cut
-# into buffers.
+# into buffers; and with a MODE.TSX and a PIP in every PSB+ (pd_rewrite -P), as a real
+# CPU's perf recording has them: their events too the skim models (without time it then
+# takes every buffer itself, which a debugger's count of the exact path's walks shows).
 . "$TOP/tests/e2e/lib.sh"
 
 if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null; then
@@ -44,8 +46,47 @@ tracectl record --pmu emulated -o procs.data -- /bin/sh -c \
 	"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null 2>rec.err ||
 	{ echo "not ok $T: cannot record sh"; exit 0; }
 
+# walks FILE: "RUNS WALKS": report (--jobs 1) ran the skim on RUNS buffers and the exact
+# path's walk on WALKS (the skim gave up there), by gdb's breakpoint hit counts.
+walks() {
+	gdb -q -batch -ex 'break tc_pt_skim_run' -ex 'ignore 1 1000000' \
+		-ex 'break tc_pt_walk_new' -ex 'ignore 2 1000000' \
+		-ex "run report --jobs 1 -i $1 >/dev/null 2>&1" -ex 'info breakpoints' \
+		"$TRACECTL" 2>&1 |
+		awk '/^1 /{w=1} /^2 /{w=2} /already hit/{h[w]=$4} END{print h[1] + 0, h[2] + 0}'
+}
+
+# skimmed FILE ORIG: the skim took FILE's buffers as it takes those of ORIG (the same
+# recording without MODE.TSX and PIP, its buffers cut at the same packets: where one ends
+# inside the first PSB+ or inside a packet while tracing is off, it leaves it to libipt);
+# true without gdb.
+skimmed() {
+	command -v gdb >/dev/null || return 0
+	with=$(walks "$1") without=$(walks "$2")
+	echo "skim runs, walks: $with (without MODE.TSX and PIP: $without)"
+	[ "${with%% *}" -gt 0 ] && [ "$with" = "$without" ]
+}
+
+# Whole buffers (as recorded) and cut into 3000-byte ones after (at other packets than
+# without MODE.TSX and PIP: the skim's check for the whole ones only).
 for name in gzip procs; do
-	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700"; do
+	F="$TMP/$name-pip.data"
+	expect "emulated $name with MODE.TSX and PIP in every PSB+: every form identical with --decoder=reference, --jobs 1, 2, 4; report's skim gave up nowhere more than without them" '
+		"$REWRITE" -P 0x3fd434000 "$name.data" "$F" &&
+		"$REWRITE" "$name.data" "$TMP/$name-orig.data" &&
+		tracectl decode --packets -i "$F" | grep -q " pip (3fd434000)" &&
+		tracectl decode --packets -i "$F" | grep -q " mode.tsx" &&
+		same && grep -q " [1-9][0-9]* ranges" ref.err &&
+		skimmed "$F" "$TMP/$name-orig.data"
+	'
+	expect "emulated $name with MODE.TSX and PIP in every PSB+, in 3000-byte buffers: every form identical with --decoder=reference, --jobs 1, 2, 4" '
+		"$REWRITE" -P 0x3fd434000 -s 3000 "$name.data" "$F" &&
+		same && grep -q " [1-9][0-9]* ranges" ref.err
+	'
+done
+
+for name in gzip procs; do
+	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700" "-T 16 -s 700 -P 0x3fd434000"; do
 		F="$TMP/$name-time.data"
 		# shellcheck disable=SC2086
 		expect "emulated $name given time ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4" '

@@ -8,13 +8,15 @@
  *
  * Most mutated bytes have no PSB at their start (the skim gives up at once), so the input is
  * also read as a program that writes a trace (gen()): a PSB+ at a code address, then TNT-8,
- * TNT-64, TIPs with each IP compression, PSB+s (with or without FUP and MODE.Exec), TIP.PGD
- * with and without IP, TIP.PGE, FUP+TIP, FUP+TIP.PGD, PADs, and some raw bytes (OVF, MODE,
- * anything); with bit 2 of the size, timing packets too (TSC, TMA, MTC, CYC, CBR, in PSB+s
+ * TNT-64, TIPs with each IP compression, PSB+s (with or without FUP and MODE.Exec, with or
+ * without MODE.TSX and PIP, as a real CPU's), TIP.PGD with and without IP, TIP.PGE, FUP+TIP,
+ * FUP+TIP.PGD, PIPs, MODE.TSX (with a FUP, an abort's with a TIP or TIP.PGD), PADs, and
+ * some raw bytes (OVF, MODE, anything); with bit 2 of the size, timing packets too (TSC, TMA, MTC, CYC, CBR, in PSB+s
  * and between packets), with a CTC ratio, MTC frequency, nominal ratio and SKL168 from the
  * input's last bytes: records carry perf time (each range the flow's time at its end), and
  * a thread callback switches task at a perf time from the input (the skim goes on only
- * where it does not: due). The skim follows it, gives up where it must. The code is the
+ * where it does not: due); its task also depends on the CR3 (PIPs: where the skim tells
+ * pt_flow of them). The skim follows it, gives up where it must. The code is the
  * input's first 256
  * bytes (or less), mapped at 0x400000 from a file (libipt's block cache, as perf.data's
  * images are). Bit 0 of the size: the trace in pieces of 64 to 319 bytes, each a buffer
@@ -43,6 +45,7 @@ struct run {
 	struct pt_config cfg;
 	uint64_t switch_at;
 	int pid;
+	uint64_t cr3;		/* the last the thread callback got */
 };
 
 static void on_rec(void *ctx, const struct tc_rec *rec)
@@ -91,9 +94,11 @@ static uint64_t space(void *ctx)
 	return 1;
 }
 
-static int task_at(const struct run *r, const struct tc_pt_flow_time *t)
+static int task_at(const struct run *r, const struct tc_pt_flow_time *t, uint64_t cr3)
 {
-	return t->has_tsc && t->perf_time >= r->switch_at ? 7 : -1;
+	int in = cr3 == TC_PT_FLOW_NO_CR3 ? 0 : 100 * (int)(cr3 >> 12 & 3);
+
+	return (t->has_tsc && t->perf_time >= r->switch_at ? 7 : -1) + in;
 }
 
 static void thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
@@ -102,8 +107,8 @@ static void thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_tim
 	struct run *r = ctx;
 
 	(void)cpu;
-	(void)cr3;
-	r->pid = *pid = *tid = task_at(r, t);
+	r->cr3 = cr3;
+	r->pid = *pid = *tid = task_at(r, t, cr3);
 }
 
 static bool due(void *ctx, int cpu, const struct tc_pt_flow_time *t)
@@ -111,7 +116,7 @@ static bool due(void *ctx, int cpu, const struct tc_pt_flow_time *t)
 	const struct run *r = ctx;
 
 	(void)cpu;
-	return task_at(r, t) != r->pid;
+	return task_at(r, t, r->cr3) != r->pid;
 }
 
 static bool feed(struct tc_pt_flow *f, bool pieces, const uint8_t *t, size_t size)
@@ -151,6 +156,7 @@ static bool decode(struct run *r, bool skim, bool pieces, bool runs, const uint8
 		ops.space = space;
 	}
 	r->pid = -1;
+	r->cr3 = TC_PT_FLOW_NO_CR3;
 	f = tc_pt_flow_new(&r->cfg, &tc, 0, &ops, &e);
 	CHECK(f);
 	ok = feed(f, pieces, t, size);
@@ -259,6 +265,24 @@ static void timing(struct gen *g, unsigned sel)
 	}
 }
 
+static void mode_tsx(struct gen *g, uint8_t payload)
+{
+	const uint8_t b[2] = { 0x99, payload };
+
+	emit(g, b, 2);
+}
+
+/* A PIP of one of four CR3s (NR 0). */
+static void pip(struct gen *g)
+{
+	uint64_t pl = (0x1000ULL << (next(g) & 3)) >> 5 << 1;
+	uint8_t b[8] = { 0x02, 0x43 };
+
+	for (int i = 0; i < 6; i++)
+		b[2 + i] = (uint8_t)(pl >> (8 * i));
+	emit(g, b, 8);
+}
+
 static void psb_plus(struct gen *g, unsigned sel)
 {
 	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
@@ -273,10 +297,14 @@ static void psb_plus(struct gen *g, unsigned sel)
 		timing(g, 2);
 	if (t & 4)
 		timing(g, t >> 5);
+	if (sel & 4)	/* MODE.TSX: none or in a transaction (an abort's too, at times) */
+		mode_tsx(g, (uint8_t)(sel >> 3 & 1 ? 0x21 : t & 0x40 ? 0x22 : 0x20));
 	if (!(sel & 1))
 		emit(g, mode64, sizeof(mode64));
 	if (!(sel & 2))
 		ip_packet(g, 0x1d, code_ip(g), 0);	/* FUP, the whole IP */
+	if (sel & 8)
+		pip(g);
 	if (t & 8)
 		timing(g, 5);
 	if (t & 16)
@@ -289,7 +317,7 @@ static void gen(struct gen *g)
 	static const uint8_t tip_pgd_none = 0x01, pad = 0, ovf[2] = { 0x02, 0xf3 },
 			     mode32[2] = { 0x99, 0x02 };
 
-	psb_plus(g, next(g) & 2);
+	psb_plus(g, next(g) & 14);
 	while (g->at < g->n && g->len < 4096) {
 		unsigned op = next(g), v;
 		uint8_t b[8];
@@ -336,7 +364,22 @@ static void gen(struct gen *g)
 				ip_packet(g, 0x01, code_ip(g), 0);
 			break;
 		case 13:
-			emit(g, &pad, 1);
+			if (op & 0x10) {
+				emit(g, &pad, 1);
+			} else if (op & 0x20) {
+				pip(g);
+			} else {
+				/* MODE.TSX (begin, commit, abort), then mostly its FUP; an abort's
+				 * mostly a TIP or TIP.PGD after it */
+				v = next(g);
+				mode_tsx(g, (uint8_t)(0x20 | (v & 3)));
+				if (v & 4)
+					ip_packet(g, 0x1d, code_ip(g), v >> 5);
+				if ((v & 2) && (v & 8))
+					ip_packet(g, 0x0d, code_ip(g), v >> 5);
+				else if ((v & 2) && (v & 16))
+					ip_packet(g, 0x01, code_ip(g), v >> 5);
+			}
 			break;
 		case 14:
 			b[0] = (uint8_t)next(g);

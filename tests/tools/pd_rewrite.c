@@ -3,7 +3,7 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES] [-T BYTES] IN OUT
+ *   pd_rewrite [-s BYTES] [-T BYTES] [-P CR3] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
@@ -12,6 +12,9 @@
  * config gets the TSC and MTC bits, the info a CTC ratio of 2 and perf time = TSC, and
  * each AUXTRACE buffer's trace a TSC and a TMA in every PSB+ and an MTC (between packets)
  * every BYTES bytes of the trace read, the clock (for decoders' time paths: pt_skim.c).
+ * -P: every PSB+ of Intel PT with a MODE.TSX (no transaction) after its PSB and a PIP of
+ * CR3 (the same each time) before its PSBEND, as a real CPU's perf recording has them
+ * (their status events: pt_skim.c, pt_flow.c).
  *
  * Test tool only: it prints and exits. */
 #include <stdio.h>
@@ -25,6 +28,7 @@
 
 static uint64_t split;	/* -s: AUXTRACE buffers of at most this many bytes; 0: as read */
 static uint64_t timed;	/* -T: an MTC every this many bytes of trace; 0: as read */
+static uint64_t paged;	/* -P: the CR3 of a PIP in every PSB+ (and a MODE.TSX); 0: none */
 
 #define T_CFG_TSC (1ULL << 10)
 #define T_CFG_MTC (1ULL << 9)
@@ -55,7 +59,7 @@ static uint64_t t_ctc(void)
 	return t_bytes * (1u << T_MTC_FREQ) / timed;
 }
 
-/* The trace with timing packets (-T); *len: its size. */
+/* The trace with timing packets (-T), PSB+s with MODE.TSX and PIP (-P); *len: its size. */
 static uint8_t *retime(const uint8_t *in, size_t len, size_t *outn)
 {
 	struct pt_config cfg;
@@ -77,9 +81,25 @@ static uint8_t *retime(const uint8_t *in, size_t len, size_t *outn)
 	t_bytes += off;
 	at = off;
 	while (pk && at < len && (sz = pt_pkt_next(pk, &pkt, sizeof(pkt))) > 0) {
+		if (pkt.type == ppt_psbend && paged) {	/* PIP: NR 0, CR3 bits 51:5 */
+			uint64_t pl = paged >> 5 << 1;
+
+			b[0] = 0x02;
+			b[1] = 0x43;
+			for (int i = 0; i < 6; i++)
+				b[2 + i] = (uint8_t)(pl >> (8 * i));
+			put(&o, &n, &cap, b, 8);
+		}
 		put(&o, &n, &cap, in + at, (size_t)sz);
 		at += (uint64_t)sz;
 		t_bytes += (uint64_t)sz;
+		if (pkt.type == ppt_psb && paged) {
+			b[0] = 0x99;	/* MODE.TSX: not in a transaction */
+			b[1] = 0x20;
+			put(&o, &n, &cap, b, 2);
+		}
+		if (!timed)
+			continue;
 		if (pkt.type == ppt_psb) {
 			uint64_t ctc = t_ctc(), tsc = (1ULL << 32) + 2 * ctc;
 
@@ -190,7 +210,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		return tc_perf_write_aux(w, r->u.aux.aux_offset, r->u.aux.aux_size, r->u.aux.flags,
 					 &sid, e);
 	case TC_PERF_DATA_AUXTRACE:
-		if (timed) {
+		if (timed || paged) {
 			size_t n;
 			uint8_t *t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
 			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255];
@@ -265,12 +285,14 @@ int main(int argc, char **argv)
 	struct tc_perf_write *w;
 	int n;
 
-	while (argc >= 5 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-T"))) {
-		*(argv[1][1] == 's' ? &split : &timed) = strtoull(argv[2], NULL, 0);
+	while (argc >= 5 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-T") ||
+			     !strcmp(argv[1], "-P"))) {
+		*(argv[1][1] == 's' ? &split : argv[1][1] == 'T' ? &timed : &paged) =
+			strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] IN OUT\n");
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] [-P CR3] IN OUT\n");
 		return 2;
 	}
 	if (tc_perf_data_open(&pd, argv[1], &e))

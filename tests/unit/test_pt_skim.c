@@ -101,7 +101,9 @@ TEST(packet_psb_plus_and_others)
 	bool have = false;
 	uint8_t psb[16];
 	const uint8_t psbend[] = { 0x02, 0x23 }, mode64[] = { 0x99, 0x01 }, tsx[] = { 0x99, 0x21 };
-	const uint8_t ovf[] = { 0x02, 0xf3 }, pip[] = { 0x02, 0x43, 0, 0, 0, 0, 0, 0 };
+	/* PIP: NR set, CR3 0x3fd434000 (bits 51:5 in the payload's bits 47:1) */
+	const uint8_t ovf[] = { 0x02, 0xf3 }, pip[] = { 0x02, 0x43, 0x01, 0x34, 0xd4, 0x3f, 0, 0 };
+	const uint8_t leaf2[] = { 0x99, 0x40 };
 	const uint8_t pad[] = { 0 };
 	struct tc_pt_skim_pkt k;
 
@@ -121,9 +123,20 @@ TEST(packet_psb_plus_and_others)
 	k = parse(mode64, 2, &last, &have);
 	CHECK_INT(k.kind, TC_PT_SKIM_MODE_EXEC);
 	CHECK_INT(k.mode, 0x01);
-	CHECK_INT(parse(tsx, 2, &last, &have).kind, TC_PT_SKIM_BAD);
+	k = parse(tsx, 2, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_MODE_TSX);
+	CHECK_INT(k.size, 2);
+	CHECK_INT(k.mode, 0x21);
+	CHECK_INT(parse(leaf2, 2, &last, &have).kind, TC_PT_SKIM_BAD);	/* libipt: bad */
 	CHECK_INT(parse(ovf, 2, &last, &have).kind, TC_PT_SKIM_BAD);
-	CHECK_INT(parse(pip, sizeof(pip), &last, &have).kind, TC_PT_SKIM_BAD);
+	k = parse(pip, sizeof(pip), &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_PIP);
+	CHECK_INT(k.size, 8);
+	CHECK(k.value == 0x3fd434000ULL);
+	CHECK_INT(k.mode, 1);
+	k = parse(pip, 7, &last, &have);
+	CHECK_INT(k.kind, TC_PT_SKIM_BAD);
+	CHECK(k.truncated);
 	CHECK_INT(parse(pad, 1, &last, &have).kind, TC_PT_SKIM_PAD);
 }
 
@@ -236,7 +249,7 @@ TEST(flow_ranges)
 	struct tc_x86 *x86 = tc_x86_new();
 	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
 	struct seen s = { 0 };
-	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s, NULL };
 	struct tc_pt_skim_stats st = { 0 };
 	struct pt_config cfg;
 	uint8_t t[64];
@@ -300,7 +313,7 @@ TEST(flow_psb_elsewhere_with_cbr)
 {
 	struct tc_x86 *x86 = tc_x86_new();
 	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
-	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, NULL };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, NULL, NULL };
 	struct tc_pt_skim_stats st = { 0 };
 	struct pt_config cfg;
 	uint8_t t[96];
@@ -356,7 +369,7 @@ TEST(flow_many_ranges_and_tips)
 	struct tc_x86 *x86 = tc_x86_new();
 	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
 	struct seen s = { .base = HIGH };
-	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s, NULL };
 	struct tc_pt_skim_stats st = { 0 };
 	struct pt_config cfg;
 	uint8_t t[512];
@@ -473,7 +486,7 @@ TEST(flow_time)
 	struct tc_x86 *x86 = tc_x86_new();
 	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
 	struct timed tm = { 0 };
-	const struct tc_pt_skim_ops ops = { rd, on_sync_timed, on_range_timed, on_time, &tm };
+	const struct tc_pt_skim_ops ops = { rd, on_sync_timed, on_range_timed, on_time, &tm, NULL };
 	struct tc_pt_skim_stats st = { 0 };
 	struct pt_config cfg;
 	uint8_t t[96];
@@ -512,10 +525,382 @@ TEST(flow_time)
 	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
 	t[n++] = 0x06;
 	{
-		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm };
+		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm,
+						     NULL };
 
 		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &none, &st), TC_PT_SKIM_GIVE_UP);
 	}
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* ---- MODE.TSX and PIP (a real CPU's recording has both in every PSB+) ---- */
+
+struct paged {
+	struct seen s;
+	uint64_t cr3[4];
+	int at[4];		/* ranges given when told */
+	int n;
+	bool refuse;
+};
+
+static void on_sync_paged(void *ctx, uint64_t skipped)
+{
+	on_sync(&((struct paged *)ctx)->s, skipped);
+}
+
+static void on_range_paged(void *ctx, const struct tc_pt_skim_range *r, size_t n)
+{
+	on_range(&((struct paged *)ctx)->s, r, n);
+}
+
+static int on_paging(void *ctx, uint64_t cr3)
+{
+	struct paged *p = ctx;
+
+	if (p->refuse)
+		return -1;
+	if (p->n < 4) {
+		p->cr3[p->n] = cr3;
+		p->at[p->n] = p->s.n;
+	}
+	p->n++;
+	return 0;
+}
+
+static const struct tc_pt_skim_ops paged_ops = { rd, on_sync_paged, on_range_paged, NULL, NULL,
+						 on_paging };
+
+static size_t put_bytes(uint8_t *b, const uint8_t *p, size_t n)
+{
+	memcpy(b, p, n);
+	return n;
+}
+
+/* A PIP of CR3 cr3 (NR 0). */
+static size_t pip_packet(uint8_t *b, uint64_t cr3)
+{
+	uint64_t pl = cr3 >> 5 << 1;
+
+	b[0] = 0x02;
+	b[1] = 0x43;
+	for (int i = 0; i < 6; i++)
+		b[2 + i] = (uint8_t)(pl >> (8 * i));
+	return 8;
+}
+
+/* An IP packet (opcode op: TIP 0x0d, TIP.PGE 0x11, FUP 0x1d), the whole 64-bit IP. */
+static size_t ip_packet(uint8_t *b, uint8_t op, uint64_t ip)
+{
+	b[0] = (uint8_t)(op | 6 << 5);
+	for (int i = 0; i < 8; i++)
+		b[1 + i] = (uint8_t)(ip >> (8 * i));
+	return 9;
+}
+
+/* A PSB+ as perf 4.14's on a real CPU: MODE.TSX (tsx, 0: none), MODE.Exec, FUP at ip (0:
+ * none), PIP (cr3, 0: none), PSBEND. */
+static size_t psb_plus_real(uint8_t *b, uint8_t tsx, uint64_t ip, uint64_t cr3)
+{
+	static const uint8_t mode64[] = { 0x99, 0x01 }, psbend[] = { 0x02, 0x23 };
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		b[n++] = 0x02;
+		b[n++] = 0x82;
+	}
+	if (tsx) {
+		b[n++] = 0x99;
+		b[n++] = tsx;
+	}
+	n += put_bytes(b + n, mode64, 2);
+	if (ip)
+		n += ip_packet(b + n, 0x1d, ip);
+	if (cr3)
+		n += pip_packet(b + n, cr3);
+	n += put_bytes(b + n, psbend, 2);
+	return n;
+}
+
+/* The first PSB+ with MODE.TSX and PIP: their events come at the sync (the CR3 before any
+ * code is read); the flow then as flow_ranges'. The exact path's on main (it gave up). */
+TEST(flow_psb_tsx_pip_at_sync)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct paged p = { 0 };
+	struct tc_pt_skim_ops ops = paged_ops;
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[96];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	ops.ctx = &p;
+	pt_config_init(&cfg);
+	n = psb_plus_real(t, 0x20, 0x1000, 0x3fd434000ULL);
+	t[n++] = 0x3a;	/* as flow_ranges */
+	t[n++] = 0x2d;
+	t[n++] = 0x00;
+	t[n++] = 0x10;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(p.s.syncs, 1);
+	CHECK_INT(p.n, 1);
+	CHECK(p.cr3[0] == 0x3fd434000ULL);
+	CHECK_INT(p.at[0], 0);
+	CHECK_INT(p.s.n, 6);
+	CHECK_INT(st.insns, 11);
+	CHECK_INT(st.branches, 6);
+	/* the caller cannot take the CR3 there: the exact path's */
+	p = (struct paged){ .refuse = true };
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* no paging callback: the exact path's */
+	p = (struct paged){ 0 };
+	ops.paging = NULL;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	/* a PSB+'s MODE.TSX that says aborted: left to libipt */
+	ops.paging = on_paging;
+	n = psb_plus_real(t, 0x22, 0x1000, 0x3fd434000ULL);
+	t[n++] = 0x04;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* A PSB+ while tracing whose FUP (0x100b) is past the jnz (a TNT bit) and the call: with
+ * its PIP's event alone libipt goes there with trace, the CR3 told there; with
+ * MODE.Exec's, MODE.TSX's and PIP's (a real CPU's PSB+) the one behind the first fails
+ * that query (an event pending), and MODE.TSX's alone is gone to without trace: the exact
+ * path's. */
+TEST(flow_psb_tsx_pip_elsewhere)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct tc_pt_skim_ops ops = paged_ops;
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[128];
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	for (int kind = 0; kind < 3; kind++) {
+		struct paged p = { 0 };
+		size_t n = psb_plus(t, 0x1000), m = 0;
+		static const uint8_t psbend[] = { 0x02, 0x23 };
+
+		ops.ctx = &p;
+		for (int i = 0; i < 8; i++) {
+			t[n + m++] = 0x02;
+			t[n + m++] = 0x82;
+		}
+		if (kind == 1) {
+			t[n + m++] = 0x99;	/* MODE.TSX alone */
+			t[n + m++] = 0x20;
+		}
+		if (kind == 2)
+			m += psb_plus_real(t + n + m - 16, 0x20, 0, 0) - 16 - 2;
+		m += ip_packet(t + n + m, 0x1d, 0x100b);
+		if (kind != 1)
+			m += pip_packet(t + n + m, 0x2000);
+		m += put_bytes(t + n + m, psbend, 2);
+		n += m;
+		t[n++] = 0x04;	/* TNT-8: not taken */
+		if (!kind) {
+			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+			/* [0x1000, 0x1008) still in flight at the CR3 (pt_flow cuts it at the
+			 * next block, in the thread then: given after); the return's (its bit:
+			 * the end) */
+			CHECK_INT(p.s.n, 2);
+			CHECK_INT(p.n, 1);
+			CHECK(p.cr3[0] == 0x2000);
+			CHECK_INT(p.at[0], 0);
+			CHECK(p.s.r[0].start == 0x1000 && p.s.r[0].end == 0x1008);
+			CHECK(p.s.r[1].start == 0x100b && p.s.r[1].end == 0x100c);
+		} else {
+			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(p.s.n, 0);
+			CHECK_INT(p.n, 0);
+		}
+	}
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* The flow to the return, TIP.PGD (bound to it), then with tracing off a PIP (CR3 0x2000:
+ * told at once, after the two ranges before) or a MODE.TSX (an event at once: nothing for
+ * the ranges), TIP.PGE at 0x1000 and the same flow again; a PIP while tracing binds to
+ * the next MOV CR3: the exact path's. */
+TEST(flow_pip_tsx_tracing_off)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct tc_pt_skim_ops ops = paged_ops;
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[96];
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	for (int kind = 0; kind < 3; kind++) {
+		struct paged p = { 0 };
+		size_t n = psb_plus(t, 0x1000);
+
+		ops.ctx = &p;
+		t[n++] = 0x04;	/* TNT-8: not taken; the call; the return needs trace */
+		if (kind == 2) {
+			n += pip_packet(t + n, 0x2000);	/* while tracing */
+			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(p.n, 0);
+			continue;
+		}
+		t[n++] = 0x01;	/* TIP.PGD, no IP */
+		if (kind == 0) {
+			n += pip_packet(t + n, 0x2000);
+		} else {
+			t[n++] = 0x99;	/* MODE.TSX: in a transaction */
+			t[n++] = 0x21;
+		}
+		n += ip_packet(t + n, 0x11, 0x1000);
+		t[n++] = 0x04;
+		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+		CHECK_INT(p.s.n, 4);
+		for (int i = 0; i < 4 && i < p.s.n; i++)
+			CHECK(p.s.r[i].start == (i & 1 ? 0x100b : 0x1000) &&
+			      p.s.r[i].end == (i & 1 ? 0x100c : 0x1008));
+		CHECK_INT(p.n, kind == 0);
+		if (kind == 0)
+			CHECK(p.cr3[0] == 0x2000 && p.at[0] == 2);
+	}
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* MODE.TSX while tracing binds to the FUP after it (0x100b, reached by the call without
+ * trace): a begin goes on (the return's TNT bit, the jump's TIP to 0x100a); an abort's
+ * FUP is an asynchronous branch's too, to the TIP after it (0x100a): the range cut at the
+ * FUP's IP before the return. With BDM64 an abort is left to libipt. */
+TEST(flow_tsx_tracing)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct tc_pt_skim_ops ops = paged_ops;
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[96];
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	for (int abort = 0; abort < 3; abort++) {
+		struct paged p = { 0 };
+		size_t n = psb_plus(t, 0x1000);
+
+		ops.ctx = &p;
+		cfg.errata.bdm64 = abort == 2;
+		t[n++] = 0x04;	/* TNT-8: not taken */
+		t[n++] = 0x99;
+		t[n++] = abort ? 0x22 : 0x21;
+		n += ip_packet(t + n, 0x1d, 0x100b);
+		if (!abort)
+			t[n++] = 0x06;	/* TNT-8: taken (the return to 0x1008) */
+		n += ip_packet(t + n, 0x0d, 0x100a);
+		if (abort == 2) {
+			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+			continue;
+		}
+		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+		if (!abort) {
+			CHECK_INT(p.s.n, 4);
+			CHECK(p.s.r[1].start == 0x100b && p.s.r[1].end == 0x100c);
+			CHECK(p.s.r[2].start == 0x1008 && p.s.r[2].end == 0x100a);
+			CHECK(p.s.r[3].start == 0x100a && p.s.r[3].end == 0x100c &&
+			      p.s.r[3].insns == 2);
+			CHECK_INT(st.insns, 3 + 1 + 1 + 2);
+		} else {
+			CHECK_INT(p.s.n, 2);
+			CHECK(p.s.r[0].start == 0x1000 && p.s.r[0].end == 0x1008);
+			CHECK(p.s.r[1].start == 0x100a && p.s.r[1].end == 0x100c &&
+			      p.s.r[1].insns == 2);
+			CHECK_INT(st.insns, 3 + 2);
+		}
+	}
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* A buffer cut after an extended opcode's first byte (perf cuts a queue's trace anywhere):
+ * libipt's read-ahead cannot fetch it (-pte_eos) and the flow ends at the next query, as
+ * at the buffer's end; while tracing is off (after TIP.PGD) it is left to libipt. */
+TEST(flow_lone_ext_byte_at_end)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct seen s = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s, NULL };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[64];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	n = psb_plus(t, 0x1000);
+	t[n++] = 0x3a;	/* as flow_ranges */
+	t[n++] = 0x2d;
+	t[n++] = 0x00;
+	t[n++] = 0x10;
+	t[n++] = 0x02;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(s.n, 6);
+	CHECK_INT(st.insns, 11);
+	CHECK_INT(st.branches, 6);
+	s = (struct seen){ 0 };
+	t[n - 1] = 0x01;	/* TIP.PGD, no IP: bound to the jnz */
+	t[n++] = 0x02;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	tc_pt_skim_free(sk);
+	tc_x86_free(x86);
+}
+
+/* A buffer cut inside a TIP: libipt fetches its opcode whole, so where the flow needs a
+ * TNT bit next (the jnz) its query fails (a TIP where a TNT was due): the exact path's;
+ * where it needs an IP (a return: libipt then asks for a TIP) the flow ends there, as at
+ * the buffer's end. */
+TEST(flow_cut_tip)
+{
+	struct tc_x86 *x86 = tc_x86_new();
+	struct tc_pt_skim *sk = tc_pt_skim_new(x86);
+	struct seen s = { 0 };
+	const struct tc_pt_skim_ops ops = { rd, on_sync, on_range, NULL, &s, NULL };
+	struct tc_pt_skim_stats st = { 0 };
+	struct pt_config cfg;
+	uint8_t t[64];
+	size_t n;
+
+	CHECK(sk != NULL);
+	if (!sk)
+		return;
+	pt_config_init(&cfg);
+	n = psb_plus(t, 0x1000);
+	t[n++] = 0x2d;	/* TIP, 16 bits: one of them */
+	t[n++] = 0x00;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	s = (struct seen){ 0 };
+	n = psb_plus(t, 0x100b);
+	t[n++] = 0x2d;
+	t[n++] = 0x00;
+	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(s.n, 1);
+	CHECK(s.r[0].start == 0x100b && s.r[0].end == 0x100c);
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }
