@@ -10,7 +10,8 @@ prefix="$top/build/deps/libperf"
 pkgs="gcc make pkg-config xz-utils jq clang libclang-rt-14-dev groff-base zsh bash-completion
 libtraceevent-dev libelf-dev libcapstone-dev libzydis-dev libopencsd-dev libopencsd-bin libipt-dev
 linux-perf linux-source-6.1 librsvg2-bin qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-qemu-system-x86 busybox-static cpio linux-headers-amd64 debootstrap autofdo llvm-14 bolt-16"
+qemu-system-x86 busybox-static cpio linux-headers-amd64 debootstrap autofdo llvm-14 bolt-16
+gdb"
 
 missing=
 for p in $pkgs; do

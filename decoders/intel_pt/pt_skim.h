@@ -70,7 +70,7 @@ struct tc_pt_skim_stats {
 
 struct tc_pt_skim;
 
-/* x86: the caller's Capstone (this thread only). NULL if out of memory. */
+/* x86: the caller's Zydis decoder (this thread only). NULL if out of memory. */
 struct tc_pt_skim *tc_pt_skim_new(struct tc_x86 *x86);
 void tc_pt_skim_free(struct tc_pt_skim *s);
 /* What read returns may have changed: forget the blocks. */

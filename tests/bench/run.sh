@@ -224,10 +224,13 @@ fi
 # --jobs 2 against --jobs 1 on this machine's cores: wall time of -j decode --branches, best
 # of BENCH_JOBS_RUNS (1) runs each, on a multi-ID CoreSight file (etm.data above), a
 # multi-queue Intel PT file (tests/bench/etm_work.c for x86-64 recorded as emulated PT: one
-# queue per thread, since emulated recording is per-thread; perf's per-CPU queues decode
-# alike) and the single-queue PT file above (split at PSBs). The runs alternate (--jobs 1,
-# --jobs 2, ...): a virtual machine's speed drifts with its host's load, and the two sides
-# of a ratio should see the same drift.
+# queue per thread, since emulated recording is per-thread) and the single-queue PT file
+# above, both without time (cut at PSBs, pt_segment.c); then the same two given time as
+# perf records it by default (tests/tools/pd_rewrite -T: TSC, TMA, MTC), the queues each
+# with a clock of its own (-O: they overlap in time, as perf's per-CPU queues do, and decode
+# in lanes interleaved by time, pt_lanes.c). The runs alternate (--jobs 1, --jobs 2, ...): a
+# virtual machine's speed drifts with its host's load, and the two sides of a ratio should
+# see the same drift.
 jobs_cmp() {	# label FILE
 	c1= w1= c2= w2= i=0
 	while [ $i -lt "${BENCH_JOBS_RUNS:-1}" ]; do
@@ -257,15 +260,28 @@ elif gcc -O1 -pthread -o "$work/ptq_work" "$TOP/tests/bench/etm_work.c" &&
 	(cd "$work" && "$TRACECTL" record --pmu emulated -o ptq.data -- ./ptq_work 4 26) \
 	>/dev/null 2>"$work/ptq.log"; then
 	jobs_cmp "Intel PT, 4 queues (one per thread)" "$work/ptq.data"
+	if "${TC_TOOLS:-$TOP/build/obj/tools}/pd_rewrite" -T 64 -O "$work/ptq.data" \
+		"$work/ptqT.data" 2>"$work/ptq.log"; then
+		jobs_cmp "Intel PT with time, 4 queues interleaved (pd_rewrite -T 64 -O)" \
+			"$work/ptqT.data"
+	else
+		echo "Intel PT with time, 4 queues: skipped ($(tail -n 1 "$work/ptq.log"))"
+	fi
 else
 	echo "Intel PT, several queues: skipped (the recording failed: $(tail -n 3 "$work/ptq.log"))"
 fi
 if [ -n "$pt_ok" ]; then
 	jobs_cmp "Intel PT, one queue" "$work/pt.data"
+	if "${TC_TOOLS:-$TOP/build/obj/tools}/pd_rewrite" -T 64 "$work/pt.data" \
+		"$work/ptT.data" 2>"$work/ptT.log"; then
+		jobs_cmp "Intel PT with time, one queue (pd_rewrite -T 64)" "$work/ptT.data"
+	else
+		echo "Intel PT with time, one queue: skipped ($(tail -n 1 "$work/ptT.log"))"
+	fi
 else
 	echo "Intel PT, one queue: skipped (no trace, see above)"
 fi
-rm -f "$work/pt.data" "$work/etm.data" "$work/ptq.data"
+rm -f "$work/pt.data" "$work/etm.data" "$work/ptq.data" "$work/ptqT.data" "$work/ptT.data"
 
 # Peak RSS on a 500 MB trace: only with BENCH_BIG=1 (pt_truth takes minutes to write it and
 # report minutes to read it; it needs 600 MB free where mktemp puts the work directory).

@@ -3,7 +3,7 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES] [-T BYTES] [-P CR3] IN OUT
+ *   pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
@@ -12,6 +12,10 @@
  * config gets the TSC and MTC bits, the info a CTC ratio of 2 and perf time = TSC, and
  * each AUXTRACE buffer's trace a TSC and a TMA in every PSB+ and an MTC (between packets)
  * every BYTES bytes of the trace read, the clock (for decoders' time paths: pt_skim.c).
+ * -O (with -T): each queue's trace read is a clock of its own, all from the same start,
+ * so that the queues overlap in time as perf's per-CPU queues do (without it one clock runs
+ * through the file: per-thread queues one after the other); decoders then interleave them
+ * by time (pt_lanes.c).
  * -P: every PSB+ of Intel PT with a MODE.TSX (no transaction) after its PSB and a PIP of
  * CR3 (the same each time) before its PSBEND, as a real CPU's perf recording has them
  * (their status events: pt_skim.c, pt_flow.c).
@@ -36,6 +40,8 @@ static uint64_t paged;	/* -P: the CR3 of a PIP in every PSB+ (and a MODE.TSX); 0
 #define T_MTC_FREQ 3
 
 static uint64_t t_bytes;	/* trace read: the clock */
+static bool t_own;		/* -O: each queue its own clock (t_queue) */
+static uint64_t t_queue[256];
 static uint64_t t_aux[256];	/* each queue's AUX offset so far */
 
 static void put(uint8_t **o, size_t *n, size_t *cap, const void *p, size_t len)
@@ -212,9 +218,15 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 	case TC_PERF_DATA_AUXTRACE:
 		if (timed || paged) {
 			size_t n;
-			uint8_t *t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
+			uint8_t *t;
 			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255];
 			int rc = 0;
+
+			if (t_own)
+				t_bytes = t_queue[r->u.auxtrace.idx & 255];
+			t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
+			if (t_own)
+				t_queue[r->u.auxtrace.idx & 255] = t_bytes;
 
 			at = 0;
 			do {
@@ -285,14 +297,21 @@ int main(int argc, char **argv)
 	struct tc_perf_write *w;
 	int n;
 
-	while (argc >= 5 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-T") ||
-			     !strcmp(argv[1], "-P"))) {
+	for (;;) {
+		if (argc >= 4 && !strcmp(argv[1], "-O")) {
+			t_own = true;
+			argv++, argc--;
+			continue;
+		}
+		if (argc < 5 || (strcmp(argv[1], "-s") && strcmp(argv[1], "-T") &&
+				 strcmp(argv[1], "-P")))
+			break;
 		*(argv[1][1] == 's' ? &split : argv[1][1] == 'T' ? &timed : &paged) =
 			strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
-	if (argc != 3) {
-		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] [-P CR3] IN OUT\n");
+	if (argc != 3 || (t_own && !timed)) {
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] IN OUT\n");
 		return 2;
 	}
 	if (tc_perf_data_open(&pd, argv[1], &e))
