@@ -31,6 +31,8 @@ struct elem {
 	uint32_t n;
 };
 
+enum { HAD_ISA = 1, HAD_ADDR = 2 };
+
 struct tc_etm4_guard {
 	dcd_tree_handle_t tree;
 	uint32_t max_spec;	/* TRCIDR8.MAXSPEC: deeper speculation is committed at once */
@@ -49,10 +51,9 @@ struct tc_etm4_guard {
 	size_t lo, hi, cap;
 	int64_t depth;		/* m_curr_spec_depth */
 	int pending_addr;	/* an exception (or Q) waits for its address */
-	/* The decoder has set its instruction address (and with it the instruction set), its
-	 * instruction set alone: since it was made, whatever resets came since (the library
-	 * never resets them, see the address model below). */
-	bool had_addr, had_isa;
+	/* What the decoder has set since it was made, whatever resets came since (the library
+	 * never resets them, see the address model below): HAD_ISA, or HAD_ADDR with it. */
+	uint8_t had;
 	bool lost;		/* a packet the model does not follow met: had_* unknown */
 };
 
@@ -193,23 +194,23 @@ static const char *excep_unset(struct tc_etm4_guard *g, const struct elem *e, bo
 {
 	if (g->lost)
 		return NULL;
-	if (!e->n && !g->had_addr)
+	if (!e->n && !(g->had & HAD_ADDR))
 		return "a commit of an exception before the decoder had any address";
-	if (e->n && !ctx && !a->n && !g->had_isa)
+	if (e->n && !ctx && !a->n && !g->had)
 		return "a commit of an exception before the decoder had any instruction set";
 	if (e->n)
-		g->had_addr = true;
-	if (e->n || ctx)
-		g->had_isa = true;
+		g->had = HAD_ADDR | HAD_ISA;
+	else if (ctx)
+		g->had |= HAD_ISA;
 	return NULL;
 }
 
 /* The same for a Q element e: it walks its instruction count from the address. */
 static const char *q_unset(struct tc_etm4_guard *g, const struct elem *e)
 {
-	if (!g->lost && e->n && !g->had_addr)
+	if (!g->lost && e->n && !(g->had & HAD_ADDR))
 		return "a commit of a Q element before the decoder had any address";
-	g->had_addr = g->had_isa = true;
+	g->had = HAD_ADDR | HAD_ISA;
 	return NULL;
 }
 
@@ -276,12 +277,12 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 			break;
 		}
 		case K_ADDR:
-			g->had_addr = g->had_isa = true;
+			g->had = HAD_ADDR | HAD_ISA;
 			g->lo++;
 			break;
 		case K_CTXT:
 			if (e->n)
-				g->had_isa = true;	/* an updated context sets it */
+				g->had |= HAD_ISA;	/* an updated context sets it */
 			g->lo++;
 			break;
 		default:
@@ -556,8 +557,6 @@ static void decoding(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 
 static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
 {
-	bool had_addr = g->had_addr, had_isa = g->had_isa;
-
 	switch (g->state) {
 	case WAIT_ASYNC:
 		if (p->type == ETM4_PKT_I_ASYNC)
@@ -576,11 +575,6 @@ static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_t
 		break;
 	case DECODING:
 		decoding(g, p, idx);
-		/* the decoder never sees a hazard's packet: nor what its commit set before */
-		if (g->hazard) {
-			g->had_addr = had_addr;
-			g->had_isa = had_isa;
-		}
 		break;
 	}
 }
@@ -590,8 +584,13 @@ static ocsd_datapath_resp_t sink(const void *ctx, const ocsd_datapath_op_t op,
 {
 	struct tc_etm4_guard *g = (struct tc_etm4_guard *)ctx;
 
-	if (op == OCSD_OP_DATA && pkt && !g->hazard)
+	if (op == OCSD_OP_DATA && pkt && !g->hazard) {
+		uint8_t had = g->had;
+
 		on_packet(g, pkt, idx);
+		if (g->hazard)
+			g->had = had;	/* see tc_etm4_guard_packet */
+	}
 	return OCSD_RESP_CONT;
 }
 
@@ -623,11 +622,15 @@ struct tc_etm4_guard *tc_etm4_guard_new_inline(uint32_t max_spec)
 int tc_etm4_guard_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p,
 			 ocsd_trc_index_t idx, const char **why)
 {
+	uint8_t had = g->had;
+
 	if (g->hazard)
 		return 0;
 	on_packet(g, p, idx);
 	if (!g->hazard)
 		return 0;
+	/* the decoder never sees a hazard's packet: nor what its commits set before it */
+	g->had = had;
 	*why = g->why;
 	return 1;
 }
