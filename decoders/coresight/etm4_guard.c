@@ -54,7 +54,7 @@ struct tc_etm4_guard {
 	/* What the decoder has set since it was made, whatever resets came since (the library
 	 * never resets them, see the address model below): HAD_ISA, or HAD_ADDR with it. */
 	uint8_t had;
-	bool lost;		/* a packet the model does not follow met: had_* unknown */
+	bool lost;		/* a packet the models do not follow came: had unknown */
 };
 
 static void commit(struct tc_etm4_guard *g, uint64_t n)
