@@ -1033,7 +1033,8 @@ void tc_cs_session_guard_diag(const struct tc_cs_session *s, struct tc_diag *dia
 
 		if (st && st->guarded)
 			tc_diag_add(diag, "trace ID 0x%02x: %" PRIu64 " packet%s OpenCSD 1.3.3 "
-				    "crashes on (corrupt trace), first at offset %" PRIu64
+				    "mishandles (corrupt trace: a crash, or a walk from memory it "
+				    "never set), first at offset %" PRIu64
 				    " (0x%" PRIx64 "), %s: %s", i, st->guarded,
 				    st->guarded > 1 ? "s" : "", st->guarded_first, st->guarded_first,
 				    st->guarded_why ? st->guarded_why : "?",

@@ -25,8 +25,13 @@ enum kind {
 
 struct elem {
 	uint8_t kind;
-	uint32_t n;	/* atoms, for K_ATOM */
+	/* K_ATOM: atoms; K_EXCEP: 1 if its address is that of the last branch target;
+	 * K_ADDR: the instruction set bit; K_CTXT: 1 if updated; K_P0 and K_Q_NOADDR (Q
+	 * elements): the instruction count */
+	uint32_t n;
 };
+
+enum { HAD_ISA = 1, HAD_ADDR = 2 };
 
 struct tc_etm4_guard {
 	dcd_tree_handle_t tree;
@@ -46,6 +51,10 @@ struct tc_etm4_guard {
 	size_t lo, hi, cap;
 	int64_t depth;		/* m_curr_spec_depth */
 	int pending_addr;	/* an exception (or Q) waits for its address */
+	/* What the decoder has set since it was made, whatever resets came since (the library
+	 * never resets them, see the address model below): HAD_ISA, or HAD_ADDR with it. */
+	uint8_t had;
+	bool lost;		/* a packet the models do not follow came: had unknown */
 };
 
 static void commit(struct tc_etm4_guard *g, uint64_t n)
@@ -161,6 +170,50 @@ static bool take_atoms(struct elem *e, int64_t *n)
 	return !e->n;
 }
 
+/* ---- the address model ----
+ * OpenCSD 1.3.3 never initialises the decoder's instruction address and instruction set
+ * (TrcPktDecodeEtmV4I::m_instr_info), and no reset sets them (resetDecoder(), on errors and
+ * OCSD_OP_RESET, only asks for a new address: m_need_addr): they are what the decoder last
+ * set, or heap garbage if it never set them. Atoms walk only once an address came
+ * (m_need_addr), but processException() compares the instruction address with the
+ * exception's return address and walks from it to there whatever m_need_addr says: before
+ * any address, from heap garbage (under ASan from 0xbebebebebebebebe: a read that fails
+ * with a fatal response; with code everywhere a walk that may not end). An exception whose
+ * address is the last branch target sets the address instead, but with neither context nor
+ * instruction set bit takes the instruction set from the one the decoder has (A64 or not).
+ * processQElement() walks its instruction count from the address too. So their commit is a
+ * hazard while the decoder never had what they read. What sets them: a committed address
+ * element (both), a committed updated context, an exception's context (the instruction
+ * set), a branch-target exception and a Q element (both); a return stack pop and the walks
+ * come after an address only. */
+
+/* Why committing exception e (followed by a context element if ctx, then address a) reads
+ * what the decoder never set, or NULL; the decoder's state after it if not. */
+static const char *excep_unset(struct tc_etm4_guard *g, const struct elem *e, bool ctx,
+			       const struct elem *a)
+{
+	if (g->lost)
+		return NULL;
+	if (!e->n && !(g->had & HAD_ADDR))
+		return "a commit of an exception before the decoder had any address";
+	if (e->n && !ctx && !a->n && !g->had)
+		return "a commit of an exception before the decoder had any instruction set";
+	if (e->n)
+		g->had = HAD_ADDR | HAD_ISA;
+	else if (ctx)
+		g->had |= HAD_ISA;
+	return NULL;
+}
+
+/* The same for a Q element e: it walks its instruction count from the address. */
+static const char *q_unset(struct tc_etm4_guard *g, const struct elem *e)
+{
+	if (!g->lost && e->n && !(g->had & HAD_ADDR))
+		return "a commit of a Q element before the decoder had any address";
+	g->had = HAD_ADDR | HAD_ISA;
+	return NULL;
+}
+
 /* Commit n P0 elements from the oldest; 0, or -1 when the decoder resets (or a hazard). */
 static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 {
@@ -182,6 +235,7 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 		case K_EXCEP:
 		case K_Q_NOADDR: {
 			size_t next = g->lo + 1;
+			const char *why;
 
 			if (next < g->hi && g->e[next].kind == K_CTXT)
 				next++;
@@ -195,9 +249,15 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 				seq_error(g);	/* "Address missing in exception packet." */
 				return -1;
 			}
+			why = e->kind == K_EXCEP ? excep_unset(g, e, next > g->lo + 1, &g->e[next])
+						 : q_unset(g, e);
+			if (why) {
+				hazard(g, idx, why);
+				return -1;
+			}
 			if (e->kind == K_Q_NOADDR && next == g->lo + 2) {
 				/* the Q element's context goes back to the oldest place */
-				g->e[next] = (struct elem){ .kind = K_CTXT };
+				g->e[next] = g->e[g->lo + 1];
 				g->lo = next;
 			} else {
 				g->lo = next + 1;
@@ -205,9 +265,25 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 			n--;
 			break;
 		}
-		case K_P0:
+		case K_P0: {
+			const char *why = q_unset(g, e);
+
+			if (why) {
+				hazard(g, idx, why);
+				return -1;
+			}
 			g->lo++;
 			n--;
+			break;
+		}
+		case K_ADDR:
+			g->had = HAD_ADDR | HAD_ISA;
+			g->lo++;
+			break;
+		case K_CTXT:
+			if (e->n)
+				g->had |= HAD_ISA;	/* an updated context sets it */
+			g->lo++;
 			break;
 		default:
 			g->lo++;
@@ -310,13 +386,13 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		g->depth += p->atom.num;
 		break;
 	case ETM4_PKT_I_CTXT:
-		push(g, K_CTXT, 0, idx);
+		push(g, K_CTXT, p->context.updated, idx);
 		break;
 	case ETM4_PKT_I_ADDR_CTXT_L_32IS0:
 	case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
 	case ETM4_PKT_I_ADDR_CTXT_L_64IS0:
 	case ETM4_PKT_I_ADDR_CTXT_L_64IS1:
-		push(g, K_CTXT, 0, idx);
+		push(g, K_CTXT, p->context.updated, idx);
 		/* fall through */
 	case ETM4_PKT_I_ADDR_MATCH:
 	case ETM4_PKT_I_ADDR_L_32IS0:
@@ -325,19 +401,19 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 	case ETM4_PKT_I_ADDR_L_64IS1:
 	case ETM4_PKT_I_ADDR_S_IS0:
 	case ETM4_PKT_I_ADDR_S_IS1:
-		push(g, K_ADDR, 0, idx);
+		push(g, K_ADDR, p->v_addr_ISA, idx);
 		is_addr = 1;
 		break;
 	case ETM4_PKT_I_EXCEPT:
-		push(g, K_EXCEP, 0, idx);
+		push(g, K_EXCEP, p->exception_info.addr_interp == 0x2, idx);
 		g->pending_addr = 1;
 		break;
 	case ETM4_PKT_I_Q:
 		if (p->Q_pkt.addr_present) {
-			push(g, K_P0, 0, idx);
+			push(g, K_P0, p->Q_pkt.q_count, idx);
 			g->depth++;
 		} else {
-			push(g, K_Q_NOADDR, 0, idx);
+			push(g, K_Q_NOADDR, p->Q_pkt.q_count, idx);
 			g->pending_addr = 1;
 		}
 		break;
@@ -369,6 +445,24 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		g->depth = 0;
 		discard = 1;
 		break;
+	case ETE_PKT_I_TRANS_ST:
+	case ETE_PKT_I_TRANS_COMMIT:
+	case ETE_PKT_I_TRANS_FAIL:
+	case ETE_PKT_I_PE_RESET:
+	case ETE_PKT_I_TS_MARKER:
+	case ETE_PKT_I_SRC_ADDR_MATCH:
+	case ETE_PKT_I_SRC_ADDR_S_IS0:
+	case ETE_PKT_I_SRC_ADDR_S_IS1:
+	case ETE_PKT_I_SRC_ADDR_L_32IS0:
+	case ETE_PKT_I_SRC_ADDR_L_32IS1:
+	case ETE_PKT_I_SRC_ADDR_L_64IS0:
+	case ETE_PKT_I_SRC_ADDR_L_64IS1:
+		/* ETE's elements, which the models do not follow (the decoder goes on, the
+		 * models wait for the next sync): from here on what the decoder has set is
+		 * not known, and the address model names nothing */
+		g->lost = true;
+		seq_error(g);
+		return;
 	default:
 		/* bad packets, reserved headers, data trace and conditional packets the
 		 * decoder does not support: its error, and a reset */
@@ -490,8 +584,13 @@ static ocsd_datapath_resp_t sink(const void *ctx, const ocsd_datapath_op_t op,
 {
 	struct tc_etm4_guard *g = (struct tc_etm4_guard *)ctx;
 
-	if (op == OCSD_OP_DATA && pkt && !g->hazard)
+	if (op == OCSD_OP_DATA && pkt && !g->hazard) {
+		uint8_t had = g->had;
+
 		on_packet(g, pkt, idx);
+		if (g->hazard)
+			g->had = had;	/* see tc_etm4_guard_packet */
+	}
 	return OCSD_RESP_CONT;
 }
 
@@ -523,11 +622,15 @@ struct tc_etm4_guard *tc_etm4_guard_new_inline(uint32_t max_spec)
 int tc_etm4_guard_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p,
 			 ocsd_trc_index_t idx, const char **why)
 {
+	uint8_t had = g->had;
+
 	if (g->hazard)
 		return 0;
 	on_packet(g, p, idx);
 	if (!g->hazard)
 		return 0;
+	/* the decoder never sees a hazard's packet: nor what its commits set before it */
+	g->had = had;
 	*why = g->why;
 	return 1;
 }

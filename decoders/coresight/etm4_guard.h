@@ -1,7 +1,8 @@
 /* A look-ahead over one ETMv4/ETE trace ID's bytes that finds the packets which would crash
- * OpenCSD 1.3.3's ETMv4 instruction decoder, before that decoder sees them.
+ * OpenCSD 1.3.3's ETMv4 instruction decoder, or make it walk from memory it never set,
+ * before that decoder sees them.
  *
- * The facts behind it, two crashes:
+ * The facts behind it, two crashes and a read of what was never set:
  * - TrcPktDecodeEtmV4I::mispredictAtom() walks the P0 element stack from the newest
  *   element, erasing address elements until it meets an atom. The erase
  *   (EtmV4P0Stack::erase_curr_from_front) drops the iterator std::deque::erase returns and
@@ -16,14 +17,23 @@
  *   one. An exception committed before its address packet came (a Commit packet, or
  *   TRACE_INFO's speculation depth beyond MAXSPEC auto-committing at the next packet) reads
  *   past the deque: SIGSEGV. processQElement() has the same shape (Q without address).
+ * - The decoder never initialises its instruction address and ISA (m_instr_info) and no
+ *   reset sets them. processException() walks from that address to the exception's return
+ *   address whatever m_need_addr says; before the decoder ever had an address, from heap
+ *   garbage (under ASan 0xbebebebebebebebe: a failed read, a fatal response; with code
+ *   everywhere a walk that may not end). A branch-target exception without context or IS
+ *   bit reads the ISA; processQElement() walks its instruction count from the address.
  *
  * So a packet-processor-only OpenCSD tree (which holds no element stack and cannot take
  * these paths) reads the same bytes first. A small model of the speculation depth (atoms in,
  * commits, cancels, auto-commit beyond TRCIDR8.MAXSPEC) names the mispredict that would find
  * no atom; a model of the element stack (kinds and atom counts, replaying commit, cancel,
  * mispredict and discard, and the decoder's resets on errors the packets decide) names the
- * packet whose commit would reach an exception without its address. The caller stops the
- * full decoder before that packet and resets it.
+ * packet whose commit would reach an exception without its address, or one (or a Q
+ * element) that reads what the decoder never set: whether it ever had an address and an
+ * ISA is known from the elements committed since it was made (resets keep it; ETE's
+ * elements, which the models do not follow, make it unknown: then nothing is named). The
+ * caller stops the full decoder before that packet and resets it.
  *
  * What the models cannot see: the decoder's errors that depend on the traced code (an
  * instruction walk that fails, a return stack overflow) reset it where the models go on;

@@ -130,21 +130,6 @@ struct blk {
 _Static_assert((BLK_TABLE & (BLK_TABLE - 1)) == 0 && BLK_TABLE <= (2u << 20),
 	       "a block table is a blockpool's block");
 
-/* Block tables come from the process's pool of huge-page chunks (4 tables to a 2 MiB
- * page), a table let go of taken again first: each ID's walk fills its table all over
- * (addresses hashed), and a first touch of fresh memory costs a page fault per 4 KiB
- * (10-30 us in a VM: 160 per ID), a huge page one per 2 MiB. */
-static struct blk *blk_table(void)
-{
-	struct tc_blockpool *p = tc_blockpool_shared(BLK_TABLE);
-	struct blk *t;
-
-	if (!p || !(t = tc_blockpool_get(p)))
-		return NULL;
-	memset(t, 0, BLK_TABLE);	/* another walk's table, perhaps */
-	return t;
-}
-
 /* Memory contexts seen: the callback's answer is a function of these. */
 struct key {
 	int64_t context_id, vmid, last_ctx;
@@ -190,10 +175,10 @@ struct tc_etm4_walk {
 	 * then tests both; side by side the compiler tests them with one 8-byte load, which
 	 * cannot be forwarded from the 4-byte store (a stall per packet) */
 	struct { int commit; bool mispredict; int cancel; bool discard; } res;
+	/* OpenCSD never initialises its instruction address and ISA (m_instr_info) and no
+	 * reset sets them: a commit that would read them unset the guard stops before
+	 * (etm4_guard.h), so here they start as 0 and A32 and no output shows that */
 	struct instr ii;
-	/* OpenCSD never initialises its instruction address and ISA (m_instr_info): whether
-	 * the decoder has set them since it was made (a reset leaves them as they are) */
-	bool ii_addr_set, ii_isa_set;
 	struct { bool active, pop_pending; int head, n; uint64_t addr[16]; ocsd_isa isa[16]; } rs;
 	struct p0_stack stk, temp;
 
@@ -429,6 +414,26 @@ struct range {
 	uint64_t en;
 };
 
+static void blk_clear(struct tc_etm4_walk *w)
+{
+	if (w->blk)
+		memset(w->blk, 0, BLK_TABLE);
+}
+
+/* Block tables come from the process's pool of huge-page chunks (4 tables to a 2 MiB
+ * page), a table let go of taken again first: each ID's walk fills its table all over
+ * (addresses hashed), and a first touch of fresh memory costs a page fault per 4 KiB
+ * (10-30 us in a VM: 160 per ID), a huge page one per 2 MiB. False: none. */
+static bool blk_table(struct tc_etm4_walk *w)
+{
+	struct tc_blockpool *p = tc_blockpool_shared(BLK_TABLE);
+
+	if (!p || !(w->blk = tc_blockpool_get(p)))
+		return false;
+	blk_clear(w);	/* another walk's table, perhaps */
+	return true;
+}
+
 /* The trace ID in the hash too: the walks' tables lie 512 KiB apart in a huge page, and
  * CPUs running the same code would put its blocks in the same slots of each, the same
  * cache sets. */
@@ -482,11 +487,8 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 		return WP_NOMEM;
 	start = w->ii.addr;
 	cacheable = !to_addr;
-	if (cacheable && !w->blk) {
-		w->blk = blk_table();
-		if (!w->blk)
-			cacheable = false;	/* slower, not wrong */
-	}
+	if (cacheable && !w->blk && !blk_table(w))
+		cacheable = false;	/* slower, not wrong */
 	if (cacheable) {
 		struct blk *b = blk_slot(w, start, w->cur_key);
 
@@ -552,12 +554,6 @@ static enum wp_res walk(struct tc_etm4_walk *w, struct range *r, bool to_addr, u
 				   .cond = w->ii.cond };
 	}
 	return WP_FOUND;
-}
-
-static void blk_clear(struct tc_etm4_walk *w)
-{
-	if (w->blk)
-		memset(w->blk, 0, BLK_TABLE);
 }
 
 /* ---- return stack ---- */
@@ -634,7 +630,6 @@ static void rs_pop(struct tc_etm4_walk *w)
 	}
 	w->ii.addr = addr;
 	w->ii.isa = isa;
-	w->ii_addr_set = w->ii_isa_set = true;
 	w->need_addr = false;
 }
 
@@ -685,7 +680,6 @@ static void update_context(struct tc_etm4_walk *w, const struct p0 *c, ocsd_gene
 		el->context.vmid = x->VMID;
 	}
 	el->isa = w->ii.isa = calc_isa(w->is_64bit, c->ctx.is);
-	w->ii_isa_set = true;
 	w->need_ctxt = false;
 }
 
@@ -798,20 +792,14 @@ static void process_exception(struct tc_etm4_walk *w)
 
 		if (have_ctx)
 			b64 = ctx.ctx.c.SF;
-		else if (!w->ii_isa_set && e->addr.isa == 0)
-			w->undefined++;		/* the library's ISA never set: A32 here */
 		w->ii.addr = ret;
 		w->ii.isa = e->addr.isa == 0 ? (b64 ? ocsd_isa_aarch64 : ocsd_isa_arm)
 					     : ocsd_isa_thumb2;
-		w->ii_addr_set = w->ii_isa_set = true;
 		w->need_addr = false;
 	}
 	/* The library compares its instruction address with the return address and walks
-	 * from it whatever need_addr says. Before any address was set that is heap garbage
-	 * (under ASan 0xbe..: a walk from 0xbebebebebebebebe in ISA 0xbebebebe, which fails
-	 * with a fatal response); we go on as if it were 0, in A32. */
-	if (!w->ii_addr_set)
-		w->undefined++;
+	 * from it whatever need_addr says; before the decoder ever had an address (or, for
+	 * the branch-target kind without context or IS bit, an ISA) the guard stopped it. */
 	if (!(el = add_elem(w, exc.idx)))
 		return;
 	if (have_ctx) {
@@ -889,7 +877,6 @@ static void commit_elements(struct tc_etm4_walk *w)
 			w->rs.pop_pending = false;
 			w->ii.addr = e->addr.val;
 			w->ii.isa = calc_isa(w->is_64bit, e->addr.isa);
-			w->ii_addr_set = w->ii_isa_set = true;
 			w->need_addr = false;
 			break;
 		case P0_CTXT:

@@ -613,18 +613,29 @@ void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
 	free(d);
 }
 
-/* A fatal datapath response: say so, reset the tree and carry on after the bytes taken. */
+/* A fatal datapath response: say so, reset the tree and carry on after the bytes taken.
+ * The text is the response's: the library's last error (ocsd_get_last_err, the only one its
+ * C API gives) is the process's, and may be another tree's (the guard's look-ahead reads
+ * these bytes first; another ID's decoder, in whatever order --jobs ran them) or one logged
+ * before this failure, whose cause the library may log only as a warning, not kept. */
+static const char *fatal_text(ocsd_datapath_resp_t resp)
+{
+	switch (resp) {
+	case OCSD_RESP_FATAL_NOT_INIT: return "OpenCSD: fatal error (not initialised)";
+	case OCSD_RESP_FATAL_INVALID_OP: return "OpenCSD: fatal error (invalid operation)";
+	case OCSD_RESP_FATAL_INVALID_PARAM: return "OpenCSD: fatal error (invalid parameter)";
+	case OCSD_RESP_FATAL_INVALID_DATA: return "OpenCSD: fatal error (invalid trace data)";
+	case OCSD_RESP_FATAL_SYS_ERR: return "OpenCSD: fatal error (system error)";
+	default: return "OpenCSD: fatal error";
+	}
+}
+
 static void fatal(struct tc_etm_ocsd *d, uint64_t index, ocsd_datapath_resp_t resp)
 {
 	struct tc_rec r = rec(d, TC_REC_ERROR, index);
-	char msg[256] = "";
-	ocsd_trc_index_t ei;
-	uint8_t chan;
 
-	ocsd_get_last_err(&ei, &chan, msg, sizeof(msg));
+	r.text = fatal_text(resp);
 	d->st.errors++;
-	r.text = msg[0] ? msg : "OpenCSD datapath error";
-	(void)resp;
 	d->emit(d->ctx, &r);
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
 }

@@ -67,11 +67,25 @@ expect 'report --decoder=reference: exit 3, no crash' '
 	crash_free $rc && [ $rc = 3 ]
 '
 # (Without the speculation depth the exception commits when its address comes, as in real
-# trace.)
+# trace: here after an address 0x1000, the exception returning there.)
 expect 'with no speculation depth, the address right after the exception: the exception, exit 0' '
 	snap ok && {
-		async; bytes 001 000; bytes 006 002; bytes 235 000 010 000 000 000 000 000 000
+		async; bytes 001 000; bytes 235 000 010 000 000 000 000 000 000
+		bytes 006 002; bytes 235 000 010 000 000 000 000 000 000
 	} >ok/trace.bin &&
 	tracectl -j decode --decoder=reference -i ok >out 2>err &&
-	grep -q "\"type\":\"exception\"" out && ! grep -q "before its address" out err
+	grep -q "\"type\":\"exception\"" out && ! grep -q "before" out err
+'
+# Before the decoder ever had an address, OpenCSD 1.3.3 would walk from its instruction
+# address, which it never initialises (heap garbage), to the return address: the guard
+# names that commit (the address packet at offset 16) in both decoders alike.
+expect 'an exception before any address: an error record at its commit, exit 3, fast = reference' '
+	snap first && {
+		async; bytes 001 000; bytes 006 002; bytes 235 000 010 000 000 000 000 000 000
+	} >first/trace.bin &&
+	tracectl -j decode --decoder=reference -i first >r.out 2>r.err; echo "exit $?" >>r.err
+	tracectl -j decode -i first >f.out 2>f.err; echo "exit $?" >>f.err
+	grep -q "\"offset\":16,.*exception before the decoder had any address" r.out &&
+	grep -q "^exit 3" r.err && ! grep -q "\"type\":\"exception\"" r.out &&
+	cmp f.out r.out && cmp f.err r.err
 '
