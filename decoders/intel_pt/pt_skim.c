@@ -155,6 +155,16 @@ void tc_pt_skim_forget(struct tc_pt_skim *s)
 
 static const uint8_t ip_bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
 
+/* Bytes p[lo..hi) as a little-endian number (payloads of IPs, TSC, PIP, long TNT). */
+static inline uint64_t le(const uint8_t *p, int lo, int hi)
+{
+	uint64_t v = 0;
+
+	while (hi-- > lo)
+		v = v << 8 | p[hi];
+	return v;
+}
+
 static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t n,
 							 uint64_t *last_ip, bool *have_ip,
 							 struct tc_pt_skim_pkt *o)
@@ -218,9 +228,7 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 				o->truncated = true;
 				return;
 			}
-			v = 0;
-			for (int i = 7; i >= 2; i--)
-				v = v << 8 | p[i];
+			v = le(p, 2, 8);
 			o->kind = TC_PT_SKIM_PIP;
 			o->size = 8;
 			o->mode = v & 1;
@@ -240,9 +248,7 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 				o->truncated = true;
 				return;
 			}
-			v = 0;
-			for (int i = 7; i >= 2; i--)
-				v = v << 8 | p[i];
+			v = le(p, 2, 8);
 			if (!v || !(nb = 63 - (unsigned)__builtin_clzll(v)))
 				return;	/* no stop bit, or no bits: left to libipt */
 			o->kind = TC_PT_SKIM_TNT;
@@ -282,9 +288,7 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 			o->truncated = true;
 			return;
 		}
-		v = 0;
-		for (int i = 7; i >= 1; i--)
-			v = v << 8 | p[i];
+		v = le(p, 1, 8);
 		o->kind = TC_PT_SKIM_TSC;
 		o->size = 8;
 		o->value = v;
@@ -327,9 +331,7 @@ static inline __attribute__((always_inline)) void parse(const uint8_t *p, size_t
 		o->kind = TC_PT_SKIM_BAD;
 		return;
 	}
-	v = 0;
-	for (unsigned i = nb; i > 0; i--)
-		v = v << 8 | p[i];
+	v = le(p, 1, 1 + nb);
 	o->size = 1 + nb;
 	switch (ipb) {
 	case 0:
