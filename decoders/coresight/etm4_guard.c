@@ -555,8 +555,12 @@ static void decoding(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 	}
 }
 
+/* The next packet (no hazard named yet). The decoder never sees a hazard's packet: nor
+ * what its commits set before the hazard (had goes back). */
 static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
 {
+	uint8_t had = g->had;
+
 	switch (g->state) {
 	case WAIT_ASYNC:
 		if (p->type == ETM4_PKT_I_ASYNC)
@@ -575,6 +579,8 @@ static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_t
 		break;
 	case DECODING:
 		decoding(g, p, idx);
+		if (g->hazard)
+			g->had = had;
 		break;
 	}
 }
@@ -584,13 +590,8 @@ static ocsd_datapath_resp_t sink(const void *ctx, const ocsd_datapath_op_t op,
 {
 	struct tc_etm4_guard *g = (struct tc_etm4_guard *)ctx;
 
-	if (op == OCSD_OP_DATA && pkt && !g->hazard) {
-		uint8_t had = g->had;
-
+	if (op == OCSD_OP_DATA && pkt && !g->hazard)
 		on_packet(g, pkt, idx);
-		if (g->hazard)
-			g->had = had;	/* see tc_etm4_guard_packet */
-	}
 	return OCSD_RESP_CONT;
 }
 
@@ -622,15 +623,11 @@ struct tc_etm4_guard *tc_etm4_guard_new_inline(uint32_t max_spec)
 int tc_etm4_guard_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p,
 			 ocsd_trc_index_t idx, const char **why)
 {
-	uint8_t had = g->had;
-
 	if (g->hazard)
 		return 0;
 	on_packet(g, p, idx);
 	if (!g->hazard)
 		return 0;
-	/* the decoder never sees a hazard's packet: nor what its commits set before it */
-	g->had = had;
 	*why = g->why;
 	return 1;
 }

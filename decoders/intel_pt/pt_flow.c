@@ -1727,6 +1727,25 @@ static size_t skim_read(void *ctx, uint64_t addr, uint8_t *buf, size_t len)
 	return d->ops.read(d->ops.ctx, d->cpu, d->cr3, addr, buf, len);
 }
 
+/* The thread callback, as ask_thread; the skim's blocks go with the address space. */
+static void skim_ask_thread(struct tc_pt_flow *d)
+{
+	ask_thread(d);
+	if (d->cr3 != d->skim_cr3) {
+		d->skim_cr3 = d->cr3;
+		tc_pt_skim_forget(d->skim);
+	}
+}
+
+/* Once the skim has read code of the buffer, the caller's thread callback at time t must
+ * change nothing (ops.due) that a decode again from the buffer's start could not undo
+ * (before, that decode makes the same change at the same point: its first PSB+'s time,
+ * the side-band from before the trace): true where the skim must give up. */
+static bool skim_due(struct tc_pt_flow *d, const struct tc_pt_flow_time *t)
+{
+	return d->ops.thread && !d->skim_fresh && (!d->ops.due || d->ops.due(d->ops.ctx, d->cpu, t));
+}
+
 static void skim_sync(void *ctx, uint64_t skipped)
 {
 	struct tc_pt_flow *d = ctx;
@@ -1738,11 +1757,7 @@ static void skim_sync(void *ctx, uint64_t skipped)
 		snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the first PSB skipped", skipped);
 		emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
 	}
-	ask_thread(d);
-	if (d->cr3 != d->skim_cr3) {
-		d->skim_cr3 = d->cr3;
-		tc_pt_skim_forget(d->skim);
-	}
+	skim_ask_thread(d);
 }
 
 /* The skim's ranges, as range_out of each (the flow's own range fields stay as they are: a
@@ -1783,21 +1798,17 @@ static void skim_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 	}
 }
 
-/* The time moves on where the exact path's would (set_time): once the skim has read code of
- * the buffer, it goes on only where the caller's thread callback changes nothing then
- * (ops.due), which a decode again from the buffer's start could not undo (before, the exact
- * path's decode again makes the same change at the same point: its first PSB+'s time, the
- * side-band from before the trace). */
+/* The time moves on where the exact path's would (set_time), where skim_due allows. */
 static int skim_time(void *ctx, uint64_t tsc)
 {
 	struct tc_pt_flow *d = ctx;
-	struct tc_pt_flow_time t;
+	struct tc_pt_flow_time t = { true, tsc, 0 };
 
 	if (d->time.has_tsc && d->time.tsc == tsc)
 		return 0;
 	if (d->ops.thread && !d->skim_fresh) {
-		t = (struct tc_pt_flow_time){ true, tsc, tc_pt_config_tsc_to_perf_time(&d->tc, tsc) };
-		if (!d->ops.due || d->ops.due(d->ops.ctx, d->cpu, &t))
+		t.perf_time = tc_pt_config_tsc_to_perf_time(&d->tc, tsc);
+		if (skim_due(d, &t))
 			return -1;
 	}
 	new_time(d, tsc);
@@ -1805,23 +1816,17 @@ static int skim_time(void *ctx, uint64_t tsc)
 }
 
 /* A PIP's event where the exact path's comes (on_event's paging, async paging): the CR3
- * the reads and the thread callback get from here on, and that callback now, as there. Its
- * time is told already (skim_time): once the skim has read code, the callback at this time
- * must change nothing it could not change again in a decode from the buffer's start (a
- * task switch, side-band: ops.due); what it makes of the CR3 it makes again there. */
+ * the reads and the thread callback get from here on, and that callback now, as there, at
+ * the time told already (skim_time), where skim_due allows; what it makes of the CR3 a
+ * decode again from the buffer's start makes again. */
 static int skim_paging(void *ctx, uint64_t cr3)
 {
 	struct tc_pt_flow *d = ctx;
 
-	if (d->ops.thread && !d->skim_fresh &&
-	    (!d->ops.due || d->ops.due(d->ops.ctx, d->cpu, &d->time)))
+	if (skim_due(d, &d->time))
 		return -1;
 	d->cr3 = cr3;
-	ask_thread(d);
-	if (d->cr3 != d->skim_cr3) {
-		d->skim_cr3 = d->cr3;
-		tc_pt_skim_forget(d->skim);
-	}
+	skim_ask_thread(d);
 	return 0;
 }
 

@@ -1083,23 +1083,18 @@ __attribute__((noinline)) static int ahead_slow(struct tc_pt_skim *s)
 			if (psb_plus(s, false))
 				return GIVE_UP;
 			continue;
+		case TC_PT_SKIM_MODE_TSX:
 		case TC_PT_SKIM_PIP:
-			/* while tracing it binds to the next MOV CR3 (or, after a FUP, to its TIP):
-			 * left to libipt; else an event at once (not before the caller's sync) */
+			/* while tracing MODE.TSX binds to the FUP after it, a PIP to the next MOV
+			 * CR3 (or, after a FUP, to its TIP: left to libipt); while tracing is off
+			 * each is an event at once (not before the caller's sync) */
+			if (s->enabled && k.kind == TC_PT_SKIM_MODE_TSX)
+				return tsx_fup(s, &k);
 			if (s->enabled || !s->sync_done)
 				return GIVE_UP;
 			took(s);
-			if (tell_time(s, s->qhave, s->qtsc) || paging(s, k.value))
-				return GIVE_UP;
-			s->p += k.size;
-			continue;
-		case TC_PT_SKIM_MODE_TSX:
-			if (s->enabled)
-				return tsx_fup(s, &k);
-			if (!s->sync_done)
-				return GIVE_UP;
-			took(s);
-			if (tell_time(s, s->qhave, s->qtsc))
+			if (tell_time(s, s->qhave, s->qtsc) ||
+			    (k.kind == TC_PT_SKIM_PIP && paging(s, k.value)))
 				return GIVE_UP;
 			s->p += k.size;
 			continue;
