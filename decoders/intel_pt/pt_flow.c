@@ -142,6 +142,7 @@ struct tc_pt_flow {
 	 * update pauses, a pause after the next block; the state at the first block. */
 	uint64_t sync_at, stop_at;
 	bool step_block, want_first, gave_up, paused;
+	bool time_watch;	/* first.time_used: a record before the time is set again */
 	atomic_bool abort;	/* tc_pt_flow_abort: from another thread */
 	struct tc_pt_flow_join first, after;	/* at begin_at's first block, at the pause's */
 	struct tc_pt_flow_join *first_to;	/* which one want_first fills */
@@ -225,6 +226,15 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 }
 
 /* The run of ranges goes out (before another record, the thread callback, a return). */
+/* A record with the flow's time: see take_first. */
+static inline void time_used(struct tc_pt_flow *d)
+{
+	if (__builtin_expect(d->time_watch, 0)) {
+		d->time_watch = false;
+		d->first.time_used = true;
+	}
+}
+
 static inline void end_run(struct tc_pt_flow *d)
 {
 	if (d->nrun) {
@@ -238,6 +248,7 @@ static inline void end_run(struct tc_pt_flow *d)
 /* Every record goes out here (see suppress); ranges are made in d->slot, put by put_range. */
 static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 {
+	time_used(d);
 	d->emitted++;
 	if (d->suppress) {
 		d->suppress--;
@@ -253,6 +264,7 @@ static void put(struct tc_pt_flow *d, const struct tc_rec *r)
 /* k ranges made at d->slot into the run (at most the run's room left). */
 static inline void put_run(struct tc_pt_flow *d, size_t k)
 {
+	time_used(d);
 	d->emitted += k;
 	d->slot += k;
 	d->nrun += k;
@@ -263,6 +275,7 @@ static inline void put_run(struct tc_pt_flow *d, size_t k)
 /* The record made in d->slot goes out, as put. */
 static inline void put_range(struct tc_pt_flow *d)
 {
+	time_used(d);
 	if (d->run && !d->suppress) {
 		put_run(d, 1);
 		return;
@@ -361,6 +374,7 @@ static void add_pending(struct tc_pt_flow *d)
 /* A new time; tell the caller when it moved on. */
 __attribute__((noinline)) static void new_time(struct tc_pt_flow *d, uint64_t tsc)
 {
+	d->time_watch = false;
 	d->time_off = UINT64_MAX;
 	d->time.has_tsc = true;
 	d->time.tsc = tsc;
@@ -376,6 +390,7 @@ __attribute__((noinline)) static void new_time(struct tc_pt_flow *d, uint64_t ts
 
 static inline void set_time(struct tc_pt_flow *d, uint64_t tsc)
 {
+	d->time_watch = false;
 	if (!d->time.has_tsc || d->time.tsc != tsc)
 		new_time(d, tsc);
 }
@@ -1001,6 +1016,18 @@ static void take_first(struct tc_pt_flow *d)
 	struct tc_pt_flow_join *j = d->first_to;
 
 	d->want_first = false;
+	/* A segment's flow took its time at its PSB+, the flow before it at the status
+	 * update there or at this block (its range in flight ended), the decoder maybe
+	 * further on (an MTC after PSBEND): the segment's now the decoder's, its side-band
+	 * checked to there (ops.thread). The next range's end or event sets the time again
+	 * whatever it was (time_off: the range's end keeps it only where the decoder has not
+	 * moved on): the join takes a time before the decoder's for the flow before it,
+	 * unless a record came first (time_used). */
+	if (j == &d->first && d->wq) {
+		decoder_time(d);
+		d->time_watch = true;
+		j->time_used = false;
+	}
 	j->done = true;
 	j->in_range = d->in_range;
 	j->have_last = d->have_last;
@@ -1016,6 +1043,7 @@ static void take_first(struct tc_pt_flow *d)
 	j->tid = d->tid;
 	j->cr3 = d->cr3;
 	j->has_tsc = d->time.has_tsc;
+	j->tsc = d->time.tsc;
 	j->emitted = d->emitted;
 	j->st = d->st;
 	j->walk = d->walk != NULL;
@@ -2224,11 +2252,18 @@ bool tc_pt_flow_join_same(const struct tc_pt_flow_join *a, const struct tc_pt_fl
 	if (a->in_range != b->in_range || a->have_last != b->have_last || a->r_end != b->r_end ||
 	    a->r_isa != b->r_isa || a->last_ip != b->last_ip || a->last_end != b->last_end ||
 	    a->last_class != b->last_class || a->last_isa != b->last_isa || a->pid != b->pid ||
-	    a->tid != b->tid || a->cr3 != b->cr3 || a->has_tsc || b->has_tsc)
+	    a->tid != b->tid || a->cr3 != b->cr3 || a->has_tsc != b->has_tsc)
+		return false;
+	/* with time, the segment's at the decoder's (take_first), the flow's there or before */
+	if (a->has_tsc && (!x->has_time || a->tsc != x->tsc ||
+			   (a->time_used ? b->tsc != a->tsc : b->tsc > a->tsc)))
 		return false;
 	if (x->ip != y->ip || x->offset != y->offset || x->mode != y->mode ||
 	    x->status != y->status || x->enabled != y->enabled ||
-	    x->process_event != y->process_event || x->has_time || y->has_time)
+	    x->process_event != y->process_event || x->has_time != y->has_time ||
+	    (x->has_time && (x->tsc != y->tsc || x->lost_mtc != y->lost_mtc ||
+			     x->lost_cyc != y->lost_cyc)) ||
+	    x->has_cbr != y->has_cbr || (x->has_cbr && x->cbr != y->cbr))
 		return false;
 	return !x->process_event || !memcmp(&x->ev, &y->ev, sizeof(x->ev));
 }

@@ -155,7 +155,8 @@ struct tc_pt_flow_join {
 	uint64_t r_start, r_end, last_ip, last_end, cr3;
 	uint32_t r_insns;
 	int r_isa, last_class, last_isa, pid, tid;
-	bool has_tsc;
+	bool has_tsc, time_used;
+	uint64_t tsc;
 	uint64_t emitted;	/* records made until then */
 	struct tc_pt_flow_stats st;
 	bool walk;		/* the walk ran: w is its state */
@@ -174,7 +175,8 @@ const struct tc_pt_flow_join *tc_pt_flow_first(const struct tc_pt_flow *d);
 /* ... and at the first block after the last pause at a stop (tc_pt_flow_stop_at). */
 const struct tc_pt_flow_join *tc_pt_flow_after(const struct tc_pt_flow *d);
 /* Do two states at the first block (a speculative segment's, the flow's before it) go on
- * alike, the range in flight aside? */
+ * alike, the range in flight aside? Their times too, where the caller sees to it that CYC
+ * is off (pt_walk.h) and that their reads see the same side-band. */
 bool tc_pt_flow_join_same(const struct tc_pt_flow_join *spec, const struct tc_pt_flow_join *truth);
 bool tc_pt_flow_gave_up(const struct tc_pt_flow *d);
 /* From another thread, while a segment's flow runs: it gives up at its next block or

@@ -56,6 +56,7 @@ struct seg_ctx {
 	struct tc_pt_session *s;
 	struct queue *q;
 	struct tc_images *im;
+	size_t sb_at;		/* the side-band in im (or to apply when it is made) */
 	bool busy;
 };
 
@@ -68,6 +69,7 @@ struct seg_wr {
 	unsigned nw;
 	uint64_t woff;
 	struct seg_ctx *c;	/* where its symbols come from now */
+	uint64_t space;		/* what they are now (seg_wspace) */
 } __attribute__((aligned(64)));	/* each thread's own cache lines: they are written per record */
 
 /* What a segment's flow needs that costs to make and warms up with use: the walk's cache
@@ -76,6 +78,7 @@ struct seg_wr {
 struct seg_kit {
 	struct tc_pt_walk_cache *wc;
 	struct tc_x86 *x86;
+	size_t era;		/* the side-band its blocks were read with */
 };
 
 struct segs;
@@ -93,6 +96,12 @@ struct seg {
 	int pid, tid;		/* !at_psb: the thread it began with (the true flow's, if taken) */
 	struct tc_jobs_out *out;	/* in its task; NULL: bytes put at once */
 	bool odd;		/* a record the segments do not make (ADDR_NACC) */
+	/* With time: the side-band its reads see (era: how much of it); the true flow's
+	 * moves on as one thread's would (truth), a speculative one's never does (era_odd:
+	 * it would have, not taken). space: its flow's ops.space. */
+	size_t era;
+	bool truth, era_odd;
+	uint64_t space;
 	unsigned respun;	/* made again with the true set's marks (seg_respin) */
 	uint64_t nrec, ncounted;
 	bool held_done, have_held;
@@ -111,8 +120,10 @@ struct segs {
 	struct seg_wr *wr;	/* [0] the caller's thread's, [1 + lane] the lanes' */
 	size_t nwr;
 	pthread_mutex_t mu;
-	uint64_t space;		/* what reads see never changes without time */
 	uint64_t wspace;	/* the writers' (their symbols): the queue's */
+	size_t era, era0;	/* the true flow's side-band (struct seg), the queue's first */
+	struct tc_images **old;	/* contexts' images let go of (seg_ctx_era), kept to the end */
+	size_t nold, capold;
 	struct pt_image_section_cache *iscache;
 	struct tc_pt_walk_cache *master;
 	struct tc_pt_flow_stats acc;
@@ -176,9 +187,39 @@ static struct tc_images *seg_images(struct seg_ctx *c)
 		return NULL;
 	if (s->f)
 		tc_images_add_build_ids(c->im, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < s->nsb; i++)
+	for (size_t i = 0; i < c->sb_at; i++)
 		tc_pt_session_apply_sb_to(s, c->im, &s->sb[i]);
 	return c->im;
+}
+
+/* Context c (its user's thread's) as a flow at era reads: the side-band before it applied,
+ * the images made again if they had more (those kept to the end: writers' symbols may
+ * point into them). -1: out of memory. */
+static int seg_ctx_era(struct segs *ss, struct seg_ctx *c, size_t era)
+{
+	if (c->im && c->sb_at < era) {
+		for (size_t i = c->sb_at; i < era; i++)
+			tc_pt_session_apply_sb_to(c->s, c->im, &c->s->sb[i]);
+	} else if (c->im && c->sb_at > era) {
+		int ret;
+
+		pthread_mutex_lock(&ss->mu);
+		ret = tc_grow((void **)&ss->old, &ss->capold, ss->nold + 1, sizeof(*ss->old));
+		if (!ret)
+			ss->old[ss->nold++] = c->im;
+		pthread_mutex_unlock(&ss->mu);
+		if (ret)
+			return -1;
+		c->im = NULL;
+	}
+	c->sb_at = era;
+	return 0;
+}
+
+/* The writers' space at era: a new queue or era, symbols found again. */
+static uint64_t seg_wspace(const struct segs *ss, size_t era)
+{
+	return (ss->wspace << 32) + era;
 }
 
 static size_t seg_read(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
@@ -209,21 +250,42 @@ static uint64_t seg_space(void *ctx)
 {
 	const struct seg *g = ctx;
 
-	return g->ss->space;
+	return g->space;
 }
 
+/* With time (one per-thread queue), the side-band up to then applies, as in one thread
+ * (pt_session.c's thread_cb): the true flow's reads see it from now on; a speculative
+ * flow's era is the true one's when it was made, and it is not taken if it would apply
+ * more (it stops). */
 static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t,
 		       int *pid, int *tid)
 {
 	struct seg *g = ctx;
+	const struct tc_pt_session *s = g->s;
+	size_t era = g->era;
 
 	(void)cpu;
 	(void)cr3;
-	(void)t;
-	if (!g->s->pt.per_cpu_mmaps) {	/* without time only a per-thread queue knows */
+	if (!s->pt.per_cpu_mmaps) {	/* without time only a per-thread queue knows */
 		*pid = g->q->pid;
 		*tid = g->q->tid;
 	}
+	if (!t->has_tsc || s->pt.timeless)
+		return;
+	while (era < s->nsb && s->sb[era].time <= t->perf_time)
+		era++;
+	if (era == g->era)
+		return;
+	if (!g->truth) {
+		g->era_odd = true;
+		tc_pt_flow_abort(g->d);
+		return;
+	}
+	if (seg_ctx_era(g->ss, g->c, era))
+		g->odd = true;	/* out of memory: decoded again */
+	g->era = era;
+	g->space++;	/* what the flow knew of the code goes, as in one thread */
+	g->wr->space = seg_wspace(g->ss, era);
 }
 
 /* The writer's symbols, in its context. */
@@ -265,7 +327,7 @@ static void seg_write(struct seg *g, const struct tc_rec *r)
 	if (!c->w) {
 		if (c->wfail)
 			return;
-		if (!(c->w = lw->open(lw->ctx, seg_sym, c, &g->ss->wspace))) {
+		if (!(c->w = lw->open(lw->ctx, seg_sym, c, &c->space))) {
 			c->wfail = true;
 			return;
 		}
@@ -321,8 +383,13 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 		tc_jobs_put(out, &m, sizeof(m));
 		return;
 	}
+	g->wr->space = seg_wspace(ss, g->era);
 	g->out = out;
-	if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from, &g->err)) {
+	if (seg_ctx_era(ss, g->c, g->era)) {
+		g->failed = true;
+		tc_pt_session_nomem(&g->err);
+	} else if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from,
+				       &g->err)) {
 		g->failed = true;
 	} else {
 		tc_pt_flow_stop_at(g->d, g->to);
@@ -349,6 +416,7 @@ static void seg_free(struct segs *ss, struct seg *g)
 		return;
 	if (g->d)
 		g->kit.wc = tc_pt_flow_take_walk_cache(g->d);
+	g->kit.era = g->era;
 	tc_pt_flow_free(g->d);	/* before its x86 decoder goes */
 	if (g->kit.wc && g->kit.x86 && ss->npool < sizeof(ss->pool) / sizeof(ss->pool[0])) {
 		ss->pool[ss->npool++] = g->kit;
@@ -388,6 +456,8 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	if (ss->npool) {
 		g->kit = ss->pool[--ss->npool];
 		tc_pt_walk_cache_reuse(g->kit.wc);	/* the marks: the true set's, below */
+		if (g->kit.era != ss->era)
+			tc_pt_walk_cache_forget(g->kit.wc);	/* its blocks: other code */
 	} else if (!(g->kit.wc = tc_pt_walk_cache_new()) || !(g->kit.x86 = tc_x86_new())) {
 		tc_pt_session_nomem(e);
 		seg_free(ss, g);
@@ -402,6 +472,7 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	g->to = to;
 	g->at_psb = from != UINT64_MAX;
 	g->held_done = !g->at_psb;
+	g->era = ss->era;
 	if ((g->d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e))) {
 		tc_pt_flow_set_walk_cache(g->d, g->kit.wc);
 		g->kit.wc = NULL;	/* the flow's until seg_free */
@@ -464,6 +535,11 @@ static void seg_run_here(struct segs *ss, struct seg *g)
 	seg_count(ss, g);
 	if (tc_pt_walk_cache_merge_new(ss->master, tc_pt_flow_walk_cache(g->d)))
 		g->odd = true;
+	if (ss->era != g->era) {
+		/* segments made from now on read with its side-band, and its sections only */
+		ss->era = g->era;
+		ss->nsecs = 0;
+	}
 	seg_add_secs(ss, g->d);
 }
 
@@ -494,13 +570,16 @@ static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
 {
 	struct tc_pt_session *s = ss->s;
 	struct seg g = { .s = s, .ss = ss, .q = q, .c = &ss->ctx[0], .wr = &ss->wr[0],
-			 .held_done = true };
+			 .held_done = true, .truth = true, .era = ss->era0 };
 	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = redo_emit, .thread = seg_thread,
 		.span = seg_span, .space = seg_space, .ctx = &g,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH) };
 	int ret = 0;
 
 	ss->drop = ss->written;
+	if (seg_ctx_era(ss, g.c, g.era))
+		return tc_pt_session_nomem(e);
+	g.wr->space = seg_wspace(ss, g.era);
 	if (!(g.d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)))
 		return -1;
 	for (size_t i = 0; i < q->nbufs && !ret; i++) {
@@ -598,7 +677,7 @@ static bool seg_room(const struct segs *ss, struct seg *const *fl, size_t head, 
 /* The buffer offset of the next segment's PSB: the first at least len past at (the
  * previous one's, or the first PSB's), UINT64_MAX if none. Found as the segments are
  * submitted: the trace is read (into memory) only a window ahead. */
-static uint64_t seg_cut(const struct buf *b, uint64_t at, uint64_t len)
+static uint64_t seg_cut(const struct segs *ss, const struct buf *b, uint64_t at, uint64_t len)
 {
 	const uint8_t *p;
 
@@ -607,6 +686,10 @@ static uint64_t seg_cut(const struct buf *b, uint64_t at, uint64_t len)
 		if (!p)
 			return UINT64_MAX;
 		at = (uint64_t)(p - b->data);
+		/* with time the records before it have the time the buffer before ended
+		 * with: the true flow's to make (never taken), no more than them */
+		if (at && !ss->s->pt.timeless && b != ss->s->cur->bufs)
+			return at;
 	}
 	at += len;
 	if (at >= b->size || !(p = memmem(b->data + at, b->size - at, psb_bytes,
@@ -683,7 +766,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			 * decoded again in order) */
 			while (more && (first_joined ? seg_room(ss, fl, head, nfl, window) : !nfl)) {
 				uint64_t from = cut ? cut : UINT64_MAX;
-				uint64_t to = seg_cut(b, from, seg_len(ss));
+				uint64_t to = seg_cut(ss, b, from, seg_len(ss));
 				struct seg *g = seg_new(ss, q, b, from, to, e);
 
 				cut = to;
@@ -694,6 +777,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				}
 				g->lane = lane++ % window;
 				g->wr = &ss->wr[1 + g->lane];
+				g->truth = !t;	/* the queue's first: true as it is */
 				if (tc_jobs_submit(s->par, g->lane, seg_task, NULL, g)) {
 					seg_free(ss, g);
 					ret = tc_pt_session_nomem(e);
@@ -737,16 +821,21 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				seg_count(ss, g);
 				t = g;
 				memset(&t->base, 0, sizeof(t->base));
+				/* its reads in the caller's thread from now on */
+				ss->wr[0].space = seg_wspace(ss, g->era);
+				ss->era = g->era;
 				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge_new(
-					    ss->master, tc_pt_flow_walk_cache(g->d)))
+					    ss->master, tc_pt_flow_walk_cache(g->d)) ||
+				    seg_ctx_era(ss, &ss->ctx[0], g->era))
 					redo = true;
 				seg_add_secs(ss, g->d);
 				continue;
 			}
 			if (!g->at_psb) {
-				/* a later buffer's first: the true flow ended the buffer before */
+				/* a later buffer's first: the true flow ended the buffer before
+				 * (with time, its time too: never taken, seg_cut) */
 				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
-				take = !tc_pt_flow_gave_up(g->d) && !g->odd &&
+				take = !tc_pt_flow_gave_up(g->d) && !g->odd && s->pt.timeless &&
 				       seg_thread_same(g, t->d) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
 				       seg_secs_same(g->d, t->d);
@@ -768,7 +857,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					break;
 				}
 				take = tc_pt_flow_paused(t->d) && !tc_pt_flow_gave_up(g->d) &&
-				       !g->odd &&
+				       !g->odd && g->era == t->era &&
 				       tc_pt_flow_join_same(tc_pt_flow_first(g->d),
 							    tc_pt_flow_after(t->d)) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
@@ -779,11 +868,14 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					seg_free(ss, g);
 					continue;
 				}
-				if (!take && g->respun < RESPINS && !tc_pt_flow_gave_up(g->d) && !g->odd &&
-				    tc_pt_flow_join_same(tc_pt_flow_first(g->d),
-							 tc_pt_flow_after(t->d))) {
-					/* only marks or sections the true set has more of: it and
-					 * those in flight again, the true flow left where it is */
+				if (!take && g->respun < RESPINS &&
+				    ((!tc_pt_flow_gave_up(g->d) && !g->odd &&
+				      tc_pt_flow_join_same(tc_pt_flow_first(g->d),
+							   tc_pt_flow_after(t->d))) ||
+				     (g->era_odd && g->era != t->era))) {
+					/* only marks, sections or side-band the true set has more
+					 * of: it and those in flight again, the true flow left where
+					 * it is */
 					seg_put_items(ss, &it, false);
 					head = (head + window - 1) % window;
 					fl[head] = g;
@@ -817,6 +909,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
 				seg_free(ss, t);
 				t = g;
+				t->truth = true;
 				t->base = g->at_psb ? gf->st : (struct tc_pt_flow_stats){ 0 };
 				if (tc_pt_walk_cache_merge_new(ss->master,
 							       tc_pt_flow_walk_cache(g->d)))
@@ -884,8 +977,13 @@ bool tc_pt_segment_usable(const struct tc_pt_session *s)
 	 * (pt_lanes.c) holds a queue's formatted output while the one before is written,
 	 * and stalls at the lanes' budget (4-queue emulated trace: --jobs 2 no faster than
 	 * --jobs 1); cut at PSBs, each queue's segments come in that order */
-	return s->o.jobs > 1 && s->nq >= 1 && s->pt.timeless && !s->o.reference && s->o.writer &&
-	       s->o.writer->usable(s->o.writer->ctx);
+	/* with time, one queue of a thread (perf record's default for one program): its
+	 * side-band by time (seg_thread), its segments' time from their PSB+'s TSC, which
+	 * CYC's calibration would not be (pt_walk.h) */
+	bool timed = s->nq == 1 && !s->pt.per_cpu_mmaps && !s->pt.cyc;
+
+	return s->o.jobs > 1 && s->nq >= 1 && (s->pt.timeless || timed) && !s->o.reference &&
+	       s->o.writer && s->o.writer->usable(s->o.writer->ctx);
 }
 
 int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
@@ -920,7 +1018,14 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 		int pid = i ? s->q[i - 1].pid : 0;
 
 		for (size_t c = 0; c < ss.nctx; c++)
-			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im };
+			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im,
+						      .sb_at = ss.ctx[c].sb_at };
+		/* without time all of the side-band applies; with time, what is due at its
+		 * start, as one thread's (pt_session.c) */
+		ss.era0 = 0;
+		while (ss.era0 < s->nsb && (s->pt.timeless || !s->sb[ss.era0].time))
+			ss.era0++;
+		ss.era = ss.era0;
 		for (size_t c = 0; c < ss.nwr; c++)
 			ss.wr[c].c = &ss.ctx[0];
 		memset(&ss.acc, 0, sizeof(ss.acc));
@@ -939,6 +1044,7 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 		 * again): a new space number starts a new era of them (the flows' stays: one
 		 * that changes drops their sections) */
 		ss.wspace++;
+		ss.wr[0].space = seg_wspace(&ss, ss.era);
 		ret = seg_queue(&ss, q, window, e);
 		for (size_t c = 0; c < ss.nwr; c++)
 			if (ss.wr[c].wfail && !ret)
@@ -962,6 +1068,11 @@ out:
 	s->lw = NULL;
 	for (size_t c = 0; ss.ctx && c < ss.nctx; c++)
 		tc_images_free(ss.ctx[c].im);
+	for (size_t i = 0; i < ss.nold; i++) {
+		tc_pt_session_add_missing_lines(s, ss.old[i]);
+		tc_images_free(ss.old[i]);
+	}
+	free(ss.old);
 	free(ss.ctx);
 	free(ss.wr);
 	pthread_mutex_destroy(&ss.mu);

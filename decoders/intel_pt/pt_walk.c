@@ -526,7 +526,8 @@ void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st)
 		st->ev = w->ev;
 	if (pt_qry_get_offset(w->q, &st->offset) < 0)
 		st->offset = UINT64_MAX;
-	st->has_time = pt_qry_time(w->q, &st->tsc, NULL, NULL) >= 0;
+	st->has_time = pt_qry_time(w->q, &st->tsc, &st->lost_mtc, &st->lost_cyc) >= 0;
+	st->has_cbr = pt_qry_core_bus_ratio(w->q, &st->cbr) >= 0;
 }
 
 int tc_pt_walk_sync_offset(const struct tc_pt_walk *w, uint64_t *off)

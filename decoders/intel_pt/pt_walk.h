@@ -95,11 +95,14 @@ int tc_pt_walk_sync_set(struct tc_pt_walk *w, uint64_t off);
 
 /* What decides the walk's future, but its return stack (an empty one pops nothing: the
  * walk gives up) and libipt's query decoder beyond its offset and time: equal in two walks
- * over the same trace, they go on alike. */
+ * over the same trace, they go on alike. libipt's time beyond what it tells is a function
+ * of the packets since the last TSC (a TSC resets all of it but the CBR, told here), but
+ * for the calibration that CYC packets use: without CYC, equal times go on alike too. */
 struct tc_pt_walk_state {
 	uint64_t ip, offset, tsc;
+	uint32_t lost_mtc, lost_cyc, cbr;	/* libipt's time, as far as it tells */
 	int mode, status;
-	bool enabled, process_event, has_time;
+	bool enabled, process_event, has_time, has_cbr;
 	struct pt_event ev;	/* the event fetched, if process_event */
 };
 void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st);

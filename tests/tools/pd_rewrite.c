@@ -3,7 +3,7 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] IN OUT
+ *   pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
@@ -19,6 +19,9 @@
  * -P: every PSB+ of Intel PT with a MODE.TSX (no transaction) after its PSB and a PIP of
  * CR3 (the same each time) before its PSBEND, as a real CPU's perf recording has them
  * (their status events: pt_skim.c, pt_flow.c).
+ * -M (with -T): the Nth MMAP2 record (from 1) given the time the clock reads at BYTES of
+ * trace, as a library mapped while the program runs (dlopen): its code has none before
+ * then (decoders' side-band by time: pt_segment.c's eras).
  *
  * Test tool only: it prints and exits. */
 #include <stdio.h>
@@ -43,6 +46,9 @@ static uint64_t t_bytes;	/* trace read: the clock */
 static bool t_own;		/* -O: each queue its own clock (t_queue) */
 static uint64_t t_queue[256];
 static uint64_t t_aux[256];	/* each queue's AUX offset so far */
+static unsigned long late_n;	/* -M: this MMAP2 record (from 1) ... */
+static uint64_t late_at;	/* ... at the clock's time at this many bytes of trace */
+static unsigned long n_mmap2;
 
 static void put(uint8_t **o, size_t *n, size_t *cap, const void *p, size_t len)
 {
@@ -194,6 +200,8 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		return tc_perf_write_comm(w, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm,
 					  r->u.comm.exec, &sid, e);
 	case PERF_RECORD_MMAP2:
+		if (++n_mmap2 == late_n)
+			sid.time = (1ULL << 32) + 2 * (late_at * (1u << T_MTC_FREQ) / timed);
 		if (r->u.mmap.has_build_id)
 			break;
 		return tc_perf_write_mmap2(w,
@@ -303,6 +311,14 @@ int main(int argc, char **argv)
 			argv++, argc--;
 			continue;
 		}
+		if (argc >= 5 && !strcmp(argv[1], "-M")) {
+			char *at;
+
+			late_n = strtoul(argv[2], &at, 0);
+			late_at = *at == '@' ? strtoull(at + 1, NULL, 0) : 0;
+			argv += 2, argc -= 2;
+			continue;
+		}
 		if (argc < 5 || (strcmp(argv[1], "-s") && strcmp(argv[1], "-T") &&
 				 strcmp(argv[1], "-P")))
 			break;
@@ -310,8 +326,9 @@ int main(int argc, char **argv)
 			strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
-	if (argc != 3 || (t_own && !timed)) {
-		fprintf(stderr, "usage: pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] IN OUT\n");
+	if (argc != 3 || ((t_own || late_n) && !timed)) {
+		fprintf(stderr,
+			"usage: pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT\n");
 		return 2;
 	}
 	if (tc_perf_data_open(&pd, argv[1], &e))

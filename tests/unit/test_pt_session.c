@@ -412,13 +412,15 @@ static void *seg_open(void *ctx, int (*sym)(void *, int, uint64_t, struct tc_ima
 
 static size_t seg_rec(char *b, size_t cap, const struct tc_rec *r)
 {
+	uint64_t t = r->has_time ? r->time : 0;
+
 	if (r->type == TC_REC_RANGE)
-		return (size_t)snprintf(b, cap, " r%" PRIx64 "-%" PRIx64 "/%u@%" PRIx64, r->start,
-					r->end, r->insns, r->offset);
+		return (size_t)snprintf(b, cap, " r%" PRIx64 "-%" PRIx64 "/%u@%" PRIx64 "t%" PRIx64,
+					r->start, r->end, r->insns, r->offset, t);
 	if (r->type == TC_REC_BRANCH)
-		return (size_t)snprintf(b, cap, " b%" PRIx64 ">%" PRIx64 "@%" PRIx64, r->start,
-					r->end, r->offset);
-	return (size_t)snprintf(b, cap, " %d", (int)r->type);
+		return (size_t)snprintf(b, cap, " b%" PRIx64 ">%" PRIx64 "@%" PRIx64 "t%" PRIx64,
+					r->start, r->end, r->offset, t);
+	return (size_t)snprintf(b, cap, " %dt%" PRIx64, (int)r->type, t);
 }
 
 static void seg_write(void *w, const struct tc_rec *r)
@@ -461,21 +463,34 @@ static void one_collect(void *ctx, const struct tc_rec *r)
 
 #define SEGS 9
 #define SEG_PAD 4000	/* PADs after each PSB+: a segment each (segment_bytes) */
+#define SEG_TSC 0x100000000ULL	/* timed: segment s's PSB+ has TSC SEG_TSC + s * SEG_TICKS * 2 */
+#define SEG_TICKS 0x800
 
-/* One thread's trace, no time: tc_caller calls tc_marker (a compressed return) and
- * returns with a TIP to itself, over and over; a PSB+ every SEG_PAD bytes, with its FUP at
- * tc_caller, except the one at underflow, at tc_marker: the call before it, the return
- * after (a segment from there pops an empty stack). */
-static int seg_trace(uint8_t *buf, size_t cap, uint64_t caller, uint64_t marker, int underflow)
+/* One thread's trace: tc_caller calls tc_marker (a compressed return) and returns with a
+ * TIP to itself, over and over; a PSB+ every SEG_PAD bytes, with its FUP at tc_caller,
+ * except the one at underflow, at tc_marker: the call before it, the return after (a
+ * segment from there pops an empty stack). timed: each PSB+ with a TSC and a TMA (the
+ * CTC at 2 TSC ticks each, MTCs of every CTC tick), an MTC of the next tick right after
+ * its PSBEND (the decoder's time then ahead of the PSB+'s) and one more after the TIP. */
+static int seg_trace(uint8_t *buf, size_t cap, uint64_t caller, uint64_t marker, int underflow,
+		     bool timed)
 {
-	struct pt_packet *p = calloc(SEGS * (SEG_PAD + 8), sizeof(*p));
+	struct pt_packet *p = calloc(SEGS * (SEG_PAD + 16), sizeof(*p));
 	size_t n = 0;
 	int ret;
 
 	if (!p)
 		return -1;
 	for (int s = 0; s < SEGS; s++) {
+		uint32_t ctc = (uint32_t)s * SEG_TICKS;
+
 		p[n++] = pkt(ppt_psb);
+		if (timed) {
+			p[n] = pkt(ppt_tsc);
+			p[n++].payload.tsc.tsc = SEG_TSC + 2ULL * ctc;
+			p[n] = pkt(ppt_tma);
+			p[n++].payload.tma.ctc = (uint16_t)ctc;
+		}
 		p[n] = pkt(ppt_mode);
 		p[n].payload.mode.leaf = pt_mol_exec;
 		p[n++].payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
@@ -485,6 +500,10 @@ static int seg_trace(uint8_t *buf, size_t cap, uint64_t caller, uint64_t marker,
 			p[n++].payload.ip.ip = s == underflow ? marker : caller;
 		}
 		p[n++] = pkt(ppt_psbend);
+		if (timed) {
+			p[n] = pkt(ppt_mtc);
+			p[n++].payload.mtc.ctc = (uint8_t)(ctc + 1);
+		}
 		if (!s) {
 			p[n] = pkt(ppt_tip_pge);
 			p[n].payload.ip.ipc = pt_ipc_sext_48;
@@ -496,6 +515,10 @@ static int seg_trace(uint8_t *buf, size_t cap, uint64_t caller, uint64_t marker,
 		p[n] = pkt(ppt_tip);	/* tc_caller's ret: to tc_caller again */
 		p[n].payload.ip.ipc = pt_ipc_sext_48;
 		p[n++].payload.ip.ip = caller;
+		if (timed) {
+			p[n] = pkt(ppt_mtc);
+			p[n++].payload.mtc.ctc = (uint8_t)(ctc + 2);
+		}
 		for (int k = 0; k < SEG_PAD; k++)
 			p[n++] = pkt(ppt_pad);
 	}
@@ -507,17 +530,23 @@ static int seg_trace(uint8_t *buf, size_t cap, uint64_t caller, uint64_t marker,
 	return ret;
 }
 
-static int seg_file(const char *dir, const char *prog, uint64_t caller, uint64_t marker,
-		    int underflow, char *data, size_t dlen)
+/* timed: with time, as perf records by default (tsc, mtc); late: prog2 mapped over prog at
+ * the time of segment late's PSB+ and a tick (side-band that comes while a segment runs):
+ * tc_marker's instructions there are others, its counts in the records after too. */
+static int seg_file(const char *dir, const char *prog, const char *prog2, uint64_t caller,
+		    uint64_t marker, int underflow, bool timed, int late, char *data, size_t dlen)
 {
 	struct perf_event_attr a = { .type = PMU, .size = sizeof(a), .sample_period = 1,
 		.sample_id_all = 1, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER };
 	uint64_t id[1] = { 1 }, priv[TC_IPT_PRIV_MAX] = { 0 };
 	struct tc_perf_write_sid sid = { .id = 1, .pid = 10, .tid = 10 };
+	struct tc_perf_write_sid sid2 = { .id = 1, .pid = 10, .tid = 10,
+		.time = SEG_TSC + 2ULL * ((uint64_t)late * SEG_TICKS + 1) };
 	struct tc_perf_write_mmap2 mm = { .start = BASE, .len = 0x10000,
 		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = prog,
 		.pid = 10, .tid = 10 };
-	size_t cap = SEGS * (SEG_PAD + 64);
+	struct tc_perf_write_mmap2 mm2 = mm;
+	size_t cap = SEGS * (SEG_PAD + 96);
 	uint8_t *buf = malloc(cap);
 	struct tc_perf_write *w;
 	struct tc_err e = { 0 };
@@ -525,15 +554,24 @@ static int seg_file(const char *dir, const char *prog, uint64_t caller, uint64_t
 
 	if (!buf)
 		return -1;
-	n = seg_trace(buf, cap, BASE + caller, BASE + marker, underflow);
-	snprintf(data, dlen, "%s/seg%d.data", dir, underflow);
+	n = seg_trace(buf, cap, BASE + caller, BASE + marker, underflow, timed);
+	snprintf(data, dlen, "%s/seg%d%c%d.data", dir, underflow, timed ? 't' : 'n', late);
 	intel_pt_info(priv);
 	priv[TC_IPT_PER_CPU_MMAPS] = 0;
+	if (timed) {
+		a.config = (1 << 10) | (1 << 9);	/* tsc, mtc; mtc_period 0 */
+		a.sample_type |= PERF_SAMPLE_TIME;
+		priv[TC_IPT_MTC_BIT] = 1 << 9;
+		priv[TC_IPT_MTC_FREQ_BITS] = 0xfULL << 14;
+		priv[TC_IPT_TSC_CTC_N] = 2;
+	}
+	mm2.filename = prog2;
 	ok = n > 0 && !tc_perf_write_open(&w, data, &e);
 	if (ok) {
 		ok = !tc_perf_write_add_attr(w, &a, id, 1, &e) &&
 		     !tc_perf_write_auxtrace_info_intel_pt(w, priv, NULL, &e) &&
 		     !tc_perf_write_mmap2(w, &mm, &sid, &e) &&
+		     (!late || !tc_perf_write_mmap2(w, &mm2, &sid2, &e)) &&
 		     !tc_perf_write_auxtrace(w, buf, (size_t)n, 0, 0, 0, 10, (uint32_t)-1, &e);
 		ok = !tc_perf_write_close(w, &e) && ok;
 	}
@@ -578,32 +616,54 @@ static int seg_decode(const char *data, struct tc_pt_session_stats *st1,
 	return ret;
 }
 
-TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
+/* prog (in dir, made): a program whose tc_caller calls tc_marker; their offsets; prog2 the
+ * same with tc_marker's instructions but its ret NOPs. -1 if they cannot be made. */
+static int seg_prog(const char *dir, char *prog, char *prog2, size_t plen, uint64_t *caller,
+		    uint64_t *marker)
 {
-	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], cmd[768], data[160];
-	uint64_t caller = 0, marker = 0;
-	struct tc_pt_session_stats a = { 0 }, b = { 0 };
-	uint64_t redone;
+	char cmd[768];
 	FILE *f;
+	int n;
 
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(prog, plen, "%s/prog", dir);
 	snprintf(cmd, sizeof(cmd), "printf '__attribute__((noinline)) int tc_marker(int x) "
 		 "{ return x * 7 + 3; }\\n__attribute__((noinline)) int tc_caller(int x) "
 		 "{ return tc_marker(x) + 1; }\\nint main(int c, char **v) { (void)v; "
 		 "return tc_caller(c); }\\n' >%s/p.c && gcc -O1 -fcf-protection=none -fPIE -pie "
 		 "-o %s %s/p.c", dir, prog, dir);
-	CHECK_INT(system(cmd), 0);
+	if (system(cmd))
+		return -1;
 	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"tc_marker\" { m = $1 } "
 		 "$3 == \"tc_caller\" { c = $1 } END { print c, m }'", prog);
-	CHECK((f = popen(cmd, "r")) != NULL);
-	CHECK_INT(fscanf(f, "%" SCNx64 " %" SCNx64, &caller, &marker), 2);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	n = fscanf(f, "%" SCNx64 " %" SCNx64, caller, marker);
 	pclose(f);
-	CHECK(caller > 0 && caller < 0x10000 && marker > 0 && marker < 0x10000);
+	if (n != 2 || !*caller || *caller >= 0x10000 || !*marker || *marker >= 0x10000)
+		return -1;
+	/* (PIE: its code's file offsets are its addresses) */
+	snprintf(prog2, plen, "%s/prog2", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && n=$(nm -S %s | awk '$4 == \"tc_marker\" "
+		 "{ print $2 }') && n=$((0x$n - 1)) && [ \"$n\" -gt 1 ] && "
+		 "head -c \"$n\" /dev/zero | tr '\\0' '\\220' | "
+		 "dd of=%s bs=1 seek=%" PRIu64 " conv=notrunc 2>/dev/null", prog, prog2, prog,
+		 prog2, *marker);
+	return system(cmd) ? -1 : 0;
+}
+
+TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
+{
+	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], prog2[128], cmd[768], data[160];
+	uint64_t caller = 0, marker = 0;
+	struct tc_pt_session_stats a = { 0 }, b = { 0 };
+	uint64_t redone;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(seg_prog(dir, prog, prog2, sizeof(prog), &caller, &marker), 0);
 
 	/* every PSB+ at tc_caller: the segments after the first few (whose marks of libipt's
 	 * block cache were not all known when they began) are taken */
-	CHECK_INT(seg_file(dir, prog, caller, marker, -1, data, sizeof(data)), 0);
+	CHECK_INT(seg_file(dir, prog, prog2, caller, marker, -1, false, 0, data, sizeof(data)), 0);
 	CHECK_INT(seg_decode(data, &a, &b), 0);
 	CHECK(one_len > 100);
 	CHECK_STR(seg_text, one_text);
@@ -619,7 +679,7 @@ TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 
 	/* one PSB+ between a call and its (compressed) return: the segment from there pops
 	 * an empty stack, is dropped and decoded again in order, the same */
-	CHECK_INT(seg_file(dir, prog, caller, marker, SEGS - 2, data, sizeof(data)), 0);
+	CHECK_INT(seg_file(dir, prog, prog2, caller, marker, SEGS - 2, false, 0, data, sizeof(data)), 0);
 	CHECK_INT(seg_decode(data, &a, &b), 0);
 	CHECK_STR(seg_text, one_text);
 	CHECK_INT(b.insns, a.insns);
@@ -628,6 +688,39 @@ TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 	CHECK_INT(b.segments_redone, redone + 1);	/* that one */
 	CHECK_INT(b.queues_redone, 0);
 
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* With time (one queue of a thread, perf's default): each segment's time from its PSB+,
+ * the flow before it at its PSB+'s or the decoder's (an MTC right after PSBEND), as one
+ * thread gives them; side-band by time: a mapping that comes while a segment runs makes
+ * that one the true flow's to decode, and those in flight are made again with it. */
+TEST(one_queue_with_time_cut_at_psbs_comes_out_as_with_one_thread)
+{
+	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], prog2[128], cmd[768], data[160];
+	uint64_t caller = 0, marker = 0;
+	struct tc_pt_session_stats a = { 0 }, b = { 0 };
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(seg_prog(dir, prog, prog2, sizeof(prog), &caller, &marker), 0);
+	for (int late = 0; late <= 4; late += 4) {
+		CHECK_INT(seg_file(dir, prog, prog2, caller, marker, -1, true, late, data, sizeof(data)),
+			  0);
+		CHECK_INT(seg_decode(data, &a, &b), 0);
+		CHECK(one_len > 100);
+		CHECK(strstr(one_text, "t100001002") != NULL);	/* segment 1's MTC */
+		CHECK_STR(seg_text, one_text);
+		CHECK_INT(b.insns, a.insns);
+		CHECK_INT(b.ranges, a.ranges);
+		CHECK_INT(b.branches, a.branches);
+		CHECK_INT(a.segments + a.segments_redone, 0);
+		CHECK(b.segments >= 2);
+		CHECK_INT(b.segments + b.segments_redone, SEGS - 1);
+		CHECK_INT(b.queues_redone, 0);
+		if (late)	/* the one it came in */
+			CHECK(b.segments_redone >= 1);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
