@@ -13,7 +13,7 @@
 #include "lib/images/images.h"
 #include "lib/util/grow.h"
 
-/* ---- --jobs without time: each queue's buffers cut at PSBs (segments) ----
+/* ---- --jobs: each queue's buffers cut at PSBs (segments), without time or one queue ----
  * Without time one thread decodes each queue whole, in turn; so do the segments: the
  * queues one after the other, each with marks and sections of its own (as one thread
  * gives each a flow of its own). Without time (no ticks, the fast walk: pt_flow's
@@ -41,6 +41,14 @@
  * is decoded again from its start here, as with one thread, its first records (those
  * written already, the same) left out. Each segment flow reads code in a context of its
  * own (address spaces), one of a few lent in turn. */
+/* With time one queue is cut so too (one thread's trace, perf record's default for a
+ * program): libipt's time at a segment's first block is the PSB+'s TSC moved on by the
+ * packets since, as the flow's before it (pt_walk.h, without CYC; the join compares);
+ * side-band comes by time: each segment reads with what the true flow had applied when
+ * it was made (its era), is not taken if it would apply more or the true flow has (it is
+ * made again then: seg_respin), and the true flow applies it as one thread's does
+ * (seg_thread). A later buffer's records before its first PSB have the time the one
+ * before ended with: the true flow's to make. */
 static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
 
