@@ -167,12 +167,11 @@ static void seg_add_secs(struct segs *ss, const struct tc_pt_flow *d)
 	}
 }
 
-/* Did the speculative flow g find no section wherever the true flow t had one? */
-static bool seg_secs_same(const struct tc_pt_flow *g, const struct tc_pt_flow *t)
+/* Did the speculative flow g find no section wherever the true flow had one of x (n)? */
+static bool seg_secs_same(const struct tc_pt_flow *g, const struct tc_pt_flow_sec *x, size_t n)
 {
-	const struct tc_pt_flow_sec *x;
 	const uint64_t *ips;
-	size_t nm = tc_pt_flow_section_misses(g, &ips), n = tc_pt_flow_sections(t, &x);
+	size_t nm = tc_pt_flow_section_misses(g, &ips);
 
 	if (nm == SIZE_MAX)
 		return false;
@@ -447,7 +446,7 @@ static bool seg_thread_same(const struct seg *g, const struct tc_pt_flow *truth)
 }
 
 static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b, uint64_t from,
-			   uint64_t to, struct tc_err *e)
+			   uint64_t to, size_t nsecs, struct tc_err *e)
 {
 	struct tc_pt_session *s = ss->s;
 	struct seg *g = calloc(1, sizeof(*g));
@@ -501,7 +500,7 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 		return NULL;
 	}
 	tc_pt_walk_cache_log(wc);
-	if (tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs)) {
+	if (tc_pt_flow_add_sections(g->d, ss->secs, nsecs)) {
 		tc_pt_session_nomem(e);
 		seg_free(ss, g);
 		return NULL;
@@ -529,10 +528,21 @@ static void seg_count(struct segs *ss, struct seg *g)
 	g->ncounted = g->nrec;
 }
 
+/* The true flow t's side-band is the segments' from now on: the sections of another era
+ * are not the true set's (its flow let go of them, as one thread's does). */
+static void seg_settle(struct segs *ss, const struct seg *t)
+{
+	if (ss->era != t->era) {
+		ss->era = t->era;
+		ss->nsecs = 0;
+	}
+}
+
 /* The true flow g decodes here (its records out at once) until it pauses or ends. */
 static void seg_run_here(struct segs *ss, struct seg *g)
 {
 	/* its marks are the true set's less those joined since it began: the true set */
+	seg_settle(ss, g);	/* (its begin may have applied side-band) */
 	if (tc_pt_walk_cache_copy(tc_pt_flow_walk_cache(g->d), ss->master) ||
 	    tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs))
 		g->odd = true;	/* out of memory: decoded again */
@@ -543,11 +553,7 @@ static void seg_run_here(struct segs *ss, struct seg *g)
 	seg_count(ss, g);
 	if (tc_pt_walk_cache_merge_new(ss->master, tc_pt_flow_walk_cache(g->d)))
 		g->odd = true;
-	if (ss->era != g->era) {
-		/* segments made from now on read with its side-band, and its sections only */
-		ss->era = g->era;
-		ss->nsecs = 0;
-	}
+	seg_settle(ss, g);
 	seg_add_secs(ss, g->d);
 }
 
@@ -709,10 +715,11 @@ static uint64_t seg_cut(const struct segs *ss, const struct buf *b, uint64_t at,
 /* The segments in flight fl[head..] (n of them) were made with marks and sections the
  * true set has more of now (a segment before them found missing what the one before it
  * marked: the new code it met is theirs too, most likely): each is stopped at its next
- * block, its bytes dropped, and made again from its PSB with the true set as it is now.
- * -1 on a failure (*e). */
+ * block, its bytes dropped, and made again from its PSB with the true set as it is now;
+ * the first with the sections the true flow had at its PSB (head_secs of them: those the
+ * true flow added at its first block it had not there). -1 on a failure (*e). */
 static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, size_t window,
-		      struct seg_items *it, struct tc_err *e)
+		      size_t head_secs, struct seg_items *it, struct tc_err *e)
 {
 	for (size_t k = 1; k < n; k++)
 		tc_pt_flow_abort(fl[(head + k) % window]->d);
@@ -725,7 +732,7 @@ static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, s
 			return tc_pt_session_nomem(e);
 		if (k)
 			seg_put_items(ss, it, false);
-		if (!(g = seg_new(ss, o->q, o->b, o->from, o->to, e)))
+		if (!(g = seg_new(ss, o->q, o->b, o->from, o->to, k ? ss->nsecs : head_secs, e)))
 			return -1;
 		g->lane = o->lane;
 		g->wr = &ss->wr[1 + g->lane];
@@ -762,6 +769,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 		size_t head = 0, nfl = 0;
 		bool more = true, first_joined = false;
 		bool stepped = false;	/* the true flow is at the oldest's first block */
+		size_t psb_secs = 0;	/* ... and had these of the true set's sections at its PSB */
+		size_t psb_era = 0;
 
 		q->behind.from = b->offset;
 		while ((more || nfl) && !redo && !ret) {
@@ -775,7 +784,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			while (more && (first_joined ? seg_room(ss, fl, head, nfl, window) : !nfl)) {
 				uint64_t from = cut ? cut : UINT64_MAX;
 				uint64_t to = seg_cut(ss, b, from, seg_len(ss));
-				struct seg *g = seg_new(ss, q, b, from, to, e);
+				struct seg *g = seg_new(ss, q, b, from, to, ss->nsecs, e);
 
 				cut = to;
 				more = to != UINT64_MAX;
@@ -842,11 +851,15 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			if (!g->at_psb) {
 				/* a later buffer's first: the true flow ended the buffer before
 				 * (with time, its time too: never taken, seg_cut) */
+				seg_settle(ss, t);
 				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
+				const struct tc_pt_flow_sec *x;
+				size_t nx = tc_pt_flow_sections(t->d, &x);
+
 				take = !tc_pt_flow_gave_up(g->d) && !g->odd && s->pt.timeless &&
 				       seg_thread_same(g, t->d) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
-				       seg_secs_same(g->d, t->d);
+				       seg_secs_same(g->d, x, nx);
 			} else if (!tc_pt_flow_paused(t->d)) {
 				/* the true flow ended the buffer: nothing after it */
 				seg_put_items(ss, &it, false);
@@ -854,9 +867,14 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				continue;
 			} else {
 				if (!stepped) {
+					psb_secs = ss->nsecs;
+					psb_era = ss->era;
 					tc_pt_flow_step_block(t->d);
 					seg_run_here(ss, t);
 				}
+				/* (side-band applied at the PSB+: its sections went there) */
+				if (psb_era != ss->era)
+					psb_secs = 0;
 				stepped = false;
 				if (tc_pt_flow_gave_up(t->d) || t->odd) {
 					seg_put_items(ss, &it, false);
@@ -869,7 +887,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				       tc_pt_flow_join_same(tc_pt_flow_first(g->d),
 							    tc_pt_flow_after(t->d)) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
-				       seg_secs_same(g->d, t->d);
+				       seg_secs_same(g->d, ss->secs, psb_secs);
 				if (!tc_pt_flow_paused(t->d)) {
 					/* it ended at that block: the buffer is done */
 					seg_put_items(ss, &it, false);
@@ -889,7 +907,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					fl[head] = g;
 					nfl++;
 					stepped = true;
-					if (seg_respin(ss, fl, head, nfl, window, &it, e)) {
+					if (seg_respin(ss, fl, head, nfl, window, psb_secs, &it, e)) {
 						ret = -1;
 						break;
 					}

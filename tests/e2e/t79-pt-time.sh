@@ -6,6 +6,8 @@
 # into buffers; and with a MODE.TSX and a PIP in every PSB+ (pd_rewrite -P), as a real
 # CPU's perf recording has them: their events too the skim models (without time it then
 # takes every buffer itself, which a debugger's count of the exact path's walks shows).
+# One queue with time is cut at its PSBs under --jobs (pt_segment.c): with pd_rewrite -M
+# a library's mapping comes while the program runs (side-band by time inside segments).
 . "$TOP/tests/e2e/lib.sh"
 
 if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null; then
@@ -86,7 +88,8 @@ for name in gzip procs; do
 done
 
 for name in gzip procs; do
-	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700" "-T 16 -s 700 -P 0x3fd434000"; do
+	for opts in "-T 64" "-T 16" "-T 64 -s 3000" "-T 16 -s 700" "-T 16 -s 700 -P 0x3fd434000" \
+		    "-T 16 -M 2@4500" "-T 64 -M 2@3000 -s 3000"; do
 		F="$TMP/$name-time.data"
 		# shellcheck disable=SC2086
 		expect "emulated $name given time ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4" '
