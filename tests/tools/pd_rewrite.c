@@ -65,6 +65,12 @@ static uint64_t t_ctc(void)
 	return t_bytes * (1u << T_MTC_FREQ) / timed;
 }
 
+/* The TSC at the clock's CTC: from 2^32 on (a 7-byte TSC packet's range), twice the CTC. */
+static uint64_t t_tsc(uint64_t ctc)
+{
+	return (1ULL << 32) + 2 * ctc;
+}
+
 /* The trace with timing packets (-T), PSB+s with MODE.TSX and PIP (-P); *len: its size. */
 static uint8_t *retime(const uint8_t *in, size_t len, size_t *outn)
 {
@@ -107,7 +113,7 @@ static uint8_t *retime(const uint8_t *in, size_t len, size_t *outn)
 		if (!timed)
 			continue;
 		if (pkt.type == ppt_psb) {
-			uint64_t ctc = t_ctc(), tsc = (1ULL << 32) + 2 * ctc;
+			uint64_t ctc = t_ctc(), tsc = t_tsc(ctc);
 
 			b[0] = 0x19;
 			for (int i = 0; i < 7; i++)
@@ -219,7 +225,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		if (timed || paged) {
 			size_t n;
 			uint8_t *t;
-			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255];
+			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255], ref = r->u.auxtrace.reference;
 			int rc = 0;
 
 			if (t_own)
@@ -227,6 +233,8 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 			t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
 			if (t_own)
 				t_queue[r->u.auxtrace.idx & 255] = t_bytes;
+			if (timed)	/* perf's reference: the TSC when it read the buffer */
+				ref = t_tsc(t_ctc());
 
 			at = 0;
 			do {
@@ -234,8 +242,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 
 				if (split && k > split)
 					k = split;
-				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at,
-							    r->u.auxtrace.reference,
+				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at, ref,
 							    r->u.auxtrace.idx, r->u.auxtrace.tid,
 							    r->u.auxtrace.cpu, e);
 				at += k;
