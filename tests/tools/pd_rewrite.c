@@ -16,12 +16,12 @@
  * reads the buffer): perf 6.1 takes a TSC packet only against one (or an earlier time) and
  * crashes without (intel_pt_setup_queue walks on with no state, looking for a time).
  * The side-band gets times on the same clock (perf time = TSC): a thread's queues are
- * the epochs of its address space between execs, its last ones those with trace; what
- * comes before its first queue's epoch before all trace, a later epoch's COMM and MMAPs
- * in the gap (T_GAP) before that epoch's queue, ITRACE_START before its
- * queue, AUX and EXIT after it. Without this an exec, at its recorded logical time, came
- * before all trace and took the code of the trace before it (tracectl drops a thread's
- * mappings at an exec; perf keeps them). Per-thread files only (queues by tid).
+ * the epochs of its address space between execs, its last ones those with trace; FORK
+ * and what comes before its first queue's epoch before all trace, a later epoch's COMM
+ * and MMAPs in the gap (T_GAP) before that epoch's queue, ITRACE_START before its queue,
+ * AUX and EXIT after it. Without this an exec, at its recorded logical time, came before
+ * all trace and took the code of the trace before it (tracectl drops a thread's mappings
+ * at an exec; perf keeps them). Per-thread files only (queues by tid).
  * -O (with -T): each thread's trace read is a clock of its own, all from the same start,
  * so that the threads' queues overlap in time as perf's per-CPU queues do (without it one
  * clock runs through the file: per-thread queues one after the other); decoders then
@@ -390,9 +390,8 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 			size_t n;
 			uint8_t *t;
 			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255], ref = r->u.auxtrace.reference;
-			int rc = 0;
-
 			uint64_t *clk = NULL;
+			int rc = 0;
 
 			if (timed) {
 				clk = t_clock(t_find(r->u.auxtrace.tid, true),
