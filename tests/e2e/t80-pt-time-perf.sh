@@ -4,7 +4,7 @@
 # perf without a message, and tracectl's branches must be perf's: the single-stepped truth
 # of pt_truth -Q recordings, and emulated recordings with one clock for the file, queues
 # overlapping in time (-O) and MODE.TSX and PIP in every PSB+ (-P), thread by thread and,
-# with one clock, in perf's order. Perf's own order with -O and its times are not compared:
+# with one clock, in perf's order (tracectl with --jobs 1 and 4). Perf's own order with -O and its times are not compared:
 # perf estimates the time on every return to user space (TIP.PGE: 2 ticks an instruction
 # since the last timing packet, intel-pt.c est_tsc) and orders the queues by that.
 . "$TOP/tests/e2e/lib.sh"
@@ -19,8 +19,9 @@ REWRITE="$TOOLS/pd_rewrite"
 PROGS="$TOP/tests/fixtures/progs"
 
 # decoded FILE: perf.seq and tc.seq, "TID FROM TO" in each decoder's order (perf must exit 0
-# with nothing on stderr: it crashed without the buffers' reference), by_tid.perf and
-# by_tid.tc grouped by thread; FILE really timed (MTCs, branch times past 2^32).
+# with nothing on stderr: it crashed without the buffers' reference; tracectl 0, with --jobs
+# 1 and 4 the same), by_tid.perf and by_tid.tc grouped by thread; FILE really timed (MTCs,
+# branch times past 2^32).
 decoded() {
 	perf script -i "$1" --itrace=b -F tid,ip,addr 2>perf.err >perf.out
 	rc=$?
@@ -29,22 +30,23 @@ decoded() {
 		head -5 perf.err
 		return 1
 	fi
-	awk '{ print $1, $2, $4 }' perf.out >perf.seq && by_tid perf.seq >by_tid.perf &&
-	tracectl -j decode --branches -i "$1" 2>/dev/null >tc.json &&
-	jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' \
-		tc.json >tc.seq && by_tid tc.seq >by_tid.tc || return 1
+	awk '{ print $1, $2, $4 }' perf.out >perf.seq && by_tid perf.seq >by_tid.perf || return 1
+	for n in 4 1; do
+		tracectl -j decode --branches --jobs $n -i "$1" 2>tc.err >tc.json
+		rc=$?
+		if [ $rc != 0 ]; then
+			echo "tracectl --jobs $n on $1: exit $rc"
+			tail -3 tc.err
+			return 1
+		fi
+		jq -r 'select(.type == "branch") | "\(.tid) \(.from | ltrimstr("0x")) \(.to | ltrimstr("0x"))"' \
+			tc.json >tc$n.seq || return 1
+	done
+	same_branches tc1.seq tc4.seq && mv tc1.seq tc.seq && by_tid tc.seq >by_tid.tc || return 1
 	tracectl decode --packets -i "$1" 2>/dev/null | grep -q " mtc " ||
 		{ echo "no MTC packets in $1"; return 1; }
 	jq -c "select(.time > 4294967296)" tc.json | grep -q . ||
 		{ echo "no branch times past 2^32 in $1"; return 1; }
-}
-
-# same WHAT A B: files A and B the same, else WHAT and their first differences.
-same() {
-	cmp -s "$2" "$3" && return 0
-	echo "differ: $1 ($(wc -l <"$2") and $(wc -l <"$3") lines)"
-	diff "$2" "$3" | head -10
-	return 1
 }
 
 for src in "$PROGS"/*.c; do
@@ -58,8 +60,8 @@ for src in "$PROGS"/*.c; do
 		expect "qemu: $name given time ($opts): perf and tracectl decode the single-stepped branches" '
 			"$REWRITE" $opts "$name.data" "$F" && decoded "$F" &&
 			[ "$(wc -l <"$name.truth")" -gt 1000 ] &&
-			cut -d" " -f2- perf.seq >perf.pairs && same "perf = truth" "$name.truth" perf.pairs &&
-			cut -d" " -f2- tc.seq >tc.pairs && same "tracectl = truth" "$name.truth" tc.pairs
+			cut -d" " -f2- perf.seq >perf.pairs && same_branches "$name.truth" perf.pairs &&
+			cut -d" " -f2- tc.seq >tc.pairs && same_branches "$name.truth" tc.pairs
 		'
 	done
 done
@@ -83,9 +85,9 @@ for name in gzip procs; do
 		expect "emulated $name given time ($opts): tracectl decodes the branches perf does, thread by thread$order" '
 			"$REWRITE" $opts "$name.data" "$F" && decoded "$F" &&
 			[ "$(wc -l <perf.seq)" -gt 10000 ] &&
-			same "tracectl = perf, thread by thread" by_tid.perf by_tid.tc &&
-			same "perf = perf without time" "$name.perf" by_tid.perf &&
-			{ [ -z "$order" ] || same "tracectl = perf in order" perf.seq tc.seq; }
+			same_branches by_tid.perf by_tid.tc &&
+			same_branches "$name.perf" by_tid.perf &&
+			{ [ -z "$order" ] || same_branches perf.seq tc.seq; }
 		'
 	done
 done
