@@ -12,10 +12,20 @@
  * config gets the TSC and MTC bits, the info a CTC ratio of 2 and perf time = TSC, and
  * each AUXTRACE buffer's trace a TSC and a TMA in every PSB+ and an MTC (between packets)
  * every BYTES bytes of the trace read, the clock (for decoders' time paths: pt_skim.c).
- * -O (with -T): each queue's trace read is a clock of its own, all from the same start,
- * so that the queues overlap in time as perf's per-CPU queues do (without it one clock runs
- * through the file: per-thread queues one after the other); decoders then interleave them
- * by time (pt_lanes.c).
+ * Each AUXTRACE buffer's reference is the TSC at its end, as perf record's (rdtsc() when it
+ * reads the buffer): perf 6.1 takes a TSC packet only against one (or an earlier time) and
+ * crashes without (intel_pt_setup_queue walks on with no state, looking for a time).
+ * The side-band gets times on the same clock (perf time = TSC): a thread's queues are
+ * the epochs of its address space between execs, its last ones those with trace; FORK
+ * and what comes before its first queue's epoch before all trace, a later epoch's COMM
+ * and MMAPs in the gap (T_GAP) before that epoch's queue, ITRACE_START before its queue,
+ * AUX and EXIT after it. Without this an exec, at its recorded logical time, came before
+ * all trace and took the code of the trace before it (tracectl drops a thread's mappings
+ * at an exec; perf keeps them). Per-thread files only (queues by tid).
+ * -O (with -T): each thread's trace read is a clock of its own, all from the same start,
+ * so that the threads' queues overlap in time as perf's per-CPU queues do (without it one
+ * clock runs through the file: per-thread queues one after the other); decoders then
+ * interleave them by time (pt_lanes.c). A thread's own queues stay one after the other.
  * -P: every PSB+ of Intel PT with a MODE.TSX (no transaction) after its PSB and a PIP of
  * CR3 (the same each time) before its PSBEND, as a real CPU's perf recording has them
  * (their status events: pt_skim.c, pt_flow.c).
@@ -43,12 +53,32 @@ static uint64_t paged;	/* -P: the CR3 of a PIP in every PSB+ (and a MODE.TSX); 0
 #define T_MTC_FREQ 3
 
 static uint64_t t_bytes;	/* trace read: the clock */
-static bool t_own;		/* -O: each queue its own clock (t_queue) */
-static uint64_t t_queue[256];
+static bool t_own;		/* -O: each thread its own clock (t_thread.clock) */
 static uint64_t t_aux[256];	/* each queue's AUX offset so far */
 static unsigned long late_n;	/* -M: this MMAP2 record (from 1) ... */
 static uint64_t late_at;	/* ... at the clock's time at this many bytes of trace */
 static unsigned long n_mmap2;
+
+#define T_MAX 256
+/* -T: the clock at each queue's start and end, a gap of T_GAP before each: 2^16 MTC
+ * periods, 2^20 TSC ticks, more than perf 6.1's estimate of the time on return to user
+ * space (intel-pt.c: 2 ticks for each instruction since the last timing packet) can run
+ * ahead, so that perf too decodes a thread's queues one after the other. */
+#define T_GAP (timed << 16)
+static uint64_t t_qstart[T_MAX], t_qend[T_MAX], t_end;
+static bool t_qseen[T_MAX];
+
+/* A thread (an AUXTRACE tid) and its queues in the file's order. */
+static struct t_thread {
+	uint32_t tid;
+	unsigned nq, execs;	/* its queues; its execs (COMM with exec) in the file */
+	uint8_t q[T_MAX];
+	unsigned seen_exec, seen_itrace, seen_aux;	/* so far, when writing */
+	uint64_t clock;		/* -O: its trace read so far */
+} t_thr[T_MAX];
+static unsigned t_nthr;
+
+static void die(const char *what, const struct tc_err *e);
 
 static void put(uint8_t **o, size_t *n, size_t *cap, const void *p, size_t len)
 {
@@ -69,6 +99,145 @@ static void put(uint8_t **o, size_t *n, size_t *cap, const void *p, size_t len)
 static uint64_t t_ctc(void)
 {
 	return t_bytes * (1u << T_MTC_FREQ) / timed;
+}
+
+/* The TSC at the clock's CTC: from 2^32 on (a 7-byte TSC packet's range), twice the CTC. */
+static uint64_t t_tsc(uint64_t ctc)
+{
+	return (1ULL << 32) + 2 * ctc;
+}
+
+/* The TSC when the clock reads c bytes. */
+static uint64_t t_time(uint64_t c)
+{
+	return t_tsc(c * (1u << T_MTC_FREQ) / timed);
+}
+
+static struct t_thread *t_find(uint32_t tid, bool add)
+{
+	for (unsigned i = 0; i < t_nthr; i++)
+		if (t_thr[i].tid == tid)
+			return &t_thr[i];
+	if (!add)
+		return NULL;
+	if (t_nthr == T_MAX) {
+		fprintf(stderr, "pd_rewrite: -T: more than %d threads\n", T_MAX);
+		exit(2);
+	}
+	t_thr[t_nthr].tid = tid;
+	return &t_thr[t_nthr++];
+}
+
+/* The clock for a buffer of queue q of thread th: at the queue's first buffer, after the
+ * gap (first pass) or where the first pass put it. */
+static uint64_t *t_clock(struct t_thread *th, uint32_t q, bool plan)
+{
+	uint64_t *clk = t_own ? &th->clock : &t_bytes;
+
+	if (!t_qseen[q]) {
+		t_qseen[q] = true;
+		if (plan) {
+			*clk += T_GAP;
+			t_qstart[q] = *clk;
+			if (th->nq < T_MAX)
+				th->q[th->nq++] = (uint8_t)q;
+		}
+		*clk = t_qstart[q];
+	}
+	return clk;
+}
+
+/* First pass over IN: where each queue starts and ends on the clock, each thread's execs. */
+static void t_plan(const char *in)
+{
+	struct tc_err e = { 0 };
+	struct tc_perf_data *pd;
+	struct tc_perf_data_record r;
+	int n;
+
+	if (tc_perf_data_open(&pd, in, &e))
+		die(in, &e);
+	while ((n = tc_perf_data_next(pd, &r, &e)) > 0) {
+		if (r.type == TC_PERF_DATA_AUXTRACE) {
+			uint32_t q = r.u.auxtrace.idx & (T_MAX - 1);
+			uint64_t *clk = t_clock(t_find(r.u.auxtrace.tid, true), q, true);
+
+			*clk += r.u.auxtrace.size;
+			t_qend[q] = *clk;
+			if (*clk > t_end)
+				t_end = *clk;
+		} else if (r.type == PERF_RECORD_COMM && r.u.comm.exec) {
+			t_find(r.u.comm.tid, true)->execs++;
+		}
+	}
+	if (n < 0)
+		die(in, &e);
+	tc_perf_data_close(pd);
+	t_bytes = 0;
+	memset(t_qseen, 0, sizeof(t_qseen));
+	for (unsigned i = 0; i < t_nthr; i++)
+		t_thr[i].clock = 0;
+}
+
+/* The time of a side-band record of tid's address space epoch e (execs before it). */
+static uint64_t t_epoch(uint32_t tid, unsigned e)
+{
+	const struct t_thread *th = t_find(tid, false);
+	int first;
+
+	if (!th || !th->nq)
+		return t_tsc(0);
+	first = (int)th->execs + 1 - (int)th->nq;	/* the epoch of its first queue */
+	if ((int)e <= first)
+		return t_tsc(0);
+	for (unsigned j = 1; j < th->nq; j++)
+		if (first + (int)j >= (int)e)
+			return t_time(t_qstart[th->q[j]] - T_GAP / 2);
+	return t_time(t_qend[th->q[th->nq - 1]] + T_GAP / 2);
+}
+
+/* Before (!after) or after the j-th queue of tid (its last if fewer), or all trace. */
+static uint64_t t_queue(uint32_t tid, unsigned j, bool after)
+{
+	const struct t_thread *th = t_find(tid, false);
+
+	if (!th || !th->nq)
+		return after ? t_time(t_end + T_GAP / 2) : t_tsc(0);
+	if (j >= th->nq)
+		j = th->nq - 1;
+	return after ? t_time(t_qend[th->q[j]] + T_GAP / 2)
+		     : t_time(t_qstart[th->q[j]] - T_GAP / 2);
+}
+
+/* r's time on the trace's clock (-T), else as recorded. */
+static uint64_t t_sb(const struct tc_perf_data_record *r)
+{
+	struct t_thread *th;
+
+	if (!timed)
+		return r->sid.time;
+	switch (r->type) {
+	case PERF_RECORD_COMM:
+		th = t_find(r->u.comm.tid, false);
+		if (th && r->u.comm.exec)
+			th->seen_exec++;
+		return t_epoch(r->u.comm.tid, th ? th->seen_exec : 0);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		th = t_find(r->u.mmap.tid, false);
+		return t_epoch(r->u.mmap.tid, th ? th->seen_exec : 0);
+	case PERF_RECORD_FORK:
+		return t_tsc(0);
+	case PERF_RECORD_EXIT:
+		return t_queue(r->u.fork.tid, T_MAX, true);
+	case PERF_RECORD_ITRACE_START:
+		th = t_find(r->u.itrace_start.tid, false);
+		return t_queue(r->u.itrace_start.tid, th ? th->seen_itrace++ : 0, false);
+	case PERF_RECORD_AUX:
+		th = t_find(r->sid.tid, false);
+		return t_queue(r->sid.tid, th ? th->seen_aux++ : 0, true);
+	}
+	return r->sid.time;
 }
 
 /* The trace with timing packets (-T), PSB+s with MODE.TSX and PIP (-P); *len: its size. */
@@ -113,7 +282,7 @@ static uint8_t *retime(const uint8_t *in, size_t len, size_t *outn)
 		if (!timed)
 			continue;
 		if (pkt.type == ppt_psb) {
-			uint64_t ctc = t_ctc(), tsc = (1ULL << 32) + 2 * ctc;
+			uint64_t ctc = t_ctc(), tsc = t_tsc(ctc);
 
 			b[0] = 0x19;
 			for (int i = 0; i < 7; i++)
@@ -152,11 +321,11 @@ static void die(const char *what, const struct tc_err *e)
 	exit(2);
 }
 
-static struct tc_perf_write_sid sid_of(const struct tc_perf_data_record *r)
+static struct tc_perf_write_sid sid_of(const struct tc_perf_data_record *r, uint64_t time)
 {
 	return (struct tc_perf_write_sid){ .pid = r->sid.pid,
 					   .tid = r->sid.tid,
-					   .time = r->sid.time,
+					   .time = time,
 					   .id = r->sid.id,
 					   .cpu = r->sid.cpu };
 }
@@ -191,7 +360,8 @@ static int cs_etm(struct tc_perf_write *w, const struct tc_cs_etm_info *cs, bool
 
 static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, struct tc_err *e)
 {
-	struct tc_perf_write_sid sid = sid_of(r);
+	uint64_t time = t_sb(r);
+	struct tc_perf_write_sid sid = sid_of(r, time);
 	bool done = false;
 	uint64_t at;
 
@@ -216,7 +386,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 	case PERF_RECORD_EXIT:
 		return tc_perf_write_fork(w, r->type == PERF_RECORD_EXIT, r->u.fork.pid,
 					  r->u.fork.ppid, r->u.fork.tid, r->u.fork.ptid,
-					  r->u.fork.time, &sid, e);
+					  timed ? time : r->u.fork.time, &sid, e);
 	case PERF_RECORD_ITRACE_START:
 		return tc_perf_write_itrace_start(w, r->u.itrace_start.pid, r->u.itrace_start.tid,
 						  &sid, e);
@@ -227,14 +397,20 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		if (timed || paged) {
 			size_t n;
 			uint8_t *t;
-			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255];
+			uint64_t *aux = &t_aux[r->u.auxtrace.idx & 255], ref = r->u.auxtrace.reference;
+			uint64_t *clk = NULL;
 			int rc = 0;
 
-			if (t_own)
-				t_bytes = t_queue[r->u.auxtrace.idx & 255];
+			if (timed) {
+				clk = t_clock(t_find(r->u.auxtrace.tid, true),
+					      r->u.auxtrace.idx & (T_MAX - 1), false);
+				t_bytes = *clk;
+			}
 			t = retime(r->u.auxtrace.data, r->u.auxtrace.size, &n);
-			if (t_own)
-				t_queue[r->u.auxtrace.idx & 255] = t_bytes;
+			if (timed) {
+				*clk = t_bytes;
+				ref = t_tsc(t_ctc());	/* perf's: the TSC when it read the buffer */
+			}
 
 			at = 0;
 			do {
@@ -242,8 +418,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 
 				if (split && k > split)
 					k = split;
-				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at,
-							    r->u.auxtrace.reference,
+				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at, ref,
 							    r->u.auxtrace.idx, r->u.auxtrace.tid,
 							    r->u.auxtrace.cpu, e);
 				at += k;
@@ -331,6 +506,8 @@ int main(int argc, char **argv)
 			"usage: pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT\n");
 		return 2;
 	}
+	if (timed)
+		t_plan(argv[1]);
 	if (tc_perf_data_open(&pd, argv[1], &e))
 		die(argv[1], &e);
 	if (tc_perf_write_open(&w, argv[2], &e))
