@@ -30,8 +30,8 @@
  * CR3 (the same each time) before its PSBEND, as a real CPU's perf recording has them
  * (their status events: pt_skim.c, pt_flow.c).
  * -M (with -T): the Nth MMAP2 record (from 1) given the time the clock reads at BYTES of
- * trace, as a library mapped while the program runs (dlopen): its code has none before
- * then (decoders' side-band by time: pt_segment.c's eras).
+ * its thread's first queue, as a library mapped while the program runs (dlopen): its code
+ * has none before then (decoders' side-band by time: pt_segment.c's eras).
  *
  * Test tool only: it prints and exits. */
 #include <stdio.h>
@@ -56,7 +56,7 @@ static uint64_t t_bytes;	/* trace read: the clock */
 static bool t_own;		/* -O: each thread its own clock (t_thread.clock) */
 static uint64_t t_aux[256];	/* each queue's AUX offset so far */
 static unsigned long late_n;	/* -M: this MMAP2 record (from 1) ... */
-static uint64_t late_at;	/* ... at the clock's time at this many bytes of trace */
+static uint64_t late_at;	/* ... at the clock's time at this many bytes of its first queue */
 static unsigned long n_mmap2;
 
 #define T_MAX 256
@@ -370,8 +370,11 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 		return tc_perf_write_comm(w, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm,
 					  r->u.comm.exec, &sid, e);
 	case PERF_RECORD_MMAP2:
-		if (++n_mmap2 == late_n)
-			sid.time = (1ULL << 32) + 2 * (late_at * (1u << T_MTC_FREQ) / timed);
+		if (++n_mmap2 == late_n) {
+			const struct t_thread *th = t_find(r->u.mmap.tid, false);
+
+			sid.time = t_time((th && th->nq ? t_qstart[th->q[0]] : 0) + late_at);
+		}
 		if (r->u.mmap.has_build_id)
 			break;
 		return tc_perf_write_mmap2(w,
