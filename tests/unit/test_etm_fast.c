@@ -190,25 +190,31 @@ static size_t nops(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uin
 	return len;
 }
 
-/* Decode trace (raw, trace ID 0x10) into o; the decoder's count of places where OpenCSD
- * would read members it never set. */
+/* The source decode_raw() decodes; tests change fields and put it back. */
+static const struct tc_etm_cfg a53 = { .proto = TC_ETM_PROTO_ETMV4, .trace_id = 0x10,
+				       .arch = TC_ETM_ARCH_AA64, .profile = TC_ETM_PROFILE_A,
+				       .trcidr0 = 0x28000ea1, .trcidr1 = 0x4100f403,
+				       .trcidr2 = 0x00000488, .trcidr8 = 0, .trcconfigr = 0xc1,
+				       .trctraceidr = 0x10, .trcdevarch = 0x47704a13 };
+static struct tc_etm_cfg src = a53;
+
+/* Decode trace (raw, trace ID 0x10, source src) into o; the decoder's count of places where
+ * OpenCSD would read members it never set. Fast unless asked for the reference or src is
+ * one the fast decoder leaves to it (ETE, Q elements). */
 static uint64_t decode_raw(unsigned what, const uint8_t *trace, size_t len, struct out *o)
 {
 	struct tc_err e;
 	struct tc_cs_session *s = tc_cs_session_new(what, on_rec, nops, o, &e);
-	struct tc_etm_cfg c = { .proto = TC_ETM_PROTO_ETMV4, .trace_id = 0x10,
-				.arch = TC_ETM_ARCH_AA64, .profile = TC_ETM_PROFILE_A,
-				.trcidr0 = 0x28000ea1, .trcidr1 = 0x4100f403,
-				.trcidr2 = 0x00000488, .trcidr8 = 0, .trcconfigr = 0xc1,
-				.trctraceidr = 0x10, .trcdevarch = 0x47704a13 };
+	bool ref = (what & TC_ETM_REFERENCE) || src.proto == TC_ETM_PROTO_ETE ||
+		   ((src.trcconfigr >> 13) & 3);
 	uint64_t undefined;
 
 	if (!s)
 		abort();
-	CHECK_INT(tc_cs_session_add_source(s, &c, &e), 0);
+	CHECK_INT(tc_cs_session_add_source(s, &src, &e), 0);
 	tc_cs_session_feed(s, trace, len, 0, TC_CS_SESSION_RAW);
 	tc_cs_session_flush(s);
-	CHECK(tc_cs_session_stats(s, 0x10)->fast == !(what & TC_ETM_REFERENCE));
+	CHECK(tc_cs_session_stats(s, 0x10)->fast == !ref);
 	CHECK_INT(tc_cs_session_stats(s, 0x10)->unmodelled, 0);
 	undefined = tc_cs_session_stats(s, 0x10)->ref_undefined;
 	tc_cs_session_free(s);
@@ -289,4 +295,47 @@ TEST(exception_before_any_address_is_a_hazard)
 	CHECK(strstr(t, "\n0 16 18 10000 10010 4 ") != NULL);	/* walked, then */
 	CHECK(strstr(t, "\n0 16 2b 10010 10020 4 ") != NULL);	/* after the reset */
 	free(t);
+}
+
+/* OpenCSD 1.3.3 declares m_unseen_spec_elem ("speculative elements at decode start") and
+ * never sets it: a cancel of more elements than its stack holds counts the rest off it, and
+ * a mispredict that finds no atom reads it to choose between its error and going on (heap
+ * garbage decides; under ASan 0xbebebebe: on). The guard names both packets; both decoders
+ * skip them and resynchronise, with the same records (fuzz_etm_diff compared no such input
+ * before). A mispredict with an atom on the stack, and a cancel within it, decode. */
+TEST(cancel_or_mispredict_beyond_the_stack_is_a_hazard)
+{
+	/* an address and a context (not P0: a cancel drops them), then Cancel format 1 of
+	 * one element (offset 24); then a new sync, the address and context again and an
+	 * exception (offset 50) returning to 0x10020 (a long address): walked from 0x10000 */
+	static const uint8_t cancel[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0x2e, 0x01,
+					  ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0x06, 0x08, 0x9d, 0x08, 0, 1, 0, 0, 0, 0, 0 };
+	/* MAXSPEC 8: TRACE_INFO with a speculation depth of 2 (elements the decoder never
+	 * saw), then a Mispredict (0x30, offset 15) */
+	static const uint8_t unseen[] = { ASYNC, 0x01, 0x04, 0x02, 0x30 };
+	/* MAXSPEC 8: an address, two E atoms, a Mispredict (the newest atom), a Cancel of
+	 * one, an exception with its address: all within the stack (nothing commits: with
+	 * NOPs everywhere an atom's walk would not end) */
+	static const uint8_t within[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0xf7, 0xf7, 0x30, 0x2e, 0x01,
+					  0x06, 0x08, 0x9d, 0x08, 0, 1, 0, 0, 0, 0, 0 };
+	char *t;
+
+	t = both(cancel, sizeof(cancel));
+	CHECK(strstr(t, "\n11 16 18 0 0 0 0 - 0 0 0 - a cancel of more elements than are "
+			"speculative: packet skipped, decoder resynchronised\n") != NULL);
+	CHECK(strstr(t, "\n0 16 32 10000 10020 8 ") != NULL);	/* after the next sync */
+	free(t);
+	src.trcidr8 = 8;
+	t = both(unseen, sizeof(unseen));
+	CHECK(strstr(t, "\n11 16 f 0 0 0 0 - 0 0 0 - a mispredict with no speculative atom "
+			"to mispredict: packet skipped") != NULL);
+	free(t);
+	t = both(within, sizeof(within));
+	CHECK(strstr(t, "speculative") == NULL);
+	CHECK(strstr(t, "\n11 ") == NULL);		/* no error at all */
+	free(t);
+	src = a53;
 }
