@@ -177,7 +177,10 @@ static const char *excep_unset(struct tc_etm4_guard *g, const struct elem *e, bo
 	return NULL;
 }
 
-/* The same for a Q element e: it walks its instruction count from the address. */
+/* The same for a Q element e with its own address: it walks its instruction count from
+ * the decoder's address. (One without its own address is a hazard whatever the decoder
+ * had: processQElement() deletes the popped Q element, with the address and context after
+ * it, and then reads its count and index, and the context, from the freed memory; 1.3.3.) */
 static const char *q_unset(struct tc_etm4_guard *g, const struct elem *e)
 {
 	if (!g->lost && e->n && !(g->had & HAD_ADDR))
@@ -221,19 +224,14 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 				seq_error(g);	/* "Address missing in exception packet." */
 				return -1;
 			}
-			why = e->kind == K_EXCEP ? excep_unset(g, e, next > g->lo + 1, &g->e[next])
-						 : q_unset(g, e);
+			why = e->kind == K_Q_NOADDR
+				      ? "a commit of a Q element without its own address"
+				      : excep_unset(g, e, next > g->lo + 1, &g->e[next]);
 			if (why) {
 				hazard(g, idx, why);
 				return -1;
 			}
-			if (e->kind == K_Q_NOADDR && next == g->lo + 2) {
-				/* the Q element's context goes back to the oldest place */
-				g->e[next] = g->e[g->lo + 1];
-				g->lo = next;
-			} else {
-				g->lo = next + 1;
-			}
+			g->lo = next + 1;	/* the address goes with the commit's last pop */
 			n--;
 			break;
 		}
@@ -244,7 +242,9 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 				hazard(g, idx, why);
 				return -1;
 			}
-			g->lo++;
+			/* processQElement() pops the Q element, and the commit's pop after it
+			 * deletes the next oldest element too, whatever it is */
+			g->lo += g->lo + 1 < g->hi ? 2 : 1;
 			n--;
 			break;
 		}

@@ -339,3 +339,47 @@ TEST(cancel_or_mispredict_beyond_the_stack_is_a_hazard)
 	free(t);
 	src = a53;
 }
+
+/* Q elements (TRCIDR0.QSUPP, TRCCONFIGR.QE: OpenCSD's decoder, never the fast one).
+ * processQElement() walks a Q's instruction count from the decoder's instruction address,
+ * which OpenCSD 1.3.3 never initialises: before the decoder ever had an address the guard
+ * names the commit; after one, the count walks. A Q without its own address (its address
+ * packet after it) is one whatever came before: 1.3.3 deletes the popped Q element with its
+ * address and then reads its count and index from the freed memory (here the range's
+ * offset came out as heap garbage; under ASan, heap-use-after-free). */
+TEST(q_element_before_any_address_is_a_hazard)
+{
+	/* Q with a short address (IS0) and a count of 4 (offset 14): MAXSPEC 0 commits it */
+	static const uint8_t qaddr[] = { ASYNC, TINFO, 0xa5, 0x04, 0x04 };
+	/* an address 0x10000 and a context, then that Q (offset 24): to 0x10010 */
+	static const uint8_t after[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					 0xa5, 0x04, 0x04 };
+	/* the address and context, a Q with a count of 4 and no address (offset 24), then
+	 * an address 0x10010 (offset 26) */
+	static const uint8_t qnoaddr[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					   0xac, 0x04, 0x9d, 0x04, 0, 1, 0, 0, 0, 0, 0 };
+	/* a Q without count or address (offset 14), then an address (offset 15) */
+	static const uint8_t nocount[] = { ASYNC, TINFO, 0xaf, 0x95, 0x08 };
+	char *t;
+
+	src.trcidr0 |= 0x18000;		/* QSUPP: Q elements with and without counts */
+	src.trcconfigr |= 0x2000;	/* QE */
+	t = both(qaddr, sizeof(qaddr));
+	CHECK(strstr(t, "\n11 16 e 0 0 0 0 - 0 0 0 - a commit of a Q element before the "
+			"decoder had any address: packet skipped, decoder resynchronised\n") != NULL);
+	free(t);
+	t = both(after, sizeof(after));
+	CHECK(strstr(t, "Q element") == NULL);
+	CHECK(strstr(t, "\n0 16 18 10000 10010 4 ") != NULL);	/* the Q's walk */
+	free(t);
+	t = both(qnoaddr, sizeof(qnoaddr));
+	CHECK(strstr(t, "\n11 16 1a 0 0 0 0 - 0 0 0 - a commit of a Q element without its own "
+			"address: packet skipped") != NULL);
+	CHECK(strstr(t, "\n0 16 ") == NULL);		/* no walk */
+	free(t);
+	t = both(nocount, sizeof(nocount));
+	CHECK(strstr(t, "\n11 16 f 0 0 0 0 - 0 0 0 - a commit of a Q element without its own "
+			"address: packet skipped") != NULL);
+	free(t);
+	src = a53;
+}
