@@ -422,11 +422,22 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		g->depth = 0;
 		discard = 1;
 		break;
-	case ETE_PKT_I_TRANS_ST:
+	case ETE_PKT_I_PE_RESET:
+		/* 1.3.3's decoder has no case for it: "Unknown packet type", a bad packet and
+		 * a reset. (Only exception packets make exception elements: the PE reset
+		 * branch of its processException() is never taken.) */
+		seq_error(g);
+		return;
 	case ETE_PKT_I_TRANS_COMMIT:
 	case ETE_PKT_I_TRANS_FAIL:
-	case ETE_PKT_I_PE_RESET:
+		/* not P0: a memory transaction element at its commit, which sets nothing the
+		 * models follow; a cancel drops it */
+		push(g, K_DROP, 0, idx);
+		break;
 	case ETE_PKT_I_TS_MARKER:
+		push(g, K_KEEP, 0, idx);	/* a marker: a cancel keeps it */
+		break;
+	case ETE_PKT_I_TRANS_ST:	/* P0 or not as TRCIDR0.COMMTRANS says */
 	case ETE_PKT_I_SRC_ADDR_MATCH:
 	case ETE_PKT_I_SRC_ADDR_S_IS0:
 	case ETE_PKT_I_SRC_ADDR_S_IS1:
@@ -434,9 +445,10 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 	case ETE_PKT_I_SRC_ADDR_L_32IS1:
 	case ETE_PKT_I_SRC_ADDR_L_64IS0:
 	case ETE_PKT_I_SRC_ADDR_L_64IS1:
-		/* ETE's elements, which the models do not follow (the decoder goes on, the
-		 * models wait for the next sync): from here on what the decoder has set is
-		 * not known, and the address model names nothing */
+		/* ETE's elements the models do not follow (the decoder goes on, the models
+		 * wait for the next sync; a source address walks from the decoder's address
+		 * and ISA): from here on what the decoder has set is not known, and the
+		 * address model names nothing */
 		g->lost = true;
 		seq_error(g);
 		return;
@@ -492,6 +504,8 @@ static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_t
 		g->lo = g->hi = 0;
 		g->depth = (int32_t)(p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0);
 		g->pending_addr = 0;
+		if (p->trace_info.bits.in_trans_state)
+			push(g, K_DROP, 0, idx);	/* ETE: a transaction marker, not P0 */
 		break;
 	case DECODING:
 		x_packet(g, p, idx);

@@ -383,3 +383,31 @@ TEST(q_element_before_any_address_is_a_hazard)
 	free(t);
 	src = a53;
 }
+
+/* ETE (OpenCSD's decoder: the ETMv4 one at architecture 5) sends a PE reset and a failed
+ * transaction as exception packets of types 0 and 0x18 (PE_RESET, TRANS_FAIL). Neither takes
+ * 1.3.3's exception path: its decoder has no case for PE_RESET ("Unknown packet type": a bad
+ * packet and a reset), and TRANS_FAIL is a non-P0 memory transaction element. So what the
+ * decoder set before stays known to the guard: an exception at the last branch target with
+ * neither context nor IS bit after them, before any instruction set, is still named. */
+TEST(ete_pe_reset_and_trans_fail_keep_the_guard_going)
+{
+	/* PE reset (offset 14); a new sync; the exception (31) and its address (33) */
+	static const uint8_t reset[] = { ASYNC, TINFO, 0x06, 0x00, 0x00,
+					 ASYNC, TINFO, 0x06, 0x48, 0x95, 0x00 };
+	/* failed transaction (offset 14); the exception (17) and its address (19) */
+	static const uint8_t fail[] = { ASYNC, TINFO, 0x06, 0x30, 0x00, 0x06, 0x48, 0x95, 0x00 };
+	char *t;
+
+	src.proto = TC_ETM_PROTO_ETE;
+	src.trcdevarch = 0x47705a13;	/* ETE, architecture 5.0 */
+	t = both(reset, sizeof(reset));
+	CHECK(strstr(t, "\n11 16 21 0 0 0 0 - 0 0 0 - a commit of an exception before the "
+			"decoder had any instruction set: packet skipped") != NULL);
+	free(t);
+	t = both(fail, sizeof(fail));
+	CHECK(strstr(t, "\n11 16 13 0 0 0 0 - 0 0 0 - a commit of an exception before the "
+			"decoder had any instruction set: packet skipped") != NULL);
+	free(t);
+	src = a53;
+}
