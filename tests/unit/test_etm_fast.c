@@ -358,6 +358,11 @@ TEST(q_element_before_any_address_is_a_hazard)
 	 * an address 0x10010 (offset 26) */
 	static const uint8_t qnoaddr[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
 					   0xac, 0x04, 0x9d, 0x04, 0, 1, 0, 0, 0, 0, 0 };
+	/* MAXSPEC 8: the address and context, that Q, two E atoms in one packet (0xdb), a
+	 * Commit of one (the Q, offset 28): 1.3.3's commit then pops the next oldest element
+	 * too, the atoms, unwalked; so a Mispredict (offset 30) finds no atom */
+	static const uint8_t popped[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0xa5, 0x04, 0x04, 0xdb, 0x2d, 0x01, 0x30 };
 	/* a Q without count or address (offset 14), then an address (offset 15) */
 	static const uint8_t nocount[] = { ASYNC, TINFO, 0xaf, 0x95, 0x08 };
 	char *t;
@@ -380,6 +385,12 @@ TEST(q_element_before_any_address_is_a_hazard)
 	t = both(nocount, sizeof(nocount));
 	CHECK(strstr(t, "\n11 16 f 0 0 0 0 - 0 0 0 - a commit of a Q element without its own "
 			"address: packet skipped") != NULL);
+	free(t);
+	src.trcidr8 = 8;
+	t = both(popped, sizeof(popped));
+	CHECK(strstr(t, "\n0 16 18 10000 10010 4 ") != NULL);	/* the Q's walk */
+	CHECK(strstr(t, "\n11 16 1e 0 0 0 0 - 0 0 0 - a mispredict with no speculative atom "
+			"to mispredict: packet skipped") != NULL);
 	free(t);
 	src = a53;
 }
