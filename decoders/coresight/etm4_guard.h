@@ -35,12 +35,17 @@
  * packet whose commit would reach an exception without its address, or one (or a Q
  * element) that reads what the decoder never set: whether it ever had an address and an
  * ISA is known from the elements committed since it was made (resets keep it; ETE's
- * elements, which the models do not follow, make it unknown: then nothing is named). The
- * caller stops the full decoder before that packet and resets it.
+ * transaction starts and source addresses, which the models do not follow, make it unknown:
+ * then nothing is named). A Q element without its own address is named whatever came
+ * before: processQElement() deletes it, its address and context, then reads its count and
+ * index (and the context) from the freed memory. The caller stops the full decoder before
+ * that packet and resets it.
  *
  * What the models cannot see: the decoder's errors that depend on the traced code (an
  * instruction walk that fails, a return stack overflow) reset it where the models go on;
- * after it resynchronises its stack is a newer part of the model's. */
+ * after it resynchronises its stack is a newer part of the model's, and a cancel or
+ * mispredict beyond its stack may go unnamed (the fast decoder counts those as undefined,
+ * tc_etm4_walk_undefined). */
 #ifndef TC_DECODERS_CORESIGHT_ETM4_GUARD_H
 #define TC_DECODERS_CORESIGHT_ETM4_GUARD_H
 
