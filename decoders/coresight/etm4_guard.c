@@ -39,9 +39,6 @@ struct tc_etm4_guard {
 	uint64_t pos;		/* bytes read so far: the shadow tree's index */
 	uint64_t scan_base;	/* pos at the start of the current scan */
 	enum state state;
-	uint64_t atoms;		/* uncommitted atoms on the decoder's element stack */
-	uint64_t unseen;	/* speculative elements TRACE_INFO says came before it */
-	int addr;		/* an address element newer than the newest atom */
 	int hazard;
 	uint64_t hazard_idx;
 	const char *why;
@@ -57,41 +54,9 @@ struct tc_etm4_guard {
 	bool lost;		/* a packet the models do not follow came: had unknown */
 };
 
-static void commit(struct tc_etm4_guard *g, uint64_t n)
-{
-	/* the oldest elements go first: the unseen ones, then atoms */
-	uint64_t u = n < g->unseen ? n : g->unseen;
-
-	g->unseen -= u;
-	n -= u;
-	g->atoms -= n < g->atoms ? n : g->atoms;
-}
-
-static void cancel(struct tc_etm4_guard *g, uint64_t n)
-{
-	/* the newest elements go first */
-	uint64_t a = n < g->atoms ? n : g->atoms;
-
-	g->atoms -= a;
-	n -= a;
-	g->unseen -= n < g->unseen ? n : g->unseen;
-}
-
-static void add_atoms(struct tc_etm4_guard *g, uint64_t n)
-{
-	if (!n)
-		return;
-	g->atoms += n;
-	g->addr = 0;
-	if (g->atoms + g->unseen > g->max_spec)
-		commit(g, g->atoms + g->unseen - g->max_spec);
-}
-
 static void unsync(struct tc_etm4_guard *g)
 {
 	g->state = WAIT_ASYNC;
-	g->atoms = g->unseen = 0;
-	g->addr = 0;
 	g->lo = g->hi = 0;
 	g->depth = 0;
 	g->pending_addr = 0;
@@ -122,8 +87,15 @@ static void hazard(struct tc_etm4_guard *g, ocsd_trc_index_t idx, const char *wh
  * mispredict and discard; the packet whose commit would reach such an exception is the
  * hazard. The decoder's errors that packets decide (too few elements to commit, an
  * exception followed by no address, bad and unsupported packets) reset the model as they
- * reset the decoder. Where 1.3.3 reads m_unseen_spec_elem, which it never initialises (a
- * cancel or mispredict beyond the stack), the model goes on as when that is not 0. */
+ * reset the decoder.
+ *
+ * The same model names a cancel or mispredict beyond the stack. Where the stack runs out,
+ * cancelElements() counts the rest off m_unseen_spec_elem ("speculative elements at decode
+ * start"), and mispredictAtom() that finds no atom checks it before its error; 1.3.3
+ * declares it and never sets it (no constructor, reset or TRACE_INFO does): heap garbage
+ * decides between the decoder's error and going on (under ASan 0xbebebebe: on). Real trace
+ * never cancels what it did not trace; corrupt trace does. A mispredict that finds no atom
+ * may also be the crash of the erase above: one hazard, either way. */
 
 /* Room for one more element at the newest end; 0 if none (the caller names a hazard). */
 static int room(struct tc_etm4_guard *g)
@@ -205,7 +177,10 @@ static const char *excep_unset(struct tc_etm4_guard *g, const struct elem *e, bo
 	return NULL;
 }
 
-/* The same for a Q element e: it walks its instruction count from the address. */
+/* The same for a Q element e with its own address: it walks its instruction count from
+ * the decoder's address. (One without its own address is a hazard whatever the decoder
+ * had: processQElement() deletes the popped Q element, with the address and context after
+ * it, and then reads its count and index, and the context, from the freed memory; 1.3.3.) */
 static const char *q_unset(struct tc_etm4_guard *g, const struct elem *e)
 {
 	if (!g->lost && e->n && !(g->had & HAD_ADDR))
@@ -249,19 +224,14 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 				seq_error(g);	/* "Address missing in exception packet." */
 				return -1;
 			}
-			why = e->kind == K_EXCEP ? excep_unset(g, e, next > g->lo + 1, &g->e[next])
-						 : q_unset(g, e);
+			why = e->kind == K_Q_NOADDR
+				      ? "a commit of a Q element without its own address"
+				      : excep_unset(g, e, next > g->lo + 1, &g->e[next]);
 			if (why) {
 				hazard(g, idx, why);
 				return -1;
 			}
-			if (e->kind == K_Q_NOADDR && next == g->lo + 2) {
-				/* the Q element's context goes back to the oldest place */
-				g->e[next] = g->e[g->lo + 1];
-				g->lo = next;
-			} else {
-				g->lo = next + 1;
-			}
+			g->lo = next + 1;	/* the address goes with the commit's last pop */
 			n--;
 			break;
 		}
@@ -272,7 +242,9 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 				hazard(g, idx, why);
 				return -1;
 			}
-			g->lo++;
+			/* processQElement() pops the Q element, and the commit's pop after it
+			 * deletes the next oldest element too, whatever it is */
+			g->lo += g->lo + 1 < g->hi ? 2 : 1;
 			n--;
 			break;
 		}
@@ -296,8 +268,8 @@ static int x_commit(struct tc_etm4_guard *g, int64_t n, ocsd_trc_index_t idx)
 
 /* Cancel n P0 elements from the newest. Timestamps, cycle counts and events met on the way
  * stay, in their order, in front of what is left (the library sets them aside and puts them
- * back); other elements met go. */
-static void x_cancel(struct tc_etm4_guard *g, int64_t n)
+ * back); other elements met go. False if the stack ran out first (see above). */
+static bool x_cancel(struct tc_etm4_guard *g, int64_t n)
 {
 	size_t i = g->hi, top = g->hi, kept = g->hi;	/* kept ones gather in [kept, top) */
 
@@ -325,16 +297,20 @@ static void x_cancel(struct tc_etm4_guard *g, int64_t n)
 			break;
 		}
 	}
-	/* what is left of n is m_unseen_spec_elem's (see above) */
+	if (n > 0)
+		return false;	/* the rest would count m_unseen_spec_elem down */
 	if (top > kept)
 		memmove(g->e + i, g->e + kept, (top - kept) * sizeof(*g->e));
 	g->hi = i + (top - kept);
+	return true;
 }
 
 /* From the newest element: erase address elements until an atom (whose newest atom is
  * flipped, which changes no count). The erase keeps the library's old iterator: libstdc++'s
- * deque::erase moves the shorter side, so in the back half the element after is skipped. */
-static void x_mispredict(struct tc_etm4_guard *g)
+ * deque::erase moves the shorter side, so in the back half the element after is skipped,
+ * and erasing the oldest element there leaves the iterator past end(): it reads beyond the
+ * deque (SIGSEGV). False if no atom is met: that crash, or a read of m_unseen_spec_elem. */
+static bool x_mispredict(struct tc_etm4_guard *g)
 {
 	size_t i = 0;	/* from the newest: element g->hi - 1 - i */
 
@@ -342,7 +318,7 @@ static void x_mispredict(struct tc_etm4_guard *g)
 		size_t at = g->hi - 1 - i, n = depth_n(g);
 
 		if (g->e[at].kind == K_ATOM)
-			return;
+			return true;
 		if (g->e[at].kind != K_ADDR) {
 			i++;
 			continue;
@@ -358,9 +334,10 @@ static void x_mispredict(struct tc_etm4_guard *g)
 			i++;
 		}
 	}
+	return false;
 }
 
-/* One packet in the decoding state, before the mispredict model below. */
+/* One packet in the decoding state. */
 static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
 {
 	int is_addr = 0, mispredict = 0, discard = 0;
@@ -445,11 +422,22 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		g->depth = 0;
 		discard = 1;
 		break;
-	case ETE_PKT_I_TRANS_ST:
+	case ETE_PKT_I_PE_RESET:
+		/* 1.3.3's decoder has no case for it: "Unknown packet type", a bad packet and
+		 * a reset. (Only exception packets make exception elements: the PE reset
+		 * branch of its processException() is never taken.) */
+		seq_error(g);
+		return;
 	case ETE_PKT_I_TRANS_COMMIT:
 	case ETE_PKT_I_TRANS_FAIL:
-	case ETE_PKT_I_PE_RESET:
+		/* not P0: a memory transaction element at its commit, which sets nothing the
+		 * models follow; a cancel drops it */
+		push(g, K_DROP, 0, idx);
+		break;
 	case ETE_PKT_I_TS_MARKER:
+		push(g, K_KEEP, 0, idx);	/* a marker: a cancel keeps it */
+		break;
+	case ETE_PKT_I_TRANS_ST:	/* P0 or not as TRCIDR0.COMMTRANS says */
 	case ETE_PKT_I_SRC_ADDR_MATCH:
 	case ETE_PKT_I_SRC_ADDR_S_IS0:
 	case ETE_PKT_I_SRC_ADDR_S_IS1:
@@ -457,9 +445,10 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 	case ETE_PKT_I_SRC_ADDR_L_32IS1:
 	case ETE_PKT_I_SRC_ADDR_L_64IS0:
 	case ETE_PKT_I_SRC_ADDR_L_64IS1:
-		/* ETE's elements, which the models do not follow (the decoder goes on, the
-		 * models wait for the next sync): from here on what the decoder has set is
-		 * not known, and the address model names nothing */
+		/* ETE's elements the models do not follow (the decoder goes on, the models
+		 * wait for the next sync; a source address walks from the decoder's address
+		 * and ISA): from here on what the decoder has set is not known, and the
+		 * address model names nothing */
 		g->lost = true;
 		seq_error(g);
 		return;
@@ -485,74 +474,16 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		commit = g->depth - g->max_spec;
 	if (commit > 0 && x_commit(g, commit, idx))
 		return;
-	if (cancel > 0)
-		x_cancel(g, cancel);
-	if (mispredict)
-		x_mispredict(g);
+	if (cancel > 0 && !x_cancel(g, cancel)) {
+		hazard(g, idx, "a cancel of more elements than are speculative");
+		return;
+	}
+	if (mispredict && !x_mispredict(g)) {
+		hazard(g, idx, "a mispredict with no speculative atom to mispredict");
+		return;
+	}
 	if (discard)
 		unsync(g);
-}
-
-/* A packet that makes the decoder mispredict the newest atom: would it find one? */
-static void mispredict(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
-{
-	add_atoms(g, p->atom.num);
-	if (p->type != ETM4_PKT_I_MISPREDICT)
-		cancel(g, p->cancel_elements);
-	if (!g->atoms && (g->addr || !g->unseen))
-		hazard(g, idx, "a mispredict with no speculative atom to mispredict");
-}
-
-static void decoding(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
-{
-	x_packet(g, p, idx);
-	if (g->hazard || g->state != DECODING)
-		return;
-	switch (p->type) {
-	case ETM4_PKT_I_ATOM_F1:
-	case ETM4_PKT_I_ATOM_F2:
-	case ETM4_PKT_I_ATOM_F3:
-	case ETM4_PKT_I_ATOM_F4:
-	case ETM4_PKT_I_ATOM_F5:
-	case ETM4_PKT_I_ATOM_F6:
-		add_atoms(g, p->atom.num);
-		break;
-	case ETM4_PKT_I_ADDR_MATCH:
-	case ETM4_PKT_I_ADDR_CTXT_L_32IS0:
-	case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
-	case ETM4_PKT_I_ADDR_CTXT_L_64IS0:
-	case ETM4_PKT_I_ADDR_CTXT_L_64IS1:
-	case ETM4_PKT_I_ADDR_L_32IS0:
-	case ETM4_PKT_I_ADDR_L_32IS1:
-	case ETM4_PKT_I_ADDR_L_64IS0:
-	case ETM4_PKT_I_ADDR_L_64IS1:
-	case ETM4_PKT_I_ADDR_S_IS0:
-	case ETM4_PKT_I_ADDR_S_IS1:
-		g->addr = 1;
-		break;
-	case ETM4_PKT_I_COMMIT:
-		commit(g, p->commit_elements);
-		break;
-	case ETM4_PKT_I_CANCEL_F1:
-		cancel(g, p->cancel_elements);
-		break;
-	case ETM4_PKT_I_MISPREDICT:
-	case ETM4_PKT_I_CANCEL_F1_MISPRED:
-	case ETM4_PKT_I_CANCEL_F2:
-	case ETM4_PKT_I_CANCEL_F3:
-		mispredict(g, p, idx);
-		break;
-	case ETM4_PKT_I_DISCARD:
-	case ETM4_PKT_I_OVERFLOW:
-	case ETM4_PKT_I_BAD_SEQUENCE:
-	case ETM4_PKT_I_BAD_TRACEMODE:
-	case ETM4_PKT_I_RESERVED:
-	case ETM4_PKT_I_RESERVED_CFG:
-		unsync(g);
-		break;
-	default:
-		break;
-	}
 }
 
 /* The next packet (no hazard named yet). The decoder never sees a hazard's packet: nor
@@ -570,15 +501,14 @@ static void on_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_t
 		if (p->type != ETM4_PKT_I_TRACE_INFO)
 			break;
 		g->state = DECODING;
-		g->atoms = 0;
-		g->addr = 0;
-		g->unseen = p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0;
 		g->lo = g->hi = 0;
 		g->depth = (int32_t)(p->pkt_valid.bits.spec_depth_valid ? p->curr_spec_depth : 0);
 		g->pending_addr = 0;
+		if (p->trace_info.bits.in_trans_state)
+			push(g, K_DROP, 0, idx);	/* ETE: a transaction marker, not P0 */
 		break;
 	case DECODING:
-		decoding(g, p, idx);
+		x_packet(g, p, idx);
 		if (g->hazard)
 			g->had = had;
 		break;

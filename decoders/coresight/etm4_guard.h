@@ -2,7 +2,7 @@
  * OpenCSD 1.3.3's ETMv4 instruction decoder, or make it walk from memory it never set,
  * before that decoder sees them.
  *
- * The facts behind it, two crashes and a read of what was never set:
+ * The facts behind it, two crashes and two reads of what was never set:
  * - TrcPktDecodeEtmV4I::mispredictAtom() walks the P0 element stack from the newest
  *   element, erasing address elements until it meets an atom. The erase
  *   (EtmV4P0Stack::erase_curr_from_front) drops the iterator std::deque::erase returns and
@@ -23,21 +23,29 @@
  *   garbage (under ASan 0xbebebebebebebebe: a failed read, a fatal response; with code
  *   everywhere a walk that may not end). A branch-target exception without context or IS
  *   bit reads the ISA; processQElement() walks its instruction count from the address.
+ * - Nor does it ever set m_unseen_spec_elem: a cancel of more elements than its stack holds
+ *   counts the rest off it, and a mispredict that finds no atom on the stack reads it to
+ *   choose between its error and going on.
  *
  * So a packet-processor-only OpenCSD tree (which holds no element stack and cannot take
- * these paths) reads the same bytes first. A small model of the speculation depth (atoms in,
- * commits, cancels, auto-commit beyond TRCIDR8.MAXSPEC) names the mispredict that would find
- * no atom; a model of the element stack (kinds and atom counts, replaying commit, cancel,
- * mispredict and discard, and the decoder's resets on errors the packets decide) names the
+ * these paths) reads the same bytes first. A model of the element stack (kinds and atom
+ * counts, the speculation depth with its auto-commit beyond TRCIDR8.MAXSPEC, replaying
+ * commit, cancel, mispredict and discard, and the decoder's resets on errors the packets
+ * decide) names the cancel beyond the stack, the mispredict that would find no atom, the
  * packet whose commit would reach an exception without its address, or one (or a Q
  * element) that reads what the decoder never set: whether it ever had an address and an
  * ISA is known from the elements committed since it was made (resets keep it; ETE's
- * elements, which the models do not follow, make it unknown: then nothing is named). The
- * caller stops the full decoder before that packet and resets it.
+ * transaction starts and source addresses, which the models do not follow, make it unknown:
+ * then nothing is named). A Q element without its own address is named whatever came
+ * before: processQElement() deletes it, its address and context, then reads its count and
+ * index (and the context) from the freed memory. The caller stops the full decoder before
+ * that packet and resets it.
  *
  * What the models cannot see: the decoder's errors that depend on the traced code (an
  * instruction walk that fails, a return stack overflow) reset it where the models go on;
- * after it resynchronises its stack is a newer part of the model's. */
+ * after it resynchronises its stack is a newer part of the model's, and a cancel or
+ * mispredict beyond its stack may go unnamed (the fast decoder counts those as undefined,
+ * tc_etm4_walk_undefined). */
 #ifndef TC_DECODERS_CORESIGHT_ETM4_GUARD_H
 #define TC_DECODERS_CORESIGHT_ETM4_GUARD_H
 

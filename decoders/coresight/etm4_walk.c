@@ -1004,8 +1004,10 @@ static void cancel_elements(struct tc_etm4_walk *w)
 			if (!w->stk.n)
 				done = true;
 		} else {
-			/* The library would first count down m_unseen_spec_elem, which it never
-			 * initialises: with 0 there (the sane value) this is its error. */
+			/* The library would count down m_unseen_spec_elem, which it never
+			 * sets: the guard (etm4_guard.h) stops before such a packet, unless
+			 * its model lost the decoder (an error that depends on the code).
+			 * Undefined then; with 0 there (the sane value), its error. */
 			w->undefined++;
 			packet_error(w);	/* "Not enough elements to cancel" */
 			w->res.cancel = 0;
@@ -1044,7 +1046,8 @@ static void mispredict(struct tc_etm4_walk *w)
 			i = erase_iter(&w->stk, i - 1);
 	}
 	if (!found) {
-		w->undefined++;		/* m_unseen_spec_elem again, as in cancel_elements */
+		/* m_unseen_spec_elem again (or the library's crash), as in cancel_elements */
+		w->undefined++;
 		packet_error(w);	/* "Not found mispredict atom" */
 	}
 	w->res.mispredict = false;

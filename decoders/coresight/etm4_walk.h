@@ -62,13 +62,13 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w);
 /* Operations cut short for want of memory (tc_etm4_walk_op's -1). */
 uint64_t tc_etm4_walk_nomem(const struct tc_etm4_walk *w);
-/* Where OpenCSD 1.3.3 reads members it never initialises, so its records depend on the
- * heap: cancels and mispredicts with nothing left to cancel (m_unseen_spec_elem; we do as it
- * does when that is 0, its error and reset). Also instructions in the last 4 bytes of the
- * address space, which OpenCSD reads from outside its read cache's page (we give no memory
- * there). Real trace hardly gets there; corrupt trace can. (A commit that would read its
- * never-set instruction address or ISA, m_instr_info, the guard stops before it comes
- * here: etm4_guard.h.) */
+/* Where OpenCSD 1.3.3's records depend on what it never set: instructions in the last 4
+ * bytes of the address space, which it reads from outside its read cache's page (we give no
+ * memory there); a cancel or mispredict beyond its stack, which reads m_unseen_spec_elem,
+ * where the guard (etm4_guard.h) did not stop before it: only after the decoder reset on an
+ * error that depends on the traced code (we do as the library does when that is 0, its
+ * error and reset). Real trace hardly gets there; corrupt trace can. (A commit that would
+ * read its never-set instruction address or ISA, m_instr_info, the guard stops.) */
 uint64_t tc_etm4_walk_undefined(const struct tc_etm4_walk *w);
 /* Block cache hits and misses, for the curious. */
 void tc_etm4_walk_cache_stats(const struct tc_etm4_walk *w, uint64_t *hits, uint64_t *misses);

@@ -14,15 +14,17 @@
 #   after it (the atom's commit gives the Trace On element).
 . "$TOP/tests/e2e/lib.sh"
 
-# snap DIR: the snapshot, its trace from trace.bin (written by the caller)
+# snap DIR: the snapshot, its trace from trace.bin (written by the caller); IDR0 and CFGR
+# override TRCIDR0 and TRCCONFIGR
 snap() {
 	mkdir -p "$1" && cd "$1" || return 1
 	printf '[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu_0.ini\ndevice1=etm_0.ini\n\n[trace]\nmetadata=trace.ini\n' >snapshot.ini
 	printf '[device]\nname=cpu_0\nclass=core\ntype=Cortex-A53\n\n[regs]\nPC(size:64)=0x1000\n' >cpu_0.ini
 	printf '[device]\nname=ETM_0\nclass=trace_source\ntype=ETM4\n\n[regs]\n%s\n%s\n%s\n%s\n%s\n%s\n' \
 		'TRCCONFIGR(0x004)=0x000000C1' 'TRCTRACEIDR(0x010)=0x00000010' \
-		'TRCIDR0(0x078)=0x28000EA1' 'TRCIDR1(0x079)=0x4100F403' \
+		"TRCIDR0(0x078)=${IDR0:-0x28000EA1}" 'TRCIDR1(0x079)=0x4100F403' \
 		'TRCIDR2(0x07A)=0x00000488' 'TRCIDR8(0x060)=0x00000000' >etm_0.ini
+	[ -z "${CFGR:-}" ] || sed -i "s/^TRCCONFIGR(0x004)=.*/TRCCONFIGR(0x004)=$CFGR/" etm_0.ini
 	printf '[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETB_0\nfile=trace.bin\nformat=source_data\n\n[source_buffers]\nETM_0=ETB_0\n\n[core_trace_sources]\ncpu_0=ETM_0\n' >trace.ini
 	cd - >/dev/null
 }
@@ -88,4 +90,32 @@ expect 'an exception before any address: an error record at its commit, exit 3, 
 	grep -q "\"offset\":16,.*exception before the decoder had any address" r.out &&
 	grep -q "^exit 3" r.err && ! grep -q "\"type\":\"exception\"" r.out &&
 	cmp f.out r.out && cmp f.err r.err
+'
+# OpenCSD 1.3.3 never sets m_unseen_spec_elem: a cancel of more elements than its stack
+# holds counts the rest off it (heap garbage). The guard names that packet (Cancel format 1
+# of one element at offset 14, nothing speculative) in both decoders alike; the ID
+# resynchronises at the next ASYNC (Trace On at 30).
+expect 'a cancel beyond the speculative elements: an error record, exit 3, fast = reference' '
+	snap cancel && {
+		async; bytes 001 000; bytes 056 001
+		async; bytes 001 000 004; bytes 235 000 010 000 000 000 000 000 000; bytes 367
+	} >cancel/trace.bin &&
+	tracectl -j decode --decoder=reference -i cancel >r.out 2>r.err; echo "exit $?" >>r.err
+	tracectl -j decode -i cancel >f.out 2>f.err; echo "exit $?" >>f.err
+	grep -q "\"offset\":14,.*cancel of more elements than are speculative" r.out &&
+	grep -q "\"type\":\"trace_on\",.*\"offset\":30}" r.out &&
+	grep -q "^exit 3" r.err && cmp f.out r.out && cmp f.err r.err
+'
+# Q elements (TRCIDR0.QSUPP, TRCCONFIGR.QE; OpenCSD's decoder only): 1.3.3 frees a Q element
+# that has no address of its own, with the address after it, and then reads its count from
+# the freed memory. The guard names the commit (at the address, offset 25).
+expect 'a Q element without its own address: an error record at its commit, exit 3' '
+	IDR0=0x28018EA1 CFGR=0x000020C1 snap q && {
+		async; bytes 001 000; bytes 235 000 010 000 000 000 000 000 000
+		bytes 254 004; bytes 235 004 010 000 000 000 000 000 000
+	} >q/trace.bin &&
+	tracectl -j decode -i q >out 2>err; rc=$?
+	crash_free $rc && [ $rc = 3 ] &&
+	grep -q "\"offset\":25,.*Q element without its own address" out &&
+	! grep -q "\"type\":\"range\"" out
 '

@@ -190,25 +190,31 @@ static size_t nops(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uin
 	return len;
 }
 
-/* Decode trace (raw, trace ID 0x10) into o; the decoder's count of places where OpenCSD
- * would read members it never set. */
+/* The source decode_raw() decodes; tests change fields and put it back. */
+static const struct tc_etm_cfg a53 = { .proto = TC_ETM_PROTO_ETMV4, .trace_id = 0x10,
+				       .arch = TC_ETM_ARCH_AA64, .profile = TC_ETM_PROFILE_A,
+				       .trcidr0 = 0x28000ea1, .trcidr1 = 0x4100f403,
+				       .trcidr2 = 0x00000488, .trcidr8 = 0, .trcconfigr = 0xc1,
+				       .trctraceidr = 0x10, .trcdevarch = 0x47704a13 };
+static struct tc_etm_cfg src = a53;
+
+/* Decode trace (raw, trace ID 0x10, source src) into o; the decoder's count of places where
+ * OpenCSD would read members it never set. Fast unless asked for the reference or src is
+ * one the fast decoder leaves to it (ETE, Q elements). */
 static uint64_t decode_raw(unsigned what, const uint8_t *trace, size_t len, struct out *o)
 {
 	struct tc_err e;
 	struct tc_cs_session *s = tc_cs_session_new(what, on_rec, nops, o, &e);
-	struct tc_etm_cfg c = { .proto = TC_ETM_PROTO_ETMV4, .trace_id = 0x10,
-				.arch = TC_ETM_ARCH_AA64, .profile = TC_ETM_PROFILE_A,
-				.trcidr0 = 0x28000ea1, .trcidr1 = 0x4100f403,
-				.trcidr2 = 0x00000488, .trcidr8 = 0, .trcconfigr = 0xc1,
-				.trctraceidr = 0x10, .trcdevarch = 0x47704a13 };
+	bool ref = (what & TC_ETM_REFERENCE) || src.proto == TC_ETM_PROTO_ETE ||
+		   ((src.trcconfigr >> 13) & 3);
 	uint64_t undefined;
 
 	if (!s)
 		abort();
-	CHECK_INT(tc_cs_session_add_source(s, &c, &e), 0);
+	CHECK_INT(tc_cs_session_add_source(s, &src, &e), 0);
 	tc_cs_session_feed(s, trace, len, 0, TC_CS_SESSION_RAW);
 	tc_cs_session_flush(s);
-	CHECK(tc_cs_session_stats(s, 0x10)->fast == !(what & TC_ETM_REFERENCE));
+	CHECK(tc_cs_session_stats(s, 0x10)->fast == !ref);
 	CHECK_INT(tc_cs_session_stats(s, 0x10)->unmodelled, 0);
 	undefined = tc_cs_session_stats(s, 0x10)->ref_undefined;
 	tc_cs_session_free(s);
@@ -289,4 +295,130 @@ TEST(exception_before_any_address_is_a_hazard)
 	CHECK(strstr(t, "\n0 16 18 10000 10010 4 ") != NULL);	/* walked, then */
 	CHECK(strstr(t, "\n0 16 2b 10010 10020 4 ") != NULL);	/* after the reset */
 	free(t);
+}
+
+/* OpenCSD 1.3.3 declares m_unseen_spec_elem ("speculative elements at decode start") and
+ * never sets it: a cancel of more elements than its stack holds counts the rest off it, and
+ * a mispredict that finds no atom reads it to choose between its error and going on (heap
+ * garbage decides; under ASan 0xbebebebe: on). The guard names both packets; both decoders
+ * skip them and resynchronise, with the same records (fuzz_etm_diff compared no such input
+ * before). A mispredict with an atom on the stack, and a cancel within it, decode. */
+TEST(cancel_or_mispredict_beyond_the_stack_is_a_hazard)
+{
+	/* an address and a context (not P0: a cancel drops them), then Cancel format 1 of
+	 * one element (offset 24); then a new sync, the address and context again and an
+	 * exception (offset 50) returning to 0x10020 (a long address): walked from 0x10000 */
+	static const uint8_t cancel[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0x2e, 0x01,
+					  ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0x06, 0x08, 0x9d, 0x08, 0, 1, 0, 0, 0, 0, 0 };
+	/* MAXSPEC 8: TRACE_INFO with a speculation depth of 2 (elements the decoder never
+	 * saw), then a Mispredict (0x30, offset 15) */
+	static const uint8_t unseen[] = { ASYNC, 0x01, 0x04, 0x02, 0x30 };
+	/* MAXSPEC 8: an address, two E atoms, a Mispredict (the newest atom), a Cancel of
+	 * one, an exception with its address: all within the stack (nothing commits: with
+	 * NOPs everywhere an atom's walk would not end) */
+	static const uint8_t within[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0xf7, 0xf7, 0x30, 0x2e, 0x01,
+					  0x06, 0x08, 0x9d, 0x08, 0, 1, 0, 0, 0, 0, 0 };
+	char *t;
+
+	t = both(cancel, sizeof(cancel));
+	CHECK(strstr(t, "\n11 16 18 0 0 0 0 - 0 0 0 - a cancel of more elements than are "
+			"speculative: packet skipped, decoder resynchronised\n") != NULL);
+	CHECK(strstr(t, "\n0 16 32 10000 10020 8 ") != NULL);	/* after the next sync */
+	free(t);
+	src.trcidr8 = 8;
+	t = both(unseen, sizeof(unseen));
+	CHECK(strstr(t, "\n11 16 f 0 0 0 0 - 0 0 0 - a mispredict with no speculative atom "
+			"to mispredict: packet skipped") != NULL);
+	free(t);
+	t = both(within, sizeof(within));
+	CHECK(strstr(t, "speculative") == NULL);
+	CHECK(strstr(t, "\n11 ") == NULL);		/* no error at all */
+	free(t);
+	src = a53;
+}
+
+/* Q elements (TRCIDR0.QSUPP, TRCCONFIGR.QE: OpenCSD's decoder, never the fast one).
+ * processQElement() walks a Q's instruction count from the decoder's instruction address,
+ * which OpenCSD 1.3.3 never initialises: before the decoder ever had an address the guard
+ * names the commit; after one, the count walks. A Q without its own address (its address
+ * packet after it) is one whatever came before: 1.3.3 deletes the popped Q element with its
+ * address and then reads its count and index from the freed memory (here the range's
+ * offset came out as heap garbage; under ASan, heap-use-after-free). */
+TEST(q_element_before_any_address_is_a_hazard)
+{
+	/* Q with a short address (IS0) and a count of 4 (offset 14): MAXSPEC 0 commits it */
+	static const uint8_t qaddr[] = { ASYNC, TINFO, 0xa5, 0x04, 0x04 };
+	/* an address 0x10000 and a context, then that Q (offset 24): to 0x10010 */
+	static const uint8_t after[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					 0xa5, 0x04, 0x04 };
+	/* the address and context, a Q with a count of 4 and no address (offset 24), then
+	 * an address 0x10010 (offset 26) */
+	static const uint8_t qnoaddr[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					   0xac, 0x04, 0x9d, 0x04, 0, 1, 0, 0, 0, 0, 0 };
+	/* MAXSPEC 8: the address and context, that Q, two E atoms in one packet (0xdb), a
+	 * Commit of one (the Q, offset 28): 1.3.3's commit then pops the next oldest element
+	 * too, the atoms, unwalked; so a Mispredict (offset 30) finds no atom */
+	static const uint8_t popped[] = { ASYNC, TINFO, 0x85, 0, 0, 1, 0, 0, 0, 0, 0, 0x30,
+					  0xa5, 0x04, 0x04, 0xdb, 0x2d, 0x01, 0x30 };
+	/* a Q without count or address (offset 14), then an address (offset 15) */
+	static const uint8_t nocount[] = { ASYNC, TINFO, 0xaf, 0x95, 0x08 };
+	char *t;
+
+	src.trcidr0 |= 0x18000;		/* QSUPP: Q elements with and without counts */
+	src.trcconfigr |= 0x2000;	/* QE */
+	t = both(qaddr, sizeof(qaddr));
+	CHECK(strstr(t, "\n11 16 e 0 0 0 0 - 0 0 0 - a commit of a Q element before the "
+			"decoder had any address: packet skipped, decoder resynchronised\n") != NULL);
+	free(t);
+	t = both(after, sizeof(after));
+	CHECK(strstr(t, "Q element") == NULL);
+	CHECK(strstr(t, "\n0 16 18 10000 10010 4 ") != NULL);	/* the Q's walk */
+	free(t);
+	t = both(qnoaddr, sizeof(qnoaddr));
+	CHECK(strstr(t, "\n11 16 1a 0 0 0 0 - 0 0 0 - a commit of a Q element without its own "
+			"address: packet skipped") != NULL);
+	CHECK(strstr(t, "\n0 16 ") == NULL);		/* no walk */
+	free(t);
+	t = both(nocount, sizeof(nocount));
+	CHECK(strstr(t, "\n11 16 f 0 0 0 0 - 0 0 0 - a commit of a Q element without its own "
+			"address: packet skipped") != NULL);
+	free(t);
+	src.trcidr8 = 8;
+	t = both(popped, sizeof(popped));
+	CHECK(strstr(t, "\n0 16 18 10000 10010 4 ") != NULL);	/* the Q's walk */
+	CHECK(strstr(t, "\n11 16 1e 0 0 0 0 - 0 0 0 - a mispredict with no speculative atom "
+			"to mispredict: packet skipped") != NULL);
+	free(t);
+	src = a53;
+}
+
+/* ETE (OpenCSD's decoder: the ETMv4 one at architecture 5) sends a PE reset and a failed
+ * transaction as exception packets of types 0 and 0x18 (PE_RESET, TRANS_FAIL). Neither takes
+ * 1.3.3's exception path: its decoder has no case for PE_RESET ("Unknown packet type": a bad
+ * packet and a reset), and TRANS_FAIL is a non-P0 memory transaction element. So what the
+ * decoder set before stays known to the guard: an exception at the last branch target with
+ * neither context nor IS bit after them, before any instruction set, is still named. */
+TEST(ete_pe_reset_and_trans_fail_keep_the_guard_going)
+{
+	/* PE reset (offset 14); a new sync; the exception (31) and its address (33) */
+	static const uint8_t reset[] = { ASYNC, TINFO, 0x06, 0x00, 0x00,
+					 ASYNC, TINFO, 0x06, 0x48, 0x95, 0x00 };
+	/* failed transaction (offset 14); the exception (17) and its address (19) */
+	static const uint8_t fail[] = { ASYNC, TINFO, 0x06, 0x30, 0x00, 0x06, 0x48, 0x95, 0x00 };
+	char *t;
+
+	src.proto = TC_ETM_PROTO_ETE;
+	src.trcdevarch = 0x47705a13;	/* ETE, architecture 5.0 */
+	t = both(reset, sizeof(reset));
+	CHECK(strstr(t, "\n11 16 21 0 0 0 0 - 0 0 0 - a commit of an exception before the "
+			"decoder had any instruction set: packet skipped") != NULL);
+	free(t);
+	t = both(fail, sizeof(fail));
+	CHECK(strstr(t, "\n11 16 13 0 0 0 0 - 0 0 0 - a commit of an exception before the "
+			"decoder had any instruction set: packet skipped") != NULL);
+	free(t);
+	src = a53;
 }
