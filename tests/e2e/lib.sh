@@ -64,6 +64,18 @@ perf_branches() {
 		awk '{ print $1, $2, $4 }' | sort -s -k1,1n
 }
 
+# Two emulated recordings of programs nobody here wrote, in the test's directory: gzip.data
+# (one thread) and procs.data (a shell's children, one queue each). Ends the test (not ok)
+# if one cannot be made.
+record_gzip_procs() {
+	seq 3000 | sort -R --random-source=/dev/zero >in.txt
+	tracectl record --pmu emulated -o gzip.data -- /bin/gzip -c in.txt >/dev/null 2>rec.err ||
+		{ echo "not ok $T: cannot record gzip"; exit 0; }
+	tracectl record --pmu emulated -o procs.data -- /bin/sh -c \
+		"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null \
+		2>rec.err || { echo "not ok $T: cannot record sh"; exit 0; }
+}
+
 # Checks that say why they fail (a grep or a test prints nothing, and a flaky failure must be
 # diagnosable from the log). must 'what was expected' COMMAND...: COMMAND must succeed.
 must() {

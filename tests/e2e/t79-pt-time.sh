@@ -41,12 +41,7 @@ same() {
 	return $bad
 }
 
-seq 3000 | sort -R --random-source=/dev/zero >in.txt
-tracectl record --pmu emulated -o gzip.data -- /bin/gzip -c in.txt >/dev/null 2>rec.err ||
-	{ echo "not ok $T: cannot record gzip"; exit 0; }
-tracectl record --pmu emulated -o procs.data -- /bin/sh -c \
-	"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null 2>rec.err ||
-	{ echo "not ok $T: cannot record sh"; exit 0; }
+record_gzip_procs
 
 # walks FILE: "RUNS WALKS": report (--jobs 1) ran the skim on RUNS buffers and the exact
 # path's walk on WALKS (the skim gave up there), by gdb's breakpoint hit counts.

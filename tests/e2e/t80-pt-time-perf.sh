@@ -66,12 +66,7 @@ for src in "$PROGS"/*.c; do
 	done
 done
 
-seq 3000 | sort -R --random-source=/dev/zero >in.txt
-tracectl record --pmu emulated -o gzip.data -- /bin/gzip -c in.txt >/dev/null 2>rec.err ||
-	{ echo "not ok $T: cannot record gzip"; exit 0; }
-tracectl record --pmu emulated -o procs.data -- /bin/sh -c \
-	"/bin/ls /usr >/dev/null; /usr/bin/sort in.txt | /usr/bin/head -1" >/dev/null 2>rec.err ||
-	{ echo "not ok $T: cannot record sh"; exit 0; }
+record_gzip_procs
 
 for name in gzip procs; do
 	perf_branches "$name.data" >"$name.perf"

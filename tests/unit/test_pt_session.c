@@ -651,6 +651,22 @@ static int seg_prog(const char *dir, char *prog, char *prog2, size_t plen, uint6
 	return system(cmd) ? -1 : 0;
 }
 
+/* seg_decode's two decodes (a: one thread, b: --jobs 2) came out the same, b in segments
+ * (all but the first taken or decoded again in order), none of the queue again. */
+static void seg_check_same(const struct tc_pt_session_stats *a,
+			   const struct tc_pt_session_stats *b)
+{
+	CHECK(one_len > 100);
+	CHECK_STR(seg_text, one_text);
+	CHECK_INT(b->insns, a->insns);
+	CHECK_INT(b->ranges, a->ranges);
+	CHECK_INT(b->branches, a->branches);
+	CHECK_INT(b->syncs, a->syncs);
+	CHECK_INT(a->segments + a->segments_redone, 0);
+	CHECK_INT(b->segments + b->segments_redone, SEGS - 1);
+	CHECK_INT(b->queues_redone, 0);
+}
+
 TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 {
 	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], prog2[128], cmd[768], data[160];
@@ -665,28 +681,16 @@ TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 	 * block cache were not all known when they began) are taken */
 	CHECK_INT(seg_file(dir, prog, prog2, caller, marker, -1, false, 0, data, sizeof(data)), 0);
 	CHECK_INT(seg_decode(data, &a, &b), 0);
-	CHECK(one_len > 100);
-	CHECK_STR(seg_text, one_text);
-	CHECK_INT(b.insns, a.insns);
-	CHECK_INT(b.ranges, a.ranges);
-	CHECK_INT(b.branches, a.branches);
-	CHECK_INT(b.syncs, a.syncs);
-	CHECK_INT(a.segments + a.segments_redone, 0);
+	seg_check_same(&a, &b);
 	CHECK(b.segments >= 2);
-	CHECK_INT(b.segments + b.segments_redone, SEGS - 1);
-	CHECK_INT(b.queues_redone, 0);
 	redone = b.segments_redone;
 
 	/* one PSB+ between a call and its (compressed) return: the segment from there pops
 	 * an empty stack, is dropped and decoded again in order, the same */
 	CHECK_INT(seg_file(dir, prog, prog2, caller, marker, SEGS - 2, false, 0, data, sizeof(data)), 0);
 	CHECK_INT(seg_decode(data, &a, &b), 0);
-	CHECK_STR(seg_text, one_text);
-	CHECK_INT(b.insns, a.insns);
-	CHECK_INT(b.ranges, a.ranges);
-	CHECK_INT(b.branches, a.branches);
+	seg_check_same(&a, &b);
 	CHECK_INT(b.segments_redone, redone + 1);	/* that one */
-	CHECK_INT(b.queues_redone, 0);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
@@ -708,16 +712,9 @@ TEST(one_queue_with_time_cut_at_psbs_comes_out_as_with_one_thread)
 		CHECK_INT(seg_file(dir, prog, prog2, caller, marker, -1, true, late, data, sizeof(data)),
 			  0);
 		CHECK_INT(seg_decode(data, &a, &b), 0);
-		CHECK(one_len > 100);
+		seg_check_same(&a, &b);
 		CHECK(strstr(one_text, "t100001002") != NULL);	/* segment 1's MTC */
-		CHECK_STR(seg_text, one_text);
-		CHECK_INT(b.insns, a.insns);
-		CHECK_INT(b.ranges, a.ranges);
-		CHECK_INT(b.branches, a.branches);
-		CHECK_INT(a.segments + a.segments_redone, 0);
 		CHECK(b.segments >= 2);
-		CHECK_INT(b.segments + b.segments_redone, SEGS - 1);
-		CHECK_INT(b.queues_redone, 0);
 		if (late)	/* the one it came in */
 			CHECK(b.segments_redone >= 1);
 	}
