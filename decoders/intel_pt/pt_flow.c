@@ -225,7 +225,6 @@ static uint64_t cur_offset(struct tc_pt_flow *d)
 	return d->file_offset + buf_offset(d, off);
 }
 
-/* The run of ranges goes out (before another record, the thread callback, a return). */
 /* A record with the flow's time: see take_first. */
 static inline void time_used(struct tc_pt_flow *d)
 {
@@ -235,6 +234,7 @@ static inline void time_used(struct tc_pt_flow *d)
 	}
 }
 
+/* The run of ranges goes out (before another record, the thread callback, a return). */
 static inline void end_run(struct tc_pt_flow *d)
 {
 	if (d->nrun) {
@@ -275,11 +275,11 @@ static inline void put_run(struct tc_pt_flow *d, size_t k)
 /* The record made in d->slot goes out, as put. */
 static inline void put_range(struct tc_pt_flow *d)
 {
-	time_used(d);
 	if (d->run && !d->suppress) {
 		put_run(d, 1);
 		return;
 	}
+	time_used(d);
 	d->emitted++;
 	if (d->suppress) {
 		d->suppress--;

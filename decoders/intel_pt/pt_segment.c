@@ -269,7 +269,7 @@ static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow
 {
 	struct seg *g = ctx;
 	const struct tc_pt_session *s = g->s;
-	size_t era = g->era;
+	size_t era;
 
 	(void)cpu;
 	(void)cr3;
@@ -279,8 +279,7 @@ static void seg_thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow
 	}
 	if (!t->has_tsc || s->pt.timeless)
 		return;
-	while (era < s->nsb && s->sb[era].time <= t->perf_time)
-		era++;
+	era = tc_pt_session_sb_until(s, g->era, t->perf_time);
 	if (era == g->era)
 		return;
 	if (!g->truth) {
@@ -840,7 +839,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				memset(&t->base, 0, sizeof(t->base));
 				/* its reads in the caller's thread from now on */
 				ss->wr[0].space = seg_wspace(ss, g->era);
-				ss->era = g->era;
+				seg_settle(ss, g);
 				if (tc_pt_flow_gave_up(g->d) || g->odd || tc_pt_walk_cache_merge_new(
 					    ss->master, tc_pt_flow_walk_cache(g->d)) ||
 				    seg_ctx_era(ss, &ss->ctx[0], g->era))
@@ -851,11 +850,12 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			if (!g->at_psb) {
 				/* a later buffer's first: the true flow ended the buffer before
 				 * (with time, its time too: never taken, seg_cut) */
+				const struct tc_pt_flow_sec *x;
+				size_t nx;
+
 				seg_settle(ss, t);
 				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
-				const struct tc_pt_flow_sec *x;
-				size_t nx = tc_pt_flow_sections(t->d, &x);
-
+				nx = tc_pt_flow_sections(t->d, &x);
 				take = !tc_pt_flow_gave_up(g->d) && !g->odd && s->pt.timeless &&
 				       seg_thread_same(g, t->d) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
@@ -1048,9 +1048,7 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 						      .sb_at = ss.ctx[c].sb_at };
 		/* without time all of the side-band applies; with time, what is due at its
 		 * start, as one thread's (pt_session.c) */
-		ss.era0 = 0;
-		while (ss.era0 < s->nsb && (s->pt.timeless || !s->sb[ss.era0].time))
-			ss.era0++;
+		ss.era0 = tc_pt_session_sb_until(s, 0, s->pt.timeless ? UINT64_MAX : 0);
 		ss.era = ss.era0;
 		for (size_t c = 0; c < ss.nwr; c++)
 			ss.wr[c].c = &ss.ctx[0];

@@ -141,6 +141,13 @@ static int add_tid(struct tc_pt_session *s, uint32_t pid, uint32_t tid, struct t
 	return 0;
 }
 
+size_t tc_pt_session_sb_until(const struct tc_pt_session *s, size_t from, uint64_t now)
+{
+	while (from < s->nsb && s->sb[from].time <= now)
+		from++;
+	return from;
+}
+
 int tc_pt_session_pid_of(const struct tc_pt_session *s, int tid)
 {
 	for (size_t i = 0; i < s->ntp; i++)
@@ -385,8 +392,9 @@ struct tc_images *tc_pt_session_images(struct queue *q)
 static void advance_images(struct queue *q, uint64_t now)
 {
 	struct tc_pt_session *s = q->s;
+	size_t to = tc_pt_session_sb_until(s, q->sb_next, now);
 
-	for (; q->sb_next < s->nsb && s->sb[q->sb_next].time <= now; q->sb_next++) {
+	for (; q->sb_next < to; q->sb_next++) {
 		q->space++;
 		if (q->im)
 			apply_sb(q, &s->sb[q->sb_next]);

@@ -121,6 +121,9 @@ struct tc_pt_session {
 /* pt_session.c */
 int tc_pt_session_nomem(struct tc_err *e);
 int tc_pt_session_pid_of(const struct tc_pt_session *s, int tid);
+/* The side-band applied from index from on up to perf time now: the index past it (the
+ * side-band is in time order; all of it: UINT64_MAX). */
+size_t tc_pt_session_sb_until(const struct tc_pt_session *s, size_t from, uint64_t now);
 void tc_pt_session_apply_sb_to(const struct tc_pt_session *s, struct tc_images *im,
 			       const struct sb *b);
 void tc_pt_session_count_nacc(struct tc_pt_session *s, struct tc_images *im, int pid,
