@@ -78,6 +78,39 @@ struct tc_pt_flow {
 		uint64_t failed_start;
 	} snap;
 
+	/* A stream cut into buffers (tc_pt_flow_follow). Phase 0 decodes the buffer to the
+	 * first event past its last PSB (join); phase 1 its tail from that PSB joined with the
+	 * pieces (tail), to the first event past their first PSB (join again), where the next
+	 * buffer's decode goes on (cont). */
+	struct tc_pt_flow_buf *nxt;	/* the pieces that follow this buffer */
+	size_t nnxt, capnxt;
+	size_t nlen;		/* the next buffer's bytes that are trace (with nxt) */
+	const uint8_t *obuf;	/* the buffer, its bytes that are trace, its file offset */
+	size_t slen;
+	uint64_t ofile;
+	int phase;
+	uint64_t join;		/* offset in d->buf of the PSB that ends this phase */
+	uint64_t jbase;		/* phase 1: the buffer's offset of the tail's start */
+	uint8_t *tail;
+	size_t tail_cap;
+	struct jmap { uint64_t at, file_offset; } *jmap;	/* the pieces in the tail */
+	size_t njmap, capjmap;
+	size_t len0;		/* d->buf's bytes at d->file_offset + offset; the rest: jmap */
+	bool going_on;		/* this decode goes on from the one before */
+	bool joined;		/* this phase ended at its join */
+	bool skip_buf;		/* this buffer was the tail's whole */
+	bool cont;		/* the last buffer ended at a join: the PSB at file offset */
+	uint64_t cont_file;	/* ... cont_file, where the next goes on */
+	uint64_t cont_next;	/* this buffer's tail's join as a file offset (or UINT64_MAX) */
+	uint64_t abs_lo, abs_hi;	/* file offsets of the pieces its tail took whole */
+	struct carry {		/* the range in flight a decode that goes on starts with */
+		bool in_range, have_last;
+		uint64_t r_start, r_end, last_ip, last_end;
+		uint32_t r_insns;
+		enum tc_isa r_isa, last_isa;
+		enum pt_insn_class last_class;
+	} go;
+
 	/* Per feed. dec is the decoder that goes on: main over the buffer itself, or side over a
 	 * copy of a stretch of it behind a PSB+ written here (resume()). */
 	struct pt_block_decoder *dec, *main, *side;
@@ -133,8 +166,10 @@ struct tc_pt_flow {
 	bool foreign_now;	/* this one */
 	int modes;		/* other_modes of this buffer: -1 not asked yet */
 	bool redo_due;		/* hand over at the next API call */
-	struct kept { const uint8_t *buf; size_t len; uint64_t off; } *kept;
+	struct kept { const uint8_t *buf; size_t len, slen; uint64_t off; size_t p0, np; } *kept;
 	size_t nkept, capkept;	/* the buffers begun (they stay: pt_flow.h) */
+	struct tc_pt_flow_buf *kpieces;	/* kept[i]'s pieces: kpieces[p0 .. p0 + np) */
+	size_t nkpieces, capkpieces;
 	struct tc_pt_flow *ref;	/* the reference, decoding the queue again from its start */
 	uint64_t ref_drop;	/* its records yet to leave out: given already */
 	struct tc_err ref_err;
@@ -210,19 +245,37 @@ static uint64_t buf_offset(const struct tc_pt_flow *d, uint64_t off)
 	return off;
 }
 
+__attribute__((noinline)) static uint64_t tail_file_offset(const struct tc_pt_flow *d,
+							    uint64_t off)
+{
+	size_t i = d->njmap;
+
+	while (i > 1 && d->jmap[i - 1].at > off)
+		i--;
+	return i ? d->jmap[i - 1].file_offset + (off - d->jmap[i - 1].at) : d->file_offset + off;
+}
+
+/* The file offset of offset off in d->buf (the tail: its pieces' own). */
+static inline uint64_t file_off(const struct tc_pt_flow *d, uint64_t off)
+{
+	if (__builtin_expect(off < d->len0, 1))
+		return d->file_offset + off;
+	return tail_file_offset(d, off);
+}
+
 static uint64_t cur_offset(struct tc_pt_flow *d)
 {
 	uint64_t off = 0;
 
 	if (d->scan_off != UINT64_MAX)
-		return d->file_offset + d->scan_off;
+		return file_off(d, d->scan_off);
 	if (d->wq) {
 		pt_qry_get_offset(d->wq, &off);
-		return d->file_offset + off;
+		return file_off(d, off);
 	}
 	if (d->dec)
 		pt_blk_get_offset(d->dec, &off);
-	return d->file_offset + buf_offset(d, off);
+	return file_off(d, buf_offset(d, off));
 }
 
 /* A record with the flow's time: see take_first. */
@@ -443,7 +496,7 @@ static void emit_text_at(struct tc_pt_flow *d, enum tc_rec_type type, uint64_t o
 {
 	struct tc_rec r = new_rec(d, type);
 
-	r.offset = d->file_offset + off;
+	r.offset = file_off(d, off);
 	r.text = text;
 	put(d, &r);
 }
@@ -621,7 +674,7 @@ static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
 					set_time(d, tsc);	/* a new time: time_off unset */
 				d->time_off = known ? off : UINT64_MAX;
 			}
-			flush_range_at(d, d->file_offset + off);
+			flush_range_at(d, file_off(d, off));
 		} else {
 			update_time(d);
 			flush_range(d);
@@ -835,6 +888,7 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 	d->iscache = ops->iscache ? ops->iscache : pt_iscache_alloc("tracectl");
 	d->x86 = ops->x86 ? ops->x86 : tc_x86_new();
 	d->sync_at = d->stop_at = UINT64_MAX;
+	d->join = d->cont_next = UINT64_MAX;
 	if (!d->image || !d->iscache || !d->x86 ||
 	    (!ops->iscache && pt_iscache_set_limit(d->iscache, ISCACHE_LIMIT) < 0) ||
 	    pt_image_set_callback(d->image, read_mem, d) < 0) {
@@ -864,6 +918,10 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	if (d->x86 != d->ops.x86)
 		tc_x86_free(d->x86);
 	free(d->kept);
+	free(d->kpieces);
+	free(d->nxt);
+	free(d->tail);
+	free(d->jmap);
 	tc_pt_flow_free(d->ref);
 	free(d);
 }
@@ -936,7 +994,7 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 		if (ret >= 0 && blk_sync_offset(d, &s) >= 0 &&
 		    (*last_sync == UINT64_MAX || s > *last_sync)) {
 			d->st.syncs++;
-			if (s > from) {
+			if (s > from && !(*last_sync == UINT64_MAX && d->going_on)) {
 				d->st.unsynced_bytes += s - from;
 				if (*last_sync == UINT64_MAX) {
 					snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the "
@@ -985,6 +1043,26 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 #define ST_ENDLESS (-10000)
 #define ST_PAUSE (-10001)
 #define ST_HANDOVER (-10002)
+#define ST_JOINED (-10003)
+
+/* An event read past the phase's join PSB (tc_pt_flow_follow): the decode that goes on
+ * from that PSB takes it. With trace on there the first is that PSB+'s status update (the
+ * flow is at its IP, as a decode from the PSB starts); with trace off, one that comes
+ * before any code. */
+static bool past_join(struct tc_pt_flow *d)
+{
+	uint64_t off;
+
+	if (d->wq) {
+		if (pt_qry_get_offset(d->wq, &off) < 0)
+			return false;
+	} else if (!d->dec || pt_blk_get_offset(d->dec, &off) < 0) {
+		return false;
+	} else {
+		off = buf_offset(d, off);
+	}
+	return off > d->join;
+}
 
 /* Would this perf time pass the run's until? Then keep the event or block for the next run
  * (perf time of a TSC value: after the caller's until, nothing of it may come out yet). */
@@ -1002,7 +1080,7 @@ static bool past_stop(struct tc_pt_flow *d)
 	uint64_t off;
 
 	if (!d->wq || !d->held_ev.status_update || pt_qry_get_offset(d->wq, &off) < 0 ||
-	    off <= d->stop_at)
+	    off + d->jbase <= d->stop_at)
 		return false;
 	d->stop_at = UINT64_MAX;
 	d->want_first = true;	/* the state at the next block, for the join */
@@ -1143,6 +1221,8 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			add_pending(d);
 			if (status < 0)
 				return status;
+			if (__builtin_expect(d->join != UINT64_MAX, 0) && past_join(d))
+				return ST_JOINED;
 			/* the side decoder at the PSB+ its copy ends with: the main decoder goes on
 			 * from that PSB (and gives its status events) */
 			if (d->dec && d->dec == d->side && d->side_psb &&
@@ -1491,6 +1571,16 @@ static int resume(struct tc_pt_flow *d)
 			d->scan_from = at;
 			continue;
 		}
+		if (p.type == ppt_psb && at >= d->join) {
+			/* the phase ends here (tc_pt_flow_follow), even where the decoder went
+			 * past it (a bad PSB+): the decode from it goes on */
+			d->scan_off = UINT64_MAX;
+			d->scanning = false;
+			d->joined = true;
+			d->dec = d->main;
+			d->status = -pte_eos;
+			return -pte_eos;
+		}
 		if (at < d->scan_from) {
 			if (p.type != ppt_psb && p.type != ppt_ovf)
 				continue;
@@ -1606,6 +1696,36 @@ static size_t walk_read(void *ctx, uint64_t cr3, uint64_t addr, uint8_t *buf, si
 
 static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
 		 bool walk, struct tc_err *e);
+
+/* A new decode: no range in flight, unless it goes on from the one before (its join). */
+static void restart_range(struct tc_pt_flow *d)
+{
+	const struct carry *c = &d->go;
+
+	if (!d->going_on) {
+		d->in_range = d->have_last = false;
+		return;
+	}
+	d->in_range = c->in_range;
+	d->have_last = c->have_last;
+	d->r_start = c->r_start;
+	d->r_end = c->r_end;
+	d->r_insns = c->r_insns;
+	d->r_isa = c->r_isa;
+	d->last_ip = c->last_ip;
+	d->last_end = c->last_end;
+	d->last_class = c->last_class;
+	d->last_isa = c->last_isa;
+}
+
+/* The range in flight where a decode ends at its join: the next starts with it. */
+static void keep_range(struct tc_pt_flow *d)
+{
+	d->go = (struct carry){ .in_range = d->in_range, .have_last = d->have_last,
+		.r_start = d->r_start, .r_end = d->r_end, .last_ip = d->last_ip,
+		.last_end = d->last_end, .r_insns = d->r_insns, .r_isa = d->r_isa,
+		.last_isa = d->last_isa, .last_class = d->last_class };
+}
 
 /* The walk's view of libipt's image: the section at ip, else the file a read there would
  * name (read_mem). */
@@ -1780,7 +1900,7 @@ static void skim_sync(void *ctx, uint64_t skipped)
 	char msg[160];
 
 	d->st.syncs++;	/* as sync() */
-	if (skipped) {
+	if (skipped && !d->going_on) {
 		d->st.unsynced_bytes += skipped;
 		snprintf(msg, sizeof(msg), "%" PRIu64 " bytes before the first PSB skipped", skipped);
 		emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
@@ -1872,13 +1992,22 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	if (!d->ops.no_offsets || d->skim_off || d->ops.reference || d->ops.ticks || d->ops.timestamps ||
 	    d->ops.events || wanted(d, TC_REC_BRANCH))
 		return -1;
+	struct tc_pt_skim_carry c = { 0 };
+
 	if (!d->skim && !(d->skim = tc_pt_skim_new(d->x86)))
 		return -1;
 	d->file_offset = file_offset;
 	d->len = len;
-	d->in_range = d->have_last = false;
+	restart_range(d);
+	if (d->in_range || d->have_last) {	/* the skim's flow is 64-bit only */
+		if (d->r_isa != TC_ISA_X86_64 || d->last_isa != TC_ISA_X86_64)
+			return -1;
+		c = (struct tc_pt_skim_carry){ .in_range = d->in_range, .have_last = d->have_last,
+			.r = { .start = d->r_start, .end = d->r_end, .last_ip = d->last_ip,
+			       .insns = d->r_insns, .last_class = d->last_class } };
+	}
 	d->skim_fresh = true;
-	rc = tc_pt_skim_run(d->skim, &d->base, buf, len, &ops, &ss);
+	rc = tc_pt_skim_run(d->skim, &d->base, buf, len, d->join, &c, &ops, &ss);
 	if (rc == TC_PT_SKIM_NO_PSB) {	/* as sync() */
 		char msg[160];
 
@@ -1887,10 +2016,20 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 		d->st.unsynced_bytes += len;
 		return 0;
 	}
-	if (!rc) {
+	if (!rc || rc == TC_PT_SKIM_JOINED) {
 		d->st.insns += ss.insns;
 		d->st.branches += ss.branches;
 		d->foreign_now = true;
+		/* the range in flight at its end (at a join: the next decode's) */
+		d->in_range = c.in_range;
+		d->have_last = c.have_last;
+		d->r_start = c.r.start;
+		d->r_end = d->last_end = c.r.end;
+		d->r_insns = c.r.insns;
+		d->last_ip = c.r.last_ip;
+		d->last_class = c.r.last_class;
+		d->r_isa = d->last_isa = TC_ISA_X86_64;
+		d->joined = rc == TC_PT_SKIM_JOINED;
 		return 0;
 	}
 	end_run(d);
@@ -1901,7 +2040,7 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	d->tid = tid;
 	d->cr3 = cr3;
 	d->time = time;
-	d->in_range = d->have_last = false;
+	restart_range(d);
 	return -1;
 }
 
@@ -1956,8 +2095,9 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	}
 	d->file_offset = file_offset;
 	d->len = len;
-	/* A new buffer is a new decode: only the thread, CR3 and time carry over. */
-	d->in_range = d->have_last = false;
+	/* A new buffer is a new decode: only the thread, CR3 and time carry over (and the
+	 * range in flight where it goes on from the one before). */
+	restart_range(d);
 	d->last_sync = UINT64_MAX;
 	d->status = sync(d, len, d->sync_at == UINT64_MAX ? 0 : d->sync_at, &d->last_sync);
 	if (d->status == TC_PT_WALK_FALLBACK) {
@@ -2061,31 +2201,46 @@ static int hand_over(struct tc_pt_flow *d, struct tc_err *e)
 	if (!(d->ref = tc_pt_flow_new(&d->base, &d->tc, d->cpu, &ops, e)))
 		return -1;
 	for (size_t i = 0; i + 1 < n; i++)
-		if (tc_pt_flow_feed(d->ref, k[i].buf, k[i].len, k[i].off, e))
+		if (tc_pt_flow_follow(d->ref, k[i].slen, d->kpieces + k[i].p0, k[i].np, e) ||
+		    tc_pt_flow_feed(d->ref, k[i].buf, k[i].len, k[i].off, e))
 			return -1;
+	if (tc_pt_flow_follow(d->ref, k[n - 1].slen, d->kpieces + k[n - 1].p0, k[n - 1].np, e))
+		return -1;
 	return tc_pt_flow_begin(d->ref, k[n - 1].buf, k[n - 1].len, k[n - 1].off, e);
 }
+
+static int start(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e);
 
 int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
 		 struct tc_err *e)
 {
 	int ret;
 
-	if (d->ref)
-		return tc_pt_flow_begin(d->ref, buf, len, file_offset, e);
+	if (d->ref) {
+		ret = tc_pt_flow_follow(d->ref, d->nlen, d->nxt, d->nnxt, e);
+		d->nnxt = 0;
+		return ret ? ret : tc_pt_flow_begin(d->ref, buf, len, file_offset, e);
+	}
 	d->suppress = 0;
 	if (!d->ops.reference && !d->ops.ticks && !d->ops.segment) {
-		if (tc_grow((void **)&d->kept, &d->capkept, d->nkept + 1, sizeof(*d->kept)))
+		if (tc_grow((void **)&d->kept, &d->capkept, d->nkept + 1, sizeof(*d->kept)) ||
+		    (d->nnxt && tc_grow((void **)&d->kpieces, &d->capkpieces,
+					d->nkpieces + d->nnxt, sizeof(*d->kpieces))))
 			return tc_err_set(e, ENOMEM, "out of memory");
-		d->kept[d->nkept++] = (struct kept){ buf, len, file_offset };
+		d->kept[d->nkept++] = (struct kept){ buf, len, d->nnxt ? d->nlen : len, file_offset,
+						     d->nkpieces, d->nnxt };
+		if (d->nnxt)
+			memcpy(d->kpieces + d->nkpieces, d->nxt, d->nnxt * sizeof(*d->nxt));
+		d->nkpieces += d->nnxt;
 	}
-	ret = begin(d, buf, len, file_offset, true, e);
+	ret = start(d, buf, len, file_offset, e);
 	if (!ret && d->redo_due)
 		ret = hand_over(d, e);
 	return ret;
 }
 
-static int run(struct tc_pt_flow *d, uint64_t until)
+static int run_phase(struct tc_pt_flow *d, uint64_t until)
 {
 	uint64_t off, at;
 	enum pt_exec_mode mode;
@@ -2103,6 +2258,10 @@ static int run(struct tc_pt_flow *d, uint64_t until)
 		status = decode_run(d, d->status, &at, &mode);
 		if (status == ST_PAUSE)
 			return 1;
+		if (status == ST_JOINED) {	/* the flow goes on in the next decode */
+			d->joined = true;
+			break;
+		}
 		if (d->walk && status != -pte_eos) {
 			/* an error, or what the walk does not model */
 			if (d->ops.segment) {
@@ -2119,7 +2278,10 @@ static int run(struct tc_pt_flow *d, uint64_t until)
 				start_scan(d, d->side_end);
 				continue;
 			}
-			flow_stop(d);
+			/* (the buffer's tail goes on from its last PSB: nothing past it was
+			 * decoded, or an event there would have ended the phase) */
+			if (d->join == UINT64_MAX || d->phase)
+				flow_stop(d);
 			break;
 		}
 		if (status == -pte_nomap) {
@@ -2150,6 +2312,224 @@ static int run(struct tc_pt_flow *d, uint64_t until)
 		start_scan(d, buf_offset(d, off));
 	}
 	free_decoders(d);
+	return 0;
+}
+
+/* ---- A stream cut into buffers (tc_pt_flow_follow) ---- */
+
+/* The last PSB in buf (UINT64_MAX: none). */
+static uint64_t last_psb(const uint8_t *buf, size_t len)
+{
+	for (size_t i = len >= sizeof(psb_bytes) ? len - sizeof(psb_bytes) + 1 : 0; i-- > 0;)
+		if (buf[i] == 0x02 && buf[i + 1] == 0x82 &&
+		    !memcmp(buf + i, psb_bytes, sizeof(psb_bytes))) {
+			/* libipt synchronises on where a longer run of its bytes starts */
+			while (i >= 2 && buf[i - 2] == 0x02 && buf[i - 1] == 0x82)
+				i -= 2;
+			return i;
+		}
+	return UINT64_MAX;
+}
+
+/* The length of the PSB+ at p (to its PSBEND), n bytes there; 0 if it is not whole. */
+static size_t psb_plus_len(const struct tc_pt_flow *d, const uint8_t *p, size_t n)
+{
+	struct pt_config cfg = d->base;
+	struct pt_packet_decoder *pk;
+	struct pt_packet k;
+	uint64_t off = 0;
+	size_t len = 0;
+
+	cfg.begin = (uint8_t *)p;
+	cfg.end = (uint8_t *)p + n;
+	if (!(pk = pt_pkt_alloc_decoder(&cfg)))
+		return 0;
+	if (pt_pkt_sync_set(pk, 0) >= 0)
+		while (pt_pkt_next(pk, &k, sizeof(k)) >= 0)
+			if (k.type == ppt_psbend) {
+				if (pt_pkt_get_offset(pk, &off) >= 0)
+					len = (size_t)off;
+				break;
+			}
+	pt_pkt_free_decoder(pk);
+	return len;
+}
+
+/* bytes at the tail's end (d->njmap: its length); file_offset: piece's, UINT64_MAX none. */
+static int tail_put(struct tc_pt_flow *d, size_t *at, const uint8_t *p, size_t n,
+		    uint64_t file_offset)
+{
+	if (tc_grow((void **)&d->tail, &d->tail_cap, *at + n ? *at + n : 1, 1) ||
+	    tc_grow((void **)&d->jmap, &d->capjmap, d->njmap + 1, sizeof(*d->jmap)))
+		return -1;
+	if (file_offset != UINT64_MAX)
+		d->jmap[d->njmap++] = (struct jmap){ *at, file_offset };
+	memcpy(d->tail + *at, p, n);
+	*at += n;
+	return 0;
+}
+
+/* Phase 1: the buffer's tail from its last PSB (d->join) joined with the pieces to the end
+ * of the first PSB+ in them, decoded going on from the flow as phase 0 left it. Pieces
+ * before the one with that PSB are taken whole; a PSB+ cut by its piece's end takes bytes
+ * of those after it. */
+static int begin_tail(struct tc_pt_flow *d, struct tc_err *e)
+{
+	const uint64_t from = d->join, file_offset = d->ofile + from;
+	size_t n = d->slen - (size_t)from, total = 0, k;
+	uint64_t jpsb = UINT64_MAX;
+	const uint8_t *psb = NULL;
+
+	d->njmap = 0;
+	d->abs_lo = d->abs_hi = 0;
+	if (tail_put(d, &total, d->obuf + from, n, UINT64_MAX))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	for (k = 0; k < d->nnxt && !psb; k++) {
+		const struct tc_pt_flow_buf *p = &d->nxt[k];
+
+		psb = p->len ? memmem(p->buf, p->len, psb_bytes, sizeof(psb_bytes)) : NULL;
+		if (psb) {
+			jpsb = total + (uint64_t)(psb - p->buf);
+			d->cont_next = p->file_offset + (uint64_t)(psb - p->buf);
+		} else {	/* taken whole: its begin decodes nothing */
+			if (!d->abs_hi)
+				d->abs_lo = p->file_offset;
+			d->abs_hi = p->file_offset + 1;
+		}
+		if (tail_put(d, &total, p->buf, p->len, p->file_offset))
+			return tc_err_set(e, ENOMEM, "out of memory");
+	}
+	if (psb) {
+		size_t pl;
+
+		while (!(pl = psb_plus_len(d, d->tail + jpsb, total - (size_t)jpsb)) &&
+		       k < d->nnxt) {
+			if (tail_put(d, &total, d->nxt[k].buf, d->nxt[k].len, d->nxt[k].file_offset))
+				return tc_err_set(e, ENOMEM, "out of memory");
+			k++;
+		}
+		if (pl)
+			total = (size_t)jpsb + pl;
+	} else {
+		d->cont_next = UINT64_MAX;
+	}
+	keep_range(d);
+	d->going_on = true;
+	d->phase = 1;
+	d->jbase = from;
+	d->join = jpsb;
+	d->len0 = n;
+	d->joined = false;
+	return begin(d, d->tail, total, file_offset, true, e);
+}
+
+/* A buffer begins (tc_pt_flow_begin, _begin_at): where the tail before took it whole,
+ * nothing; where it holds the PSB the last one's tail ended at, the decode goes on from
+ * there; its pieces make it end at its last PSB. */
+static int start(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t file_offset,
+		 struct tc_err *e)
+{
+	size_t plen;
+
+	d->phase = 0;
+	d->jbase = 0;
+	d->njmap = 0;
+	d->len0 = len;
+	d->joined = false;
+	d->going_on = false;
+	d->obuf = buf;
+	d->ofile = file_offset;
+	d->slen = d->nnxt && d->nlen < len ? d->nlen : len;
+	d->skip_buf = d->abs_hi && file_offset >= d->abs_lo && file_offset < d->abs_hi;
+	if (d->cont && !len)
+		d->skip_buf = true;	/* nothing between: the stream goes on after it */
+	if (d->skip_buf) {
+		d->nnxt = 0;
+		d->join = UINT64_MAX;
+		free_decoders(d);
+		return 0;
+	}
+	if (d->cont) {
+		d->cont = false;
+		if (d->sync_at == UINT64_MAX && file_offset <= d->cont_file &&
+		    d->cont_file - file_offset < len) {
+			d->going_on = true;
+			keep_range(d);
+		} else {
+			flow_stop(d);	/* the stream ends here after all */
+		}
+	}
+	d->abs_lo = d->abs_hi = 0;
+	d->join = UINT64_MAX;
+	if (!d->nnxt)
+		return begin(d, buf, len, file_offset, true, e);
+	/* This decode ends with its last whole PSB+ (a decoder that ran on past it would go
+	 * on through code that needs no trace, to where its trace ends); where the buffer has
+	 * none, the tail starts at its first PSB; without PSB nothing synchronises. */
+	d->join = last_psb(buf, d->slen);
+	plen = d->join == UINT64_MAX ? 0 :
+	       psb_plus_len(d, buf + d->join, d->slen - (size_t)d->join);
+	if (d->join != UINT64_MAX && !plen) {
+		uint64_t before = last_psb(buf, (size_t)d->join);
+
+		if (before != UINT64_MAX &&
+		    (plen = psb_plus_len(d, buf + before, d->slen - (size_t)before)))
+			d->join = before;
+	}
+	if (d->join == UINT64_MAX) {
+		d->nnxt = 0;
+		return begin(d, buf, len, file_offset, true, e);
+	}
+	if (!plen) {	/* its first PSB, whose PSB+ the pieces end */
+		d->join = (uint64_t)((const uint8_t *)memmem(buf, d->slen, psb_bytes,
+							     sizeof(psb_bytes)) - buf);
+		free_decoders(d);
+		return 0;
+	}
+	return begin(d, buf, (size_t)d->join + plen, file_offset, true, e);
+}
+
+static int run(struct tc_pt_flow *d, uint64_t until)
+{
+	struct tc_err e;
+	int ret;
+
+	if (d->skip_buf)
+		return 0;
+	for (;;) {
+		ret = run_phase(d, until);
+		if (ret || d->phase || !d->nnxt || d->gave_up || d->redo_due)
+			break;
+		if (begin_tail(d, &e)) {
+			/* the stream ends here: a record says why */
+			d->phase = 1;
+			d->cont_next = UINT64_MAX;
+			flow_stop(d);
+			emit_text(d, TC_REC_ERROR, e.msg);
+			d->st.errors++;
+			break;
+		}
+		if (d->redo_due)
+			break;
+	}
+	if (!ret && d->phase) {
+		d->cont = d->cont_next != UINT64_MAX;
+		d->cont_file = d->cont_next;
+	}
+	if (!ret)
+		d->nnxt = 0;	/* the pieces were this buffer's */
+	return ret;
+}
+
+int tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, const struct tc_pt_flow_buf *next,
+		      size_t n, struct tc_err *e)
+{
+	if (n && tc_grow((void **)&d->nxt, &d->capnxt, n, sizeof(*d->nxt)))
+		return tc_err_set(e, ENOMEM, "out of memory");
+	if (n)
+		memcpy(d->nxt, next, n * sizeof(*next));
+	d->nnxt = n;
+	d->nlen = len;
 	return 0;
 }
 
@@ -2205,7 +2585,7 @@ int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 	d->want_first = psb != UINT64_MAX;
 	d->first_to = &d->first;
 	memset(&d->first, 0, sizeof(d->first));
-	ret = begin(d, buf, len, file_offset, true, e);
+	ret = start(d, buf, len, file_offset, e);
 	d->sync_at = UINT64_MAX;
 	return ret;
 }

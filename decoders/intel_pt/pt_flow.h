@@ -118,9 +118,30 @@ struct tc_pt_flow *tc_pt_flow_new(const struct pt_config *base, const struct tc_
 			  int cpu, const struct tc_pt_flow_ops *ops, struct tc_err *e);
 void tc_pt_flow_free(struct tc_pt_flow *d);
 
+/* A queue's trace is one stream that perf cuts into AUXTRACE buffers where it drained the
+ * AUX ring, often inside a packet: a buffer whose trace the next ones continue (their AUX
+ * offsets follow on) is given them first, and its decode goes on into them to their first
+ * PSB, where the decode of the buffer that holds it goes on (the range in flight kept, no
+ * stop, its bytes before that PSB not skipped: the records are those of the stream whole).
+ * The buffer is decoded to its last PSB+; from that PSB on, a copy of its tail joined with
+ * the pieces' bytes to the end of the first PSB+ in them (PSB-less pieces are taken whole:
+ * their begin then decodes nothing). Given before tc_pt_flow_begin(_at) or _feed, for that
+ * call only; their bytes must stay as the buffer's. len, and the pieces' len: the bytes of
+ * the buffer that are trace (perf pads each buffer to 8 bytes with zeros: the next one's
+ * AUX offset says where the trace goes on). (perf decodes a queue's buffers as one stream
+ * likewise: it cuts none at a PSB.) */
+struct tc_pt_flow_buf {
+	const uint8_t *buf;
+	size_t len;
+	uint64_t file_offset;
+};
+int tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, const struct tc_pt_flow_buf *next,
+		      size_t n, struct tc_err *e);
+
+
 /* Decode one AUXTRACE buffer of this queue; record offsets are file_offset + offset in buf.
- * Each buffer is decoded on its own from its first PSB (libipt needs the whole trace
- * buffer up front). -1 only if libipt cannot be set up; bad trace gives records.
+ * Each buffer is decoded from its first PSB (libipt needs the whole trace buffer up
+ * front), or goes on from the one before (tc_pt_flow_follow). -1 only if libipt cannot be set up; bad trace gives records.
  * The bytes of every buffer given must stay while the flow decodes: where a buffer has
  * code not 64-bit after buffers our own walk or skim took (libipt's block cache then
  * decides what the reference gives), the flow hands over to the reference, which decodes

@@ -190,6 +190,39 @@ static uint32_t max_cpus(const struct tc_perf_data *pd)
 	return header_cpus(pd) ? tc_perf_data_features(pd)->nr_cpus_avail : TC_PT_MAX_CPUS;
 }
 
+#define FOLLOW_BYTES (4u << 20)	/* trace a buffer's goes on into, at most: the first
+				 * PSB there ends it (PSBs come every 64 KiB at most) */
+
+/* The bytes of q's buffer i that are trace: without perf's padding where one follows. */
+static size_t trace_len(const struct queue *q, size_t i)
+{
+	return i + 1 < q->nbufs && q->bufs[i + 1].follows ?
+	       (size_t)(q->bufs[i + 1].aux - q->bufs[i].aux) : q->bufs[i].size;
+}
+
+int tc_pt_session_follow(const struct queue *q, size_t i, struct tc_pt_flow *d,
+			 struct tc_err *e)
+{
+	struct tc_pt_flow_buf *next;
+	size_t n = 0, bytes = 0;
+	int ret;
+
+	while (bytes < FOLLOW_BYTES && i + 1 + n < q->nbufs && q->bufs[i + 1 + n].follows)
+		bytes += q->bufs[i + 1 + n++].size;
+	if (!n)
+		return tc_pt_flow_follow(d, q->bufs[i].size, NULL, 0, e);
+	if (!(next = malloc(n * sizeof(*next))))
+		return tc_pt_session_nomem(e);
+	for (size_t k = 0; k < n; k++) {
+		const struct buf *b = &q->bufs[i + 1 + k];
+
+		next[k] = (struct tc_pt_flow_buf){ b->data, trace_len(q, i + 1 + k), b->offset };
+	}
+	ret = tc_pt_flow_follow(d, trace_len(q, i), next, n, e);
+	free(next);
+	return ret;
+}
+
 static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r,
 		      struct tc_err *e)
 {
@@ -203,6 +236,12 @@ static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record 
 	b->offset = r->offset + r->size;
 	b->size = (size_t)r->u.auxtrace.size;
 	b->owned = !r->u.auxtrace.kept;
+	b->aux = r->u.auxtrace.offset;
+	/* perf drained the AUX ring there: the trace goes on in this buffer (no bytes lost
+	 * between, as the AUX offsets say; perf pads a buffer to 8 bytes with zeros that are
+	 * not the trace's) */
+	b->follows = q->nbufs && b->aux >= b[-1].aux && b->aux <= b[-1].aux + b[-1].size &&
+		     b[-1].aux + b[-1].size - b->aux < 8;
 	if (r->u.auxtrace.kept) {
 		b->data = r->u.auxtrace.data;	/* mapped: read when decoded, then let go */
 	} else {
@@ -688,7 +727,8 @@ static int decode_in_turn(struct tc_pt_session *s, struct queue *q,
 		return -1;
 	for (size_t i = 0; i < q->nbufs; i++) {
 		q->behind.from = q->bufs[i].offset;
-		if (tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
+		if (tc_pt_session_follow(q, i, q->d, e) ||
+		    tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
 			return -1;
 		tc_perf_data_release(s->pd, q->bufs[i].offset, q->bufs[i].size);
 	}
@@ -722,7 +762,8 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 				break;
 			}
 			q->behind.from = q->bufs[q->next_buf].offset;
-			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
+			ret = tc_pt_session_follow(q, q->next_buf, q->d, e);
+			ret = ret ? ret : tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
 					       q->bufs[q->next_buf].size,
 					       q->bufs[q->next_buf].offset, e);
 			q->next_buf++;

@@ -41,6 +41,8 @@ struct buf {
 	const uint8_t *data;	/* the reader's (u.auxtrace.kept), else our copy */
 	size_t size;
 	bool owned;
+	bool follows;		/* its trace goes on from the buffer before's (AUX offsets) */
+	uint64_t aux;		/* its AUX area offset */
 };
 
 struct queue {
@@ -120,6 +122,10 @@ struct tc_pt_session {
 
 /* pt_session.c */
 int tc_pt_session_nomem(struct tc_err *e);
+/* Gives d the buffers after q's buffer i that its trace goes on into (tc_pt_flow_follow),
+ * before that buffer begins. */
+int tc_pt_session_follow(const struct queue *q, size_t i, struct tc_pt_flow *d,
+			 struct tc_err *e);
 int tc_pt_session_pid_of(const struct tc_pt_session *s, int tid);
 /* The side-band applied from index from on up to perf time now: the index past it (the
  * side-band is in time order; all of it: UINT64_MAX). */

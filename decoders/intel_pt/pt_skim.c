@@ -48,6 +48,7 @@ enum next { N_TNT, N_TIP, N_EOS, N_PGE, N_PGD, N_ABR /* FUP+TIP */, N_ADIS /* FU
 
 #define GIVE_UP TC_PT_SKIM_GIVE_UP
 #define STOP 1	/* the trace ended where the flow needed it */
+#define JOINED 2	/* at the run's join (tc_pt_skim_run) */
 
 /* libipt's time (pt_time.c: TSC, then TMA and MTC, CYC) and its CYC calibration (pt_tcal):
  * the same arithmetic, so that times are libipt's to the tick. */
@@ -85,6 +86,8 @@ struct tc_pt_skim {
 	bool psb_notrace;	/* libipt fails a query before psb_ip (see above) */
 	bool psb_pip;		/* a PIP's among them: CR3 psb_cr3 */
 	uint64_t psb_ip, psb_cr3;
+	uint64_t psb_off;	/* where that PSB is in the buffer */
+	uint64_t join;		/* tc_pt_skim_run's */
 	bool sync_pip;		/* the first PSB+'s PIP: CR3 sync_cr3 */
 	uint64_t sync_cr3;
 	/* N_TSX: the MODE.TSX's time, and for an abort what follows its FUP (N_ABR, N_ADIS) */
@@ -770,6 +773,7 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 	bool trace = false;	/* its first event is MODE.Exec's or PIP's (gone to with trace) */
 	unsigned nev = 0;	/* its status events */
 	uint64_t fip = 0, cr3 = 0;
+	const uint64_t at = (uint64_t)(s->p - s->buf);
 
 	s->p += sizeof(psb_bytes);
 	s->last_ip = 0;
@@ -857,6 +861,7 @@ static int psb_plus(struct tc_pt_skim *s, bool dry)
 			s->psb_pip = pip;
 			s->psb_cr3 = cr3;
 			s->psb_ip = fip;
+			s->psb_off = at;
 			/* libipt fetches the event now (the TNT bits are used up): its time is
 			 * pt_qry_time's on; pt_flow's at the event, where it binds (slow) */
 			s->last_have = s->psb_have;
@@ -1317,6 +1322,8 @@ static int slow(struct tc_pt_skim *s)
 
 	if (s->psb_pending) {
 		if (s->ip == s->psb_ip) {
+			if (s->psb_off >= s->join)
+				return JOINED;	/* the flow at its IP: where a decode from it starts */
 			s->psb_pending = false;
 			if (tell_time(s, s->psb_have, s->psb_tsc))
 				return GIVE_UP;
@@ -1383,11 +1390,12 @@ static int slow(struct tc_pt_skim *s)
 }
 
 static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
-	       size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+	       size_t len, uint64_t join, struct tc_pt_skim_carry *c,
+	       const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
 {
 	const struct entry *e;
 	uint64_t last, fall;
-	int rc;
+	int rc = 0;
 
 	const uint8_t *psb = memmem(buf, len, psb_bytes, sizeof(psb_bytes));
 
@@ -1408,7 +1416,10 @@ static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t 
 	s->ntnt = 0;
 	s->synced = s->enabled = s->psb_pending = false;
 	s->stack.top = s->stack.bottom = 0;
-	s->in_range = s->have_last = false;
+	s->in_range = c->in_range;
+	s->have_last = c->have_last;
+	s->r = c->r;
+	s->join = join;
 	s->nbatch = 0;
 	s->st = (struct tc_pt_skim_stats){ 0 };
 	time_reset(s);
@@ -1418,6 +1429,13 @@ static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t 
 		return GIVE_UP;
 	ops->sync(ops->ctx, (uint64_t)(s->p0 - s->buf));
 	s->sync_done = true;
+	if ((uint64_t)(s->p0 - s->buf) >= join) {
+		/* at the join already: the decode that goes on from it takes its events (as
+		 * the exact path, which fetches them after its sync) */
+		*c = (struct tc_pt_skim_carry){ s->in_range, s->have_last, s->r };
+		*st = s->st;
+		return TC_PT_SKIM_JOINED;
+	}
 	/* the first PSB+'s status events come at once */
 	s->last_have = s->sync_have;
 	s->last_tsc = s->sync_tsc;
@@ -1427,6 +1445,10 @@ static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t 
 		if (!s->enabled) {
 			if (s->nxt == N_EOS)
 				break;
+			if ((uint64_t)(s->p - s->buf) > join) {	/* past it with trace off */
+				rc = JOINED;
+				break;
+			}
 			if (s->nxt != N_PGE || s->ntnt)
 				return GIVE_UP;
 			took(s);
@@ -1469,20 +1491,25 @@ static int run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t 
 			}
 			rc = query(s, e->kind, e->target, fall);
 		}
-		if (rc == STOP)
+		if (rc == STOP || rc == JOINED)
 			break;
 		if (rc)
 			return GIVE_UP;
 	}
-	flow_stop(s);
+	if (rc != JOINED)
+		flow_stop(s);
+	c->in_range = s->in_range;
+	c->have_last = s->have_last;
+	c->r = s->r;
 	*st = s->st;
-	return 0;
+	return rc == JOINED ? TC_PT_SKIM_JOINED : 0;
 }
 
 int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
-		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+		   size_t len, uint64_t join, struct tc_pt_skim_carry *c,
+		   const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
 {
-	int rc = run(s, cfg, buf, len, ops, st);
+	int rc = run(s, cfg, buf, len, join, c, ops, st);
 
 	give(s);	/* the ranges made, also those before a give-up (the exact path's) */
 	return rc;

@@ -37,6 +37,7 @@
 
 #define TC_PT_SKIM_GIVE_UP (-1)
 #define TC_PT_SKIM_NO_PSB 1	/* none in the buffer: nothing given */
+#define TC_PT_SKIM_JOINED 2	/* ended at the join (tc_pt_skim_run) */
 
 /* One range: [start, end), insns instructions, the last at last_ip of class last_class;
  * offset: where in the buffer the packet parser was. */
@@ -76,11 +77,23 @@ void tc_pt_skim_free(struct tc_pt_skim *s);
 /* What read returns may have changed: forget the blocks. */
 void tc_pt_skim_forget(struct tc_pt_skim *s);
 
+/* The range in flight where a run begins and ends (a stream cut into buffers: pt_flow.h's
+ * tc_pt_flow_follow): its last instruction's too with have_last. */
+struct tc_pt_skim_carry {
+	bool in_range, have_last;
+	struct tc_pt_skim_range r;
+};
+
 /* The buffer buf..buf+len (config: its errata and filter settings; begin/end unused), from
  * its first PSB to its end: 0, the ranges given and *st filled; TC_PT_SKIM_NO_PSB;
- * TC_PT_SKIM_GIVE_UP at the first thing not modelled (ranges may have been given: the exact path's first ones). */
+ * TC_PT_SKIM_GIVE_UP at the first thing not modelled (ranges may have been given: the exact
+ * path's first ones). join (UINT64_MAX: none): the offset of a PSB whose status events, or
+ * the first packet past it with trace off, end the run there: TC_PT_SKIM_JOINED, as 0
+ * otherwise. *c: the range in flight the run starts with (it goes on from another's join),
+ * and has at its end (none after a run to the buffer's end). */
 int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint8_t *buf,
-		   size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st);
+		   size_t len, uint64_t join, struct tc_pt_skim_carry *c,
+		   const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st);
 
 /* The packet parser, for tests. Kinds of what it reads: */
 enum tc_pt_skim_kind {
