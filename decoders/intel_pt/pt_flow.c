@@ -2355,6 +2355,8 @@ static size_t psb_plus_len(const struct tc_pt_flow *d, const uint8_t *p, size_t 
 	return len;
 }
 
+#define PSB_STEP 256	/* bytes a PSB+ is read on by (it is a few dozen) */
+
 /* bytes at the tail's end (d->njmap: its length); file_offset: piece's, UINT64_MAX none. */
 static int tail_put(struct tc_pt_flow *d, size_t *at, const uint8_t *p, size_t n,
 		    uint64_t file_offset)
@@ -2386,27 +2388,37 @@ static int begin_tail(struct tc_pt_flow *d, struct tc_err *e)
 		return tc_err_set(e, ENOMEM, "out of memory");
 	for (k = 0; k < d->nnxt && !psb; k++) {
 		const struct tc_pt_flow_buf *p = &d->nxt[k];
+		size_t c = p->len;
 
 		psb = p->len ? memmem(p->buf, p->len, psb_bytes, sizeof(psb_bytes)) : NULL;
 		if (psb) {
 			jpsb = total + (uint64_t)(psb - p->buf);
 			d->cont_next = p->file_offset + (uint64_t)(psb - p->buf);
+			c = (size_t)(psb - p->buf);	/* its PSB+ below */
 		} else {	/* taken whole: its begin decodes nothing */
 			if (!d->abs_hi)
 				d->abs_lo = p->file_offset;
 			d->abs_hi = p->file_offset + 1;
 		}
-		if (tail_put(d, &total, p->buf, p->len, p->file_offset))
+		if (tail_put(d, &total, p->buf, c, p->file_offset))
 			return tc_err_set(e, ENOMEM, "out of memory");
 	}
 	if (psb) {
-		size_t pl;
+		/* the PSB+ (to PSBEND), read on in steps, into the pieces after if need be */
+		size_t pl = 0, at = (size_t)(psb - d->nxt[k - 1].buf);
 
-		while (!(pl = psb_plus_len(d, d->tail + jpsb, total - (size_t)jpsb)) &&
-		       k < d->nnxt) {
-			if (tail_put(d, &total, d->nxt[k].buf, d->nxt[k].len, d->nxt[k].file_offset))
-				return tc_err_set(e, ENOMEM, "out of memory");
-			k++;
+		for (k--; k < d->nnxt && !pl; k++, at = 0) {
+			const struct tc_pt_flow_buf *p = &d->nxt[k];
+
+			while (at < p->len && !pl) {
+				size_t c = p->len - at < PSB_STEP ? p->len - at : PSB_STEP;
+
+				if (tail_put(d, &total, p->buf + at, c,
+					     at ? UINT64_MAX : p->file_offset))
+					return tc_err_set(e, ENOMEM, "out of memory");
+				at += c;
+				pl = psb_plus_len(d, d->tail + jpsb, total - (size_t)jpsb);
+			}
 		}
 		if (pl)
 			total = (size_t)jpsb + pl;

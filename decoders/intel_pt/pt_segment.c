@@ -394,7 +394,8 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 	if (seg_ctx_era(ss, g->c, g->era)) {
 		g->failed = true;
 		tc_pt_session_nomem(&g->err);
-	} else if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from,
+	} else if (tc_pt_session_follow(g->q, (size_t)(g->b - g->q->bufs), g->d, &g->err) ||
+		   tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from,
 				       &g->err)) {
 		g->failed = true;
 	} else {
@@ -596,7 +597,8 @@ static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
 	if (!(g.d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)))
 		return -1;
 	for (size_t i = 0; i < q->nbufs && !ret; i++) {
-		ret = tc_pt_flow_feed(g.d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e);
+		ret = tc_pt_session_follow(q, i, g.d, e) ||
+		      tc_pt_flow_feed(g.d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e);
 		seg_take(&g);
 	}
 	memset(&ss->acc, 0, sizeof(ss->acc));
@@ -700,8 +702,9 @@ static uint64_t seg_cut(const struct segs *ss, const struct buf *b, uint64_t at,
 			return UINT64_MAX;
 		at = (uint64_t)(p - b->data);
 		/* with time the records before it have the time the buffer before ended
-		 * with: the true flow's to make (never taken), no more than them */
-		if (at && !ss->s->pt.timeless && b != ss->s->cur->bufs)
+		 * with, and where it follows on they are the buffer before's (its tail): the
+		 * true flow's to make (never taken), no more than them */
+		if (at && (!ss->s->pt.timeless || b->follows) && b != ss->s->cur->bufs)
 			return at;
 	}
 	at += len;
@@ -857,6 +860,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				tc_pt_flow_add_sections(t->d, ss->secs, ss->nsecs);
 				nx = tc_pt_flow_sections(t->d, &x);
 				take = !tc_pt_flow_gave_up(g->d) && !g->odd && s->pt.timeless &&
+				       !b->follows &&
 				       seg_thread_same(g, t->d) &&
 				       tc_pt_walk_cache_check(tc_pt_flow_walk_cache(g->d), ss->master) &&
 				       seg_secs_same(g->d, x, nx);
@@ -957,7 +961,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 
 					seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
 					t->base = *tc_pt_flow_stats(t->d);
-					if (tc_pt_flow_begin(t->d, b->data, b->size, b->offset, &e2)) {
+					if (tc_pt_session_follow(q, bi, t->d, &e2) ||
+					    tc_pt_flow_begin(t->d, b->data, b->size, b->offset, &e2)) {
 						*e = e2;
 						ret = -1;
 						break;
