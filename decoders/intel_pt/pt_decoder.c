@@ -154,6 +154,14 @@ static int pt_finish(void *dec, const struct tc_perf_data *pd, const char *input
 			    input, st->errors, st->overflows);
 		problems++;
 	}
+	if (st->syncs && st->unsynced_bytes) {
+		/* a queue's buffers are one stream where their AUX offsets follow on: bytes
+		 * before a PSB are lost only where they do not (or the stream began inside) */
+		tc_diag_add(m, "%s: %" PRIu64 " bytes of trace skipped looking for a PSB: not "
+			    "decoded (a buffer whose trace does not go on from the one before, "
+			    "or a PSB+ that could not be read)", input, st->unsynced_bytes);
+		problems++;
+	}
 	if (st->buffers && !st->syncs) {
 		tc_diag_add(m, "%s: no PSB found in %" PRIu64 " bytes of trace: "
 			    "nothing decoded", input, st->bytes);

@@ -82,9 +82,16 @@ struct tc_pt_flow {
 	 * first event past its last PSB (join); phase 1 its tail from that PSB joined with the
 	 * pieces (tail), to the first event past their first PSB (join again), where the next
 	 * buffer's decode goes on (cont). */
-	struct tc_pt_flow_buf *nxt;	/* the pieces that follow this buffer */
-	size_t nnxt, capnxt;
-	size_t nlen;		/* the next buffer's bytes that are trace (with nxt) */
+	tc_pt_flow_next_fn next;	/* tc_pt_flow_follow's, for the next begin */
+	void *next_ctx;
+	size_t next_at;
+	size_t nlen;
+	struct {		/* ... taken by this buffer's */
+		tc_pt_flow_next_fn fn;
+		void *ctx;
+		size_t at;
+	} cn;
+	bool nnxt;		/* this buffer has buffers after it */
 	const uint8_t *obuf;	/* the buffer, its bytes that are trace, its file offset */
 	size_t slen;
 	uint64_t ofile;
@@ -99,6 +106,7 @@ struct tc_pt_flow {
 	bool going_on;		/* this decode goes on from the one before */
 	bool joined;		/* this phase ended at its join */
 	bool skip_buf;		/* this buffer was the tail's whole */
+	bool tail_fresh;	/* the tail is the buffer whole, without PSB: not going on */
 	bool cont;		/* the last buffer ended at a join: the PSB at file offset */
 	uint64_t cont_file;	/* ... cont_file, where the next goes on */
 	uint64_t cont_next;	/* this buffer's tail's join as a file offset (or UINT64_MAX) */
@@ -166,10 +174,15 @@ struct tc_pt_flow {
 	bool foreign_now;	/* this one */
 	int modes;		/* other_modes of this buffer: -1 not asked yet */
 	bool redo_due;		/* hand over at the next API call */
-	struct kept { const uint8_t *buf; size_t len, slen; uint64_t off; size_t p0, np; } *kept;
+	struct kept {
+		const uint8_t *buf;
+		size_t len, slen;
+		uint64_t off;
+		tc_pt_flow_next_fn next;	/* its tc_pt_flow_follow (next NULL: none) */
+		void *next_ctx;
+		size_t next_at;
+	} *kept;
 	size_t nkept, capkept;	/* the buffers begun (they stay: pt_flow.h) */
-	struct tc_pt_flow_buf *kpieces;	/* kept[i]'s pieces: kpieces[p0 .. p0 + np) */
-	size_t nkpieces, capkpieces;
 	struct tc_pt_flow *ref;	/* the reference, decoding the queue again from its start */
 	uint64_t ref_drop;	/* its records yet to leave out: given already */
 	struct tc_err ref_err;
@@ -248,11 +261,17 @@ static uint64_t buf_offset(const struct tc_pt_flow *d, uint64_t off)
 __attribute__((noinline)) static uint64_t tail_file_offset(const struct tc_pt_flow *d,
 							    uint64_t off)
 {
-	size_t i = d->njmap;
+	size_t lo = 0, hi = d->njmap;	/* the last piece starting at or before off */
 
-	while (i > 1 && d->jmap[i - 1].at > off)
-		i--;
-	return i ? d->jmap[i - 1].file_offset + (off - d->jmap[i - 1].at) : d->file_offset + off;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->jmap[mid].at <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return d->njmap ? d->jmap[lo].file_offset + (off - d->jmap[lo].at) : d->file_offset + off;
 }
 
 /* The file offset of offset off in d->buf (the tail: its pieces' own). */
@@ -918,8 +937,6 @@ void tc_pt_flow_free(struct tc_pt_flow *d)
 	if (d->x86 != d->ops.x86)
 		tc_x86_free(d->x86);
 	free(d->kept);
-	free(d->kpieces);
-	free(d->nxt);
 	free(d->tail);
 	free(d->jmap);
 	tc_pt_flow_free(d->ref);
@@ -1009,6 +1026,9 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 			return ret;
 		}
 		if (ret >= 0 || ret == -pte_eos) {
+			/* a PSB+ at the end of a buffer the tail goes on from: that synchronises */
+			if (*last_sync == UINT64_MAX && d->join != UINT64_MAX && !d->phase)
+				return -pte_eos;
 			if (*last_sync == UINT64_MAX) {
 				snprintf(msg, sizeof(msg), "no PSB in %zu bytes of trace", len);
 				emit_text_at(d, TC_REC_NO_SYNC, 0, msg);
@@ -1045,10 +1065,11 @@ static int sync(struct tc_pt_flow *d, size_t len, uint64_t from, uint64_t *last_
 #define ST_HANDOVER (-10002)
 #define ST_JOINED (-10003)
 
-/* An event read past the phase's join PSB (tc_pt_flow_follow): the decode that goes on
- * from that PSB takes it. With trace on there the first is that PSB+'s status update (the
- * flow is at its IP, as a decode from the PSB starts); with trace off, one that comes
- * before any code. */
+/* A status update read past the phase's join PSB (tc_pt_flow_follow): that PSB+'s, where
+ * the flow is at its IP, as a decode from the PSB starts; the decode that goes on from
+ * there takes it. (Other events may come with the decoder past it: tick events of timing
+ * packets before it, read ahead. The phase's bytes end with that PSB+: with trace off
+ * there, nothing past it is decoded, and the phase ends at their end.) */
 static bool past_join(struct tc_pt_flow *d)
 {
 	uint64_t off;
@@ -1221,7 +1242,8 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			add_pending(d);
 			if (status < 0)
 				return status;
-			if (__builtin_expect(d->join != UINT64_MAX, 0) && past_join(d))
+			if (__builtin_expect(d->join != UINT64_MAX, 0) && d->held_ev.status_update &&
+			    past_join(d))
 				return ST_JOINED;
 			/* the side decoder at the PSB+ its copy ends with: the main decoder goes on
 			 * from that PSB (and gives its status events) */
@@ -2200,12 +2222,13 @@ static int hand_over(struct tc_pt_flow *d, struct tc_err *e)
 	d->ref_drop = d->given;
 	if (!(d->ref = tc_pt_flow_new(&d->base, &d->tc, d->cpu, &ops, e)))
 		return -1;
-	for (size_t i = 0; i + 1 < n; i++)
-		if (tc_pt_flow_follow(d->ref, k[i].slen, d->kpieces + k[i].p0, k[i].np, e) ||
-		    tc_pt_flow_feed(d->ref, k[i].buf, k[i].len, k[i].off, e))
+	for (size_t i = 0; i + 1 < n; i++) {
+		tc_pt_flow_follow(d->ref, k[i].slen, k[i].next, k[i].next_ctx, k[i].next_at);
+		if (tc_pt_flow_feed(d->ref, k[i].buf, k[i].len, k[i].off, e))
 			return -1;
-	if (tc_pt_flow_follow(d->ref, k[n - 1].slen, d->kpieces + k[n - 1].p0, k[n - 1].np, e))
-		return -1;
+	}
+	tc_pt_flow_follow(d->ref, k[n - 1].slen, k[n - 1].next, k[n - 1].next_ctx,
+			  k[n - 1].next_at);
 	return tc_pt_flow_begin(d->ref, k[n - 1].buf, k[n - 1].len, k[n - 1].off, e);
 }
 
@@ -2218,21 +2241,16 @@ int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint6
 	int ret;
 
 	if (d->ref) {
-		ret = tc_pt_flow_follow(d->ref, d->nlen, d->nxt, d->nnxt, e);
-		d->nnxt = 0;
-		return ret ? ret : tc_pt_flow_begin(d->ref, buf, len, file_offset, e);
+		tc_pt_flow_follow(d->ref, d->nlen, d->next, d->next_ctx, d->next_at);
+		d->next = NULL;
+		return tc_pt_flow_begin(d->ref, buf, len, file_offset, e);
 	}
 	d->suppress = 0;
 	if (!d->ops.reference && !d->ops.ticks && !d->ops.segment) {
-		if (tc_grow((void **)&d->kept, &d->capkept, d->nkept + 1, sizeof(*d->kept)) ||
-		    (d->nnxt && tc_grow((void **)&d->kpieces, &d->capkpieces,
-					d->nkpieces + d->nnxt, sizeof(*d->kpieces))))
+		if (tc_grow((void **)&d->kept, &d->capkept, d->nkept + 1, sizeof(*d->kept)))
 			return tc_err_set(e, ENOMEM, "out of memory");
-		d->kept[d->nkept++] = (struct kept){ buf, len, d->nnxt ? d->nlen : len, file_offset,
-						     d->nkpieces, d->nnxt };
-		if (d->nnxt)
-			memcpy(d->kpieces + d->nkpieces, d->nxt, d->nnxt * sizeof(*d->nxt));
-		d->nkpieces += d->nnxt;
+		d->kept[d->nkept++] = (struct kept){ buf, len, d->next ? d->nlen : len, file_offset,
+						     d->next, d->next_ctx, d->next_at };
 	}
 	ret = start(d, buf, len, file_offset, e);
 	if (!ret && d->redo_due)
@@ -2381,13 +2399,15 @@ static int begin_tail(struct tc_pt_flow *d, struct tc_err *e)
 	size_t n = d->slen - (size_t)from, total = 0, k;
 	uint64_t jpsb = UINT64_MAX;
 	const uint8_t *psb = NULL;
+	struct tc_pt_flow_buf pk;
 
 	d->njmap = 0;
 	d->abs_lo = d->abs_hi = 0;
 	if (tail_put(d, &total, d->obuf + from, n, UINT64_MAX))
 		return tc_err_set(e, ENOMEM, "out of memory");
-	for (k = 0; k < d->nnxt && !psb; k++) {
-		const struct tc_pt_flow_buf *p = &d->nxt[k];
+	for (k = 0; !psb && total - n < TC_PT_FLOW_FOLLOW_MAX &&
+		    d->cn.fn(d->cn.ctx, d->cn.at, k, &pk); k++) {
+		const struct tc_pt_flow_buf *p = &pk;
 		size_t c = p->len;
 
 		psb = p->len ? memmem(p->buf, p->len, psb_bytes, sizeof(psb_bytes)) : NULL;
@@ -2405,10 +2425,10 @@ static int begin_tail(struct tc_pt_flow *d, struct tc_err *e)
 	}
 	if (psb) {
 		/* the PSB+ (to PSBEND), read on in steps, into the pieces after if need be */
-		size_t pl = 0, at = (size_t)(psb - d->nxt[k - 1].buf);
+		size_t pl = 0, at = (size_t)(psb - pk.buf);
 
-		for (k--; k < d->nnxt && !pl; k++, at = 0) {
-			const struct tc_pt_flow_buf *p = &d->nxt[k];
+		for (k--; !pl && d->cn.fn(d->cn.ctx, d->cn.at, k, &pk); k++, at = 0) {
+			const struct tc_pt_flow_buf *p = &pk;
 
 			while (at < p->len && !pl) {
 				size_t c = p->len - at < PSB_STEP ? p->len - at : PSB_STEP;
@@ -2426,7 +2446,8 @@ static int begin_tail(struct tc_pt_flow *d, struct tc_err *e)
 		d->cont_next = UINT64_MAX;
 	}
 	keep_range(d);
-	d->going_on = true;
+	d->going_on = !d->tail_fresh;
+	d->tail_fresh = false;
 	d->phase = 1;
 	d->jbase = from;
 	d->join = jpsb;
@@ -2451,12 +2472,17 @@ static int start(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	d->going_on = false;
 	d->obuf = buf;
 	d->ofile = file_offset;
+	d->cn.fn = d->next;
+	d->cn.ctx = d->next_ctx;
+	d->cn.at = d->next_at;
+	d->next = NULL;
+	d->nnxt = d->cn.fn && d->cn.fn(d->cn.ctx, d->cn.at, 0, &(struct tc_pt_flow_buf){ 0 });
 	d->slen = d->nnxt && d->nlen < len ? d->nlen : len;
 	d->skip_buf = d->abs_hi && file_offset >= d->abs_lo && file_offset < d->abs_hi;
 	if (d->cont && !len)
 		d->skip_buf = true;	/* nothing between: the stream goes on after it */
 	if (d->skip_buf) {
-		d->nnxt = 0;
+		d->nnxt = false;
 		d->join = UINT64_MAX;
 		free_decoders(d);
 		return 0;
@@ -2488,9 +2514,16 @@ static int start(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 		    (plen = psb_plus_len(d, buf + before, d->slen - (size_t)before)))
 			d->join = before;
 	}
-	if (d->join == UINT64_MAX) {
-		d->nnxt = 0;
+	if (d->join == UINT64_MAX && d->going_on) {
+		d->nnxt = false;
 		return begin(d, buf, len, file_offset, true, e);
+	}
+	if (d->join == UINT64_MAX) {
+		/* none whole: one may begin at its end, and the tail from its start find it */
+		d->join = 0;
+		d->tail_fresh = true;
+		free_decoders(d);
+		return 0;
 	}
 	if (!plen) {	/* its first PSB, whose PSB+ the pieces end */
 		d->join = (uint64_t)((const uint8_t *)memmem(buf, d->slen, psb_bytes,
@@ -2528,21 +2561,16 @@ static int run(struct tc_pt_flow *d, uint64_t until)
 		d->cont = d->cont_next != UINT64_MAX;
 		d->cont_file = d->cont_next;
 	}
-	if (!ret)
-		d->nnxt = 0;	/* the pieces were this buffer's */
 	return ret;
 }
 
-int tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, const struct tc_pt_flow_buf *next,
-		      size_t n, struct tc_err *e)
+void tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, tc_pt_flow_next_fn next, void *ctx,
+		       size_t at)
 {
-	if (n && tc_grow((void **)&d->nxt, &d->capnxt, n, sizeof(*d->nxt)))
-		return tc_err_set(e, ENOMEM, "out of memory");
-	if (n)
-		memcpy(d->nxt, next, n * sizeof(*next));
-	d->nnxt = n;
+	d->next = next;
+	d->next_ctx = ctx;
+	d->next_at = at;
 	d->nlen = len;
-	return 0;
 }
 
 int tc_pt_flow_run(struct tc_pt_flow *d, uint64_t until)

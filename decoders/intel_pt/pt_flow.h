@@ -120,24 +120,29 @@ void tc_pt_flow_free(struct tc_pt_flow *d);
 
 /* A queue's trace is one stream that perf cuts into AUXTRACE buffers where it drained the
  * AUX ring, often inside a packet: a buffer whose trace the next ones continue (their AUX
- * offsets follow on) is given them first, and its decode goes on into them to their first
- * PSB, where the decode of the buffer that holds it goes on (the range in flight kept, no
- * stop, its bytes before that PSB not skipped: the records are those of the stream whole).
- * The buffer is decoded to its last PSB+; from that PSB on, a copy of its tail joined with
- * the pieces' bytes to the end of the first PSB+ in them (PSB-less pieces are taken whole:
- * their begin then decodes nothing). Given before tc_pt_flow_begin(_at) or _feed, for that
- * call only; their bytes must stay as the buffer's. len, and the pieces' len: the bytes of
- * the buffer that are trace (perf pads each buffer to 8 bytes with zeros: the next one's
- * AUX offset says where the trace goes on). (perf decodes a queue's buffers as one stream
+ * offsets follow on) says so first, and its decode goes on into them to their first PSB,
+ * where the decode of the buffer that holds it goes on (the range in flight kept, no stop,
+ * its bytes before that PSB not skipped: the records are those of the stream whole). The
+ * buffer is decoded to its last PSB+; from that PSB on, a copy of its tail joined with the
+ * next buffers' bytes to the end of the first PSB+ in them (those without PSB are taken
+ * whole, up to TC_PT_FLOW_FOLLOW_MAX bytes: their begin then decodes nothing).
+ * tc_pt_flow_follow() comes before tc_pt_flow_begin(_at) or _feed, for that call only: len
+ * is the buffer's bytes that are trace (perf pads each buffer to 8 bytes with zeros: the
+ * next one's AUX offset says where the trace goes on); next(ctx, at, i, b) gives the ith
+ * buffer after it (0: the next), with its len so too, and false past the last that
+ * follows on. The flow asks for them while it decodes this buffer and, to decode it again
+ * (the reference's hand-over), any time after: ctx and their bytes must stay as the
+ * buffer's. at: the caller's, for next. (perf decodes a queue's buffers as one stream
  * likewise: it cuts none at a PSB.) */
+#define TC_PT_FLOW_FOLLOW_MAX (4u << 20)
 struct tc_pt_flow_buf {
 	const uint8_t *buf;
 	size_t len;
 	uint64_t file_offset;
 };
-int tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, const struct tc_pt_flow_buf *next,
-		      size_t n, struct tc_err *e);
-
+typedef bool (*tc_pt_flow_next_fn)(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b);
+void tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, tc_pt_flow_next_fn next, void *ctx,
+		       size_t at);
 
 /* Decode one AUXTRACE buffer of this queue; record offsets are file_offset + offset in buf.
  * Each buffer is decoded from its first PSB (libipt needs the whole trace buffer up

@@ -156,8 +156,8 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 	while (q->wbuf < q->nbufs && q->wput < TASK_BYTES) {
 		b = &q->bufs[q->wbuf];
 		if (!q->wbegun) {
-			if (tc_pt_session_follow(q, q->wbuf, q->d, &q->err) ||
-			    tc_pt_flow_begin(q->d, b->data, b->size, b->offset, &q->err)) {
+			tc_pt_session_follow(q, q->wbuf, q->d);
+			if (tc_pt_flow_begin(q->d, b->data, b->size, b->offset, &q->err)) {
 				q->failed = true;
 				q->wbuf = q->nbufs;
 				break;

@@ -394,15 +394,19 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 	if (seg_ctx_era(ss, g->c, g->era)) {
 		g->failed = true;
 		tc_pt_session_nomem(&g->err);
-	} else if (tc_pt_session_follow(g->q, (size_t)(g->b - g->q->bufs), g->d, &g->err) ||
-		   tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from,
-				       &g->err)) {
-		g->failed = true;
 	} else {
-		tc_pt_flow_stop_at(g->d, g->to);
-		do
-			r = tc_pt_flow_run(g->d, UINT64_MAX);
-		while (r == 1 && !tc_pt_flow_paused(g->d));
+		/* (a following buffer's head is never a segment's: the buffer before's) */
+		if (g->at_psb || !g->b->follows)
+			tc_pt_session_follow(g->q, (size_t)(g->b - g->q->bufs), g->d);
+		if (tc_pt_flow_begin_at(g->d, g->b->data, g->b->size, g->b->offset, g->from,
+					&g->err)) {
+			g->failed = true;
+		} else {
+			tc_pt_flow_stop_at(g->d, g->to);
+			do
+				r = tc_pt_flow_run(g->d, UINT64_MAX);
+			while (r == 1 && !tc_pt_flow_paused(g->d));
+		}
 	}
 	g->held_done = true;	/* from now on the true flow's, if taken */
 	seg_take(g);
@@ -597,8 +601,8 @@ static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
 	if (!(g.d = tc_pt_flow_new(&s->pt.cfg, &s->pt.tc, q->cpu, &ops, e)))
 		return -1;
 	for (size_t i = 0; i < q->nbufs && !ret; i++) {
-		ret = tc_pt_session_follow(q, i, g.d, e) ||
-		      tc_pt_flow_feed(g.d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e);
+		tc_pt_session_follow(q, i, g.d);
+		ret = tc_pt_flow_feed(g.d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e);
 		seg_take(&g);
 	}
 	memset(&ss->acc, 0, sizeof(ss->acc));
@@ -961,8 +965,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 
 					seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
 					t->base = *tc_pt_flow_stats(t->d);
-					if (tc_pt_session_follow(q, bi, t->d, &e2) ||
-					    tc_pt_flow_begin(t->d, b->data, b->size, b->offset, &e2)) {
+					tc_pt_session_follow(q, bi, t->d);
+					if (tc_pt_flow_begin(t->d, b->data, b->size, b->offset, &e2)) {
 						*e = e2;
 						ret = -1;
 						break;
@@ -1012,9 +1016,19 @@ bool tc_pt_segment_usable(const struct tc_pt_session *s)
 	 * side-band by time (seg_thread), its segments' time from their PSB+'s TSC, which
 	 * CYC's calibration would not be (pt_walk.h) */
 	bool timed = s->nq == 1 && !s->pt.per_cpu_mmaps && !s->pt.cyc;
+	size_t small = 0, follow = 0;
 
+	/* a segment that ends a buffer goes on to the first PSB in the buffers after
+	 * (tc_pt_flow_follow): where most are shorter than a segment, each such segment
+	 * would decode a run of them (one thread decodes each once) */
+	for (size_t i = 0; i < s->nq; i++)
+		for (size_t j = 0; j < s->q[i].nbufs; j++)
+			if (s->q[i].bufs[j].follows) {
+				follow++;
+				small += s->q[i].bufs[j].size < SEG_MIN;
+			}
 	return s->o.jobs > 1 && s->nq >= 1 && (s->pt.timeless || timed) && !s->o.reference &&
-	       s->o.writer && s->o.writer->usable(s->o.writer->ctx);
+	       small <= follow / 16 && s->o.writer && s->o.writer->usable(s->o.writer->ctx);
 }
 
 int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
@@ -1023,7 +1037,6 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	struct segs ss = { .s = s };
 	size_t window = (size_t)s->o.jobs + 2;
 	int ret = 0;
-
 
 	if (window > 16)
 		window = 16;

@@ -190,9 +190,6 @@ static uint32_t max_cpus(const struct tc_perf_data *pd)
 	return header_cpus(pd) ? tc_perf_data_features(pd)->nr_cpus_avail : TC_PT_MAX_CPUS;
 }
 
-#define FOLLOW_BYTES (4u << 20)	/* trace a buffer's goes on into, at most: the first
-				 * PSB there ends it (PSBs come every 64 KiB at most) */
-
 /* The bytes of q's buffer i that are trace: without perf's padding where one follows. */
 static size_t trace_len(const struct queue *q, size_t i)
 {
@@ -200,27 +197,21 @@ static size_t trace_len(const struct queue *q, size_t i)
 	       (size_t)(q->bufs[i + 1].aux - q->bufs[i].aux) : q->bufs[i].size;
 }
 
-int tc_pt_session_follow(const struct queue *q, size_t i, struct tc_pt_flow *d,
-			 struct tc_err *e)
+/* tc_pt_flow_follow's next: the kth buffer after buffer at, while they follow on. */
+static bool next_buf(void *ctx, size_t at, size_t k, struct tc_pt_flow_buf *b)
 {
-	struct tc_pt_flow_buf *next;
-	size_t n = 0, bytes = 0;
-	int ret;
+	const struct queue *q = ctx;
+	size_t j = at + 1 + k;
 
-	while (bytes < FOLLOW_BYTES && i + 1 + n < q->nbufs && q->bufs[i + 1 + n].follows)
-		bytes += q->bufs[i + 1 + n++].size;
-	if (!n)
-		return tc_pt_flow_follow(d, q->bufs[i].size, NULL, 0, e);
-	if (!(next = malloc(n * sizeof(*next))))
-		return tc_pt_session_nomem(e);
-	for (size_t k = 0; k < n; k++) {
-		const struct buf *b = &q->bufs[i + 1 + k];
+	if (j >= q->nbufs || !q->bufs[j].follows)
+		return false;
+	*b = (struct tc_pt_flow_buf){ q->bufs[j].data, trace_len(q, j), q->bufs[j].offset };
+	return true;
+}
 
-		next[k] = (struct tc_pt_flow_buf){ b->data, trace_len(q, i + 1 + k), b->offset };
-	}
-	ret = tc_pt_flow_follow(d, trace_len(q, i), next, n, e);
-	free(next);
-	return ret;
+void tc_pt_session_follow(struct queue *q, size_t i, struct tc_pt_flow *d)
+{
+	tc_pt_flow_follow(d, trace_len(q, i), next_buf, q, i);
 }
 
 static int add_buffer(struct tc_pt_session *s, const struct tc_perf_data_record *r,
@@ -727,8 +718,8 @@ static int decode_in_turn(struct tc_pt_session *s, struct queue *q,
 		return -1;
 	for (size_t i = 0; i < q->nbufs; i++) {
 		q->behind.from = q->bufs[i].offset;
-		if (tc_pt_session_follow(q, i, q->d, e) ||
-		    tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
+		tc_pt_session_follow(q, i, q->d);
+		if (tc_pt_flow_feed(q->d, q->bufs[i].data, q->bufs[i].size, q->bufs[i].offset, e))
 			return -1;
 		tc_perf_data_release(s->pd, q->bufs[i].offset, q->bufs[i].size);
 	}
@@ -762,8 +753,8 @@ static int decode_by_time(struct tc_pt_session *s, const struct tc_perf_data_fea
 				break;
 			}
 			q->behind.from = q->bufs[q->next_buf].offset;
-			ret = tc_pt_session_follow(q, q->next_buf, q->d, e);
-			ret = ret ? ret : tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
+			tc_pt_session_follow(q, q->next_buf, q->d);
+			ret = tc_pt_flow_begin(q->d, q->bufs[q->next_buf].data,
 					       q->bufs[q->next_buf].size,
 					       q->bufs[q->next_buf].offset, e);
 			q->next_buf++;

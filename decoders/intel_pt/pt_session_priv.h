@@ -122,10 +122,9 @@ struct tc_pt_session {
 
 /* pt_session.c */
 int tc_pt_session_nomem(struct tc_err *e);
-/* Gives d the buffers after q's buffer i that its trace goes on into (tc_pt_flow_follow),
- * before that buffer begins. */
-int tc_pt_session_follow(const struct queue *q, size_t i, struct tc_pt_flow *d,
-			 struct tc_err *e);
+/* Tells d of the buffers after q's buffer i that its trace goes on into
+ * (tc_pt_flow_follow), before that buffer begins. */
+void tc_pt_session_follow(struct queue *q, size_t i, struct tc_pt_flow *d);
 int tc_pt_session_pid_of(const struct tc_pt_session *s, int tid);
 /* The side-band applied from index from on up to perf time now: the index past it (the
  * side-band is in time order; all of it: UINT64_MAX). */

@@ -9,7 +9,8 @@
  * fuzz_pt). Time from tick events for odd sizes, from the decoder for even ones; bit 1 of
  * the size: branches asked for instead of ranges (the other type is dropped here from the
  * reference's records, as the session drops it); bit 2: its first half fed first; bit 3:
- * the trace cut into pieces fed first.
+ * the trace cut into pieces fed first, with bit 4 as one stream (each piece's decode goes
+ * on into the next: pt_flow.h's tc_pt_flow_follow).
  * Any difference calls abort(). */
 #include <stdint.h>
 #include <stdio.h>
@@ -81,15 +82,36 @@ static uint64_t space(void *ctx)
 }
 
 /* Decode data with the fast path or the reference; the records go to r, the stats to st. */
+struct pieces {
+	const struct tc_pt_flow_buf *p;
+	size_t n;
+};
+
+/* tc_pt_flow_follow's next: the pieces after piece at. */
+static bool next_piece(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b)
+{
+	const struct pieces *ps = ctx;
+
+	if (at + 1 + i >= ps->n)
+		return false;
+	*b = ps->p[at + 1 + i];
+	return true;
+}
+
 static bool decode(struct run *r, bool reference, const uint8_t *data, size_t size,
 		   struct tc_pt_flow_stats *st)
 {
 	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .ctx = r, .timestamps = true,
 				      .events = true, .ticks = size & 1, .reference = reference };
+	size_t piece = 24 + (size >> 4) % 200;
+	/* the pieces of bit 3: the flow may ask for them until it is freed */
+	struct tc_pt_flow_buf *p = malloc((size / piece + 1) * sizeof(*p));
+	struct pieces ps = { p, 0 };
 	struct tc_err e;
 	struct tc_pt_flow *f;
 	bool ok;
 
+	CHECK(p);
 	r->drop = 1u << (size & 2 ? TC_REC_RANGE : TC_REC_BRANCH);
 	ops.skip = r->drop;	/* the reference makes them all anyway */
 	if (r->path) {
@@ -105,15 +127,20 @@ static bool decode(struct run *r, bool reference, const uint8_t *data, size_t si
 	/* bit 3: the trace cut into pieces first, each a buffer of its own, as perf writes a
 	 * queue's AUX ring drains (a piece may end at a branch whose query then fails) */
 	if (size & 8) {
-		size_t piece = 24 + (size >> 4) % 200;
-
-		for (size_t at = 0; ok && at < size; at += piece)
-			ok = tc_pt_flow_feed(f, data + at, size - at < piece ? size - at : piece,
-					     2 * BASE_OFF + at, &e) == 0;
+		for (size_t at = 0; at < size; at += piece)
+			p[ps.n++] = (struct tc_pt_flow_buf){ data + at, size - at < piece ?
+							     size - at : piece, 2 * BASE_OFF + at };
+		/* bit 4: one stream (tc_pt_flow_follow) */
+		for (size_t i = 0; ok && i < ps.n; i++) {
+			if (size & 16)
+				tc_pt_flow_follow(f, p[i].len, next_piece, &ps, i);
+			ok = tc_pt_flow_feed(f, p[i].buf, p[i].len, p[i].file_offset, &e) == 0;
+		}
 	}
 	ok = ok && tc_pt_flow_feed(f, data, size, 4 * BASE_OFF + size, &e) == 0;
 	*st = *tc_pt_flow_stats(f);
 	tc_pt_flow_free(f);
+	free(p);
 	return ok;
 }
 

@@ -20,8 +20,9 @@
  * input's first 256
  * bytes (or less), mapped at 0x400000 from a file (libipt's block cache, as perf.data's
  * images are). Bit 0 of the size: the trace in pieces of 64 to 319 bytes, each a buffer
- * (the skim's cache and the fall-back's suppression across buffers); bit 1: ranges in runs
- * (emit_ranges). Any difference calls abort(). */
+ * (the skim's cache and the fall-back's suppression across buffers), with bit 3 one stream
+ * (the decode of each goes on into the next); bit 1: ranges in runs (emit_ranges). Any
+ * difference calls abort(). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,22 @@ static bool due(void *ctx, int cpu, const struct tc_pt_flow_time *t)
 	return task_at(r, t, r->cr3) != r->pid;
 }
 
+struct pieces {
+	const struct tc_pt_flow_buf *p;
+	size_t n;
+};
+
+/* tc_pt_flow_follow's next: the pieces after piece at. */
+static bool next_piece(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b)
+{
+	const struct pieces *ps = ctx;
+
+	if (at + 1 + i >= ps->n)
+		return false;
+	*b = ps->p[at + 1 + i];
+	return true;
+}
+
 static bool feed(struct tc_pt_flow *f, bool pieces, const uint8_t *t, size_t size)
 {
 	struct tc_err e;
@@ -126,10 +143,21 @@ static bool feed(struct tc_pt_flow *f, bool pieces, const uint8_t *t, size_t siz
 
 	if (pieces) {
 		size_t piece = 64 + (size >> 2) % 256;
+		/* (the flow asks for them until its last begin, here) */
+		struct tc_pt_flow_buf *p = malloc((size / piece + 1) * sizeof(*p));
+		struct pieces ps = { p, 0 };
 
-		for (size_t at = 0; ok && at < size; at += piece)
-			ok = tc_pt_flow_feed(f, t + at, size - at < piece ? size - at : piece,
-					     0x1000 + at, &e) == 0;
+		CHECK(p);
+		for (size_t at = 0; at < size; at += piece)
+			p[ps.n++] = (struct tc_pt_flow_buf){ t + at, size - at < piece ? size - at :
+							     piece, 0x1000 + at };
+		/* bit 3 of the size: one stream (pt_flow.h's tc_pt_flow_follow) */
+		for (size_t i = 0; ok && i < ps.n; i++) {
+			if (size & 8)
+				tc_pt_flow_follow(f, p[i].len, next_piece, &ps, i);
+			ok = tc_pt_flow_feed(f, p[i].buf, p[i].len, p[i].file_offset, &e) == 0;
+		}
+		free(p);
 	} else {
 		ok = tc_pt_flow_feed(f, t, size, 0x1000, &e) == 0;
 	}

@@ -3,11 +3,13 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT
+ *   pd_rewrite [-s BYTES [-G]] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
- * for decoders fed one queue in several buffers (tests/e2e/t73-pt-fast).
+ * for decoders fed one queue in several buffers (tests/e2e/t73-pt-fast, t81-pt-stream).
+ * -G (with -s): each of those buffers' AUX offset one past where the one before ended, as
+ * if a byte of trace were lost between them: the stream is broken there.
  * -T: Intel PT given time as perf records it by default (tsc, mtc, mtc_period=3): the
  * config gets the TSC and MTC bits, the info a CTC ratio of 2 and perf time = TSC, and
  * each AUXTRACE buffer's trace a TSC and a TMA in every PSB+ and an MTC (between packets)
@@ -44,6 +46,8 @@
 #include "lib/perfdata/perf_write.h"
 
 static uint64_t split;	/* -s: AUXTRACE buffers of at most this many bytes; 0: as read */
+static bool gaps;	/* -G: a byte lost before each (their AUX offsets) */
+static uint64_t gap_n;	/* bytes lost so far */
 static uint64_t timed;	/* -T: an MTC every this many bytes of trace; 0: as read */
 static uint64_t paged;	/* -P: the CR3 of a PIP in every PSB+ (and a MODE.TSX); 0: none */
 
@@ -421,7 +425,8 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 
 				if (split && k > split)
 					k = split;
-				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at, ref,
+				rc = tc_perf_write_auxtrace(w, t + at, k, *aux + at + (gap_n += gaps),
+							    ref,
 							    r->u.auxtrace.idx, r->u.auxtrace.tid,
 							    r->u.auxtrace.cpu, e);
 				at += k;
@@ -437,7 +442,7 @@ static int one(struct tc_perf_write *w, const struct tc_perf_data_record *r, str
 			if (split && n > split)
 				n = split;
 			if (tc_perf_write_auxtrace(w, r->u.auxtrace.data + at, n,
-						   r->u.auxtrace.offset + at,
+						   r->u.auxtrace.offset + at + (gap_n += gaps),
 						   r->u.auxtrace.reference, r->u.auxtrace.idx,
 						   r->u.auxtrace.tid, r->u.auxtrace.cpu, e))
 				return -1;
@@ -484,8 +489,8 @@ int main(int argc, char **argv)
 	int n;
 
 	for (;;) {
-		if (argc >= 4 && !strcmp(argv[1], "-O")) {
-			t_own = true;
+		if (argc >= 4 && (!strcmp(argv[1], "-O") || !strcmp(argv[1], "-G"))) {
+			*(argv[1][1] == 'O' ? &t_own : &gaps) = true;
 			argv++, argc--;
 			continue;
 		}
@@ -504,9 +509,9 @@ int main(int argc, char **argv)
 			strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
-	if (argc != 3 || ((t_own || late_n) && !timed)) {
-		fprintf(stderr,
-			"usage: pd_rewrite [-s BYTES] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT\n");
+	if (argc != 3 || ((t_own || late_n) && !timed) || (gaps && !split)) {
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES [-G]] [-T BYTES] [-O] [-P CR3] "
+			"[-M N@BYTES] IN OUT\n");
 		return 2;
 	}
 	if (timed)

@@ -24,6 +24,10 @@ static const uint8_t code[] = {
 
 struct run {
 	uint64_t base;
+	/* buffers cut at these trace offsets (file offsets 0x1000, 0x2000, ...) */
+	const size_t *cuts;
+	size_t ncuts;
+	bool no_offsets;	/* records without their offsets */
 	const char *path;
 	uint8_t *out;		/* every record's fields, serialised */
 	size_t n, cap;
@@ -45,7 +49,8 @@ static void put(struct run *r, const void *p, size_t len)
 static void on_rec(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
-	const uint64_t f[] = { rec->type, (uint64_t)rec->pid, rec->offset, rec->start, rec->end,
+	const uint64_t f[] = { rec->type, (uint64_t)rec->pid, r->no_offsets ? 0 : rec->offset,
+			       rec->start, rec->end,
 			       rec->insns, (uint64_t)rec->last, rec->last_type, rec->last_size,
 			       rec->last_taken, rec->value };
 
@@ -126,6 +131,7 @@ static void add(struct pt_packet *p, size_t *n, enum pt_packet_type t, uint64_t 
 		break;
 	case ppt_tip_pge:
 	case ppt_tip:
+	case ppt_fup:
 		p[*n].payload.ip.ipc = pt_ipc_sext_48;
 		p[*n].payload.ip.ip = arg;
 		break;
@@ -333,4 +339,136 @@ TEST(pt_cuts_runs_end_at_thread_callbacks)
 	CHECK(one.n == runs.n && !memcmp(one.out, runs.out, one.n));
 	free(one.out);
 	free(runs.out);
+}
+
+/* A queue's trace cut anywhere into consecutive buffers (perf cuts where it drained the AUX
+ * ring, inside packets) decodes to the records of the trace whole, offsets aside (where
+ * the decoder is differs where a decode went on from a PSB): the fast path, the reference
+ * and report's skim, with perf's padding after each piece, and with a piece too short to
+ * hold a PSB (taken whole by the tail before); the fast path's offsets are the
+ * reference's. The trace: the loop, the call and its compressed return, jmp *rax back;
+ * every other round a PSB+ at the loop's start (the flow is there). */
+struct pieces {
+	const struct tc_pt_flow_buf *p;
+	size_t n;
+};
+
+static bool next_piece(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b)
+{
+	const struct pieces *ps = ctx;
+
+	if (at + 1 + i >= ps->n)
+		return false;
+	*b = ps->p[at + 1 + i];
+	return true;
+}
+
+static void cut_decode(struct run *r, int mode, const uint8_t *buf, size_t len,
+		       struct tc_pt_flow_stats *st)
+{
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .span = span, .space = space,
+				      .ctx = r, .reference = mode == 1, .no_offsets = mode == 2,
+				      .skip = mode == 2 ? 1u << TC_REC_BRANCH : 0 };
+	struct tc_pt_flow *f = tc_pt_flow_new(NULL, NULL, 0, &ops, &(struct tc_err){ 0 });
+	uint8_t piece[8][1024];
+	struct tc_pt_flow_buf next[8];
+	size_t from[9], n = r->ncuts + 1;
+	struct pieces ps = { next, n };	/* the flow asks for them until it is freed */
+	struct tc_err e;
+
+	CHECK(f != NULL && n <= 8);
+	if (!f || n > 8)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		from[i] = i ? r->cuts[i - 1] : 0;
+		from[i + 1] = i + 1 < n ? r->cuts[i] : len;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = from[i + 1] - from[i];
+
+		memset(piece[i], 0, sizeof(piece[i]));	/* perf's padding: zeros to 8 bytes */
+		memcpy(piece[i], buf + from[i], k);
+		next[i] = (struct tc_pt_flow_buf){ piece[i], k, 0x1000 * (i + 1) };
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = from[i + 1] - from[i];
+
+		tc_pt_flow_follow(f, k, next_piece, &ps, i);
+		CHECK_INT(tc_pt_flow_feed(f, piece[i], (k + 7) & ~(size_t)7, 0x1000 * (i + 1), &e),
+			  0);
+	}
+	*st = *tc_pt_flow_stats(f);
+	tc_pt_flow_free(f);
+}
+
+TEST(pt_cuts_stream_cut_anywhere_is_whole)
+{
+	struct pt_packet p[128];
+	uint8_t buf[1024];
+	size_t n = start(p, 0x400000), bad = 0, tried = 0;
+	int len;
+
+	for (unsigned k = 0; k < 10; k++) {
+		add(p, &n, ppt_tnt_8, 4 << 8 | 0xd);	/* jnz taken twice, not; ret */
+		add(p, &n, ppt_tip, 0x400000);	/* jmp *rax */
+		if (k % 2 == 0) {
+			add(p, &n, ppt_psb, 0);
+			add(p, &n, ppt_mode, 0);
+			add(p, &n, ppt_fup, 0x400000);
+			add(p, &n, ppt_psbend, 0);
+		}
+	}
+	add(p, &n, ppt_tip_pgd, 0);
+	len = encode_pt(buf, sizeof(buf), p, n);
+	CHECK(len > 200);
+	if (len <= 200)
+		return;
+	for (int mode = 0; mode < 3; mode++) {
+		struct run whole = { .base = 0x400000, .no_offsets = true };
+		struct tc_pt_flow_stats sw;
+
+		cut_decode(&whole, mode, buf, (size_t)len, &sw);
+		CHECK_INT(whole.errors, 0);
+		CHECK_INT(sw.insns, 10 * 15 + 4);
+		for (size_t c = 1; c + 1 < (size_t)len; c++) {
+			/* one cut; and two, the second 7 bytes on (no PSB between: taken whole) */
+			for (int two = 0; two < 2; two++) {
+				size_t cuts[2] = { c, c + 7 };
+				struct run cut = { .base = 0x400000, .cuts = cuts, .no_offsets = true,
+						   .ncuts = two && c + 8 < (size_t)len ? 2 : 1 };
+				struct run fast = cut, ref = cut;
+				struct tc_pt_flow_stats sc, sf, sr;
+
+				cut_decode(&cut, mode, buf, (size_t)len, &sc);
+				tried++;
+				if (cut.n != whole.n || memcmp(cut.out, whole.out, whole.n) ||
+				    sc.insns != sw.insns || sc.ranges != sw.ranges ||
+				    sc.branches != sw.branches || sc.errors) {
+					if (bad++ < 5)
+						printf("#   mode %d, cut at %zu%s: %" PRIu64 " insns, %"
+						       PRIu64 " errors, %zu bytes of records against %zu\n",
+						       mode, c, cut.ncuts == 2 ? " and +7" : "", sc.insns,
+						       sc.errors, cut.n, whole.n);
+				}
+				free(cut.out);
+				if (mode)
+					continue;
+				fast.no_offsets = ref.no_offsets = false;
+				cut_decode(&fast, 0, buf, (size_t)len, &sf);
+				cut_decode(&ref, 1, buf, (size_t)len, &sr);
+				if (fast.n != ref.n || memcmp(fast.out, ref.out, ref.n) ||
+				    memcmp(&sf, &sr, sizeof(sf))) {
+					if (bad++ < 5)
+						printf("#   cut at %zu%s: the fast path's offsets or "
+						       "statistics are not the reference's\n", c,
+						       cut.ncuts == 2 ? " and +7" : "");
+				}
+				free(fast.out);
+				free(ref.out);
+			}
+		}
+		free(whole.out);
+	}
+	CHECK(tried > 1000);
+	CHECK_INT(bad, 0);
 }

@@ -5,6 +5,15 @@
 
 #include "decoders/intel_pt/pt_skim.h"
 
+/* A buffer on its own: no join, no range in flight. */
+static int skim_run(struct tc_pt_skim *sk, const struct pt_config *cfg, const uint8_t *buf,
+		    size_t len, const struct tc_pt_skim_ops *ops, struct tc_pt_skim_stats *st)
+{
+	struct tc_pt_skim_carry c = { 0 };
+
+	return tc_pt_skim_run(sk, cfg, buf, len, UINT64_MAX, &c, ops, st);
+}
+
 static struct tc_pt_skim_pkt parse(const uint8_t *p, size_t n, uint64_t *last, bool *have)
 {
 	struct tc_pt_skim_pkt k;
@@ -265,7 +274,7 @@ TEST(flow_ranges)
 	t[n++] = 0x2d;	/* TIP, 16 bits: 0x1000 */
 	t[n++] = 0x00;
 	t[n++] = 0x10;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 	CHECK_INT(s.syncs, 1);
 	CHECK_INT(s.skipped, 1);
 	CHECK_INT(s.n, 6);
@@ -291,15 +300,15 @@ TEST(flow_ranges)
 	n = psb_plus(t, 0x1000);
 	t[n++] = 0x02;
 	t[n++] = 0xf3;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	/* a return with no call: left to the exact path (libipt's error) */
 	s = (struct seen){ 0 };
 	n = psb_plus(t, 0x100b);
 	t[n++] = 0x06;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	/* no PSB */
 	memset(t, 0, 40);
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, 40, &ops, &st), TC_PT_SKIM_NO_PSB);
+	CHECK_INT(skim_run(sk, &cfg, t, 40, &ops, &st), TC_PT_SKIM_NO_PSB);
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }
@@ -339,10 +348,10 @@ TEST(flow_psb_elsewhere_with_cbr)
 		n += m;
 		t[n++] = 0x04;	/* TNT-8: not taken */
 		if (!cbr) {
-			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &o, &st), 0);
+			CHECK_INT(skim_run(sk, &cfg, t, n, &o, &st), 0);
 			CHECK(s.n >= 1 && s.r[0].start == 0x1000 && s.r[0].end == 0x1008);
 		} else {
-			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &o, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(skim_run(sk, &cfg, t, n, &o, &st), TC_PT_SKIM_GIVE_UP);
 			CHECK_INT(s.n, 0);
 		}
 	}
@@ -387,7 +396,7 @@ TEST(flow_many_ranges_and_tips)
 		memcpy(t + n, tips[round], tip_len[round]);
 		n += tip_len[round];
 	}
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 	/* 123 ranges a round, and the loop once more, its branch cut off by the trace's end */
 	CHECK_INT(s.n, 5 * 123 + 1);
 	CHECK(st.insns == 5 * (120 * 2 + 3 + 1 + 1) + 2);
@@ -408,7 +417,7 @@ TEST(flow_many_ranges_and_tips)
 	t[n++] = 0x2d;	/* TIP, 16 bits */
 	t[n++] = 0x00;
 	t[n++] = 0x10;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	CHECK_INT(s.n, 0);
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
@@ -504,7 +513,7 @@ TEST(flow_time)
 	t[n++] = 0x59;	/* MTC: CTC 0x18, 8 after the TMA's: TSC 0x1010 */
 	t[n++] = 0x03;
 	t[n++] = 0x04;	/* TNT-8: not taken; the call; its return needs trace: the end */
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 	CHECK_INT(tm.s.n, 3);
 	/* the PSB+'s time at the sync; the second TNT's where the second range ends (the
 	 * first ends at the first TNT's, told already); none at the trace's end */
@@ -515,12 +524,12 @@ TEST(flow_time)
 
 	/* the caller refuses the time: the exact path's */
 	tm = (struct timed){ .refuse = true };
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	/* a TMA without a TSC: libipt's error */
 	tm = (struct timed){ 0 };
 	n = psb_plus_timed(t, 0x1000, 0, 0x10);
 	t[n++] = 0x06;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	/* a time without ops->time: the exact path's */
 	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
 	t[n++] = 0x06;
@@ -528,7 +537,7 @@ TEST(flow_time)
 		const struct tc_pt_skim_ops none = { rd, on_sync_timed, on_range_timed, NULL, &tm,
 						     NULL };
 
-		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &none, &st), TC_PT_SKIM_GIVE_UP);
+		CHECK_INT(skim_run(sk, &cfg, t, n, &none, &st), TC_PT_SKIM_GIVE_UP);
 	}
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
@@ -645,7 +654,7 @@ TEST(flow_psb_tsx_pip_at_sync)
 	t[n++] = 0x2d;
 	t[n++] = 0x00;
 	t[n++] = 0x10;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 	CHECK_INT(p.s.syncs, 1);
 	CHECK_INT(p.n, 1);
 	CHECK(p.cr3[0] == 0x3fd434000ULL);
@@ -655,16 +664,16 @@ TEST(flow_psb_tsx_pip_at_sync)
 	CHECK_INT(st.branches, 6);
 	/* the caller cannot take the CR3 there: the exact path's */
 	p = (struct paged){ .refuse = true };
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	/* no paging callback: the exact path's */
 	p = (struct paged){ 0 };
 	ops.paging = NULL;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	/* a PSB+'s MODE.TSX that says aborted: left to libipt */
 	ops.paging = on_paging;
 	n = psb_plus_real(t, 0x22, 0x1000, 0x3fd434000ULL);
 	t[n++] = 0x04;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }
@@ -710,7 +719,7 @@ TEST(flow_psb_tsx_pip_elsewhere)
 		n += m;
 		t[n++] = 0x04;	/* TNT-8: not taken */
 		if (!kind) {
-			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+			CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 			/* [0x1000, 0x1008) still in flight at the CR3 (pt_flow cuts it at the
 			 * next block, in the thread then: given after); the return's (its bit:
 			 * the end) */
@@ -721,7 +730,7 @@ TEST(flow_psb_tsx_pip_elsewhere)
 			CHECK(p.s.r[0].start == 0x1000 && p.s.r[0].end == 0x1008);
 			CHECK(p.s.r[1].start == 0x100b && p.s.r[1].end == 0x100c);
 		} else {
-			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 			CHECK_INT(p.s.n, 0);
 			CHECK_INT(p.n, 0);
 		}
@@ -755,7 +764,7 @@ TEST(flow_pip_tsx_tracing_off)
 		t[n++] = 0x04;	/* TNT-8: not taken; the call; the return needs trace */
 		if (kind == 2) {
 			n += pip_packet(t + n, 0x2000);	/* while tracing */
-			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 			CHECK_INT(p.n, 0);
 			continue;
 		}
@@ -768,7 +777,7 @@ TEST(flow_pip_tsx_tracing_off)
 		}
 		n += ip_packet(t + n, 0x11, 0x1000);
 		t[n++] = 0x04;
-		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+		CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 		CHECK_INT(p.s.n, 4);
 		for (int i = 0; i < 4 && i < p.s.n; i++)
 			CHECK(p.s.r[i].start == (i & 1 ? 0x100b : 0x1000) &&
@@ -812,10 +821,10 @@ TEST(flow_tsx_tracing)
 			t[n++] = 0x06;	/* TNT-8: taken (the return to 0x1008) */
 		n += ip_packet(t + n, 0x0d, 0x100a);
 		if (abort == 2) {
-			CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+			CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 			continue;
 		}
-		CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+		CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 		if (!abort) {
 			CHECK_INT(p.s.n, 4);
 			CHECK(p.s.r[1].start == 0x100b && p.s.r[1].end == 0x100c);
@@ -859,14 +868,14 @@ TEST(flow_lone_ext_byte_at_end)
 	t[n++] = 0x00;
 	t[n++] = 0x10;
 	t[n++] = 0x02;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 	CHECK_INT(s.n, 6);
 	CHECK_INT(st.insns, 11);
 	CHECK_INT(st.branches, 6);
 	s = (struct seen){ 0 };
 	t[n - 1] = 0x01;	/* TIP.PGD, no IP: bound to the jnz */
 	t[n++] = 0x02;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	tc_pt_skim_free(sk);
 	tc_x86_free(x86);
 }
@@ -893,12 +902,12 @@ TEST(flow_cut_tip)
 	n = psb_plus(t, 0x1000);
 	t[n++] = 0x2d;	/* TIP, 16 bits: one of them */
 	t[n++] = 0x00;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), TC_PT_SKIM_GIVE_UP);
 	s = (struct seen){ 0 };
 	n = psb_plus(t, 0x100b);
 	t[n++] = 0x2d;
 	t[n++] = 0x00;
-	CHECK_INT(tc_pt_skim_run(sk, &cfg, t, n, &ops, &st), 0);
+	CHECK_INT(skim_run(sk, &cfg, t, n, &ops, &st), 0);
 	CHECK_INT(s.n, 1);
 	CHECK(s.r[0].start == 0x100b && s.r[0].end == 0x100c);
 	tc_pt_skim_free(sk);
