@@ -21,6 +21,7 @@
 #include "decoders/intel_pt/pt_flow.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_recs.h"
+#include "tests/unit/pt_pieces.h"
 
 #define BASE_OFF 0x1000		/* file offset given to the decoder */
 
@@ -82,22 +83,6 @@ static uint64_t space(void *ctx)
 }
 
 /* Decode data with the fast path or the reference; the records go to r, the stats to st. */
-struct pieces {
-	const struct tc_pt_flow_buf *p;
-	size_t n;
-};
-
-/* tc_pt_flow_follow's next: the pieces after piece at. */
-static bool next_piece(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b)
-{
-	const struct pieces *ps = ctx;
-
-	if (at + 1 + i >= ps->n)
-		return false;
-	*b = ps->p[at + 1 + i];
-	return true;
-}
-
 static bool decode(struct run *r, bool reference, const uint8_t *data, size_t size,
 		   struct tc_pt_flow_stats *st)
 {

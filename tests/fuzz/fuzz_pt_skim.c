@@ -32,6 +32,7 @@
 #include "decoders/intel_pt/pt_flow.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_recs.h"
+#include "tests/unit/pt_pieces.h"
 
 #define BASE 0x400000ULL
 
@@ -118,22 +119,6 @@ static bool due(void *ctx, int cpu, const struct tc_pt_flow_time *t)
 
 	(void)cpu;
 	return task_at(r, t, r->cr3) != r->pid;
-}
-
-struct pieces {
-	const struct tc_pt_flow_buf *p;
-	size_t n;
-};
-
-/* tc_pt_flow_follow's next: the pieces after piece at. */
-static bool next_piece(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b)
-{
-	const struct pieces *ps = ctx;
-
-	if (at + 1 + i >= ps->n)
-		return false;
-	*b = ps->p[at + 1 + i];
-	return true;
 }
 
 static bool feed(struct tc_pt_flow *f, bool pieces, const uint8_t *t, size_t size)

@@ -13,6 +13,7 @@
 #include "decoders/intel_pt/pt_flow.h"
 #include "lib/util/grow.h"
 #include "tests/unit/pt_enc.h"
+#include "tests/unit/pt_pieces.h"
 #include "tests/unit/tc_test.h"
 
 /*   00: xor eax,eax; 02: inc eax; 04: cmp eax,3; 07: jnz 02; 09: call 11; 0e: nop;
@@ -348,21 +349,6 @@ TEST(pt_cuts_runs_end_at_thread_callbacks)
  * hold a PSB (taken whole by the tail before); the fast path's offsets are the
  * reference's. The trace: the loop, the call and its compressed return, jmp *rax back;
  * every other round a PSB+ at the loop's start (the flow is there). */
-struct pieces {
-	const struct tc_pt_flow_buf *p;
-	size_t n;
-};
-
-static bool next_piece(void *ctx, size_t at, size_t i, struct tc_pt_flow_buf *b)
-{
-	const struct pieces *ps = ctx;
-
-	if (at + 1 + i >= ps->n)
-		return false;
-	*b = ps->p[at + 1 + i];
-	return true;
-}
-
 static void cut_decode(struct run *r, int mode, const uint8_t *buf, size_t len,
 		       struct tc_pt_flow_stats *st)
 {
