@@ -146,7 +146,8 @@ void tc_pt_flow_follow(struct tc_pt_flow *d, size_t len, tc_pt_flow_next_fn next
 
 /* Decode one AUXTRACE buffer of this queue; record offsets are file_offset + offset in buf.
  * Each buffer is decoded from its first PSB (libipt needs the whole trace buffer up
- * front), or goes on from the one before (tc_pt_flow_follow). -1 only if libipt cannot be set up; bad trace gives records.
+ * front), or goes on from the one before (tc_pt_flow_follow). -1 only if libipt cannot be
+ * set up; bad trace gives records.
  * The bytes of every buffer given must stay while the flow decodes: where a buffer has
  * code not 64-bit after buffers our own walk or skim took (libipt's block cache then
  * decides what the reference gives), the flow hands over to the reference, which decodes
