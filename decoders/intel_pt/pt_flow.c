@@ -104,7 +104,6 @@ struct tc_pt_flow {
 	size_t njmap, capjmap;
 	size_t len0;		/* d->buf's bytes at d->file_offset + offset; the rest: jmap */
 	bool going_on;		/* this decode goes on from the one before */
-	bool joined;		/* this phase ended at its join */
 	bool skip_buf;		/* this buffer was the tail's whole */
 	bool tail_fresh;	/* the tail is the buffer whole, without PSB: not going on */
 	bool cont;		/* the last buffer ended at a join: the PSB at file offset */
@@ -1074,15 +1073,9 @@ static bool past_join(struct tc_pt_flow *d)
 {
 	uint64_t off;
 
-	if (d->wq) {
-		if (pt_qry_get_offset(d->wq, &off) < 0)
-			return false;
-	} else if (!d->dec || pt_blk_get_offset(d->dec, &off) < 0) {
+	if ((!d->wq && !d->dec) || blk_offset(d, &off) < 0)
 		return false;
-	} else {
-		off = buf_offset(d, off);
-	}
-	return off > d->join;
+	return (d->wq ? off : buf_offset(d, off)) > d->join;
 }
 
 /* Would this perf time pass the run's until? Then keep the event or block for the next run
@@ -1598,7 +1591,6 @@ static int resume(struct tc_pt_flow *d)
 			 * past it (a bad PSB+): the decode from it goes on */
 			d->scan_off = UINT64_MAX;
 			d->scanning = false;
-			d->joined = true;
 			d->dec = d->main;
 			d->status = -pte_eos;
 			return -pte_eos;
@@ -2051,7 +2043,6 @@ static int skim_buffer(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 		d->last_ip = c.r.last_ip;
 		d->last_class = c.r.last_class;
 		d->r_isa = d->last_isa = TC_ISA_X86_64;
-		d->joined = rc == TC_PT_SKIM_JOINED;
 		return 0;
 	}
 	end_run(d);
@@ -2276,10 +2267,8 @@ static int run_phase(struct tc_pt_flow *d, uint64_t until)
 		status = decode_run(d, d->status, &at, &mode);
 		if (status == ST_PAUSE)
 			return 1;
-		if (status == ST_JOINED) {	/* the flow goes on in the next decode */
-			d->joined = true;
+		if (status == ST_JOINED)	/* the flow goes on in the next decode */
 			break;
-		}
 		if (d->walk && status != -pte_eos) {
 			/* an error, or what the walk does not model */
 			if (d->ops.segment) {
@@ -2452,7 +2441,6 @@ static int begin_tail(struct tc_pt_flow *d, struct tc_err *e)
 	d->jbase = from;
 	d->join = jpsb;
 	d->len0 = n;
-	d->joined = false;
 	return begin(d, d->tail, total, file_offset, true, e);
 }
 
@@ -2468,7 +2456,6 @@ static int start(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	d->jbase = 0;
 	d->njmap = 0;
 	d->len0 = len;
-	d->joined = false;
 	d->going_on = false;
 	d->obuf = buf;
 	d->ofile = file_offset;
@@ -2513,10 +2500,6 @@ static int start(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 		if (before != UINT64_MAX &&
 		    (plen = psb_plus_len(d, buf + before, d->slen - (size_t)before)))
 			d->join = before;
-	}
-	if (d->join == UINT64_MAX && d->going_on) {
-		d->nnxt = false;
-		return begin(d, buf, len, file_offset, true, e);
 	}
 	if (d->join == UINT64_MAX) {
 		/* none whole: one may begin at its end, and the tail from its start find it */
