@@ -171,7 +171,7 @@ struct mark {
 
 #define TASK_BYTES (4u << 20)	/* a task's output before it hands over at a step */
 #define TAKE_RECS 64		/* records formatted between takes: fewer than a block holds */
-#define LANE_BUDGET (4u << 20)	/* formatted bytes the lanes hold unread, about */
+#define LANE_BUDGET (16u << 20)	/* formatted bytes the lanes hold unread, about */
 
 struct bytes_item {
 	uint32_t kind;		/* IT_BYTES */
