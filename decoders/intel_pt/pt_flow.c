@@ -46,10 +46,10 @@ struct tc_pt_flow {
 	struct tc_x86 *x86;	/* Zydis, for the lengths and kinds libipt does not give */
 
 	/* The fast path's own walk on libipt's query decoder (pt_walk.h), used instead of the
-	 * block decoder for a buffer when neither the reference nor tick events are asked
-	 * for. Anything the walk does not model makes it give up: the buffer is then decoded
-	 * again from its start by the block decoder, its first emitted records (the walk's,
-	 * identical) not emitted again (suppress). */
+	 * block decoder for a buffer unless the reference is asked for (with tick events, the
+	 * walk makes them as libipt would). Anything the walk does not model makes it give
+	 * up: the buffer is then decoded again from its start by the block decoder, its first
+	 * emitted records (the walk's, identical) not emitted again (suppress). */
 	struct tc_pt_walk *walk;
 	struct pt_query_decoder *wq;	/* the walk's query decoder: offsets and time */
 	struct tc_pt_walk_cache *wcache;
@@ -485,7 +485,7 @@ static inline void decoder_time(struct tc_pt_flow *d)
 
 static inline void update_time(struct tc_pt_flow *d)
 {
-	if (!d->ops.ticks)	/* the walk never runs with ticks */
+	if (!d->ops.ticks)	/* with ticks, time comes with events only */
 		decoder_time(d);
 }
 
@@ -687,7 +687,7 @@ static void on_block(struct tc_pt_flow *d, const struct pt_block *b)
 			uint64_t off = 0, tsc;
 			bool known = pt_qry_get_offset(d->wq, &off) >= 0;
 
-			if (!known || off != d->time_off) {
+			if (!d->ops.ticks && (!known || off != d->time_off)) {
 				if (pt_qry_time(d->wq, &tsc, NULL, NULL) >= 0)
 					set_time(d, tsc);	/* a new time: time_off unset */
 				d->time_off = known ? off : UINT64_MAX;
@@ -2077,13 +2077,15 @@ static int begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint64_t 
 	d->len = len;	/* other_code's */
 	if (walk && !skim_buffer(d, buf, len, file_offset))
 		return 0;
-	if (walk && !d->ops.reference && !d->ops.ticks && !d->wcache)
+	if (walk && !d->ops.reference && !d->wcache)
 		d->wcache = tc_pt_walk_cache_new();
-	if (walk && !d->ops.reference && !d->ops.ticks && d->wcache) {
+	if (walk && !d->ops.reference && d->wcache) {
 		tc_pt_walk_cache_era(d->wcache);
 		if (!d->secs_lost && !d->walk_off)
 			d->walk = tc_pt_walk_new(&d->base, buf, len, d->wcache, d->x86, walk_read,
 						 walk_section, d);
+		if (d->walk && d->ops.ticks)
+			tc_pt_walk_ticks(d->walk);
 		d->wq = d->walk ? tc_pt_walk_query(d->walk) : NULL;
 		d->foreign_now |= d->walk != NULL;
 		d->snap.st = d->st;
@@ -2237,7 +2239,7 @@ int tc_pt_flow_begin(struct tc_pt_flow *d, const uint8_t *buf, size_t len, uint6
 		return tc_pt_flow_begin(d->ref, buf, len, file_offset, e);
 	}
 	d->suppress = 0;
-	if (!d->ops.reference && !d->ops.ticks && !d->ops.segment) {
+	if (!d->ops.reference && !d->ops.segment) {
 		if (tc_grow((void **)&d->kept, &d->capkept, d->nkept + 1, sizeof(*d->kept)))
 			return tc_err_set(e, ENOMEM, "out of memory");
 		d->kept[d->nkept++] = (struct kept){ buf, len, d->next ? d->nlen : len, file_offset,

@@ -80,9 +80,9 @@ struct tc_pt_flow_ops {
 	 * instruction read and decoded again, every record made (skip ignored). Not libipt
 	 * without mapped files: its uncached path reads packets ahead differently, so some
 	 * records' offsets differ (a few in ten thousand ranges of an emulated recording).
-	 * The fast path without ticks is our own walk (pt_walk.h) on libipt's query decoder,
-	 * with the block decoder where the walk gives up (see pt_flow.c); with ticks, the
-	 * block decoder with our cache of blocks' last instructions. */
+	 * The fast path is our own walk (pt_walk.h) on libipt's query decoder, ticks and
+	 * all, with the block decoder (and our cache of blocks' last instructions) where the
+	 * walk gives up (see pt_flow.c). */
 	bool reference;
 	/* The records go to analyses only, which never read their offsets: without ticks,
 	 * timestamps, events or branches, a buffer may be decoded by pt_skim.h's flow (the

@@ -97,6 +97,7 @@ struct tc_pt_walk {
 	enum pt_exec_mode mode;
 	int status;
 	bool enabled, process_event;
+	bool ticks;		/* enable_tick_events */
 	struct pt_event ev;
 	struct tc_pt_insn_stack stack;
 
@@ -500,6 +501,11 @@ void tc_pt_walk_free(struct tc_pt_walk *w)
 	free(w);
 }
 
+void tc_pt_walk_ticks(struct tc_pt_walk *w)
+{
+	w->ticks = true;
+}
+
 void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3)
 {
 	w->cr3 = cr3;
@@ -642,6 +648,7 @@ static int trailing_event(struct tc_pt_walk *w)
 	case ptev_pwrx:
 	case ptev_cbr:
 	case ptev_mnt:
+	case ptev_tick:
 		return blk_status(w, pts_event_pending);
 	case ptev_async_disabled:
 		if (w->ip != ev->variant.async_disabled.at)
@@ -683,7 +690,7 @@ static int trailing_event(struct tc_pt_walk *w)
 			return blk_status(w, pts_event_pending);
 		break;
 	default:
-		/* tsx (speculative state, BDM64), tick (not enabled) */
+		/* tsx (speculative state, BDM64) */
 		return FB;
 	}
 	return blk_status(w, 0);
@@ -783,6 +790,33 @@ static int to_branch(struct tc_pt_walk *w, struct pt_block *b, struct tc_pt_insn
 	}
 }
 
+/* After a branch's query, with tick events on: as libipt's block decoder, a tick event at
+ * the branch (ip) where the query decoder's time is not the last event's, unless an event
+ * is in progress already (its own time stands). */
+static int tick(struct tc_pt_walk *w, uint64_t ip)
+{
+	uint64_t tsc = 0;
+	uint32_t lost_mtc = 0, lost_cyc = 0;
+	int status;
+
+	if (!w->ticks || w->process_event)
+		return 0;
+	status = pt_qry_time(w->q, &tsc, &lost_mtc, &lost_cyc);
+	if (status < 0 && status != -pte_no_time)
+		return FB;
+	if (tsc == w->ev.tsc)
+		return 0;
+	memset(&w->ev, 0, sizeof(w->ev));
+	w->ev.type = ptev_tick;
+	w->ev.variant.tick.ip = ip;
+	w->ev.has_tsc = status != -pte_no_time;
+	w->ev.tsc = tsc;
+	w->ev.lost_mtc = lost_mtc;
+	w->ev.lost_cyc = lost_cyc;
+	w->process_event = true;
+	return 0;
+}
+
 /* The branch at i with trace: the flow's next IP and the query's status. */
 static int with_trace(struct tc_pt_walk *w, const struct tc_pt_insn *i)
 {
@@ -794,12 +828,14 @@ static int with_trace(struct tc_pt_walk *w, const struct tc_pt_insn *i)
 		status = pt_qry_cond_branch(w->q, &taken);
 		if (status < 0)
 			return failed(status);
+		if (tick(w, i->ip) < 0)
+			return FB;
 		ip = taken ? i->target : i->ip + i->size;
 		break;
 	case TC_PT_INSN_RET:
 		status = pt_qry_cond_branch(w->q, &taken);
 		if (status >= 0) {
-			if (!taken || !tc_pt_insn_pop(&w->stack, &ip))
+			if (tick(w, i->ip) < 0 || !taken || !tc_pt_insn_pop(&w->stack, &ip))
 				return FB;
 			break;
 		}
@@ -811,6 +847,8 @@ static int with_trace(struct tc_pt_walk *w, const struct tc_pt_insn *i)
 		status = pt_qry_indirect_branch(w->q, &ip);
 		if (status < 0)
 			return failed(status);
+		if (tick(w, i->ip) < 0)
+			return FB;
 		/* libipt's uncached path fails here with -pte_noip, its cached one goes on */
 		if (status & pts_ip_suppressed)
 			return FB;
@@ -855,6 +893,7 @@ static int proceed_event(struct tc_pt_walk *w, struct pt_block *b)
 	case ptev_pwrx:
 	case ptev_cbr:
 	case ptev_mnt:
+	case ptev_tick:
 		break;
 	case ptev_async_disabled:
 	case ptev_async_branch:
@@ -911,7 +950,7 @@ static int proceed_event(struct tc_pt_walk *w, struct pt_block *b)
 		}
 		break;
 	default:
-		/* tsx, tick */
+		/* tsx */
 		return FB;
 	}
 	return blk_status(w, pts_event_pending);
@@ -1139,6 +1178,7 @@ int tc_pt_walk_event(struct tc_pt_walk *w, struct pt_event *uev)
 	case ptev_ptwrite:
 	case ptev_cbr:
 	case ptev_mnt:
+	case ptev_tick:
 		break;
 	default:
 		return FB;

@@ -1,15 +1,15 @@
 /* Intel PT instruction-flow walk on libipt's query decoder (pt_qry_*), for the fast path
  * of pt_flow: the same blocks, events and query calls, in the same order, as libipt's block
- * decoder (end_on_call, end_on_jump, no tick events), so that the query decoder's offsets,
- * times and statuses are the block decoder's; but each basic block is decoded (Zydis,
- * lib/isa/x86.c) once and kept in a cache keyed by address space (cr3), mode and address:
- * instruction count, last instruction's class, size and direct target.
+ * decoder (end_on_call, end_on_jump, with tick events or without), so that the query
+ * decoder's offsets, times and statuses are the block decoder's; but each basic block is
+ * decoded (Zydis, lib/isa/x86.c) once and kept in a cache keyed by address space (cr3),
+ * mode and address: instruction count, last instruction's class, size and direct target.
  *
  * The walk models the common flow: conditional, indirect and far branches, direct calls
  * and jumps, return compression, PSB+ status updates, TIP.PGE, FUP/TIP asynchronous
- * branches, OVF, CBR, power and stop events. Anything else (a decode error of any kind,
- * memory without code, TSX, PTWRITE, synchronous TIP.PGD and paging events that bind to an
- * instruction, 16-bit code, ...) returns TC_PT_WALK_FALLBACK before any of it is given:
+ * branches, OVF, CBR, tick, power and stop events. Anything else (a decode error of any
+ * kind, memory without code, TSX, PTWRITE, synchronous TIP.PGD and paging events that bind
+ * to an instruction, 16-bit code, ...) returns TC_PT_WALK_FALLBACK before any of it is given:
  * the caller then decodes with libipt's block decoder instead (see pt_flow.c). */
 #ifndef TC_DECODERS_INTEL_PT_PT_WALK_H
 #define TC_DECODERS_INTEL_PT_PT_WALK_H
@@ -108,6 +108,9 @@ struct tc_pt_walk_state {
 void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st);
 /* The query decoder under the walk, whose offset and time are the walk's. */
 struct pt_query_decoder *tc_pt_walk_query(const struct tc_pt_walk *w);
+/* Tick events as libipt's block decoder gives them with enable_tick_events (a timing
+ * update at a branch's query), from the walk's start. */
+void tc_pt_walk_ticks(struct tc_pt_walk *w);
 /* The address space the walk reads code of (the caller's CR3, from paging events). */
 void tc_pt_walk_set_cr3(struct tc_pt_walk *w, uint64_t cr3);
 

@@ -3,7 +3,8 @@
  * buffer that ends at a branch needing trace leaves libipt's cache with that branch alone, and
  * a later buffer the walk gives up on is decoded by libipt with the cache warmed as the
  * reference has it. Records (offsets included) and statistics must be the same, with the
- * code mapped from a file at several addresses (the warm-up's order follows them). */
+ * code mapped from a file at several addresses (the warm-up's order follows them). Also the
+ * walk's tick events (queues interleaved by time) against libipt's. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@ struct run {
 	int pids;
 	bool batched;		/* ranges through emit_ranges */
 	size_t runs, bad_runs;	/* runs of ranges; those not of one pid or not RANGE */
+	size_t inc_reads;	/* reads of the inc at code[2] */
 };
 
 static void put(struct run *r, const void *p, size_t len)
@@ -51,7 +53,7 @@ static void on_rec(void *ctx, const struct tc_rec *rec)
 {
 	struct run *r = ctx;
 	const uint64_t f[] = { rec->type, (uint64_t)rec->pid, r->no_offsets ? 0 : rec->offset,
-			       rec->start, rec->end,
+			       rec->time, rec->start, rec->end,
 			       rec->insns, (uint64_t)rec->last, rec->last_type, rec->last_size,
 			       rec->last_taken, rec->value };
 
@@ -91,10 +93,11 @@ static void thread(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_tim
 
 static size_t rd(void *ctx, int cpu, uint64_t cr3, uint64_t addr, uint8_t *buf, size_t len)
 {
-	const struct run *r = ctx;
+	struct run *r = ctx;
 
 	(void)cpu;
 	(void)cr3;
+	r->inc_reads += addr == r->base + 2;
 	if (addr < r->base || addr - r->base >= sizeof(code))
 		return 0;
 	if (len > sizeof(code) - (addr - r->base))
@@ -457,4 +460,81 @@ TEST(pt_cuts_stream_cut_anywhere_is_whole)
 	}
 	CHECK(tried > 1000);
 	CHECK_INT(bad, 0);
+}
+
+/* The loop with a TSC between the jnz's second and third TNT bits and another before the
+ * jmp's TIP, decoded with tick events in the smallest steps of time (as queues interleaved
+ * by time are): the fast path's walk makes libipt's tick events, at the same branches, so
+ * the records, their times and offsets, and the pauses are the reference's. The walk reads
+ * every instruction of each run it decodes through the callback (the inc in the run from
+ * the loop's start and in the one from the inc), libipt's block decoder reads the mapped
+ * file and the callback gives only a few instructions more: more reads of the inc show
+ * that the walk decoded (with the block decoder in its place, 1 and 1). */
+static size_t tick_decode(struct run *r, bool reference, const uint8_t *buf, size_t len,
+			  bool stepwise)
+{
+	struct tc_pt_flow_ops ops = { .read = rd, .emit = on_rec, .span = span, .space = space,
+				      .ctx = r, .reference = reference, .ticks = true };
+	struct tc_err e;
+	struct tc_pt_flow *f = tc_pt_flow_new(NULL, NULL, 0, &ops, &e);
+	uint64_t until = 0;
+	size_t pauses = 0;
+
+	CHECK(f != NULL);
+	if (!f)
+		return 0;
+	CHECK_INT(tc_pt_flow_begin(f, buf, len, 0x1000, &e), 0);
+	while (tc_pt_flow_run(f, stepwise ? until : UINT64_MAX) == 1 &&
+	       tc_pt_flow_next_time(f, &until))
+		pauses++;
+	CHECK_INT(tc_pt_flow_stats(f)->errors, 0);
+	tc_pt_flow_free(f);
+	return pauses;
+}
+
+TEST(pt_ticks_walk_is_reference)
+{
+	char path[] = "/tmp/test_pt_cuts.XXXXXX";
+	int fd = mkstemp(path);
+	struct pt_packet p[128];
+	uint8_t buf[1024];
+	size_t n = 0;
+	int len;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, code, sizeof(code)) == (ssize_t)sizeof(code));
+	close(fd);
+	add(p, &n, ppt_psb, 0);
+	add(p, &n, ppt_tsc, 1000);
+	add(p, &n, ppt_psbend, 0);
+	add(p, &n, ppt_mode, 0);
+	add(p, &n, ppt_tip_pge, 0x400000);
+	for (unsigned k = 0; k < 8; k++) {
+		add(p, &n, ppt_tnt_8, 2 << 8 | 0x3);	/* jnz taken twice */
+		add(p, &n, ppt_tsc, 1010 + 100 * k);
+		add(p, &n, ppt_tnt_8, 2 << 8 | 0x1);	/* jnz not taken; ret */
+		add(p, &n, ppt_tsc, 1050 + 100 * k);
+		add(p, &n, ppt_tip, 0x400000);	/* jmp *rax */
+	}
+	add(p, &n, ppt_tip_pgd, 0);
+	len = encode_pt(buf, sizeof(buf), p, n);
+	CHECK(len > 100);
+	for (int stepwise = 0; len > 100 && stepwise < 2; stepwise++) {
+		struct run fast = { .base = 0x400000, .path = path }, ref = fast;
+		size_t pf = tick_decode(&fast, false, buf, (size_t)len, stepwise);
+		size_t pr = tick_decode(&ref, true, buf, (size_t)len, stepwise);
+
+		CHECK(fast.n > 0 && fast.n == ref.n && !memcmp(fast.out, ref.out, ref.n));
+		CHECK_INT(pf, pr);
+		/* a pause at each of the 16 ticks, at least */
+		CHECK(!stepwise || pf >= 16);
+		CHECK(fast.inc_reads > ref.inc_reads);
+		printf("#   %s: %zu bytes of records, %zu pauses, inc reads %zu/%zu\n",
+		       stepwise ? "stepwise" : "whole", fast.n, pf, fast.inc_reads, ref.inc_reads);
+		free(fast.out);
+		free(ref.out);
+	}
+	unlink(path);
 }
