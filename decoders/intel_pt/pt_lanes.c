@@ -48,8 +48,9 @@
  *   empties its own at a PSB, hardware need not): a segment that pops an empty stack
  *   gives up, and is decoded again in order;
  * - the range in flight at the cut and the status counts: joined, summed.
- * With time (or the reference decoder), libipt's block decoder and its own block cache
- * decode, in order: a queue is not cut. */
+ * Several queues with time decode here, each whole in its lane (the walk making libipt's
+ * tick events, pt_walk.h, for the pauses at each other queue's time), as do several
+ * queues with the reference decoder: a queue is not cut. */
 /* The bytes formatted since the last take, to the caller's thread: an item per piece
  * (take gives them until it gives nothing). */
 static void lane_take(struct queue *q)
