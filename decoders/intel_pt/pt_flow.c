@@ -817,7 +817,7 @@ static void on_event(struct tc_pt_flow *d, const struct pt_event *ev)
 		other(d, "mnt", ev->variant.mnt.payload);
 		break;
 	default:
-		/* exec_mode: each instruction carries its mode; tick: not enabled. */
+		/* exec_mode: each instruction carries its mode; tick: its time, set above */
 		break;
 	}
 }
