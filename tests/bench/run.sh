@@ -28,15 +28,13 @@ once() {
 	t1=$(now)
 	echo "$c $t0 $t1" | awk '{ printf "%.3f %.3f", $1, $3 - $2 }'
 }
-# wall seconds of two runs of a command side by side, until both are done
+# two runs of a command side by side: "CPU WALL CPU WALL", each its own (as once)
 pair() {
-	t0=$(now)
-	"$@" >/dev/null 2>&1 &
+	once "$@" >"$work/pair" &
 	p=$!
-	"$@" >/dev/null 2>&1
+	b=$(once "$@")
 	wait "$p"
-	t1=$(now)
-	echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
+	echo "$(cat "$work/pair") $b"
 }
 # the smaller (min) or larger (max) of a figure and the best so far (empty: none yet)
 min() { echo "$1 ${2:-$1}" | awk '{ print ($1 < $2) ? $1 : $2 }'; }
@@ -240,17 +238,22 @@ fi
 # with a clock of its own (-O: they overlap in time, as perf's per-CPU queues do, and decode
 # in lanes interleaved by time, pt_lanes.c). The runs alternate (--jobs 1, --jobs 2, ...): a
 # virtual machine's speed drifts with its host's load, and the two sides of a ratio should
-# see the same drift. A third run in each round is two --jobs 1 side by side: what the
-# cores give two independent decodes (a virtual machine's vCPUs can differ in speed, one
-# slowed by the host's other load, or share a core), the most --jobs 2 could reach then.
+# see the same drift. A third run in each round is two --jobs 1 side by side: each one's
+# speed against B's best is what that core gives (a virtual machine's vCPUs can differ in
+# speed, one slowed by the host's other load, or share a core); the two summed are the most
+# --jobs 2 could reach then (the round where they sum highest).
 jobs_cmp() {	# label FILE
-	c1= w1= c2= w2= wp= i=0
+	c1= w1= c2= w2= pa= pb= i=0
 	while [ $i -lt "${BENCH_JOBS_RUNS:-1}" ]; do
 		set -- "$1" "$2" $(once "$TRACECTL" -j decode --branches --jobs 1 -i "$2") \
 			$(once "$TRACECTL" -j decode --branches --jobs 2 -i "$2") \
 			$(pair "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
 		c1=$(min "$3" "$c1") w1=$(min "$4" "$w1") c2=$(min "$5" "$c2") w2=$(min "$6" "$w2")
-		wp=$(min "$7" "$wp")
+		# the pair whose speeds sum highest (1/a + 1/b)
+		if [ -z "$pa" ] || awk -v a="$8" -v b="$10" -v x="$pa" -v y="$pb" \
+			'BEGIN { exit !(a > 0 && b > 0 && 1 / a + 1 / b > 1 / x + 1 / y) }'; then
+			pa=$8 pb=${10}
+		fi
 		i=$((i + 1))
 	done
 	echo "$1: $(basename "$2") (best of ${BENCH_JOBS_RUNS:-1} runs each, alternating," \
@@ -260,12 +263,12 @@ jobs_cmp() {	# label FILE
 	row "" "CPU s" "wall s"
 	row "A --jobs 2" "$c2" "$w2"
 	row "B --jobs 1" "$c1" "$w1"
-	row "C two B side by side" "" "$wp"
+	row "C two B side by side" "" "$pa, $pb"
 	ratio "$c2" "$w2" "$c1" "$w1" "wall >= 1.8x on 2 cores"
-	awk -v w1="$w1" -v w2="$w2" -v wp="$wp" 'BEGIN {
-		printf "the cores this run: 2 B / C = %.2fx for two decodes at once;" \
-			" --jobs 2 reached %.0f%% of it\n", (wp > 0 ? 2 * w1 / wp : 0),
-			(wp > 0 && w2 > 0 ? 100 * (w1 / w2) / (2 * w1 / wp) : 0) }'
+	awk -v w1="$w1" -v w2="$w2" -v a="$pa" -v b="$pb" 'BEGIN {
+		c = (a > 0 && b > 0) ? w1 / a + w1 / b : 0
+		printf "the cores this run: B / C1 + B / C2 = %.2fx (their speeds summed);" \
+			" --jobs 2 reached %.0f%% of it\n", c, (c > 0 && w2 > 0 ? 100 * (w1 / w2) / c : 0) }'
 }
 echo "--jobs 2 against --jobs 1:"
 if [ -n "$cs_ok" ]; then
