@@ -170,7 +170,7 @@ struct mark {
 };
 
 /* A task's output before it hands over at a step: with time, 4 queues on 2 workers go on in
- * turn, so it is what one queue runs ahead of the others (4 MiB: the workers waited 60-140
+ * turn, so it is what one queue runs ahead of the others (4 MiB: the workers waited 56-136
  * ms for the budget on ptqT.data, peak RSS 57 MB; 2 MiB: none, 42 MB, 5% faster) */
 #define TASK_BYTES (2u << 20)
 #define TAKE_RECS 64		/* records formatted between takes: fewer than a block holds */

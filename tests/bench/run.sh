@@ -250,7 +250,7 @@ jobs_cmp() {	# label FILE
 			$(pair "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
 		c1=$(min "$3" "$c1") w1=$(min "$4" "$w1") c2=$(min "$5" "$c2") w2=$(min "$6" "$w2")
 		# the pair whose speeds sum highest (1/a + 1/b)
-		if [ -z "$pa" ] || awk -v a="$8" -v b="$10" -v x="$pa" -v y="$pb" \
+		if [ -z "$pa" ] || awk -v a="$8" -v b="${10}" -v x="$pa" -v y="$pb" \
 			'BEGIN { exit !(a > 0 && b > 0 && 1 / a + 1 / b > 1 / x + 1 / y) }'; then
 			pa=$8 pb=${10}
 		fi
