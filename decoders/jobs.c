@@ -359,6 +359,18 @@ int tc_jobs_put(struct tc_jobs_out *o, const void *item, size_t len)
 	return 0;
 }
 
+/* Lock held: wake the caller's thread where what it waits for may have changed: the output
+ * or end of lane ix, or the workers' business while no worker runs its lane (it may have to
+ * let those waiting for the budget go on) or while it starves them (to end that). Not
+ * otherwise: each wake-up is two context switches, and a running lane's output wakes it
+ * anyway (publish, run_task). */
+static void wake_caller(struct tc_jobs *j, long ix)
+{
+	if (j->wanted >= 0 &&
+	    (j->wanted == ix || j->starving || !j->lanes[j->wanted].running))
+		pthread_cond_broadcast(&j->progress);
+}
+
 /* Run task t of lane ix (lock not held), then mark the lane idle again (lock held after). */
 static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 {
@@ -376,7 +388,7 @@ static void run_task(struct tc_jobs *j, size_t ix, struct task *t, bool worker)
 		rq_push(j, l);
 		pthread_cond_signal(&j->work);
 	}
-	pthread_cond_broadcast(&j->progress);
+	wake_caller(j, (long)ix);
 }
 
 struct worker_arg {
@@ -401,7 +413,7 @@ static void *worker(void *arg)
 		}
 		t = take(j, l, self);
 		j->busy++;
-		pthread_cond_broadcast(&j->progress);	/* the caller may wait to know */
+		wake_caller(j, -1);
 		pthread_mutex_unlock(&j->mu);
 		run_task(j, (size_t)(l - j->lanes), t, true);
 		j->busy--;
@@ -420,7 +432,16 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 	j->nlanes = nlanes;
 	j->budget = budget ? budget : DEFAULT_BUDGET;
 	j->wanted = -1;
-	pthread_mutex_init(&j->mu, NULL);
+	{
+		/* held briefly, by threads on cores of their own: spinning a moment is
+		 * cheaper than sleeping (a context switch each way, costly in a VM) */
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&j->mu, &a);
+		pthread_mutexattr_destroy(&a);
+	}
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->progress, NULL);
 	j->nrq = jobs > 1 ? jobs : 1;
