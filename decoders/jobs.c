@@ -432,16 +432,7 @@ struct tc_jobs *tc_jobs_new(unsigned jobs, size_t nlanes, size_t budget)
 	j->nlanes = nlanes;
 	j->budget = budget ? budget : DEFAULT_BUDGET;
 	j->wanted = -1;
-	{
-		/* held briefly, by threads on cores of their own: spinning a moment is
-		 * cheaper than sleeping (a context switch each way, costly in a VM) */
-		pthread_mutexattr_t a;
-
-		pthread_mutexattr_init(&a);
-		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-		pthread_mutex_init(&j->mu, &a);
-		pthread_mutexattr_destroy(&a);
-	}
+	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->progress, NULL);
 	j->nrq = jobs > 1 ? jobs : 1;
