@@ -28,13 +28,13 @@ once() {
 	t1=$(now)
 	echo "$c $t0 $t1" | awk '{ printf "%.3f %.3f", $1, $3 - $2 }'
 }
-# two runs of a command side by side: "CPU WALL CPU WALL", each its own (as once)
+# two runs of a command side by side: "WALL WALL", each its own (as once)
 pair() {
 	once "$@" >"$work/pair" &
 	p=$!
 	b=$(once "$@")
 	wait "$p"
-	echo "$(cat "$work/pair") $b"
+	echo "$(cut -d' ' -f2 "$work/pair") ${b#* }"
 }
 # the smaller (min) or larger (max) of a figure and the best so far (empty: none yet)
 min() { echo "$1 ${2:-$1}" | awk '{ print ($1 < $2) ? $1 : $2 }'; }
@@ -250,9 +250,9 @@ jobs_cmp() {	# label FILE
 			$(pair "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
 		c1=$(min "$3" "$c1") w1=$(min "$4" "$w1") c2=$(min "$5" "$c2") w2=$(min "$6" "$w2")
 		# the pair whose speeds sum highest (1/a + 1/b)
-		if [ -z "$pa" ] || awk -v a="$8" -v b="${10}" -v x="$pa" -v y="$pb" \
+		if [ -z "$pa" ] || awk -v a="$7" -v b="$8" -v x="$pa" -v y="$pb" \
 			'BEGIN { exit !(a > 0 && b > 0 && 1 / a + 1 / b > 1 / x + 1 / y) }'; then
-			pa=$8 pb=${10}
+			pa=$7 pb=$8
 		fi
 		i=$((i + 1))
 	done
