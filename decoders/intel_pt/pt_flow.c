@@ -1114,8 +1114,9 @@ static void take_first(struct tc_pt_flow *d)
 	 * checked to there (ops.thread). The next range's end or event sets the time again
 	 * whatever it was (time_off: the range's end keeps it only where the decoder has not
 	 * moved on): the join takes a time before the decoder's for the flow before it,
-	 * unless a record came first (time_used). */
-	if (j == &d->first && d->wq) {
+	 * unless a record came first (time_used). With ticks the events' time is all there
+	 * is, the segment's as the flow's before it. */
+	if (j == &d->first && d->wq && !d->ops.ticks) {
 		decoder_time(d);
 		d->time_watch = true;
 		j->time_used = false;
@@ -1136,6 +1137,7 @@ static void take_first(struct tc_pt_flow *d)
 	j->cr3 = d->cr3;
 	j->has_tsc = d->time.has_tsc;
 	j->tsc = d->time.tsc;
+	j->ticks = d->ops.ticks;
 	j->emitted = d->emitted;
 	j->st = d->st;
 	j->walk = d->walk != NULL;
@@ -2659,9 +2661,15 @@ bool tc_pt_flow_join_same(const struct tc_pt_flow_join *a, const struct tc_pt_fl
 	    a->last_class != b->last_class || a->last_isa != b->last_isa || a->pid != b->pid ||
 	    a->tid != b->tid || a->cr3 != b->cr3 || a->has_tsc != b->has_tsc)
 		return false;
-	/* with time, the segment's at the decoder's (take_first), the flow's there or before */
-	if (a->has_tsc && (!x->has_time || a->tsc != x->tsc ||
-			   (a->time_used ? b->tsc != a->tsc : b->tsc > a->tsc)))
+	/* With ticks the time comes with events, both flows' from those of the PSB+ (a tick
+	 * follows a query: none comes before a first block), and a tick where the time is
+	 * other than the last event's. Without, the segment's is the decoder's (take_first),
+	 * the flow's there or before. */
+	if (a->ticks != b->ticks)
+		return false;
+	if (a->ticks ? (a->has_tsc && a->tsc != b->tsc) || x->ev_tsc != y->ev_tsc :
+		       a->has_tsc && (!x->has_time || a->tsc != x->tsc ||
+				      (a->time_used ? b->tsc != a->tsc : b->tsc > a->tsc)))
 		return false;
 	if (x->ip != y->ip || x->offset != y->offset || x->mode != y->mode ||
 	    x->status != y->status || x->enabled != y->enabled ||

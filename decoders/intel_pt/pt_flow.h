@@ -182,7 +182,7 @@ struct tc_pt_flow_join {
 	uint64_t r_start, r_end, last_ip, last_end, cr3;
 	uint32_t r_insns;
 	int r_isa, last_class, last_isa, pid, tid;
-	bool has_tsc, time_used;
+	bool has_tsc, time_used, ticks;
 	uint64_t tsc;
 	uint64_t emitted;	/* records made until then */
 	struct tc_pt_flow_stats st;

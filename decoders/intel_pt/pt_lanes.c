@@ -50,7 +50,8 @@
  * - the range in flight at the cut and the status counts: joined, summed.
  * Several queues with time decode here, each whole in its lane (the walk making libipt's
  * tick events, pt_walk.h, for the pauses at each other queue's time), as do several
- * queues with the reference decoder: a queue is not cut. */
+ * queues with the reference decoder: a queue is not cut (unless per-thread queues come
+ * one after the other in time: pt_segment.c, in that order). */
 /* The bytes formatted since the last take, to the caller's thread: an item per piece
  * (take gives them until it gives nothing). */
 static void lane_take(struct queue *q)

@@ -8,6 +8,7 @@
 
 #include "decoders/intel_pt/pt_config.h"
 #include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_skim.h"
 #include "decoders/intel_pt/pt_walk.h"
 #include "decoders/jobs.h"
 #include "lib/images/images.h"
@@ -42,7 +43,10 @@
  * written already, the same) left out. Each segment flow reads code in a context of its
  * own (address spaces), one of a few lent in turn. */
 /* With time one queue is cut so too (one thread's trace, perf record's default for a
- * program): libipt's time at a segment's first block is the PSB+'s TSC moved on by the
+ * program), and so are several per-thread queues that come one after the other, in that
+ * order (seg_in_time_order; one thread's decode, by time, runs each whole then, with
+ * libipt's tick events, as the segments' flows do: the join compares the events' time):
+ * libipt's time at a segment's first block is the PSB+'s TSC moved on by the
  * packets since, as the flow's before it (pt_walk.h, without CYC; the join compares);
  * side-band comes by time: each segment reads with what the true flow had applied when
  * it was made (its era), is not taken if it would apply more or the true flow has (it is
@@ -457,7 +461,7 @@ static struct seg *seg_new(struct segs *ss, struct queue *q, const struct buf *b
 	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = seg_emit, .thread = seg_thread,
 		.span = seg_span, .space = seg_space, .ctx = g,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
-		.segment = true, .iscache = ss->iscache };
+		.segment = true, .iscache = ss->iscache, .ticks = tc_pt_session_by_time(s) };
 	struct tc_pt_walk_cache *wc;
 
 	if (!g) {
@@ -591,7 +595,8 @@ static int seg_redo(struct segs *ss, struct queue *q, struct tc_err *e)
 			 .held_done = true, .truth = true, .era = ss->era0 };
 	struct tc_pt_flow_ops ops = { .read = seg_read, .emit = redo_emit, .thread = seg_thread,
 		.span = seg_span, .space = seg_space, .ctx = &g,
-		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH) };
+		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
+		.ticks = tc_pt_session_by_time(s) };
 	int ret = 0;
 
 	ss->drop = ss->written;
@@ -1005,18 +1010,81 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 	return ret;
 }
 
+/* The least and the greatest perf time q's trace can tell (tc_pt_skim_time_span of each
+ * buffer); -1 where that is not sure, or a buffer goes on from the one before (its
+ * first bytes are another's packets) or does not begin with a PSB. Its trace is let go of
+ * after, read again as the decode goes. */
+static int seg_times(const struct tc_pt_session *s, const struct queue *q, uint64_t *first,
+		    uint64_t *last)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < q->nbufs; i++) {
+		const struct buf *b = &q->bufs[i];
+		bool ok = !b->follows && b->size >= sizeof(psb_bytes) &&
+			  !memcmp(b->data, psb_bytes, sizeof(psb_bytes)) &&
+			  !tc_pt_skim_time_span(&s->pt.cfg, b->data, b->size, &lo, &hi);
+
+		tc_perf_data_release(s->pd, b->offset, b->size);
+		if (!ok)
+			return -1;
+	}
+	if (lo > hi)
+		return -1;
+	*first = tc_pt_config_tsc_to_perf_time(&s->pt.tc, lo);
+	*last = tc_pt_config_tsc_to_perf_time(&s->pt.tc, hi);
+	return 0;
+}
+
+/* Several per-thread queues with time, every time of each before all of the next one's
+ * (by time, not index): one thread (decode_by_time) decodes each whole in that order, as
+ * the segments do, with libipt's tick events (the flows' ops.ticks, the segments' too),
+ * when what it does first, begin every queue (at time 0, in index order), makes no record:
+ * their buffers begin with a PSB (seg_times). s->order then says that order. */
+static bool seg_in_time_order(struct tc_pt_session *s)
+{
+	uint64_t *first = calloc(s->nq, sizeof(*first)), *last = calloc(s->nq, sizeof(*last));
+	size_t *o = calloc(s->nq, sizeof(*o));
+	bool ok = first && last && o;
+
+	for (size_t i = 0; i < s->nq && ok; i++) {
+		size_t k = i;
+
+		if (seg_times(s, &s->q[i], &first[i], &last[i])) {
+			ok = false;
+			break;
+		}
+		/* by first time; one that overlaps another ends it (the rest unread) */
+		for (; k && first[o[k - 1]] > first[i]; k--)
+			o[k] = o[k - 1];
+		o[k] = i;
+		ok = (!k || last[o[k - 1]] < first[i]) && (k == i || last[i] < first[o[k + 1]]);
+	}
+	free(first);
+	free(last);
+	if (!ok) {
+		free(o);
+		o = NULL;
+	}
+	s->order = o;
+	return ok;
+}
+
 /* Can the queues be cut at their PSBs (see above)? */
-bool tc_pt_segment_usable(const struct tc_pt_session *s)
+bool tc_pt_segment_usable(struct tc_pt_session *s)
 {
 	/* several queues too: one thread decodes each whole in turn, so a lane per queue
 	 * (pt_lanes.c) holds a queue's formatted output while the one before is written,
 	 * and stalls at the lanes' budget (4-queue emulated trace: --jobs 2 no faster than
 	 * --jobs 1); cut at PSBs, each queue's segments come in that order */
-	/* with time, one queue of a thread (perf record's default for one program): its
-	 * side-band by time (seg_thread), its segments' time from their PSB+'s TSC, which
-	 * CYC's calibration would not be (pt_walk.h) */
-	bool timed = s->nq == 1 && !s->pt.per_cpu_mmaps && !s->pt.cyc;
+	/* with time, one queue of a thread (perf record's default for one program), or
+	 * such queues one after the other: side-band by time (seg_thread), the segments'
+	 * time from their PSB+'s TSC, which CYC's calibration would not be (pt_walk.h) */
+	bool timed = !s->pt.per_cpu_mmaps && !s->pt.cyc;
 	size_t small = 0, follow = 0;
+
+	free(s->order);
+	s->order = NULL;
 
 	/* a segment that ends a buffer goes on to the first PSB in the buffers after
 	 * (tc_pt_flow_follow): where most are shorter than a segment, each such segment
@@ -1027,8 +1095,11 @@ bool tc_pt_segment_usable(const struct tc_pt_session *s)
 				follow++;
 				small += s->q[i].bufs[j].size < SEG_MIN;
 			}
-	return s->o.jobs > 1 && s->nq >= 1 && (s->pt.timeless || timed) && !s->o.reference &&
-	       small <= follow / 16 && s->o.writer && s->o.writer->usable(s->o.writer->ctx);
+	if (!(s->o.jobs > 1 && s->nq >= 1 && (s->pt.timeless || timed) && !s->o.reference &&
+	      small <= follow / 16 && s->o.writer && s->o.writer->usable(s->o.writer->ctx)))
+		return false;
+	/* (last: it reads the trace) */
+	return s->pt.timeless || s->nq == 1 || seg_in_time_order(s);
 }
 
 int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
@@ -1058,8 +1129,8 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 	}
 	tc_jobs_no_help(s->par);
 	for (size_t i = 0; i < s->nq && !ret; i++) {
-		struct queue *q = &s->q[i];
-		int pid = i ? s->q[i - 1].pid : 0;
+		struct queue *q = &s->q[s->order ? s->order[i] : i];
+		int pid = i ? s->q[s->order ? s->order[i - 1] : i - 1].pid : 0;
 
 		for (size_t c = 0; c < ss.nctx; c++)
 			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im,
@@ -1067,6 +1138,11 @@ int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_feat
 		/* without time all of the side-band applies; with time, what is due at its
 		 * start, as one thread's (pt_session.c) */
 		ss.era0 = tc_pt_session_sb_until(s, 0, s->pt.timeless ? UINT64_MAX : 0);
+		/* by time (s->order), the side-band the queue before applied is due before
+		 * this one's first PSB+, where its thread callback comes before any read
+		 * (seg_times): the contexts' images hold, not made again for each queue */
+		if (s->order && i && ss.era > ss.era0)
+			ss.era0 = ss.era;
 		ss.era = ss.era0;
 		for (size_t c = 0; c < ss.nwr; c++)
 			ss.wr[c].c = &ss.ctx[0];

@@ -55,6 +55,7 @@ void tc_pt_session_free(struct tc_pt_session *s)
 	free(s->miss);
 	free(s->list);
 	free(s->q);
+	free(s->order);
 	free(s->sb);
 	free(s->sw);
 	free(s->tp);

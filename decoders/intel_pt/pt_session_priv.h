@@ -117,6 +117,8 @@ struct tc_pt_session {
 	int epid;
 	const struct tc_perf_data *pd;	/* at decode time: the input, to let go of trace */
 	struct tc_jobs *par;	/* --jobs: queues decode in worker threads */
+	size_t *order;		/* pt_segment.c: the queues by time, where they come one after
+				 * the other (NULL: in turn) */
 	const struct tc_jobs_writer *lw;	/* o.writer when usable: formatted on the lanes */
 };
 
@@ -189,8 +191,8 @@ void tc_pt_lanes_emit(struct queue *q, const struct tc_rec *r);
 int tc_pt_lanes_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
 		       struct tc_err *e);
 
-/* pt_segment.c */
-bool tc_pt_segment_usable(const struct tc_pt_session *s);
+/* pt_segment.c: with several queues and time, it sets s->order */
+bool tc_pt_segment_usable(struct tc_pt_session *s);
 int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
 			 struct tc_err *e);
 

@@ -1514,3 +1514,55 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 	give(s);	/* the ranges made, also those before a give-up (the exact path's) */
 	return rc;
 }
+
+int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t len,
+			 uint64_t *lo, uint64_t *hi)
+{
+	struct tc_pt_skim *s = calloc(1, sizeof(*s));	/* its time alone: pages untouched */
+	const uint8_t *p = buf, *end = buf + len;
+	struct tc_pt_skim_pkt k;
+	uint64_t ip = 0;
+	bool header = false, have_ip, timed = false;
+	int rc = 0;
+
+	if (!s)
+		return -1;
+	s->cfg = cfg;
+	time_reset(s);
+	while (p < end && !rc) {
+		have_ip = true;		/* IPs do not matter here */
+		parse(p, (size_t)(end - p), &ip, &have_ip, &k);
+		if (k.kind == TC_PT_SKIM_BAD) {
+			/* a packet cut by the buffer's end: libipt's last query there fails */
+			rc = k.truncated ? 0 : -1;
+			break;
+		}
+		p += k.size;
+		switch (k.kind) {
+		case TC_PT_SKIM_PSB:
+			header = true;
+			if (cfg->errata.skl168)
+				s->tcal.check_skl168 = true;
+			break;
+		case TC_PT_SKIM_PSBEND:
+			header = false;
+			rc = timed ? 0 : -1;	/* the first PSB+ tells the time */
+			break;
+		case TC_PT_SKIM_TSC: case TC_PT_SKIM_MTC: case TC_PT_SKIM_TMA: case TC_PT_SKIM_CYC:
+			if (timing(s, &k, header)) {
+				rc = -1;
+				break;
+			}
+			if (s->tm.have_tsc) {
+				timed = true;
+				*lo = s->tm.tsc < *lo ? s->tm.tsc : *lo;
+				*hi = s->tm.tsc > *hi ? s->tm.tsc : *hi;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	free(s);
+	return rc || !timed ? -1 : 0;
+}

@@ -530,6 +530,7 @@ void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st)
 	st->process_event = w->process_event;
 	if (w->process_event)
 		st->ev = w->ev;
+	st->ev_tsc = w->ev.tsc;
 	if (pt_qry_get_offset(w->q, &st->offset) < 0)
 		st->offset = UINT64_MAX;
 	st->has_time = pt_qry_time(w->q, &st->tsc, &st->lost_mtc, &st->lost_cyc) >= 0;

@@ -104,6 +104,7 @@ struct tc_pt_walk_state {
 	int mode, status;
 	bool enabled, process_event, has_time, has_cbr;
 	struct pt_event ev;	/* the event fetched, if process_event */
+	uint64_t ev_tsc;	/* the last event's time: a tick comes where the time is another */
 };
 void tc_pt_walk_state(const struct tc_pt_walk *w, struct tc_pt_walk_state *st);
 /* The query decoder under the walk, whose offset and time are the walk's. */
