@@ -236,7 +236,8 @@ fi
 # above, both without time (cut at PSBs, pt_segment.c); then the same two given time as
 # perf records it by default (tests/tools/pd_rewrite -T: TSC, TMA, MTC), the queues each
 # with a clock of its own (-O: they overlap in time, as perf's per-CPU queues do, and decode
-# in lanes interleaved by time, pt_lanes.c). The runs alternate (--jobs 1, --jobs 2, ...): a
+# in lanes interleaved by time, pt_lanes.c), and with one clock (each thread's trace after
+# the one before's: cut at PSBs in time order, pt_segment.c). The runs alternate (--jobs 1, --jobs 2, ...): a
 # virtual machine's speed drifts with its host's load, and the two sides of a ratio should
 # see the same drift. A third run in each round is two --jobs 1 side by side: each one's
 # speed against B's best is what that core gives (a virtual machine's vCPUs can differ in
@@ -289,6 +290,13 @@ elif gcc -O1 -pthread -o "$work/ptq_work" "$TOP/tests/bench/etm_work.c" &&
 	else
 		echo "Intel PT with time, 4 queues: skipped ($(tail -n 1 "$work/ptq.log"))"
 	fi
+	if "${TC_TOOLS:-$TOP/build/obj/tools}/pd_rewrite" -T 64 "$work/ptq.data" \
+		"$work/ptqTs.data" 2>"$work/ptq.log"; then
+		jobs_cmp "Intel PT with time, 4 queues one after the other (pd_rewrite -T 64)" \
+			"$work/ptqTs.data"
+	else
+		echo "Intel PT with time, 4 queues in turn: skipped ($(tail -n 1 "$work/ptq.log"))"
+	fi
 else
 	echo "Intel PT, several queues: skipped (the recording failed: $(tail -n 3 "$work/ptq.log"))"
 fi
@@ -303,7 +311,8 @@ if [ -n "$pt_ok" ]; then
 else
 	echo "Intel PT, one queue: skipped (no trace, see above)"
 fi
-rm -f "$work/pt.data" "$work/etm.data" "$work/ptq.data" "$work/ptqT.data" "$work/ptT.data"
+rm -f "$work/pt.data" "$work/etm.data" "$work/ptq.data" "$work/ptqT.data" "$work/ptqTs.data" \
+	"$work/ptT.data"
 
 # Peak RSS on a 500 MB trace: only with BENCH_BIG=1 (pt_truth takes minutes to write it and
 # report minutes to read it; it needs 600 MB free where mktemp puts the work directory).

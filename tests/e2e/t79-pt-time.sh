@@ -110,3 +110,37 @@ for opts in "-T 64 -O" "-T 16 -O -s 700"; do
 		[ "$s" -gt "$(tracectl decode -F tid -i procs.data | uniq | wc -l)" ]
 	'
 done
+
+# joined FILE: the segments a --jobs 2 decode of FILE joined (pt_segment.c; 0 where its
+# queues decode whole, each in a lane: pt_lanes.c), the session's count read by gdb.
+joined() {
+	command -v gdb >/dev/null || { echo "gdb missing: cannot count the segments"; return 1; }
+	gdb -q -batch -ex 'break tc_pt_session_free' \
+		-ex "run -j decode --branches --jobs 2 -i $1 >/dev/null 2>&1" \
+		-ex 'print s->st.segments' "$TRACECTL" 2>&1 | awk '/^\$1 = /{print $3}'
+}
+
+# Per-thread queues with time one after the other (one clock for the file: each thread's
+# trace after the one before's): one thread decodes each whole, in time order, and so do
+# the segments (each queue cut at its PSBs, their flows with libipt's tick events as one
+# thread's with several queues); with a library mapped while the first runs (-M), side-band
+# by time goes on from one queue to the next. With -O they overlap: lanes.
+if gcc -O1 -pthread -o work "$TOP/tests/bench/etm_work.c" &&
+	tracectl record --pmu emulated -o work.data -- ./work 4 16 >/dev/null 2>rec.err; then
+	for opts in "-T 64" "-T 16 -M 2@20000"; do
+		F="$TMP/work-time.data"
+		# shellcheck disable=SC2086
+		expect "4 threads one after the other in time ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4; --jobs cuts them at their PSBs" '
+			"$REWRITE" $opts work.data "$F" &&
+			same && grep -q " 4 queues" ref.err &&
+			n=$(joined "$F") && echo "segments joined: $n" && [ "$n" -gt 8 ]
+		'
+	done
+	F="$TMP/work-overlap.data"
+	expect "4 threads overlapping in time (-T 64 -O): every form identical with --decoder=reference, --jobs 1, 2, 4; each queue whole in a lane" '
+		"$REWRITE" -T 64 -O work.data "$F" &&
+		same && n=$(joined "$F") && echo "segments joined: $n" && [ "$n" = 0 ]
+	'
+else
+	echo "not ok $T: cannot build or record tests/bench/etm_work.c: $(tail -n 2 rec.err)"
+fi
