@@ -543,6 +543,50 @@ TEST(flow_time)
 	tc_x86_free(x86);
 }
 
+/* The times a buffer tells (pt_segment.c orders per-thread queues by them): the PSB+'s
+ * TSC, each MTC's after, a later PSB+'s TSC; TNT bits and IPs change nothing. */
+TEST(time_span)
+{
+	struct pt_config cfg;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint8_t t[160];
+	size_t n;
+
+	pt_config_init(&cfg);
+	cfg.cpuid_0x15_eax = 1;	/* TSC = 2 CTC */
+	cfg.cpuid_0x15_ebx = 2;
+	cfg.mtc_freq = 3;
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x06;	/* TNT-8 */
+	t[n++] = 0x59;	/* MTC: CTC 0x18, 8 after the TMA's: TSC 0x1010 */
+	t[n++] = 0x03;
+	t[n++] = 0x59;	/* MTC: CTC 0x20: TSC 0x1020 */
+	t[n++] = 0x04;
+	n += psb_plus_timed(t + n, 0x1000, 0x2000, 0x30);
+	t[n++] = 0x59;	/* MTC: CTC 0x38: TSC 0x2010 */
+	t[n++] = 0x07;
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), 0);
+	CHECK(lo == 0x1000);
+	CHECK(hi == 0x2010);
+	/* what was there is kept: a span over several buffers */
+	lo = 0x800, hi = 0x3000;
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), 0);
+	CHECK(lo == 0x800 && hi == 0x3000);
+	/* a packet cut by the end: as libipt, whose last query there fails */
+	lo = UINT64_MAX, hi = 0;
+	t[n] = 0x19;	/* a TSC's first bytes */
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n + 3, &lo, &hi), 0);
+	CHECK(lo == 0x1000 && hi == 0x2010);
+	/* the first PSB+ without a TSC: not sure */
+	n = psb_plus_timed(t, 0x1000, 0, 0x10);
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), -1);
+	/* a packet the parser does not model (OVF): not sure */
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x02;
+	t[n++] = 0xf3;
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), -1);
+}
+
 /* ---- MODE.TSX and PIP (a real CPU's recording has both in every PSB+) ---- */
 
 struct paged {
