@@ -1548,7 +1548,11 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 			header = false;
 			rc = timed ? 0 : -1;	/* the first PSB+ tells the time */
 			break;
-		case TC_PT_SKIM_TSC: case TC_PT_SKIM_MTC: case TC_PT_SKIM_TMA: case TC_PT_SKIM_CYC:
+		case TC_PT_SKIM_CYC:
+			/* (its calibration is the CBRs' too, which libipt takes anywhere) */
+			rc = -1;
+			break;
+		case TC_PT_SKIM_TSC: case TC_PT_SKIM_MTC: case TC_PT_SKIM_TMA:
 			if (timing(s, &k, header)) {
 				rc = -1;
 				break;

@@ -98,8 +98,8 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 /* The least and the greatest time (TSC) libipt's query decoder has in buf (config cfg,
  * from its start: a PSB) as it reads the packets, into *lo and *hi (each kept if less or
  * greater): every time a query or an event there can tell, and more. 0; -1 where it is
- * not sure of them: a packet the parser does not model, time libipt would fail, the
- * first PSB+ without a TSC. */
+ * not sure of them: a packet the parser does not model, a CYC, time libipt would fail,
+ * the first PSB+ without a TSC. */
 int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t len,
 			 uint64_t *lo, uint64_t *hi);
 /* The packet parser, for tests. Kinds of what it reads: */

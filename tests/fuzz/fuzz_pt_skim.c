@@ -11,7 +11,7 @@
  * TNT-64, TIPs with each IP compression, PSB+s (with or without FUP and MODE.Exec, with or
  * without MODE.TSX and PIP, as a real CPU's), TIP.PGD with and without IP, TIP.PGE, FUP+TIP,
  * FUP+TIP.PGD, PIPs, MODE.TSX (with a FUP, an abort's with a TIP or TIP.PGD), PADs, and
- * some raw bytes (OVF, MODE, anything); with bit 2 of the size, timing packets too (TSC, TMA, MTC, CYC, CBR, in PSB+s
+ * some raw bytes (OVF, MODE, anything); with bit 2 of the size, timing packets too (TSC, TMA, MTC, CYC (none with bit 4), CBR, in PSB+s
  * and between packets), with a CTC ratio, MTC frequency, nominal ratio and SKL168 from the
  * input's last bytes: records carry perf time (each range the flow's time at its end), and
  * a thread callback switches task at a perf time from the input (the skim goes on only
@@ -22,7 +22,7 @@
  * images are). Bit 0 of the size: the trace in pieces of 64 to 319 bytes, each a buffer
  * (the skim's cache and the fall-back's suppression across buffers), with bit 3 one stream
  * (the decode of each goes on into the next); bit 1: ranges in runs (emit_ranges). Any
- * difference calls abort(). */
+ * difference calls abort(). Both traces also check tc_pt_skim_time_span (check_span). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "decoders/intel_pt/pt_flow.h"
+#include "decoders/intel_pt/pt_skim.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_recs.h"
 #include "tests/unit/pt_pieces.h"
@@ -187,6 +188,7 @@ struct gen {
 	size_t len, cap;
 	size_t ncode;
 	bool timed;		/* timing packets too */
+	bool nocyc;		/* ... but no CYC (perf's default: tc_pt_skim_time_span's case) */
 	uint64_t tsc;
 	uint8_t ctc;
 };
@@ -261,6 +263,10 @@ static void timing(struct gen *g, unsigned sel)
 		break;
 	case 3:
 	case 4:
+		if (g->nocyc) {
+			timing(g, v & 1);	/* a TSC or an MTC instead */
+			return;
+		}
 		b[0] = (uint8_t)(3 | (v & 0xfc));
 		b[1] = (uint8_t)(next(g) & 0xfe);
 		b[2] = (uint8_t)(next(g) & 0xfe);
@@ -412,6 +418,43 @@ static void remove_code(void)
 	unlink(path);
 }
 
+/* tc_pt_skim_time_span against libipt's query decoder on t: where it is sure of a span,
+ * every time the decoder has after each query (made blind: a conditional branch, else an
+ * indirect one) and each event's time is in it (pt_segment.c orders queues by them). */
+static void check_span(const struct pt_config *base, const uint8_t *t, size_t n)
+{
+	struct pt_config cfg = *base;
+	struct pt_query_decoder *dec;
+	struct pt_event ev;
+	uint64_t lo = UINT64_MAX, hi = 0, ip, tsc;
+	int st, taken;
+
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+
+	/* (its callers' traces begin with a PSB) */
+	if (n < sizeof(psb) || memcmp(t, psb, sizeof(psb)) ||
+	    tc_pt_skim_time_span(base, t, n, &lo, &hi))
+		return;
+	CHECK(lo <= hi);
+	cfg.begin = (uint8_t *)t;
+	cfg.end = (uint8_t *)t + n;
+	if (!(dec = pt_qry_alloc_decoder(&cfg)))
+		return;
+	st = pt_qry_sync_forward(dec, &ip);
+	while (st >= 0 && !(st & pts_eos)) {
+		if (st & pts_event_pending) {
+			st = pt_qry_event(dec, &ev, sizeof(ev));
+			CHECK(st < 0 || !ev.has_tsc || (ev.tsc >= lo && ev.tsc <= hi));
+		} else if ((st = pt_qry_cond_branch(dec, &taken)) == -pte_bad_query) {
+			st = pt_qry_indirect_branch(dec, &ip);
+		}
+		if (st >= 0 && pt_qry_time(dec, &tsc, NULL, NULL) >= 0)
+			CHECK(tsc >= lo && tsc <= hi);
+	}
+	pt_qry_free_decoder(dec);
+}
+
 /* The record of r that holds byte at, its fields in on_rec()'s order. */
 static void compare(struct run *code, const uint8_t *t, size_t n, bool pieces, bool runs)
 {
@@ -435,6 +478,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t c = size ? data[size - 1] : 0, c2 = size > 1 ? data[size - 2] : 0;
 	FILE *fp;
 
+	fuzz_ctx[0] = 0;
 	/* time's configuration from the input's last bytes: CPUID 0x15 (none in one of 8),
 	 * MTC frequency, nominal ratio, SKL168 */
 	pt_config_init(&code.cfg);
@@ -447,6 +491,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	code.cfg.errata.skl168 = c >> 6 & 1;
 	code.switch_at = c & 0x80 ? UINT64_MAX : 100 + ((uint64_t)c2 << 20);
 	g.timed = size & 4;
+	g.nocyc = size & 16;
 	g.tsc = 0x1000;
 
 	if (!path[0]) {
@@ -465,6 +510,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(fp);
 	}
 	compare(&code, g.t, g.len, size & 1, size & 2);
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "time span");
+	check_span(&code.cfg, g.t, g.len);
+	check_span(&code.cfg, data, size);
 	free(g.t);
 	return 0;
 }
