@@ -1010,27 +1010,33 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 	return ret;
 }
 
-/* The least and the greatest perf time q's trace can tell (tc_pt_skim_time_span of each
- * buffer); -1 where that is not sure, or a buffer goes on from the one before (its
- * first bytes are another's packets) or does not begin with a PSB. Its trace is let go of
- * after, read again as the decode goes. */
+/* The least and the greatest perf time q's flows can have (tc_pt_skim_time_span of each
+ * buffer: libipt's times); -1 where that is not sure, or a buffer goes on from the one
+ * before (its first bytes are another's packets) or does not begin with a PSB. A flow's
+ * own estimate of the time can be ahead of libipt's: after a decode error (pt_flow.c's
+ * scan: the CTC since the TMA times the ratio at once, where libipt rounds down at each
+ * MTC: by less than a TSC tick an MTC) and in a side decoder (a tick or so); with an MTC
+ * frequency past 8 the TMA has too few of the CTC's bits for that bound. Its trace is let
+ * go of after, read again as the decode goes. */
 static int seg_times(const struct tc_pt_session *s, const struct queue *q, uint64_t *first,
-		    uint64_t *last)
+		     uint64_t *last)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned mtcs = 0;
 
 	for (size_t i = 0; i < q->nbufs; i++) {
 		const struct buf *b = &q->bufs[i];
 		bool ok = !b->follows && b->size >= sizeof(psb_bytes) &&
 			  !memcmp(b->data, psb_bytes, sizeof(psb_bytes)) &&
-			  !tc_pt_skim_time_span(&s->pt.cfg, b->data, b->size, &lo, &hi);
+			  !tc_pt_skim_time_span(&s->pt.cfg, b->data, b->size, &lo, &hi, &mtcs);
 
 		tc_perf_data_release(s->pd, b->offset, b->size);
 		if (!ok)
 			return -1;
 	}
-	if (lo > hi)
+	if (lo > hi || (mtcs && s->pt.cfg.mtc_freq > 8))
 		return -1;
+	hi = hi < UINT64_MAX - mtcs - 16 ? hi + mtcs + 16 : UINT64_MAX;
 	*first = tc_pt_config_tsc_to_perf_time(&s->pt.tc, lo);
 	*last = tc_pt_config_tsc_to_perf_time(&s->pt.tc, hi);
 	return 0;

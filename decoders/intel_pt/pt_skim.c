@@ -1516,13 +1516,14 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 }
 
 int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t len,
-			 uint64_t *lo, uint64_t *hi)
+			 uint64_t *lo, uint64_t *hi, unsigned *mtcs)
 {
 	struct tc_pt_skim *s = calloc(1, sizeof(*s));	/* its time alone: pages untouched */
 	const uint8_t *p = buf, *end = buf + len;
 	struct tc_pt_skim_pkt k;
 	uint64_t ip = 0;
-	bool header = false, have_ip, timed = false;
+	bool header = false, have_ip, synced = false;
+	unsigned nmtc = 0;
 	int rc = 0;
 
 	if (!s)
@@ -1533,11 +1534,26 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 		have_ip = true;		/* IPs do not matter here */
 		parse(p, (size_t)(end - p), &ip, &have_ip, &k);
 		if (k.kind == TC_PT_SKIM_BAD) {
-			/* a packet cut by the buffer's end: libipt's last query there fails */
-			rc = k.truncated ? 0 : -1;
+			/* a packet cut by the buffer's end: libipt's last query there fails;
+			 * inside the first PSB+ it does not synchronise */
+			rc = k.truncated && synced ? 0 : -1;
+			break;
+		}
+		/* the first PSB+ as libipt takes it to synchronise: a PSB first, its packets
+		 * alone after */
+		if (!synced && (p == buf) != (k.kind == TC_PT_SKIM_PSB)) {
+			rc = -1;
 			break;
 		}
 		p += k.size;
+		if (!synced && k.kind != TC_PT_SKIM_PAD && k.kind != TC_PT_SKIM_PSB &&
+		    k.kind != TC_PT_SKIM_PSBEND && k.kind != TC_PT_SKIM_TSC &&
+		    k.kind != TC_PT_SKIM_TMA && k.kind != TC_PT_SKIM_CBR &&
+		    k.kind != TC_PT_SKIM_MODE_EXEC && k.kind != TC_PT_SKIM_MODE_TSX &&
+		    k.kind != TC_PT_SKIM_PIP && k.kind != TC_PT_SKIM_FUP) {
+			rc = -1;
+			break;
+		}
 		switch (k.kind) {
 		case TC_PT_SKIM_PSB:
 			header = true;
@@ -1546,7 +1562,9 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 			break;
 		case TC_PT_SKIM_PSBEND:
 			header = false;
-			rc = timed ? 0 : -1;	/* the first PSB+ tells the time */
+			if (!synced)	/* its time from there on: a TSC in it */
+				rc = s->tm.have_tsc ? 0 : -1;
+			synced = true;
 			break;
 		case TC_PT_SKIM_CYC:
 			/* (its calibration is the CBRs' too, which libipt takes anywhere) */
@@ -1557,8 +1575,11 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 				rc = -1;
 				break;
 			}
+			if (k.kind == TC_PT_SKIM_TMA)
+				nmtc = 0;
+			else if (k.kind == TC_PT_SKIM_MTC && ++nmtc > *mtcs)
+				*mtcs = nmtc;
 			if (s->tm.have_tsc) {
-				timed = true;
 				*lo = s->tm.tsc < *lo ? s->tm.tsc : *lo;
 				*hi = s->tm.tsc > *hi ? s->tm.tsc : *hi;
 			}
@@ -1568,5 +1589,5 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 		}
 	}
 	free(s);
-	return rc || !timed ? -1 : 0;
+	return rc || !synced ? -1 : 0;
 }

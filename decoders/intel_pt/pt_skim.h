@@ -97,11 +97,12 @@ int tc_pt_skim_run(struct tc_pt_skim *s, const struct pt_config *cfg, const uint
 
 /* The least and the greatest time (TSC) libipt's query decoder has in buf (config cfg,
  * from its start: a PSB) as it reads the packets, into *lo and *hi (each kept if less or
- * greater): every time a query or an event there can tell, and more. 0; -1 where it is
- * not sure of them: a packet the parser does not model, a CYC, time libipt would fail,
- * the first PSB+ without a TSC. */
+ * greater): every time a query or an event there can tell, and more; *mtcs: the most MTCs
+ * after a TMA (before the next; kept if more). 0; -1 where it is not sure of them: a first PSB+ that
+ * libipt would not synchronise on (cut, without a TSC, with a packet that has no place
+ * there), a packet the parser does not model, a CYC, time libipt would fail. */
 int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t len,
-			 uint64_t *lo, uint64_t *hi);
+			 uint64_t *lo, uint64_t *hi, unsigned *mtcs);
 /* The packet parser, for tests. Kinds of what it reads: */
 enum tc_pt_skim_kind {
 	TC_PT_SKIM_BAD,		/* not modelled, or not a whole packet */

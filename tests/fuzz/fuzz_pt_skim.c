@@ -427,6 +427,7 @@ static void check_span(const struct pt_config *base, const uint8_t *t, size_t n)
 	struct pt_query_decoder *dec;
 	struct pt_event ev;
 	uint64_t lo = UINT64_MAX, hi = 0, ip, tsc;
+	unsigned mtcs = 0;
 	int st, taken;
 
 	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
@@ -434,14 +435,16 @@ static void check_span(const struct pt_config *base, const uint8_t *t, size_t n)
 
 	/* (its callers' traces begin with a PSB) */
 	if (n < sizeof(psb) || memcmp(t, psb, sizeof(psb)) ||
-	    tc_pt_skim_time_span(base, t, n, &lo, &hi))
+	    tc_pt_skim_time_span(base, t, n, &lo, &hi, &mtcs))
 		return;
 	CHECK(lo <= hi);
 	cfg.begin = (uint8_t *)t;
 	cfg.end = (uint8_t *)t + n;
 	if (!(dec = pt_qry_alloc_decoder(&cfg)))
 		return;
+	/* it synchronises on the span's first PSB+ */
 	st = pt_qry_sync_forward(dec, &ip);
+	CHECK(st >= 0);
 	while (st >= 0 && !(st & pts_eos)) {
 		if (st & pts_event_pending) {
 			st = pt_qry_event(dec, &ev, sizeof(ev));

@@ -549,14 +549,15 @@ TEST(time_span)
 {
 	struct pt_config cfg;
 	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned mtcs = 0;
 	uint8_t t[160];
-	size_t n;
+	size_t n, first;
 
 	pt_config_init(&cfg);
 	cfg.cpuid_0x15_eax = 1;	/* TSC = 2 CTC */
 	cfg.cpuid_0x15_ebx = 2;
 	cfg.mtc_freq = 3;
-	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	n = first = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
 	t[n++] = 0x06;	/* TNT-8 */
 	t[n++] = 0x59;	/* MTC: CTC 0x18, 8 after the TMA's: TSC 0x1010 */
 	t[n++] = 0x03;
@@ -565,26 +566,38 @@ TEST(time_span)
 	n += psb_plus_timed(t + n, 0x1000, 0x2000, 0x30);
 	t[n++] = 0x59;	/* MTC: CTC 0x38: TSC 0x2010 */
 	t[n++] = 0x07;
-	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), 0);
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi, &mtcs), 0);
 	CHECK(lo == 0x1000);
 	CHECK(hi == 0x2010);
+	CHECK_INT(mtcs, 2);	/* after the first TMA */
 	/* what was there is kept: a span over several buffers */
-	lo = 0x800, hi = 0x3000;
-	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), 0);
+	lo = 0x800, hi = 0x3000, mtcs = 5;
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi, &mtcs), 0);
 	CHECK(lo == 0x800 && hi == 0x3000);
+	CHECK_INT(mtcs, 5);
 	/* a packet cut by the end: as libipt, whose last query there fails */
 	lo = UINT64_MAX, hi = 0;
-	t[n] = 0x19;	/* a TSC's first bytes */
-	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n + 3, &lo, &hi), 0);
+	memset(t + n, 0x19, 3);	/* a TSC's first bytes */
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n + 3, &lo, &hi, &mtcs), 0);
 	CHECK(lo == 0x1000 && hi == 0x2010);
-	/* the first PSB+ without a TSC: not sure */
+	/* ... but cut inside the first PSB+, or a TNT in it: libipt does not synchronise */
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, first - 3, &lo, &hi, &mtcs), -1);
+	t[first - 2] = 0x06;	/* a TNT-8 where its PSBEND was, the PSBEND after */
+	t[first - 1] = 0x02;
+	t[first] = 0x23;
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, first + 1, &lo, &hi, &mtcs), -1);
+	/* the first PSB+ without a TSC */
 	n = psb_plus_timed(t, 0x1000, 0, 0x10);
-	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), -1);
-	/* a packet the parser does not model (OVF): not sure */
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi, &mtcs), -1);
+	/* a packet the parser does not model (OVF) */
 	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
 	t[n++] = 0x02;
 	t[n++] = 0xf3;
-	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi), -1);
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi, &mtcs), -1);
+	/* a CYC (its calibration takes CBRs anywhere) */
+	n = psb_plus_timed(t, 0x1000, 0x1000, 0x10);
+	t[n++] = 0x03;	/* CYC: 0 cycles */
+	CHECK_INT(tc_pt_skim_time_span(&cfg, t, n, &lo, &hi, &mtcs), -1);
 }
 
 /* ---- MODE.TSX and PIP (a real CPU's recording has both in every PSB+) ---- */
