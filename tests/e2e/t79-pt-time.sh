@@ -121,13 +121,14 @@ joined() {
 }
 
 # Per-thread queues with time one after the other (one clock for the file: each thread's
-# trace after the one before's): one thread decodes each whole, in time order, and so do
-# the segments (each queue cut at its PSBs, their flows with libipt's tick events as one
-# thread's with several queues); with a library mapped while the first runs (-M), side-band
-# by time goes on from one queue to the next. With -O they overlap: lanes.
+# trace after the one before's; with -R the last found first): one thread decodes each
+# whole, in time order, and so do the segments (each queue cut at its PSBs, their flows with
+# libipt's tick events as one thread's with several queues); with a library mapped while
+# the first runs (-M), side-band by time goes on from one queue to the next. With -O they
+# overlap: lanes.
 if gcc -O1 -pthread -o work "$TOP/tests/bench/etm_work.c" &&
 	tracectl record --pmu emulated -o work.data -- ./work 4 16 >/dev/null 2>rec.err; then
-	for opts in "-T 64" "-T 16 -M 2@20000"; do
+	for opts in "-T 64" "-T 16 -M 2@20000" "-T 64 -R"; do
 		F="$TMP/work-time.data"
 		# shellcheck disable=SC2086
 		expect "4 threads one after the other in time ($opts): every form identical with --decoder=reference, --jobs 1, 2, 4; --jobs cuts them at their PSBs" '

@@ -3,7 +3,7 @@
  * AUX, AUXTRACE, CS_ETM and Intel PT info) from the parsed fields and copying the rest.
  * `perf report -D` of both files must then show the same records (tests/e2e/t41).
  *
- *   pd_rewrite [-s BYTES [-G]] [-T BYTES] [-O] [-P CR3] [-M N@BYTES] IN OUT
+ *   pd_rewrite [-s BYTES [-G]] [-T BYTES] [-O | -R] [-P CR3] [-M N@BYTES] IN OUT
  *
  * -s: each AUXTRACE buffer written as consecutive buffers of at most BYTES (their aux
  * offsets following on), as perf writes a queue's trace in pieces when the AUX ring wraps:
@@ -28,6 +28,9 @@
  * so that the threads' queues overlap in time as perf's per-CPU queues do (without it one
  * clock runs through the file: per-thread queues one after the other); decoders then
  * interleave them by time (pt_lanes.c). A thread's own queues stay one after the other.
+ * -R (with -T): one clock, the queues on it in the reverse of the file's order (the last
+ * to come first in time), so that their order by time is not the order they are found in
+ * (pt_segment.c sorts them). For files whose queues are one buffer each.
  * -P: every PSB+ of Intel PT with a MODE.TSX (no transaction) after its PSB and a PIP of
  * CR3 (the same each time) before its PSBEND, as a real CPU's perf recording has them
  * (their status events: pt_skim.c, pt_flow.c).
@@ -58,6 +61,7 @@ static uint64_t paged;	/* -P: the CR3 of a PIP in every PSB+ (and a MODE.TSX); 0
 
 static uint64_t t_bytes;	/* trace read: the clock */
 static bool t_own;		/* -O: each thread its own clock (t_thread.clock) */
+static bool t_rev;		/* -R: the queues' places on the clock the other way round */
 static uint64_t t_aux[256];	/* each queue's AUX offset so far */
 static unsigned long late_n;	/* -M: this MMAP2 record (from 1) ... */
 static uint64_t late_at;	/* ... at the clock's time at this many bytes of its first queue */
@@ -71,6 +75,8 @@ static unsigned long n_mmap2;
 #define T_GAP (timed << 16)
 static uint64_t t_qstart[T_MAX], t_qend[T_MAX], t_end;
 static bool t_qseen[T_MAX];
+static uint8_t t_qorder[T_MAX];	/* the queues as first found */
+static unsigned t_nq;
 
 /* A thread (an AUXTRACE tid) and its queues in the file's order. */
 static struct t_thread {
@@ -143,6 +149,7 @@ static uint64_t *t_clock(struct t_thread *th, uint32_t q, bool plan)
 		if (plan) {
 			*clk += T_GAP;
 			t_qstart[q] = *clk;
+			t_qorder[t_nq++] = (uint8_t)q;
 			if (th->nq < T_MAX)
 				th->q[th->nq++] = (uint8_t)q;
 		}
@@ -177,6 +184,18 @@ static void t_plan(const char *in)
 	if (n < 0)
 		die(in, &e);
 	tc_perf_data_close(pd);
+	if (t_rev) {	/* the same lengths and gaps, the last found first */
+		uint64_t clk = 0;
+
+		for (unsigned i = t_nq; i-- > 0;) {
+			uint8_t q = t_qorder[i];
+			uint64_t len = t_qend[q] - t_qstart[q];
+
+			clk += T_GAP;
+			t_qstart[q] = clk;
+			t_qend[q] = clk += len;
+		}
+	}
 	t_bytes = 0;
 	memset(t_qseen, 0, sizeof(t_qseen));
 	for (unsigned i = 0; i < t_nthr; i++)
@@ -489,8 +508,9 @@ int main(int argc, char **argv)
 	int n;
 
 	for (;;) {
-		if (argc >= 4 && (!strcmp(argv[1], "-O") || !strcmp(argv[1], "-G"))) {
-			*(argv[1][1] == 'O' ? &t_own : &gaps) = true;
+		if (argc >= 4 && (!strcmp(argv[1], "-O") || !strcmp(argv[1], "-G") ||
+				  !strcmp(argv[1], "-R"))) {
+			*(argv[1][1] == 'O' ? &t_own : argv[1][1] == 'R' ? &t_rev : &gaps) = true;
 			argv++, argc--;
 			continue;
 		}
@@ -509,8 +529,9 @@ int main(int argc, char **argv)
 			strtoull(argv[2], NULL, 0);
 		argv += 2, argc -= 2;
 	}
-	if (argc != 3 || ((t_own || late_n) && !timed) || (gaps && !split)) {
-		fprintf(stderr, "usage: pd_rewrite [-s BYTES [-G]] [-T BYTES] [-O] [-P CR3] "
+	if (argc != 3 || ((t_own || t_rev || late_n) && !timed) || (gaps && !split) ||
+	    (t_own && t_rev)) {
+		fprintf(stderr, "usage: pd_rewrite [-s BYTES [-G]] [-T BYTES] [-O | -R] [-P CR3] "
 			"[-M N@BYTES] IN OUT\n");
 		return 2;
 	}
