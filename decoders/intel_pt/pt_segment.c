@@ -1011,8 +1011,8 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 }
 
 /* The least and the greatest perf time q's flows can have (tc_pt_skim_time_span of each
- * buffer: libipt's times); -1 where that is not sure, or a buffer goes on from the one
- * before (its first bytes are another's packets) or does not begin with a PSB. A flow's
+ * buffer: libipt's times, from a PSB at its start); -1 where that is not sure, or a buffer
+ * goes on from the one before (its first bytes are another's packets). A flow's
  * own estimate of the time can be ahead of libipt's: after a decode error (pt_flow.c's
  * scan: the CTC since the TMA times the ratio at once, where libipt rounds down at each
  * MTC: by less than a TSC tick an MTC) and in a side decoder (a tick or so); with an MTC
@@ -1026,8 +1026,7 @@ static int seg_times(const struct tc_pt_session *s, const struct queue *q, uint6
 
 	for (size_t i = 0; i < q->nbufs; i++) {
 		const struct buf *b = &q->bufs[i];
-		bool ok = !b->follows && b->size >= sizeof(psb_bytes) &&
-			  !memcmp(b->data, psb_bytes, sizeof(psb_bytes)) &&
+		bool ok = !b->follows &&
 			  !tc_pt_skim_time_span(&s->pt.cfg, b->data, b->size, &lo, &hi, &mtcs);
 
 		tc_perf_data_release(s->pd, b->offset, b->size);

@@ -1521,8 +1521,13 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 	struct tc_pt_skim *s = calloc(1, sizeof(*s));	/* its time alone: pages untouched */
 	const uint8_t *p = buf, *end = buf + len;
 	struct tc_pt_skim_pkt k;
+	/* what the first PSB+ may hold, as libipt takes it to synchronise */
+	const unsigned header = 1u << TC_PT_SKIM_PAD | 1u << TC_PT_SKIM_PSB |
+		1u << TC_PT_SKIM_PSBEND | 1u << TC_PT_SKIM_TSC | 1u << TC_PT_SKIM_TMA |
+		1u << TC_PT_SKIM_CBR | 1u << TC_PT_SKIM_MODE_EXEC | 1u << TC_PT_SKIM_MODE_TSX |
+		1u << TC_PT_SKIM_PIP | 1u << TC_PT_SKIM_FUP;
 	uint64_t ip = 0;
-	bool header = false, have_ip, synced = false;
+	bool have_ip, synced = false;
 	unsigned nmtc = 0;
 	int rc = 0;
 
@@ -1539,29 +1544,15 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 			rc = k.truncated && synced ? 0 : -1;
 			break;
 		}
-		/* the first PSB+ as libipt takes it to synchronise: a PSB first, its packets
-		 * alone after */
-		if (!synced && (p == buf) != (k.kind == TC_PT_SKIM_PSB)) {
+		/* the first PSB+: a PSB first, its packets alone after */
+		if (!synced && ((p == buf) != (k.kind == TC_PT_SKIM_PSB) ||
+				!(header >> k.kind & 1))) {
 			rc = -1;
 			break;
 		}
 		p += k.size;
-		if (!synced && k.kind != TC_PT_SKIM_PAD && k.kind != TC_PT_SKIM_PSB &&
-		    k.kind != TC_PT_SKIM_PSBEND && k.kind != TC_PT_SKIM_TSC &&
-		    k.kind != TC_PT_SKIM_TMA && k.kind != TC_PT_SKIM_CBR &&
-		    k.kind != TC_PT_SKIM_MODE_EXEC && k.kind != TC_PT_SKIM_MODE_TSX &&
-		    k.kind != TC_PT_SKIM_PIP && k.kind != TC_PT_SKIM_FUP) {
-			rc = -1;
-			break;
-		}
 		switch (k.kind) {
-		case TC_PT_SKIM_PSB:
-			header = true;
-			if (cfg->errata.skl168)
-				s->tcal.check_skl168 = true;
-			break;
 		case TC_PT_SKIM_PSBEND:
-			header = false;
 			if (!synced)	/* its time from there on: a TSC in it */
 				rc = s->tm.have_tsc ? 0 : -1;
 			synced = true;
@@ -1571,7 +1562,8 @@ int tc_pt_skim_time_span(const struct pt_config *cfg, const uint8_t *buf, size_t
 			rc = -1;
 			break;
 		case TC_PT_SKIM_TSC: case TC_PT_SKIM_MTC: case TC_PT_SKIM_TMA:
-			if (timing(s, &k, header)) {
+			/* (in or out of a PSB+, SKL168: only CYC's calibration, refused) */
+			if (timing(s, &k, false)) {
 				rc = -1;
 				break;
 			}

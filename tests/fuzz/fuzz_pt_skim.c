@@ -430,12 +430,7 @@ static void check_span(const struct pt_config *base, const uint8_t *t, size_t n)
 	unsigned mtcs = 0;
 	int st, taken;
 
-	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
-					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
-
-	/* (its callers' traces begin with a PSB) */
-	if (n < sizeof(psb) || memcmp(t, psb, sizeof(psb)) ||
-	    tc_pt_skim_time_span(base, t, n, &lo, &hi, &mtcs))
+	if (tc_pt_skim_time_span(base, t, n, &lo, &hi, &mtcs))
 		return;
 	CHECK(lo <= hi);
 	cfg.begin = (uint8_t *)t;
