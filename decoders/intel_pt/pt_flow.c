@@ -2635,6 +2635,25 @@ void tc_pt_flow_stop_at(struct tc_pt_flow *d, uint64_t off)
 	d->stop_at = off;
 }
 
+bool tc_pt_flow_stop_pending(const struct tc_pt_flow *d)
+{
+	return d->stop_at != UINT64_MAX;
+}
+
+uint64_t tc_pt_flow_offset(const struct tc_pt_flow *d)
+{
+	uint64_t off;
+
+	if (!d->wq || d->jbase || d->walk_off || pt_qry_get_offset(d->wq, &off) < 0)
+		return UINT64_MAX;
+	return off;
+}
+
+struct pt_image_section_cache *tc_pt_flow_iscache(const struct tc_pt_flow *d)
+{
+	return d->iscache;
+}
+
 void tc_pt_flow_step_block(struct tc_pt_flow *d)
 {
 	d->step_block = true;

@@ -192,6 +192,15 @@ struct tc_pt_flow_join {
 int tc_pt_flow_begin_at(struct tc_pt_flow *d, const uint8_t *buf, size_t len,
 			uint64_t file_offset, uint64_t psb, struct tc_err *e);
 void tc_pt_flow_stop_at(struct tc_pt_flow *d, uint64_t off);
+/* Is a stop still ahead (not yet paused at)? */
+bool tc_pt_flow_stop_pending(const struct tc_pt_flow *d);
+/* The buffer offset the walk's query decoder has read to (a stop set past it comes
+ * later), UINT64_MAX where the walk is not what decodes (or in a following buffer's
+ * tail). */
+uint64_t tc_pt_flow_offset(const struct tc_pt_flow *d);
+/* libipt's section cache the flow adds mapped files to (ops.iscache or its own): a
+ * segment flow given it shares the flow's section ids, its walk cache's marks too. */
+struct pt_image_section_cache *tc_pt_flow_iscache(const struct tc_pt_flow *d);
 /* What carries over from one buffer to the next: the thread and CR3. A segment that begins
  * a later buffer starts with the thread it expects (tc_pt_flow_set_thread, before begin),
  * to be checked against the true flow's at the join. */

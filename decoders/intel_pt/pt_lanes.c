@@ -51,10 +51,16 @@
  * Several queues with time decode here, each whole in its lane (the walk making libipt's
  * tick events, pt_walk.h, for the pauses at each other queue's time), as do several
  * queues with the reference decoder: a queue is not cut (unless per-thread queues come
- * one after the other in time: pt_segment.c, in that order). */
+ * one after the other in time: pt_segment.c, in that order). The tail: the part of the
+ * last per-thread queue that comes after every other queue's trace (by the trace's time
+ * spans, before the lanes start; else from where its lane is once it is the last left)
+ * has only its own records to give, in order: its lane's flow stops at a PSB there (the
+ * cut, IT_CUT), and once the merge has the others done, the rest decodes in segments
+ * from that flow (pt_segment.c's tail), or, where the first would not join it, the lane
+ * goes on. */
 /* The bytes formatted since the last take, to the caller's thread: an item per piece
  * (take gives them until it gives nothing). */
-static void lane_take(struct queue *q)
+void tc_pt_lanes_take(struct queue *q)
 {
 	const struct tc_jobs_writer *lw = q->s->lw;
 	struct bytes_item b = { .kind = IT_BYTES, .offset = q->woff };
@@ -63,6 +69,10 @@ static void lane_take(struct queue *q)
 	if (!q->w)
 		return;
 	while ((b.n = lw->take(q->w, &b.bytes, &b.block)) || b.block) {
+		if (!q->out) {
+			lw->put(lw->ctx, b.bytes, b.n, b.offset, b.block);
+			continue;
+		}
 		if (tc_jobs_put(q->out, &b, sizeof(b)))
 			continue;	/* lost: tc_jobs_failed says so */
 		tc_jobs_charge(q->out, b.n);
@@ -73,11 +83,12 @@ static void lane_take(struct queue *q)
 static void put_mark(struct queue *q, enum item_kind kind, int ret)
 {
 	struct mark m = { kind, ret,
-			  kind == IT_BEGIN || kind == IT_STEP ? tc_pt_session_resumes_at(q) : 0 };
+			  kind == IT_BEGIN || kind == IT_STEP || kind == IT_CUT ?
+				  tc_pt_session_resumes_at(q) : 0 };
 
 	/* the bytes before it (after the end none: the writer is the caller's then) */
 	if (kind != IT_TASK_END || !q->wdone)
-		lane_take(q);
+		tc_pt_lanes_take(q);
 	tc_jobs_put(q->out, &m, sizeof(m));
 }
 
@@ -93,6 +104,22 @@ static int lane_sym(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym
 	if (!im)
 		return -1;
 	return tc_images_symbol(im, pid < 0 ? q->pid : pid, addr, sym);
+}
+
+/* An ADDR_NACC (IT_NACC's tag, the dso after it if IT_FOUND), in the caller's thread. */
+static void count_nacc(struct tc_pt_session *s, uint32_t tag, const char *dso)
+{
+	struct missing *ms;
+
+	if (!(tag & IT_FOUND)) {
+		if (!(tag & IT_QUIET))
+			s->st.nomap_unmapped++;
+	} else if ((ms = tc_pt_session_miss_for(s, dso))) {
+		if (tag & IT_QUIET)
+			ms->reached++;
+		else
+			ms->stops++;
+	}
 }
 
 /* emit_cb in the decoding thread: what emit_rare and the command's writer do. */
@@ -115,7 +142,10 @@ void tc_pt_lanes_emit(struct queue *q, const struct tc_rec *r)
 			dl = strlen(dso) + 1;
 			tag |= IT_FOUND;
 		}
-		if ((p = tc_jobs_alloc(q->out, 4 + dl))) {
+		q->nacc++;
+		if (!q->out) {
+			count_nacc(s, tag, dso);	/* the caller's thread (the tail) */
+		} else if ((p = tc_jobs_alloc(q->out, 4 + dl))) {
 			memcpy(p, &tag, 4);
 			if (dl)
 				memcpy(p + 4, dso, dl);
@@ -132,9 +162,10 @@ void tc_pt_lanes_emit(struct queue *q, const struct tc_rec *r)
 		}
 	}
 	s->lw->write(q->w, r);
+	q->nrec++;
 	q->woff = r->offset;
 	if (++q->nw >= TAKE_RECS)
-		lane_take(q);
+		tc_pt_lanes_take(q);
 }
 
 /* A task: the queue's decoding from where the last one stopped, until its output passes
@@ -144,6 +175,7 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 	struct queue *q = arg;
 	struct tc_pt_session *s = q->s;
 	const struct buf *b;
+	bool last;
 	int r;
 
 	q->out = out;
@@ -155,7 +187,7 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 			q->wbuf = q->nbufs;
 		}
 	}
-	while (q->wbuf < q->nbufs && q->wput < TASK_BYTES) {
+	while (q->wbuf < q->nbufs && q->wput < TASK_BYTES && !q->cut_hit) {
 		b = &q->bufs[q->wbuf];
 		if (!q->wbegun) {
 			tc_pt_session_follow(q, q->wbuf, q->d);
@@ -170,14 +202,35 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 				continue;
 			}
 		}
+		/* the tail (pt_segment.c): its flow stops at the PSB the plan says, or, the last
+		 * queue left (needing no steps), at a PSB ahead in the buffer (UINT64_MAX: none);
+		 * the rest of it may be cut there */
+		if (q->wbuf == q->plan_buf && !q->cut_at) {
+			q->plan_buf = SIZE_MAX;
+			if (tc_pt_flow_offset(q->d) < q->plan_at)
+				tc_pt_flow_stop_at(q->d, (q->cut_at = q->plan_at));
+		}
+		last = __atomic_load_n(&q->cut_req, __ATOMIC_ACQUIRE);
+		if (last && !q->cut_at &&
+		    (q->cut_at = tc_pt_segment_tail_cut(b, tc_pt_flow_offset(q->d))) != UINT64_MAX)
+			tc_pt_flow_stop_at(q->d, q->cut_at);
 		/* one thread feeds a queue without time to the end of each buffer */
-		r = tc_pt_flow_run(q->d, tc_pt_session_by_time(s) ? tc_pt_session_resumes_at(q) :
-									 UINT64_MAX);
+		r = tc_pt_flow_run(q->d, tc_pt_session_by_time(s) && !last ?
+						 tc_pt_session_resumes_at(q) : UINT64_MAX);
+		if (q->cut_at != UINT64_MAX && q->cut_at && r == 1 &&
+		    !tc_pt_flow_stop_pending(q->d)) {
+			q->cut_hit = true;
+			put_mark(q, IT_CUT, 1);
+			break;
+		}
 		if (tc_pt_session_by_time(s))
 			put_mark(q, IT_STEP, r);
 		if (r == 0) {
 			q->wbegun = false;
 			q->wbuf++;
+			if (q->cut_at != UINT64_MAX && q->cut_at)
+				tc_pt_flow_stop_at(q->d, UINT64_MAX);
+			q->cut_at = 0;
 		}
 	}
 	if (q->wbuf == q->nbufs && !q->wdone) {
@@ -191,7 +244,7 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 		 * with many short queues every one would keep its writer until then */
 		if (q->w && s->lw->finish) {
 			s->lw->finish(q->w);
-			lane_take(q);
+			tc_pt_lanes_take(q);
 			s->lw->close(q->w);
 			q->w = NULL;
 		}
@@ -225,26 +278,19 @@ static int take_item(struct tc_pt_session *s, struct queue *q, struct mark *m)
 		s->lw->put(s->lw->ctx, b.bytes, b.n, b.offset, b.block);
 		return IT_BYTES;
 	}
-	case IT_NACC: {
-		struct missing *ms;
-
-		if (!(tag & IT_FOUND)) {
-			if (!(tag & IT_QUIET))
-				s->st.nomap_unmapped++;
-		} else if ((ms = tc_pt_session_miss_for(s, (const char *)p + 4))) {
-			if (tag & IT_QUIET)
-				ms->reached++;
-			else
-				ms->stops++;
-		}
+	case IT_NACC:
+		count_nacc(s, tag, (const char *)p + 4);
 		return IT_NACC;
-	}
 	case IT_END:
 		q->mdone = true;
 		break;
 	case IT_TASK_END:
-		if (!q->mdone && submit(s, q))	/* two tasks ahead, while there is work */
+		/* two tasks ahead, while there is work (none past a cut till it is decided) */
+		if (!q->mdone && !q->mcut && submit(s, q))
 			return -1;
+		break;
+	case IT_CUT:
+		q->mcut = true;
 		break;
 	}
 	memcpy(m, p, sizeof(*m));
@@ -257,7 +303,7 @@ static int next_mark(struct tc_pt_session *s, struct queue *q, struct mark *it)
 	int k;
 
 	while ((k = take_item(s, q, it)) >= 0)
-		if (k == IT_BEGIN || k == IT_STEP || k == IT_END)
+		if (k == IT_BEGIN || k == IT_STEP || k == IT_END || k == IT_CUT)
 			return k;
 	return -1;
 }
@@ -266,6 +312,51 @@ static int queue_failed(struct queue *q, struct tc_err *e)
 {
 	*e = q->err;
 	return -1;
+}
+
+/* q stopped at its cut (IT_CUT read): if it is the last queue left (tail), the rest of it
+ * in segments (pt_segment.c's tail, from q->d there, its lane idle), or (not alone, or
+ * where that would not be one thread's) its lane goes on. 1: done, its trace all decoded;
+ * 0: the lane goes on, q->d paused in its buffer; 2: ... q->d past its buffer's end. */
+static int lanes_cut(struct tc_pt_session *s, struct queue *q, bool tail, struct tc_err *e)
+{
+	struct mark m;
+	int r = 0;
+
+	/* its tasks to their end (submitted: the one that cut, the next one) */
+	while (take_item(s, q, &m) >= 0)
+		;
+	if (q->failed)
+		return queue_failed(q, e);
+	/* its images' missing files before the segments' (as when it is closed) */
+	if (tail)
+		tc_pt_session_add_missing_lines(s, q->im);
+	/* (a redo, from the queue's start, counts every ADDR_NACC again) */
+	if (tail && !q->nacc && (r = tc_pt_segment_tail(s, q, e)) < 0)
+		return -1;
+	if (tail)
+		__atomic_store_n(&q->cut_req, 0, __ATOMIC_RELAXED);	/* one try */
+	q->cut_hit = q->mcut = false;
+	q->cut_at = 0;
+	if (r == 1) {
+		tc_pt_flow_free(q->d);
+		q->d = NULL;
+		memset(&q->fst, 0, sizeof(q->fst));	/* the segments' counts have it */
+		q->wbuf = q->nbufs;
+		q->wdone = q->mdone = true;
+		tc_pt_session_close_queue(s, q);
+		return 1;
+	}
+	/* where q->d is now: in its buffer, or past it (as a step that ended it) */
+	r = 0;
+	if (!tc_pt_flow_paused(q->d)) {
+		q->wbegun = false;
+		q->wbuf++;
+		r = 2;
+	}
+	if (submit(s, q) || submit(s, q))
+		return tc_pt_session_nomem(e);
+	return r;
 }
 
 /* decode_by_time over the marks. */
@@ -279,7 +370,7 @@ static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 		return tc_pt_session_nomem(e);
 	while (h.n && !ret) {
 		struct queue *q = &s->q[tc_time_heap_top(&h)];
-		uint64_t key = 0, until;
+		uint64_t key = q->mkey, until;
 
 		s->cur = q;
 		if (!q->begun) {
@@ -293,6 +384,11 @@ static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 				}
 				tc_pt_session_close_queue(s, q);
 				tc_time_heap_pop(&h);
+				/* the last one left: its lane may give the rest of it to
+				 * segments (lanes_cut) */
+				if (h.n == 1 && tc_pt_segment_tail_usable(s))
+					__atomic_store_n(&s->q[tc_time_heap_top(&h)].cut_req, 1,
+							 __ATOMIC_RELEASE);
 				continue;
 			}
 			if ((k = next_mark(s, q, &it)) != IT_BEGIN) {
@@ -305,7 +401,29 @@ static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 		} else {
 			until = tc_time_heap_next(&h);
 			for (;;) {
-				if (next_mark(s, q, &it) != IT_STEP) {
+				/* at its cut: now first, alone or not (the plan's guess was early) */
+				k = q->mcut ? IT_CUT : next_mark(s, q, &it);
+				if (k == IT_CUT && !q->mcut_wait && h.n > 1) {
+					/* others to come before it: it waits at its cut */
+					q->mcut_wait = true;
+					key = it.t;
+					break;
+				}
+				if (k == IT_CUT) {
+					q->mcut_wait = false;
+					if ((k = lanes_cut(s, q, h.n == 1, e)) < 0) {
+						ret = -1;
+						break;
+					}
+					if (k == 0)
+						continue;
+					/* its buffer ended (2), or all of it (1: no more items) */
+					q->begun = false;
+					if (k == 1)
+						q->next_buf = q->nbufs;
+					break;
+				}
+				if (k != IT_STEP) {
 					ret = tc_pt_session_nomem(e);
 					break;
 				}
@@ -318,6 +436,7 @@ static int merge_by_time(struct tc_pt_session *s, struct tc_err *e)
 					break;
 			}
 		}
+		q->mkey = key;
 		tc_time_heap_update_top(&h, key);
 	}
 	tc_time_heap_free(&h);
@@ -328,9 +447,17 @@ int tc_pt_lanes_decode(struct tc_pt_session *s, const struct tc_perf_data_featur
 		       struct tc_err *e)
 {
 	struct mark it;
+	size_t qi, bi;
+	uint64_t at;
 	int k;
 
 	s->f = f;
+	for (size_t i = 0; i < s->nq; i++)
+		s->q[i].plan_buf = SIZE_MAX;
+	if (tc_pt_session_by_time(s) && !tc_pt_segment_tail_plan(s, &qi, &bi, &at)) {
+		s->q[qi].plan_buf = bi;
+		s->q[qi].plan_at = at;
+	}
 	for (size_t i = 0; i < s->nq; i++) {
 		s->q[i].s = s;
 		if (submit(s, &s->q[i]) || submit(s, &s->q[i]))

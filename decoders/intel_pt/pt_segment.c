@@ -41,7 +41,10 @@
  * never use libipt's block decoder there: where the true flow's walk gives up, the queue
  * is decoded again from its start here, as with one thread, its first records (those
  * written already, the same) left out. Each segment flow reads code in a context of its
- * own (address spaces), one of a few lent in turn. */
+ * own (address spaces), one of a few lent in turn. Of every --jobs segments after a
+ * queue's first, the caller's thread decodes one itself as the true flow (its turn:
+ * seg_turn), from where the one before it was joined, its output straight out; the
+ * workers (one fewer) decode the others. */
 /* With time one queue is cut so too (one thread's trace, perf record's default for a
  * program), and so are several per-thread queues that come one after the other, in that
  * order (seg_in_time_order; one thread's decode, by time, runs each whole then, with
@@ -122,6 +125,10 @@ struct seg {
 	bool failed;
 	struct tc_err err;
 	size_t lane;
+	/* the tail's first true flow: the lanes' q->d, its records theirs (tc_pt_lanes_emit),
+	 * its reads q's images, its side-band q's (sb_next); the lanes' again if not joined */
+	bool borrowed;
+	bool here;		/* no flow: the true flow's to decode */
 };
 
 struct segs {
@@ -137,6 +144,7 @@ struct segs {
 	struct tc_images **old;	/* contexts' images let go of (seg_ctx_era), kept to the end */
 	size_t nold, capold;
 	struct pt_image_section_cache *iscache;
+	bool own_iscache;
 	struct tc_pt_walk_cache *master;
 	struct tc_pt_flow_stats acc;
 	uint64_t written;	/* records put */
@@ -148,6 +156,7 @@ struct segs {
 	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
 	size_t nsecs, capsecs;
 	bool lost;		/* out of memory: the queue is decoded again */
+	unsigned turn;		/* segments made since the caller's thread last had one */
 };
 
 /* The sections d has that the true set lacks: added to it. */
@@ -427,8 +436,10 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 /* A segment's flow and writer go (its bytes put or dropped already). */
 static void seg_free(struct segs *ss, struct seg *g)
 {
-	if (!g)
+	if (!g || g->borrowed || g->here) {
+		free(g);
 		return;
+	}
 	if (g->d)
 		g->kit.wc = tc_pt_flow_take_walk_cache(g->d);
 	g->kit.era = g->era;
@@ -532,8 +543,22 @@ static void seg_add_stats(struct tc_pt_flow_stats *a, const struct tc_pt_flow_st
 /* g's records put so far count as written. */
 static void seg_count(struct segs *ss, struct seg *g)
 {
-	ss->written += g->nrec - g->ncounted;
-	g->ncounted = g->nrec;
+	uint64_t n = g->nrec + (g->borrowed ? g->q->nrec : 0);
+
+	ss->written += n - g->ncounted;
+	g->ncounted = n;
+}
+
+/* A borrowed true flow's side-band, as its thread callback (pt_session.c's) left it: the
+ * caller's thread's context and writer follow. */
+static void seg_borrowed_era(struct segs *ss, struct seg *g)
+{
+	if (g->era == g->q->sb_next)
+		return;
+	g->era = g->q->sb_next;
+	if (seg_ctx_era(ss, g->c, g->era))
+		g->odd = true;	/* out of memory: decoded again */
+	g->wr->space = seg_wspace(ss, g->era);
 }
 
 /* The true flow t's side-band is the segments' from now on: the sections of another era
@@ -550,6 +575,8 @@ static void seg_settle(struct segs *ss, const struct seg *t)
 static void seg_run_here(struct segs *ss, struct seg *g)
 {
 	/* its marks are the true set's less those joined since it began: the true set */
+	if (g->borrowed)
+		seg_borrowed_era(ss, g);
 	seg_settle(ss, g);	/* (its begin may have applied side-band) */
 	if (tc_pt_walk_cache_copy(tc_pt_flow_walk_cache(g->d), ss->master) ||
 	    tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs))
@@ -558,6 +585,10 @@ static void seg_run_here(struct segs *ss, struct seg *g)
 	while (tc_pt_flow_run(g->d, UINT64_MAX) == 1 && !tc_pt_flow_paused(g->d))
 		;
 	seg_take(g);
+	if (g->borrowed) {
+		tc_pt_lanes_take(g->q);	/* no task of its lane now: put at once */
+		seg_borrowed_era(ss, g);
+	}
 	seg_count(ss, g);
 	if (tc_pt_walk_cache_merge_new(ss->master, tc_pt_flow_walk_cache(g->d)))
 		g->odd = true;
@@ -653,6 +684,26 @@ static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
 	}
 }
 
+/* Turns: of every --jobs segments after a queue's first the caller's thread decodes one
+ * itself, as the true flow (it would otherwise wait for the oldest to be joined), a worker
+ * each of the others: --jobs threads decode, the output of the caller's straight out,
+ * the others' held until joined (ptq.data's 4 queues: peak RSS 61 -> 42 MB, the time
+ * the same; each held segment is a PSB interval's, 9 MB of JSON there). */
+static bool seg_turns(const struct tc_pt_session *s)
+{
+	return !s->o.segment_workers_only;
+}
+
+/* Is the segment from PSB from (UINT64_MAX: a buffer's start) the caller's? t: the true
+ * flow, if any yet. */
+static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
+{
+	if (!seg_turns(ss->s) || !t || from == UINT64_MAX || ++ss->turn < ss->s->o.jobs)
+		return false;
+	ss->turn = 0;
+	return true;
+}
+
 /* Trace bytes in a segment: about SEG_OUT bytes of output, as far as the segments joined
  * tell, between SEG_MIN and SEG_MAX. */
 static uint64_t seg_len(const struct segs *ss)
@@ -733,10 +784,14 @@ static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, s
 		      size_t head_secs, struct seg_items *it, struct tc_err *e)
 {
 	for (size_t k = 1; k < n; k++)
-		tc_pt_flow_abort(fl[(head + k) % window]->d);
+		if (!fl[(head + k) % window]->here)
+			tc_pt_flow_abort(fl[(head + k) % window]->d);
 	for (size_t k = 0; k < n; k++) {
 		size_t i = (head + k) % window;
 		struct seg *o = fl[i], *g;
+
+		if (o->here)
+			continue;	/* the true flow's still */
 
 		/* the first was read to its end already */
 		if (k && seg_collect(ss, o, it))
@@ -756,15 +811,18 @@ static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, s
 	return 0;
 }
 
-/* One queue, its buffers in turn, each in segments. -1 only on a setup failure. */
-static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_err *e)
+/* One queue, its buffers in turn, each in segments. -1 only on a setup failure. With t0
+ * (borrowed: the tail), from its PSB at0 of buffer bi0 on, that flow paused there: 1 if a
+ * segment would not join it (nothing written but by it, all else dropped). */
+static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg *t0,
+		     size_t bi0, uint64_t at0, struct tc_err *e)
 {
 	struct tc_pt_session *s = ss->s;
 	struct seg **fl = NULL;	/* the segments in flight, in order */
-	struct seg *t = NULL;	/* the true flow: the last segment joined */
+	struct seg *t = t0;	/* the true flow: the last segment joined */
 	struct seg_items it = { 0 };
 	size_t lane = 0;
-	bool redo = false;
+	bool redo = false, bail = false;
 	int ret = 0;
 
 	if (!(fl = calloc(window, sizeof(*fl))))
@@ -774,9 +832,10 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 		q->tid = q->key;
 		q->pid = tc_pt_session_pid_of(s, q->key);
 	}
-	for (size_t bi = 0; bi < q->nbufs && !redo && !ret; bi++) {
+	for (size_t bi = t0 ? bi0 : 0; bi < q->nbufs && !redo && !ret && !bail; bi++) {
 		const struct buf *b = &q->bufs[bi];
-		uint64_t cut = 0;	/* the next segment's start: 0 the buffer's, UINT64_MAX none */
+		/* the next segment's start: 0 the buffer's, UINT64_MAX none */
+		uint64_t cut = t0 && bi == bi0 ? at0 : 0;
 		size_t head = 0, nfl = 0;
 		bool more = true, first_joined = false;
 		bool stepped = false;	/* the true flow is at the oldest's first block */
@@ -784,7 +843,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 		size_t psb_era = 0;
 
 		q->behind.from = b->offset;
-		while ((more || nfl) && !redo && !ret) {
+		while ((more || nfl) && !redo && !ret && !bail) {
 			/* the trace before the true flow's segment is done with */
 			if (t && t->b == b && t->from != UINT64_MAX)
 				tc_perf_data_behind(s->pd, &q->behind, b->offset + t->from);
@@ -795,11 +854,22 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			while (more && (first_joined ? seg_room(ss, fl, head, nfl, window) : !nfl)) {
 				uint64_t from = cut ? cut : UINT64_MAX;
 				uint64_t to = seg_cut(ss, b, from, seg_len(ss));
-				struct seg *g = seg_new(ss, q, b, from, to, ss->nsecs, e);
+				struct seg *g;
 
 				cut = to;
 				more = to != UINT64_MAX;
-				if (!g) {
+				if (seg_turn(ss, t, from)) {
+					/* the caller's turn: the true flow decodes it */
+					if (!(g = calloc(1, sizeof(*g)))) {
+						ret = tc_pt_session_nomem(e);
+						break;
+					}
+					*g = (struct seg){ .s = s, .ss = ss, .q = q, .b = b, .from = from,
+							   .to = to, .at_psb = true, .here = true };
+					fl[(head + nfl++) % window] = g;
+					continue;
+				}
+				if (!(g = seg_new(ss, q, b, from, to, ss->nsecs, e))) {
 					ret = -1;
 					break;
 				}
@@ -825,6 +895,21 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			first_joined = true;
 			if (!stepped)
 				ss->trace_bytes += seg_trace(g);
+			/* the caller's turn: the true flow decodes it here, its output straight
+			 * out (none held) */
+			if (g->here) {
+				uint64_t to = g->to;
+
+				s->st.segments_here++;
+				seg_free(ss, g);
+				if (!tc_pt_flow_paused(t->d))
+					continue;	/* the true flow ended the buffer */
+				tc_pt_flow_stop_at(t->d, to);
+				seg_run_here(ss, t);
+				if (tc_pt_flow_gave_up(t->d) || t->odd)
+					redo = true;
+				continue;
+			}
 			lost = seg_collect(ss, g, &it) != 0;
 			if (!lost) {
 				uint64_t n = 0;
@@ -877,6 +962,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 				/* the true flow ended the buffer: nothing after it */
 				seg_put_items(ss, &it, false);
 				seg_free(ss, g);
+				bail = t->borrowed;
 				continue;
 			} else {
 				if (!stepped) {
@@ -905,6 +991,15 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					/* it ended at that block: the buffer is done */
 					seg_put_items(ss, &it, false);
 					seg_free(ss, g);
+					bail = t->borrowed;
+					continue;
+				}
+				/* the tail's first: only as it is (NACC counted by the lanes: a
+				 * redo would count them again) */
+				if (t->borrowed && (!take || q->nacc)) {
+					seg_put_items(ss, &it, false);
+					seg_free(ss, g);
+					bail = true;
 					continue;
 				}
 				if (!take && g->respun < RESPINS &&
@@ -927,6 +1022,12 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					continue;
 				}
 			}
+			if (!take && t->borrowed) {
+				seg_put_items(ss, &it, false);
+				seg_free(ss, g);
+				bail = true;
+				continue;
+			}
 			if (take)
 				s->st.segments++;
 			else
@@ -939,8 +1040,13 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 					/* the range in flight at the PSB goes on in it */
 					g->held.start = tf->r_start;
 					g->held.insns = g->held.insns - gf->r_insns + tf->r_insns;
-					seg_write(t, &g->held);
-					seg_take(t);
+					if (t->borrowed) {
+						tc_pt_lanes_emit(q, &g->held);
+						tc_pt_lanes_take(q);
+					} else {
+						seg_write(t, &g->held);
+						seg_take(t);
+					}
 					seg_count(ss, t);
 				}
 				seg_put_items(ss, &it, true);
@@ -990,12 +1096,17 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct tc_
 			fl[head] = NULL;
 			head = (head + 1) % window;
 			nfl--;
-			if (!seg_collect(ss, g, &it))
+			if (!g->here && !seg_collect(ss, g, &it))
 				seg_put_items(ss, &it, false);
 			seg_free(ss, g);
 		}
-		if (!redo && !ret)
+		if (!redo && !ret && !bail)
 			tc_perf_data_release(s->pd, b->offset, b->size);
+	}
+	if (bail) {
+		free(fl);
+		free(it.b);
+		return 1;
 	}
 	if (t) {
 		seg_add_stats(&ss->acc, tc_pt_flow_stats(t->d), &t->base);
@@ -1107,106 +1218,302 @@ bool tc_pt_segment_usable(struct tc_pt_session *s)
 	return s->pt.timeless || s->nq == 1 || seg_in_time_order(s);
 }
 
+/* The segments' machinery: contexts, writers, the true set, the jobs (s->par). iscache:
+ * libipt's section cache to share, NULL for one of its own. */
+static int segs_open(struct segs *ss, struct tc_pt_session *s,
+		     struct pt_image_section_cache *iscache, size_t window, struct tc_err *e)
+{
+	*ss = (struct segs){ .s = s, .iscache = iscache, .own_iscache = !iscache };
+	ss->nctx = (size_t)s->o.jobs + 1;
+	ss->ctx = calloc(ss->nctx, sizeof(*ss->ctx));
+	ss->nwr = window + 1;
+	if ((ss->wr = aligned_alloc(64, ss->nwr * sizeof(*ss->wr))))
+		memset(ss->wr, 0, ss->nwr * sizeof(*ss->wr));
+	pthread_mutex_init(&ss->mu, NULL);
+	if (ss->own_iscache)
+		ss->iscache = pt_iscache_alloc("tracectl");
+	ss->master = tc_pt_walk_cache_new();
+	/* with turns, jobs - 1 workers: the caller's thread decodes too */
+	s->par = tc_jobs_new(s->o.jobs + !seg_turns(s), window, SEG_BUDGET);
+	if (!ss->ctx || !ss->wr || !ss->iscache || !ss->master || !s->par ||
+	    (ss->own_iscache && pt_iscache_set_limit(ss->iscache, 256ULL << 20) < 0))
+		return tc_pt_session_nomem(e);
+	tc_jobs_no_help(s->par);
+	return 0;
+}
+
+/* q's turn: its contexts (their images kept), writers, side-band from era0 (its first
+ * PSB's) on, no marks, no sections. */
+static void segs_start(struct segs *ss, struct queue *q, size_t era0)
+{
+	for (size_t c = 0; c < ss->nctx; c++)
+		ss->ctx[c] = (struct seg_ctx){ .s = ss->s, .q = q, .im = ss->ctx[c].im,
+					       .sb_at = ss->ctx[c].sb_at };
+	ss->era0 = ss->era = era0;
+	for (size_t c = 0; c < ss->nwr; c++)
+		ss->wr[c].c = &ss->ctx[0];
+	memset(&ss->acc, 0, sizeof(ss->acc));
+	ss->written = 0;
+	ss->s->cur = q;
+	tc_pt_walk_cache_reset(ss->master);
+	ss->nsecs = 0;
+	ss->lost = false;
+	/* the writers stay (each one's symbols' forms cost a few hundred KB to make
+	 * again): a new space number starts a new era of them (the flows' stays: one
+	 * that changes drops their sections) */
+	ss->wspace++;
+	ss->wr[0].space = seg_wspace(ss, ss->era);
+}
+
+/* q's segments done (ret their result): a writer that failed fails it; its counts, and
+ * images found missing, each context's in turn. */
+static int segs_end(struct segs *ss, int ret, struct tc_err *e)
+{
+	for (size_t c = 0; c < ss->nwr; c++)
+		if (ss->wr[c].wfail && !ret)
+			ret = tc_pt_session_nomem(e);
+	if (!ret)
+		tc_pt_session_add_flow_stats(ss->s, &ss->acc);
+	for (size_t c = 0; c < ss->nctx; c++)
+		tc_pt_session_add_missing_lines(ss->s, ss->ctx[c].im);
+	return ret;
+}
+
+static void segs_close(struct segs *ss)
+{
+	struct tc_pt_session *s = ss->s;
+
+	/* the bytes are all put: the writers go */
+	for (size_t c = 0; ss->wr && c < ss->nwr; c++)
+		if (ss->wr[c].w)
+			s->lw->close(ss->wr[c].w);
+	tc_jobs_free(s->par);
+	s->par = NULL;
+	for (size_t c = 0; ss->ctx && c < ss->nctx; c++)
+		tc_images_free(ss->ctx[c].im);
+	for (size_t i = 0; i < ss->nold; i++) {
+		tc_pt_session_add_missing_lines(s, ss->old[i]);
+		tc_images_free(ss->old[i]);
+	}
+	free(ss->old);
+	free(ss->ctx);
+	free(ss->wr);
+	pthread_mutex_destroy(&ss->mu);
+	tc_pt_walk_cache_free(ss->master);
+	free(ss->secs);
+	while (ss->npool) {
+		tc_pt_walk_cache_free(ss->pool[--ss->npool].wc);
+		tc_x86_free(ss->pool[ss->npool].x86);
+	}
+	if (ss->iscache && ss->own_iscache)
+		pt_iscache_free(ss->iscache);
+	s->gen++;
+}
+
+static size_t segs_window(const struct tc_pt_session *s)
+{
+	size_t window = (size_t)s->o.jobs + 2;
+
+	return window > 16 ? 16 : window;
+}
+
 int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
 			 struct tc_err *e)
 {
-	struct segs ss = { .s = s };
-	size_t window = (size_t)s->o.jobs + 2;
-	int ret = 0;
+	struct segs ss;
+	size_t window = segs_window(s);
+	int ret;
 
-	if (window > 16)
-		window = 16;
 	s->f = f;
 	s->lw = s->o.writer;
-	ss.nctx = (size_t)s->o.jobs + 1;
-	ss.ctx = calloc(ss.nctx, sizeof(*ss.ctx));
-	ss.nwr = window + 1;
-	if ((ss.wr = aligned_alloc(64, ss.nwr * sizeof(*ss.wr))))
-		memset(ss.wr, 0, ss.nwr * sizeof(*ss.wr));
-	pthread_mutex_init(&ss.mu, NULL);
-	ss.iscache = pt_iscache_alloc("tracectl");
-	ss.master = tc_pt_walk_cache_new();
-	s->par = tc_jobs_new(s->o.jobs + 1, window, SEG_BUDGET);
-	if (!ss.ctx || !ss.wr || !ss.iscache || !ss.master || !s->par ||
-	    pt_iscache_set_limit(ss.iscache, 256ULL << 20) < 0) {
-		ret = tc_pt_session_nomem(e);
-		goto out;
-	}
-	tc_jobs_no_help(s->par);
+	ret = segs_open(&ss, s, NULL, window, e);
 	for (size_t i = 0; i < s->nq && !ret; i++) {
 		struct queue *q = &s->q[s->order ? s->order[i] : i];
 		int pid = i ? s->q[s->order ? s->order[i - 1] : i - 1].pid : 0;
-
-		for (size_t c = 0; c < ss.nctx; c++)
-			ss.ctx[c] = (struct seg_ctx){ .s = s, .q = q, .im = ss.ctx[c].im,
-						      .sb_at = ss.ctx[c].sb_at };
 		/* without time all of the side-band applies; with time, what is due at its
 		 * start, as one thread's (pt_session.c) */
-		ss.era0 = tc_pt_session_sb_until(s, 0, s->pt.timeless ? UINT64_MAX : 0);
+		size_t era0 = tc_pt_session_sb_until(s, 0, s->pt.timeless ? UINT64_MAX : 0);
+
 		/* by time (s->order), the side-band the queue before applied is due before
 		 * this one's first PSB+, where its thread callback comes before any read
 		 * (seg_times): the contexts' images hold, not made again for each queue */
-		if (s->order && i && ss.era > ss.era0)
-			ss.era0 = ss.era;
-		ss.era = ss.era0;
-		for (size_t c = 0; c < ss.nwr; c++)
-			ss.wr[c].c = &ss.ctx[0];
-		memset(&ss.acc, 0, sizeof(ss.acc));
-		ss.written = 0;
-		s->cur = q;
+		if (s->order && i && ss.era > era0)
+			era0 = ss.era;
 		/* each queue as one thread decodes it, with a flow of its own: no marks, no
 		 * sections; the blocks kept only if its code is the one before's (the same
 		 * process: every address space has all the side-band without time) */
-		tc_pt_walk_cache_reset(ss.master);
-		ss.nsecs = 0;
-		ss.lost = false;
+		segs_start(&ss, q, era0);
 		if (!s->pt.per_cpu_mmaps && tc_pt_session_pid_of(s, q->key) != pid)
 			for (size_t k = 0; k < ss.npool; k++)
 				tc_pt_walk_cache_forget(ss.pool[k].wc);
-		/* the writers stay (each one's symbols' forms cost a few hundred KB to make
-		 * again): a new space number starts a new era of them (the flows' stays: one
-		 * that changes drops their sections) */
-		ss.wspace++;
-		ss.wr[0].space = seg_wspace(&ss, ss.era);
-		ret = seg_queue(&ss, q, window, e);
-		for (size_t c = 0; c < ss.nwr; c++)
-			if (ss.wr[c].wfail && !ret)
-				ret = tc_pt_session_nomem(e);
-		if (!ret)
-			tc_pt_session_add_flow_stats(s, &ss.acc);
-		/* images found missing: each context's, in turn */
-		for (size_t c = 0; c < ss.nctx; c++)
-			tc_pt_session_add_missing_lines(s, ss.ctx[c].im);
+		ret = segs_end(&ss, seg_queue(&ss, q, window, NULL, 0, 0, e), e);
 	}
 	if (!ret && tc_jobs_failed(s->par))
 		ret = tc_pt_session_nomem(e);
-out:
-	/* the bytes are all put: the writers go */
-	for (size_t c = 0; ss.wr && c < ss.nwr; c++)
-		if (ss.wr[c].w)
-			s->lw->close(ss.wr[c].w);
-	tc_jobs_free(s->par);
-	s->par = NULL;
+	segs_close(&ss);
 	s->cur = NULL;
 	s->lw = NULL;
-	for (size_t c = 0; ss.ctx && c < ss.nctx; c++)
-		tc_images_free(ss.ctx[c].im);
-	for (size_t i = 0; i < ss.nold; i++) {
-		tc_pt_session_add_missing_lines(s, ss.old[i]);
-		tc_images_free(ss.old[i]);
-	}
-	free(ss.old);
-	free(ss.ctx);
-	free(ss.wr);
-	pthread_mutex_destroy(&ss.mu);
-	tc_pt_walk_cache_free(ss.master);
-	free(ss.secs);
-	while (ss.npool) {
-		tc_pt_walk_cache_free(ss.pool[--ss.npool].wc);
-		tc_x86_free(ss.pool[ss.npool].x86);
-	}
-	if (ss.iscache)
-		pt_iscache_free(ss.iscache);
-	s->gen++;
 	return ret;
+}
+
+/* ---- the tail: the last of several queues with time, cut at PSBs ----
+ * With several queues by time (pt_lanes.c), once all but one are done the records left
+ * are that queue's alone, in its order: its lane's flow stops at a PSB ahead (the cut)
+ * and hands over, its lane idle, as the true flow of segments from there, which join it
+ * as they join each other (the flows' libipt section cache is its: the marks and
+ * sections are in the same ids). If the first would not join it, nothing but it wrote,
+ * and its lane goes on. Per-thread queues without CYC (as seg_thread and the joins'
+ * time need), none going on from the buffer before. */
+bool tc_pt_segment_tail_usable(const struct tc_pt_session *s)
+{
+	return s->o.jobs > 1 && tc_pt_session_by_time(s) && !s->pt.per_cpu_mmaps && !s->pt.cyc &&
+	       !s->o.reference && s->lw;
+}
+
+uint64_t tc_pt_segment_tail_cut(const struct buf *b, uint64_t off)
+{
+	const uint8_t *p;
+
+	if (off >= b->size || b->follows)
+		return UINT64_MAX;
+	p = memmem(b->data + off, b->size - off, psb_bytes, sizeof(psb_bytes));
+	return p ? (uint64_t)(p - b->data) : UINT64_MAX;
+}
+
+/* The offset of the last PSB in buf (len bytes), UINT64_MAX if none: looked for from the
+ * end back, a piece at a time. */
+static uint64_t psb_last(const uint8_t *buf, size_t len)
+{
+	const size_t piece = 64u << 10;
+
+	for (size_t end = len; end; end = end > piece ? end - piece : 0) {
+		size_t from = end > piece ? end - piece : 0;
+		size_t to = end + sizeof(psb_bytes) - 1 < len ? end + sizeof(psb_bytes) - 1 : len;
+		const uint8_t *p, *last = NULL;
+
+		for (p = buf + from; (p = memmem(p, (size_t)(buf + to - p), psb_bytes,
+						 sizeof(psb_bytes))); p++)
+			last = p;
+		if (last)
+			return (uint64_t)(last - buf);
+	}
+	return UINT64_MAX;
+}
+
+/* The least and greatest time (TSC) of buf[from, to), from a PSB there: -1 if not sure. A
+ * margin for a flow's own estimates after it, as seg_times'. */
+static int span_of(const struct tc_pt_session *s, const struct buf *b, uint64_t from, uint64_t to,
+		   uint64_t *lo, uint64_t *hi)
+{
+	unsigned mtcs = 0;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	if (tc_pt_skim_time_span(&s->pt.cfg, b->data + from, to - from, lo, hi, &mtcs) ||
+	    *lo > *hi || (mtcs && s->pt.cfg.mtc_freq > 8))
+		return -1;
+	*hi = *hi < UINT64_MAX - mtcs - 16 ? *hi + mtcs + 16 : UINT64_MAX;
+	return 0;
+}
+
+int tc_pt_segment_tail_plan(const struct tc_pt_session *s, size_t *qi, size_t *bi, uint64_t *at)
+{
+	uint64_t best = 0, others = 0, lo, hi, *psb = NULL;
+	size_t k = SIZE_MAX, n = 0, cap = 0;
+	const struct buf *b;
+	const uint8_t *p;
+
+	if (!tc_pt_segment_tail_usable(s))
+		return -1;
+	/* each queue's last time: its last buffer's from its last PSB (buffers in time order) */
+	for (size_t i = 0; i < s->nq; i++) {
+		const struct queue *q = &s->q[i];
+		uint64_t off;
+
+		if (!q->nbufs)
+			continue;
+		b = &q->bufs[q->nbufs - 1];
+		off = b->follows ? UINT64_MAX : psb_last(b->data, b->size);
+		if (off == UINT64_MAX || span_of(s, b, off, b->size, &lo, &hi))
+			return -1;
+		if (k == SIZE_MAX || hi > best) {
+			others = k == SIZE_MAX ? 0 : best;
+			best = hi;
+			k = i;
+		} else if (hi > others) {
+			others = hi;
+		}
+	}
+	if (k == SIZE_MAX)
+		return -1;
+	/* the first PSB of its last buffer whose interval before it is past the others' last
+	 * times, from the end back (only the part alone is read) */
+	b = &s->q[k].bufs[s->q[k].nbufs - 1];
+	for (p = b->data; (p = memmem(p, (size_t)(b->data + b->size - p), psb_bytes,
+				      sizeof(psb_bytes))); p += sizeof(psb_bytes)) {
+		if (tc_grow((void **)&psb, &cap, n + 1, sizeof(*psb))) {
+			free(psb);
+			return -1;
+		}
+		psb[n++] = (uint64_t)(p - b->data);
+	}
+	*at = UINT64_MAX;
+	for (size_t j = n; j-- > 1 && !span_of(s, b, psb[j - 1], psb[j], &lo, &hi) && lo > others;)
+		*at = psb[j];
+	free(psb);
+	if (*at == UINT64_MAX)
+		return -1;
+	*qi = k;
+	*bi = s->q[k].nbufs - 1;
+	return 0;
+}
+
+int tc_pt_segment_tail(struct tc_pt_session *s, struct queue *q, struct tc_err *e)
+{
+	struct tc_jobs *lanes = s->par;
+	struct tc_pt_walk_cache *wc = tc_pt_flow_walk_cache(q->d);
+	struct segs ss;
+	struct seg *t;
+	int ret;
+
+	for (size_t i = q->wbuf; i < q->nbufs; i++)
+		if (q->bufs[i].follows)
+			return 0;
+	if (!wc || !(t = calloc(1, sizeof(*t))))
+		return tc_pt_session_nomem(e);
+	ret = segs_open(&ss, s, tc_pt_flow_iscache(q->d), segs_window(s), e);
+	if (!ret) {
+		/* the queue's side-band from its start (a redo's), q->d's now */
+		segs_start(&ss, q, tc_pt_session_sb_until(s, 0, 0));
+		ss.era = q->sb_next;
+		ss.wr[0].space = seg_wspace(&ss, ss.era);
+		ss.written = q->nrec;
+		*t = (struct seg){ .s = s, .ss = &ss, .q = q, .c = &ss.ctx[0], .wr = &ss.wr[0],
+				   .d = q->d, .b = &q->bufs[q->wbuf], .from = q->cut_at,
+				   .to = UINT64_MAX, .at_psb = true, .pid = -1, .tid = -1,
+				   .era = ss.era, .truth = true, .held_done = true,
+				   .ncounted = q->nrec, .borrowed = true };
+		/* the true set: q->d's marks (its walk's cache logged from here on, for
+		 * seg_run_here's merge) and sections */
+		if (seg_ctx_era(&ss, &ss.ctx[0], ss.era) || tc_pt_walk_cache_copy(ss.master, wc))
+			ret = tc_pt_session_nomem(e);
+		tc_pt_walk_cache_log(wc);
+		seg_add_secs(&ss, q->d);
+		if (!ret && ss.lost)
+			ret = tc_pt_session_nomem(e);
+	}
+	if (ret) {
+		free(t);
+	} else if ((ret = seg_queue(&ss, q, ss.nwr - 1, t, q->wbuf, q->cut_at, e)) == 1) {
+		free(t);	/* (else seg_queue let go of it) */
+		tc_pt_walk_cache_unlog(wc);	/* the lanes' again */
+	} else {
+		ret = segs_end(&ss, ret, e);
+	}
+	if (!ret && tc_jobs_failed(s->par))
+		ret = tc_pt_session_nomem(e);
+	segs_close(&ss);
+	s->par = lanes;
+	s->cur = q;
+	return ret == 0 ? 1 : ret == 1 ? 0 : -1;
 }

@@ -37,6 +37,10 @@ struct tc_pt_session_opts {
 	/* Trace bytes per segment of a queue cut at its PSBs (at least this many, to the next
 	 * PSB); 0: about 2 MiB of the output each (tests set it). */
 	unsigned segment_bytes;
+	/* Segments: the caller's thread decodes none itself (one in --jobs otherwise, as the
+	 * true flow: pt_segment.c's turns), each is decoded apart and joined (tests of the
+	 * joins set it). */
+	bool segment_workers_only;
 	/* Gets every record; r is valid only during the call. Required. */
 	void (*emit)(void *ctx, const struct tc_rec *r);
 	/* Optional: runs of RANGE records instead (decoders/decoder.h emit_ranges; ctx as
@@ -59,6 +63,7 @@ struct tc_pt_session_stats {
 	 * decoded apart, segments decoded again in order (their state at the join differed),
 	 * queues decoded again from their start (the fast walk gave up). Not shown. */
 	uint64_t segments, segments_redone, queues_redone;
+	uint64_t segments_here;	/* ... decoded by the true flow in the caller's turn */
 };
 
 /* An image that was needed but not found, and how often decoding stopped in it. */

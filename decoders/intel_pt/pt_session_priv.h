@@ -73,12 +73,25 @@ struct queue {
 	bool wfail;		/* its writer could not be opened (out of memory) */
 	unsigned nw;		/* records written since the last take */
 	uint64_t woff;		/* the offset of the last record written */
+	uint64_t nrec;		/* records written (a redo leaves them out: pt_segment.c) */
+	uint64_t nacc;		/* ADDR_NACC records */
+	/* the tail (pt_lanes.c): the PSB its flow stops at (0 none), and stopped there; the
+	 * plan's (tc_pt_segment_tail_plan: plan_buf SIZE_MAX none) */
+	uint64_t cut_at;
+	bool cut_hit;
+	size_t plan_buf;
+	uint64_t plan_at;
+	/* the caller's, read by the lane: the queue is the last (__atomic) */
+	int cut_req;
 	/* apart (no cache line shared with the decoding thread's fields): the caller's */
 	char pad0[64];
 	size_t next_buf;	/* decode_by_time, merge_by_time: the buffer to begin next */
 	bool begun;
 	bool ended;
 	bool mdone;		/* the caller's thread has read its end */
+	bool mcut;		/* ... its cut: its tasks after it are not submitted */
+	bool mcut_wait;		/* ... with other queues to come first */
+	uint64_t mkey;		/* its key in the time heap */
 	char pad1[64];
 };
 
@@ -158,13 +171,13 @@ static inline uint64_t tc_pt_session_resumes_at(const struct queue *q)
 }
 
 /* pt_lanes.c: the items a lane hands to the caller's thread (pt_segment.c's too) */
-enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC };
+enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC, IT_CUT };
 
 #define IT_KIND 0xffu
 #define IT_QUIET (1u << 8)	/* ADDR_NACC to count, not a stop */
 #define IT_FOUND (1u << 9)	/* ADDR_NACC in an image: its dso follows */
 
-/* BEGIN, STEP, END, TASK_END */
+/* BEGIN, STEP, END, TASK_END, CUT */
 struct mark {
 	uint32_t kind;
 	int32_t ret;
@@ -188,6 +201,9 @@ struct bytes_item {
 };
 
 void tc_pt_lanes_emit(struct queue *q, const struct tc_rec *r);
+/* q's bytes formatted since the last take: to its task's items, or (no task: the caller's
+ * thread) put at once. */
+void tc_pt_lanes_take(struct queue *q);
 int tc_pt_lanes_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
 		       struct tc_err *e);
 
@@ -195,5 +211,18 @@ int tc_pt_lanes_decode(struct tc_pt_session *s, const struct tc_perf_data_featur
 bool tc_pt_segment_usable(struct tc_pt_session *s);
 int tc_pt_segment_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
 			 struct tc_err *e);
+/* The tail (pt_lanes.c): can the last queue left be cut at PSBs from its flow's stop on? */
+bool tc_pt_segment_tail_usable(const struct tc_pt_session *s);
+/* Before the lanes start: the queue whose trace ends last (*qi) and a PSB of it (buffer *bi,
+ * offset *at) after which every time of its trace is past every other queue's last (its
+ * time spans, pt_skim.h): its records from there on come after all the others' (where the
+ * others are done by then: the merge sees). -1 where that is not sure. */
+int tc_pt_segment_tail_plan(const struct tc_pt_session *s, size_t *qi, size_t *bi, uint64_t *at);
+/* The first PSB in b at or after offset off (where its flow stops), UINT64_MAX if none. */
+uint64_t tc_pt_segment_tail_cut(const struct buf *b, uint64_t off);
+/* ... decoded so (its lane idle, its flow q->d paused at the PSB q->cut_at of buffer
+ * q->wbuf): 1 done, to the queue's end; 0 not (nothing written but by q->d, in the caller's
+ * thread, which has gone on by a block: paused, or its buffer ended); -1 failed (*e). */
+int tc_pt_segment_tail(struct tc_pt_session *s, struct queue *q, struct tc_err *e);
 
 #endif

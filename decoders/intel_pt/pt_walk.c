@@ -357,6 +357,13 @@ void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c)
 	c->log_lost = false;
 }
 
+void tc_pt_walk_cache_unlog(struct tc_pt_walk_cache *c)
+{
+	c->log = false;
+	c->nnos = c->nadds = 0;
+	c->log_lost = c->adds_lost = false;
+}
+
 bool tc_pt_walk_cache_check(const struct tc_pt_walk_cache *spec,
 			    const struct tc_pt_walk_cache *truth)
 {

@@ -59,6 +59,8 @@ int tc_pt_walk_cache_warm(const struct tc_pt_walk_cache *c, const struct pt_conf
  * had) holds none of them, that is whether each answer would have been the same. */
 int tc_pt_walk_cache_merge(struct tc_pt_walk_cache *dst, const struct tc_pt_walk_cache *src);
 void tc_pt_walk_cache_log(struct tc_pt_walk_cache *c);
+/* No more logging (what was logged forgotten). */
+void tc_pt_walk_cache_unlog(struct tc_pt_walk_cache *c);
 /* dst's marks become src's as they are now (-1: out of memory): src's table read, not
  * copied, so src (its thread) may go on adding marks while dst's walk (another thread)
  * reads; they are not dst's. After tc_pt_walk_cache_log(src), tc_pt_walk_cache_merge_new

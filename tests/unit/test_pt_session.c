@@ -580,6 +580,10 @@ static int seg_file(const char *dir, const char *prog, const char *prog2, uint64
 }
 
 /* data's records with one thread into one_text, with --jobs 2 on the writer into seg_text. */
+/* seg_decode's --jobs 2: every segment decoded apart and joined (the joins' tests), or the
+ * caller's thread decoding one in two itself (pt_segment.c's turns). */
+static bool seg_workers_only = true;
+
 static int seg_decode(const char *data, struct tc_pt_session_stats *st1,
 		      struct tc_pt_session_stats *st2)
 {
@@ -600,7 +604,8 @@ static int seg_decode(const char *data, struct tc_pt_session_stats *st1,
 		if (tc_perf_data_open(&pd, data, &e))
 			break;
 		s = tc_pt_session_new(&(struct tc_pt_session_opts){ .emit = one_collect,
-			.jobs = j ? 2 : 1, .writer = j ? &fw : NULL, .segment_bytes = SEG_PAD },
+			.jobs = j ? 2 : 1, .writer = j ? &fw : NULL, .segment_bytes = SEG_PAD,
+			.segment_workers_only = seg_workers_only },
 			&e);
 		while (s && (n = tc_perf_data_next(pd, &r, &e)) > 0)
 			if (tc_pt_session_record(s, pd, &r, &e))
@@ -662,8 +667,8 @@ static void seg_check_same(const struct tc_pt_session_stats *a,
 	CHECK_INT(b->ranges, a->ranges);
 	CHECK_INT(b->branches, a->branches);
 	CHECK_INT(b->syncs, a->syncs);
-	CHECK_INT(a->segments + a->segments_redone, 0);
-	CHECK_INT(b->segments + b->segments_redone, SEGS - 1);
+	CHECK_INT(a->segments + a->segments_redone + a->segments_here, 0);
+	CHECK_INT(b->segments + b->segments_redone + b->segments_here, SEGS - 1);
 	CHECK_INT(b->queues_redone, 0);
 }
 
@@ -692,6 +697,32 @@ TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 	seg_check_same(&a, &b);
 	CHECK_INT(b.segments_redone, redone + 1);	/* that one */
 
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* Turns: with --jobs 2 the caller's thread decodes one segment in two itself as the true
+ * flow (from where the one before it was joined), the worker the others (joined to it):
+ * the same records, with and without time, and where a segment pops an empty stack. */
+TEST(segments_decoded_in_the_callers_turn_come_out_as_with_one_thread)
+{
+	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], prog2[128], cmd[768], data[160];
+	uint64_t caller = 0, marker = 0;
+	struct tc_pt_session_stats a = { 0 }, b = { 0 };
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(seg_prog(dir, prog, prog2, sizeof(prog), &caller, &marker), 0);
+	seg_workers_only = false;
+	for (int v = 0; v < 4; v++) {
+		CHECK_INT(seg_file(dir, prog, prog2, caller, marker, v & 1 ? SEGS - 2 : -1, v & 2,
+				   v & 2 ? 4 : 0, data, sizeof(data)), 0);
+		CHECK_INT(seg_decode(data, &a, &b), 0);
+		seg_check_same(&a, &b);
+		/* after the first (a worker's), every other one: 4 of the 8 */
+		CHECK_INT(b.segments_here, (SEGS - 1) / 2);
+		CHECK(b.segments >= 1);
+	}
+	seg_workers_only = true;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
