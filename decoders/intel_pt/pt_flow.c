@@ -1206,6 +1206,7 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 	uint64_t off, last_off = UINT64_MAX, tsc;
 	unsigned long same = 0;
 	struct walk_check wc;
+	bool stop;
 
 	*at = 0;
 	*mode = ptem_unknown;
@@ -1246,8 +1247,10 @@ static int decode_run(struct tc_pt_flow *d, int status, uint64_t *at, enum pt_ex
 			    d->held_ev.status_update &&
 			    pt_blk_get_offset(d->dec, &off) == 0 && off >= d->side_len)
 				return ST_HANDOVER;
-			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc) ||
-			    (d->stop_at != UINT64_MAX && past_stop(d))) {
+			/* both asked: a stop at the status update a time pause holds (the lanes'
+			 * tail) would not be asked again when it is taken */
+			stop = d->stop_at != UINT64_MAX && past_stop(d);
+			if (passes_until(d, d->held_ev.has_tsc, d->held_ev.tsc) || stop) {
 				d->held = HELD_EVENT;
 				d->status = status;
 				return ST_PAUSE;
