@@ -672,6 +672,20 @@ static void seg_check_same(const struct tc_pt_session_stats *a,
 	CHECK_INT(b->queues_redone, 0);
 }
 
+/* data decoded again with the caller's turns (pt_segment.c: with --jobs 2 it decodes one
+ * segment in two itself as the true flow, from where the one before was joined): the same,
+ * 4 of the 8 segments after the first decoded so. */
+static void seg_check_turns(const char *data)
+{
+	struct tc_pt_session_stats a = { 0 }, b = { 0 };
+
+	seg_workers_only = false;
+	CHECK_INT(seg_decode(data, &a, &b), 0);
+	seg_check_same(&a, &b);
+	CHECK_INT(b.segments_here, (SEGS - 1) / 2);
+	seg_workers_only = true;
+}
+
 TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 {
 	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], prog2[128], cmd[768], data[160];
@@ -689,6 +703,7 @@ TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 	seg_check_same(&a, &b);
 	CHECK(b.segments >= 2);
 	redone = b.segments_redone;
+	seg_check_turns(data);
 
 	/* one PSB+ between a call and its (compressed) return: the segment from there pops
 	 * an empty stack, is dropped and decoded again in order, the same */
@@ -696,33 +711,8 @@ TEST(one_queue_cut_at_psbs_comes_out_as_with_one_thread)
 	CHECK_INT(seg_decode(data, &a, &b), 0);
 	seg_check_same(&a, &b);
 	CHECK_INT(b.segments_redone, redone + 1);	/* that one */
+	seg_check_turns(data);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK_INT(system(cmd), 0);
-}
-
-/* Turns: with --jobs 2 the caller's thread decodes one segment in two itself as the true
- * flow (from where the one before it was joined), the worker the others (joined to it):
- * the same records, with and without time, and where a segment pops an empty stack. */
-TEST(segments_decoded_in_the_callers_turn_come_out_as_with_one_thread)
-{
-	char dir[] = "/tmp/tc-pts-XXXXXX", prog[128], prog2[128], cmd[768], data[160];
-	uint64_t caller = 0, marker = 0;
-	struct tc_pt_session_stats a = { 0 }, b = { 0 };
-
-	CHECK(mkdtemp(dir) != NULL);
-	CHECK_INT(seg_prog(dir, prog, prog2, sizeof(prog), &caller, &marker), 0);
-	seg_workers_only = false;
-	for (int v = 0; v < 4; v++) {
-		CHECK_INT(seg_file(dir, prog, prog2, caller, marker, v & 1 ? SEGS - 2 : -1, v & 2,
-				   v & 2 ? 4 : 0, data, sizeof(data)), 0);
-		CHECK_INT(seg_decode(data, &a, &b), 0);
-		seg_check_same(&a, &b);
-		/* after the first (a worker's), every other one: 4 of the 8 */
-		CHECK_INT(b.segments_here, (SEGS - 1) / 2);
-		CHECK(b.segments >= 1);
-	}
-	seg_workers_only = true;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
 }
@@ -748,6 +738,7 @@ TEST(one_queue_with_time_cut_at_psbs_comes_out_as_with_one_thread)
 		CHECK(b.segments >= 2);
 		if (late)	/* the one it came in */
 			CHECK(b.segments_redone >= 1);
+		seg_check_turns(data);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);
