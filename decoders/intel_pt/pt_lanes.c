@@ -217,7 +217,7 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 		/* one thread feeds a queue without time to the end of each buffer */
 		r = tc_pt_flow_run(q->d, tc_pt_session_by_time(s) && !last ?
 						 tc_pt_session_resumes_at(q) : UINT64_MAX);
-		if (q->cut_at != UINT64_MAX && q->cut_at && r == 1 &&
+		if (q->cut_at && q->cut_at != UINT64_MAX && r == 1 &&
 		    !tc_pt_flow_stop_pending(q->d)) {
 			q->cut_hit = true;
 			put_mark(q, IT_CUT, 1);
@@ -228,8 +228,7 @@ static void run_task(void *arg, struct tc_jobs_out *out)
 		if (r == 0) {
 			q->wbegun = false;
 			q->wbuf++;
-			if (q->cut_at != UINT64_MAX && q->cut_at)
-				tc_pt_flow_stop_at(q->d, UINT64_MAX);
+			tc_pt_flow_stop_at(q->d, UINT64_MAX);	/* a cut not reached */
 			q->cut_at = 0;
 		}
 	}
@@ -328,14 +327,14 @@ static int lanes_cut(struct tc_pt_session *s, struct queue *q, bool tail, struct
 		;
 	if (q->failed)
 		return queue_failed(q, e);
-	/* its images' missing files before the segments' (as when it is closed) */
-	if (tail)
+	if (tail) {
+		/* its images' missing files before the segments' (as when it is closed) */
 		tc_pt_session_add_missing_lines(s, q->im);
-	/* (a redo, from the queue's start, counts every ADDR_NACC again) */
-	if (tail && !q->nacc && (r = tc_pt_segment_tail(s, q, e)) < 0)
-		return -1;
-	if (tail)
+		/* (a redo, from the queue's start, counts every ADDR_NACC again) */
+		if (!q->nacc && (r = tc_pt_segment_tail(s, q, e)) < 0)
+			return -1;
 		__atomic_store_n(&q->cut_req, 0, __ATOMIC_RELAXED);	/* one try */
+	}
 	q->cut_hit = q->mcut = false;
 	q->cut_at = 0;
 	if (r == 1) {

@@ -59,6 +59,17 @@
 static const uint8_t psb_bytes[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
 
+/* The buffer offset of the first PSB at or after at in b, UINT64_MAX if none. */
+static uint64_t psb_next(const struct buf *b, uint64_t at)
+{
+	const uint8_t *p;
+
+	if (at >= b->size ||
+	    !(p = memmem(b->data + at, b->size - at, psb_bytes, sizeof(psb_bytes))))
+		return UINT64_MAX;
+	return (uint64_t)(p - b->data);
+}
+
 #define SEG_MIN (4u << 10)	/* trace bytes in a segment, at least */
 #define SEG_MAX (1u << 20)
 #define SEG_OUT (2u << 20)	/* output bytes of a segment, about */
@@ -575,8 +586,6 @@ static void seg_settle(struct segs *ss, const struct seg *t)
 static void seg_run_here(struct segs *ss, struct seg *g)
 {
 	/* its marks are the true set's less those joined since it began: the true set */
-	if (g->borrowed)
-		seg_borrowed_era(ss, g);
 	seg_settle(ss, g);	/* (its begin may have applied side-band) */
 	if (tc_pt_walk_cache_copy(tc_pt_flow_walk_cache(g->d), ss->master) ||
 	    tc_pt_flow_add_sections(g->d, ss->secs, ss->nsecs))
@@ -594,6 +603,15 @@ static void seg_run_here(struct segs *ss, struct seg *g)
 		g->odd = true;
 	seg_settle(ss, g);
 	seg_add_secs(ss, g->d);
+}
+
+/* ... until it pauses at the PSB to (a segment's end): true where the queue must be decoded
+ * again (its walk gave up, or it ran out of memory). */
+static bool seg_run_to(struct segs *ss, struct seg *t, uint64_t to)
+{
+	tc_pt_flow_stop_at(t->d, to);
+	seg_run_here(ss, t);
+	return tc_pt_flow_gave_up(t->d) || t->odd;
 }
 
 /* The redo's records: those written already left out. */
@@ -754,24 +772,16 @@ static bool seg_room(const struct segs *ss, struct seg *const *fl, size_t head, 
  * submitted: the trace is read (into memory) only a window ahead. */
 static uint64_t seg_cut(const struct segs *ss, const struct buf *b, uint64_t at, uint64_t len)
 {
-	const uint8_t *p;
-
 	if (at == UINT64_MAX) {
-		p = b->size ? memmem(b->data, b->size, psb_bytes, sizeof(psb_bytes)) : NULL;
-		if (!p)
+		if ((at = psb_next(b, 0)) == UINT64_MAX)
 			return UINT64_MAX;
-		at = (uint64_t)(p - b->data);
 		/* with time the records before it have the time the buffer before ended
 		 * with, and where it follows on they are the buffer before's (its tail): the
 		 * true flow's to make (never taken), no more than them */
 		if (at && (!ss->s->pt.timeless || b->follows) && b != ss->s->cur->bufs)
 			return at;
 	}
-	at += len;
-	if (at >= b->size || !(p = memmem(b->data + at, b->size - at, psb_bytes,
-					    sizeof(psb_bytes))))
-		return UINT64_MAX;
-	return (uint64_t)(p - b->data);
+	return psb_next(b, at + len);
 }
 
 /* The segments in flight fl[head..] (n of them) were made with marks and sections the
@@ -904,10 +914,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 				seg_free(ss, g);
 				if (!tc_pt_flow_paused(t->d))
 					continue;	/* the true flow ended the buffer */
-				tc_pt_flow_stop_at(t->d, to);
-				seg_run_here(ss, t);
-				if (tc_pt_flow_gave_up(t->d) || t->odd)
-					redo = true;
+				redo = seg_run_to(ss, t, to);
 				continue;
 			}
 			lost = seg_collect(ss, g, &it) != 0;
@@ -994,15 +1001,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 					bail = t->borrowed;
 					continue;
 				}
-				/* the tail's first: only as it is (NACC counted by the lanes: a
-				 * redo would count them again) */
-				if (t->borrowed && (!take || q->nacc)) {
-					seg_put_items(ss, &it, false);
-					seg_free(ss, g);
-					bail = true;
-					continue;
-				}
-				if (!take && g->respun < RESPINS &&
+				if (!take && !t->borrowed && g->respun < RESPINS &&
 				    ((!tc_pt_flow_gave_up(g->d) && !g->odd &&
 				      tc_pt_flow_join_same(tc_pt_flow_first(g->d),
 							   tc_pt_flow_after(t->d))) ||
@@ -1022,7 +1021,9 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 					continue;
 				}
 			}
-			if (!take && t->borrowed) {
+			/* the tail's first: only as it is (NACC counted by the lanes: a redo
+			 * would count them again) */
+			if (t->borrowed && (!take || q->nacc)) {
 				seg_put_items(ss, &it, false);
 				seg_free(ss, g);
 				bail = true;
@@ -1083,10 +1084,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 						break;
 					}
 				}
-				tc_pt_flow_stop_at(t->d, to);
-				seg_run_here(ss, t);
-				if (tc_pt_flow_gave_up(t->d) || t->odd)
-					redo = true;
+				redo = seg_run_to(ss, t, to);
 			}
 		}
 		/* what is left in flight: dropped */
@@ -1121,6 +1119,16 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 	return ret;
 }
 
+/* A span [lo, *hi] of libipt's times (tc_pt_skim_time_span, mtcs its most MTCs after a
+ * TMA) made a bound for the flows' own times (seg_times says why): -1 where there is none. */
+static int span_margin(const struct tc_pt_session *s, uint64_t lo, uint64_t *hi, unsigned mtcs)
+{
+	if (lo > *hi || (mtcs && s->pt.cfg.mtc_freq > 8))
+		return -1;
+	*hi = *hi < UINT64_MAX - mtcs - 16 ? *hi + mtcs + 16 : UINT64_MAX;
+	return 0;
+}
+
 /* The least and the greatest perf time q's flows can have (tc_pt_skim_time_span of each
  * buffer: libipt's times, from a PSB at its start); -1 where that is not sure, or a buffer
  * goes on from the one before (its first bytes are another's packets). A flow's
@@ -1144,9 +1152,8 @@ static int seg_times(const struct tc_pt_session *s, const struct queue *q, uint6
 		if (!ok)
 			return -1;
 	}
-	if (lo > hi || (mtcs && s->pt.cfg.mtc_freq > 8))
+	if (span_margin(s, lo, &hi, mtcs))
 		return -1;
-	hi = hi < UINT64_MAX - mtcs - 16 ? hi + mtcs + 16 : UINT64_MAX;
 	*first = tc_pt_config_tsc_to_perf_time(&s->pt.tc, lo);
 	*last = tc_pt_config_tsc_to_perf_time(&s->pt.tc, hi);
 	return 0;
@@ -1372,12 +1379,7 @@ bool tc_pt_segment_tail_usable(const struct tc_pt_session *s)
 
 uint64_t tc_pt_segment_tail_cut(const struct buf *b, uint64_t off)
 {
-	const uint8_t *p;
-
-	if (off >= b->size || b->follows)
-		return UINT64_MAX;
-	p = memmem(b->data + off, b->size - off, psb_bytes, sizeof(psb_bytes));
-	return p ? (uint64_t)(p - b->data) : UINT64_MAX;
+	return b->follows ? UINT64_MAX : psb_next(b, off);
 }
 
 /* The offset of the last PSB in buf (len bytes), UINT64_MAX if none: looked for from the
@@ -1400,8 +1402,8 @@ static uint64_t psb_last(const uint8_t *buf, size_t len)
 	return UINT64_MAX;
 }
 
-/* The least and greatest time (TSC) of buf[from, to), from a PSB there: -1 if not sure. A
- * margin for a flow's own estimates after it, as seg_times'. */
+/* The least and greatest time (TSC) of b's [from, to), from a PSB there, with span_margin's
+ * margin: -1 if not sure. */
 static int span_of(const struct tc_pt_session *s, const struct buf *b, uint64_t from, uint64_t to,
 		   uint64_t *lo, uint64_t *hi)
 {
@@ -1409,11 +1411,9 @@ static int span_of(const struct tc_pt_session *s, const struct buf *b, uint64_t 
 
 	*lo = UINT64_MAX;
 	*hi = 0;
-	if (tc_pt_skim_time_span(&s->pt.cfg, b->data + from, to - from, lo, hi, &mtcs) ||
-	    *lo > *hi || (mtcs && s->pt.cfg.mtc_freq > 8))
+	if (tc_pt_skim_time_span(&s->pt.cfg, b->data + from, to - from, lo, hi, &mtcs))
 		return -1;
-	*hi = *hi < UINT64_MAX - mtcs - 16 ? *hi + mtcs + 16 : UINT64_MAX;
-	return 0;
+	return span_margin(s, *lo, hi, mtcs);
 }
 
 int tc_pt_segment_tail_plan(const struct tc_pt_session *s, size_t *qi, size_t *bi, uint64_t *at)
@@ -1421,7 +1421,6 @@ int tc_pt_segment_tail_plan(const struct tc_pt_session *s, size_t *qi, size_t *b
 	uint64_t best = 0, others = 0, lo, hi, *psb = NULL;
 	size_t k = SIZE_MAX, n = 0, cap = 0;
 	const struct buf *b;
-	const uint8_t *p;
 
 	if (!tc_pt_segment_tail_usable(s))
 		return -1;
@@ -1449,13 +1448,12 @@ int tc_pt_segment_tail_plan(const struct tc_pt_session *s, size_t *qi, size_t *b
 	/* the first PSB of its last buffer whose interval before it is past the others' last
 	 * times, from the end back (only the part alone is read) */
 	b = &s->q[k].bufs[s->q[k].nbufs - 1];
-	for (p = b->data; (p = memmem(p, (size_t)(b->data + b->size - p), psb_bytes,
-				      sizeof(psb_bytes))); p += sizeof(psb_bytes)) {
+	for (uint64_t o = psb_next(b, 0); o != UINT64_MAX; o = psb_next(b, o + sizeof(psb_bytes))) {
 		if (tc_grow((void **)&psb, &cap, n + 1, sizeof(*psb))) {
 			free(psb);
 			return -1;
 		}
-		psb[n++] = (uint64_t)(p - b->data);
+		psb[n++] = o;
 	}
 	*at = UINT64_MAX;
 	for (size_t j = n; j-- > 1 && !span_of(s, b, psb[j - 1], psb[j], &lo, &hi) && lo > others;)
@@ -1504,7 +1502,7 @@ int tc_pt_segment_tail(struct tc_pt_session *s, struct queue *q, struct tc_err *
 	}
 	if (ret) {
 		free(t);
-	} else if ((ret = seg_queue(&ss, q, ss.nwr - 1, t, q->wbuf, q->cut_at, e)) == 1) {
+	} else if ((ret = seg_queue(&ss, q, segs_window(s), t, q->wbuf, q->cut_at, e)) == 1) {
 		free(t);	/* (else seg_queue let go of it) */
 		tc_pt_walk_cache_unlog(wc);	/* the lanes' again */
 	} else {
