@@ -158,13 +158,16 @@ $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(B)/fuzz/libtc.a
 	@echo '  LD      $@'
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(DEP_LIBS)
 
-fuzz-run: $(FUZZ_BINS)
+# fuzz_jobs's seeds are recordings made with tracectl (tests/fuzz/run.sh)
+FUZZ_SEED_TOOLS := tracectl $(B)/qemu_plugin/tracectl-qemu.so $(B)/obj/tools/pd_rewrite
+
+fuzz-run: $(FUZZ_BINS) $(FUZZ_SEED_TOOLS)
 	@rc=0; for n in $(FUZZ_NAMES); do \
 		./tests/fuzz/run.sh $(B)/fuzz $$n $(FUZZ_SECONDS) corpus-$$n "$(FUZZ_TESTDATA)" \
 			|| rc=1; \
 	done; exit $$rc
 
-fuzz-smoke: $(FUZZ_BINS)
+fuzz-smoke: $(FUZZ_BINS) $(FUZZ_SEED_TOOLS)
 	@rc=0; for n in $(FUZZ_NAMES); do \
 		rm -rf $(B)/fuzz/smoke-corpus-$$n; \
 		FUZZ_SEED=$${FUZZ_SEED:-1} ./tests/fuzz/run.sh $(B)/fuzz $$n $(FUZZ_SMOKE_SECONDS) smoke-corpus-$$n \

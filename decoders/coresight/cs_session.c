@@ -162,6 +162,10 @@ static void errlog_cb(const void *ctx, const char *msg, const int len)
 	}
 }
 
+/* Also at the end of each entry point that may call the library in the caller's thread
+ * (decoders made, fed, reset or finished there): where it logged there, outside a task,
+ * nothing else would let go of the lock (a worker that logs, or a locked task the caller's
+ * thread then runs, would wait for it for ever). */
 static void errlog_release(void)
 {
 	if (errlog_held) {
@@ -227,6 +231,7 @@ void tc_cs_session_free(struct tc_cs_session *s)
 		return;
 	for (int i = 0; i < NIDS; i++)
 		tc_etm_ocsd_free(s->dec[i]);
+	errlog_release();
 	tc_cs_frame_free(s->csf);
 	free(s);
 }
@@ -510,7 +515,8 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	struct tc_cs_session_par *p = b->p;
 	struct keep *k = &p->keep[b->id];
 
-	const uint8_t *at = b->data;	/* the next operation's bytes */
+	/* the next operation's bytes; a batch of resets and ends alone has no data (NULL) */
+	const uint8_t *at = b->data;
 
 	cur_out = out;
 	cur_split = b->split;
@@ -518,7 +524,8 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		/* records are written as they come, each operation's bytes at its end */
 		for (size_t i = 0; i < b->nops; i++) {
 			run_op(&b->ops[i], at);
-			at += b->ops[i].len;
+			if (b->ops[i].len)
+				at += b->ops[i].len;
 			errlog_release();
 			if (!b->ops[i].end)
 				continue;
@@ -536,11 +543,13 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	 * the lock to run the task it waits for): the window bounds what it holds */
 	tc_jobs_out_nowait(out);
 	cur_keep = p->fmt && !b->split ? k : NULL;	/* written once the lock is let go of */
-	pthread_mutex_lock(&ocsd_lock);
+	if (!errlog_held)	/* (else taken by errlog_cb in this thread) */
+		pthread_mutex_lock(&ocsd_lock);
 	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
 		run_op(&b->ops[i], at);
-		at += b->ops[i].len;
+		if (b->ops[i].len)
+			at += b->ops[i].len;
 		if (!b->ops[i].end)
 			continue;
 		if (cur_keep)
@@ -548,8 +557,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 		else
 			put_mark(ITEM_END, NULL);
 	}
-	errlog_held = false;
-	pthread_mutex_unlock(&ocsd_lock);
+	errlog_release();
 	if (cur_keep) {
 		cur_keep = NULL;
 		write_kept(p, b->id, k);	/* k->nomem: read by drain, once tasks are done */
@@ -910,6 +918,7 @@ int tc_cs_session_add_source(struct tc_cs_session *s, const struct tc_etm_cfg *c
 					     &s->lanes[id], e);
 	else
 		s->dec[id] = tc_etm_ocsd_new(cfg, s->what, s->emit, s->mem, s->ctx, e);
+	errlog_release();
 	if (!s->dec[id])
 		return -1;
 	if (!s->nsources++)
@@ -943,6 +952,7 @@ void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
 			s->id_bytes[s->raw_id] += len;
 			if (!s->par) {
 				tc_etm_ocsd_feed(s->dec[s->raw_id], base_offset, buf, len);
+				errlog_release();
 				return;
 			}
 			/* in pieces an operation's length holds (one piece in practice) */
@@ -975,6 +985,7 @@ void tc_cs_session_feed(struct tc_cs_session *s, const uint8_t *buf, size_t len,
 	tc_cs_frame_feed(s->csf, buf, len);
 	tc_cs_frame_flush(s->csf);
 	s->fed += len;
+	errlog_release();
 }
 
 void tc_cs_session_flush(struct tc_cs_session *s)
@@ -984,6 +995,7 @@ void tc_cs_session_flush(struct tc_cs_session *s)
 			queue_op(s, (uint8_t)i, OP_FINISH, 0, NULL, 0);
 		else if (s->dec[i])
 			tc_etm_ocsd_finish(s->dec[i]);
+	errlog_release();
 }
 
 void tc_cs_session_reset(struct tc_cs_session *s, uint64_t offset)
@@ -993,6 +1005,7 @@ void tc_cs_session_reset(struct tc_cs_session *s, uint64_t offset)
 			queue_op(s, (uint8_t)i, OP_RESET, offset, NULL, 0);
 		else if (s->dec[i])
 			tc_etm_ocsd_reset(s->dec[i], offset);
+	errlog_release();
 }
 
 const struct tc_etm_ocsd_stats *tc_cs_session_stats(const struct tc_cs_session *s, uint8_t id)

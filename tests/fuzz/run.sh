@@ -3,10 +3,13 @@
 # DIR/fuzz_NAME is the binary; DIR/CORPUS the corpus, seeded here (never in the repo) from
 # TESTDATA: perf_data gets the perf.data files under perfdata/, pt and pt_diff their
 # Intel PT from the first PSB on, pt_session the Intel PT ones
-# (and a pt_truth recording), cs_frame the first max_len bytes of every trace buffer an
+# (and a pt_truth recording), jobs those, simpleperf's and emulated recordings of a program
+# of threads made here, cs_frame the first max_len bytes of every trace buffer an
 # OpenCSD snapshot's trace.ini names, snapshot each snapshot packed, etm real buffers behind
 # a configuration header, elf the ELF files, output trace bytes and ini text, emulate the
-# QEMU plugin's messages fuzz_emulate synthesizes (see each case below). FUZZ_MAX_LEN overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to DIR/NAME.log. Prints
+# QEMU plugin's messages fuzz_emulate synthesizes (see each case below). FUZZ_MAX_LEN
+# overrides the input size limit. Crashes go to DIR/artifacts-NAME/, the log to
+# DIR/NAME.log. Prints
 # the executions the fuzzer reports; exits non-zero if the target crashed, leaked, timed
 # out or ran out of memory, or failed on one of its reproducers (tests/fuzz/repro/NAME-*, run
 # first; NAME-*.recipe ones built from pieces of TESTDATA).
@@ -47,6 +50,41 @@ pt_session)
 		"$pt_truth" -o "$corpus/seed-pt_truth.data" -- "$dir/branchy" >/dev/null 2>&1 ||
 			rm -f "$corpus/seed-pt_truth.data"
 	fi
+	;;
+jobs)
+	# Whole recordings with the images they name on this machine: a program of threads
+	# of unequal work (tests/fixtures/progs/uneven.c, static: no loader's trace) recorded
+	# under emulation. Intel PT with a PSB every 2 KiB, given time by pd_rewrite as perf
+	# records it (-T), the threads overlapping (-O: lanes, the last one's tail alone) or
+	# one after the other, and without time (segments), whole or in 3000-byte buffers;
+	# ETMv4 (an ID per thread, one sink). The Makefile builds tracectl, its plugin and
+	# pd_rewrite first. The test data's recordings (their images are not here) too, whole
+	# (the largest is 178 KiB).
+	max_len=${FUZZ_MAX_LEN:-196608}
+	for f in "$td"/perfdata/intel_pt/perf.data.* "$td"/perfdata/simpleperf-etm/*.data; do
+		[ -f "$f" ] && cp "$f" "$corpus/seed-$(basename "$f")"
+	done
+	# The programs are the recordings' images while the target runs: each corpus has its
+	# own, put in place whole (a run beside this one reads them at any time).
+	obj=$dir/../obj src=$(dirname "$0")/../fixtures/progs/uneven.c prog=$corpus.uneven
+	if ! gcc -O1 -static -pthread -o "$prog.new" "$src" || ! mv -f "$prog.new" "$prog" ||
+	   ! aarch64-linux-gnu-gcc -O1 -static -pthread -o "$prog.new" "$src" ||
+	   ! mv -f "$prog.new" "$prog"64 ||
+	   ! "$obj/tracectl" record --pmu emulated --config psb_period=0 -o "$prog.data" \
+		-- "$prog" 3 400 >/dev/null 2>"$prog.err" ||
+	   ! "$obj/tracectl" record --pmu emulated -o "$prog-etm.data" \
+		-- "$prog"64 3 400 >/dev/null 2>>"$prog.err" ||
+	   ! cp "$prog-etm.data" "$corpus/seed-uneven-etm"; then
+		echo "fuzz_$name: cannot build or record tests/fixtures/progs/uneven.c for seeds:" >&2
+		tail -n 3 "$prog.err" >&2
+		exit 1
+	fi
+	for opts in "-T 64 -O" "-T 16 -O" "-T 16" "-s 3000" ""; do
+		# shellcheck disable=SC2086
+		"$obj/tools/pd_rewrite" $opts "$prog.data" \
+			"$corpus/seed-uneven-pt$(echo "$opts" | tr -d ' ')" ||
+			{ echo "fuzz_$name: pd_rewrite $opts failed" >&2; exit 1; }
+	done
 	;;
 perf_data)
 	max_len=${FUZZ_MAX_LEN:-262144}
