@@ -11,8 +11,10 @@
  * symbolize), the statistics (but PT's segments' own counts) and the warnings must be the
  * same. The images are the ones the recording names (seeds: run.sh records a program of
  * threads under emulation, whose files are on this machine). A hash of the input picks
- * branches or ranges (CoreSight: or packets), 2 or 4 jobs, and for PT the caller's turns
- * or none and the segments' size. Any difference calls abort(). */
+ * branches or ranges (CoreSight: or packets), 2 or 4 jobs, for PT the caller's turns or
+ * none and the segments' size, for CoreSight the writer or records to emit from the lanes
+ * (as report's analyses take them); FUZZ_JOBS_HASH sets it (a finding run with other
+ * options), FUZZ_JOBS_SHOW prints what an input reached. Any difference calls abort(). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -117,7 +119,8 @@ static void w_put(void *ctx, const char *bytes, size_t n, uint64_t offset, void 
 
 	(void)offset;
 	CHECK(pthread_mutex_trylock(&x->lock) == 0);	/* never two at once */
-	fuzz_recs_put(&x->recs, bytes, n);
+	if (n)	/* (0: a dropped segment's block let go of) */
+		fuzz_recs_put(&x->recs, bytes, n);
 	pthread_mutex_unlock(&x->lock);
 	free(block);
 }
@@ -146,6 +149,7 @@ static void recount(struct fuzz_recs *r)
 
 struct opts {
 	bool branches, packets, workers_only;
+	bool cs_emit;	/* CoreSight's lanes without the writer: records to emit (report's) */
 	unsigned jobs, segment_bytes;
 };
 
@@ -237,7 +241,8 @@ static void decode(const uint8_t *data, size_t size, const struct opts *o, struc
 		.segment_bytes = o->segment_bytes, .segment_workers_only = o->workers_only,
 		.emit = on_rec, .ctx = &x }, &e);
 	cs = tc_cs_perf_new(&(struct tc_cs_perf_opts){
-		.branches = o->branches, .packets = o->packets, .jobs = o->jobs, .writer = wp,
+		.branches = o->branches, .packets = o->packets, .jobs = o->jobs,
+		.writer = o->cs_emit ? NULL : wp,
 		.emit = on_rec, .ctx = &x }, &e);
 	CHECK(pt && cs);
 	while ((n = tc_perf_data_next(pd, &r, &e)) > 0)
@@ -279,9 +284,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.packets = !o.branches && (h >> 1 & 7) == 0;
 	o.segment_bytes = seg_bytes[h >> 4 & 3];
 	o.workers_only = h >> 6 & 1;
-	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "%s, --jobs %u, segments of %u%s",
+	o.cs_emit = (h >> 8 & 3) == 0;
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "%s, --jobs %u, segments of %u%s%s",
 		 o.branches ? "branches" : o.packets ? "packets" : "ranges",
-		 h >> 7 & 1 ? 4 : 2, o.segment_bytes, o.workers_only ? ", workers only" : "");
+		 h >> 7 & 1 ? 4 : 2, o.segment_bytes, o.workers_only ? ", workers only" : "",
+		 o.cs_emit ? ", CS to emit" : "");
 	o.jobs = 1;
 	decode(data, size, &o, &one);
 	o.jobs = h >> 7 & 1 ? 4 : 2;
