@@ -53,7 +53,7 @@ pt_session)
 	;;
 jobs)
 	# Whole recordings with the images they name on this machine: a program of threads
-	# of unequal work (tests/fixtures/progs/uneven.c, static: no loader's trace) recorded
+	# of unequal work (tests/fuzz/uneven.c, static: no loader's trace) recorded
 	# under emulation. Intel PT with a PSB every 2 KiB, given time by pd_rewrite as perf
 	# records it (-T), the threads overlapping (-O: lanes, the last one's tail alone) or
 	# one after the other, and without time (segments), whole or in 3000-byte buffers;
@@ -66,7 +66,7 @@ jobs)
 	done
 	# The programs are the recordings' images while the target runs: each corpus has its
 	# own, put in place whole (a run beside this one reads them at any time).
-	obj=$dir/../obj src=$(dirname "$0")/../fixtures/progs/uneven.c prog=$corpus.uneven
+	obj=$dir/../obj src=$(dirname "$0")/uneven.c prog=$corpus.uneven
 	if ! gcc -O1 -static -pthread -o "$prog.new" "$src" || ! mv -f "$prog.new" "$prog" ||
 	   ! aarch64-linux-gnu-gcc -O1 -static -pthread -o "$prog.new" "$src" ||
 	   ! mv -f "$prog.new" "$prog"64 ||
@@ -75,7 +75,7 @@ jobs)
 	   ! "$obj/tracectl" record --pmu emulated -o "$prog-etm.data" \
 		-- "$prog"64 3 400 >/dev/null 2>>"$prog.err" ||
 	   ! cp "$prog-etm.data" "$corpus/seed-uneven-etm"; then
-		echo "fuzz_$name: cannot build or record tests/fixtures/progs/uneven.c for seeds:" >&2
+		echo "fuzz_$name: cannot build or record tests/fuzz/uneven.c for seeds:" >&2
 		tail -n 3 "$prog.err" >&2
 		exit 1
 	fi
