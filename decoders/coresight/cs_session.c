@@ -543,8 +543,7 @@ static void run_batch(void *arg, struct tc_jobs_out *out)
 	 * the lock to run the task it waits for): the window bounds what it holds */
 	tc_jobs_out_nowait(out);
 	cur_keep = p->fmt && !b->split ? k : NULL;	/* written once the lock is let go of */
-	if (!errlog_held)	/* (else taken by errlog_cb in this thread) */
-		pthread_mutex_lock(&ocsd_lock);
+	pthread_mutex_lock(&ocsd_lock);
 	errlog_held = true;	/* errlog_cb: already held */
 	for (size_t i = 0; i < b->nops; i++) {
 		run_op(&b->ops[i], at);

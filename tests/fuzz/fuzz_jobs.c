@@ -16,7 +16,6 @@
  * (as report's analyses take them); FUZZ_JOBS_HASH sets it (a finding run with other
  * options), FUZZ_JOBS_SHOW prints what an input reached. Any difference calls abort(). */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,14 +132,10 @@ static void recount(struct fuzz_recs *r)
 
 	r->nrec = 0;
 	while (o + 8 + FUZZ_RECS_FIELDS * 8 <= r->n) {
-		if (r->nrec == r->caprec) {
-			r->caprec = r->caprec ? r->caprec * 2 : 256;
-			r->starts = realloc(r->starts, r->caprec * sizeof(*r->starts));
-			r->offs = realloc(r->offs, r->caprec * sizeof(*r->offs));
-			CHECK(r->starts && r->offs);
-		}
-		r->starts[r->nrec] = o;
-		memcpy(&r->offs[r->nrec++], r->out + o, 8);
+		uint64_t off;
+
+		memcpy(&off, r->out + o, 8);
+		fuzz_recs_begin(r, o, off);
 		o += 8 + FUZZ_RECS_FIELDS * 8;
 		for (int k = 0; k < 3 && o < r->n; k++)
 			o += r->out[o] == 0xff ? 1 : strnlen((const char *)r->out + o, r->n - o) + 1;
@@ -156,61 +151,57 @@ struct opts {
 struct result {
 	struct fuzz_recs recs;
 	char *stats;	/* the statistics and warnings, as text */
+	size_t stats_len;
 	int ret;
 	uint64_t segments, here;	/* PT's segments: decoded apart, in the caller's turns */
 };
 
-/* printf into a growing string */
-static void cat(char **p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cat(char **p, const char *fmt, ...)
-{
-	size_t n = *p ? strlen(*p) : 0;
-	va_list ap;
-	int k;
-
-	va_start(ap, fmt);
-	k = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	CHECK(k >= 0 && (*p = realloc(*p, n + (size_t)k + 1)));
-	va_start(ap, fmt);
-	vsnprintf(*p + n, (size_t)k + 1, fmt, ap);
-	va_end(ap);
-}
-
 #define U(v) ((unsigned long long)(v))
 
-static void pt_stats(struct tc_pt_session *s, char **out)
+static FILE *stats_open(struct result *res)
+{
+	FILE *f = open_memstream(&res->stats, &res->stats_len);
+
+	CHECK(f);
+	return f;
+}
+
+static void pt_stats(struct tc_pt_session *s, struct result *res)
 {
 	const struct tc_pt_session_stats *st = tc_pt_session_stats(s);
 	const struct tc_pt_session_missing *miss;
 	size_t nmiss = tc_pt_session_missing(s, &miss);
+	FILE *out = stats_open(res);
 
 	/* not the segments' counts: they are --jobs's own */
-	cat(out, "buffers %llu bytes %llu queues %llu insns %llu ranges %llu branches %llu "
-		 "errors %llu nomap %llu/%llu overflows %llu syncs %llu unsynced %llu\n",
-	    U(st->buffers), U(st->bytes), U(st->queues), U(st->insns), U(st->ranges),
-	    U(st->branches), U(st->errors), U(st->nomap), U(st->nomap_unmapped),
-	    U(st->overflows), U(st->syncs), U(st->unsynced_bytes));
+	fprintf(out, "buffers %llu bytes %llu queues %llu insns %llu ranges %llu branches %llu "
+		     "errors %llu nomap %llu/%llu overflows %llu syncs %llu unsynced %llu\n",
+		U(st->buffers), U(st->bytes), U(st->queues), U(st->insns), U(st->ranges),
+		U(st->branches), U(st->errors), U(st->nomap), U(st->nomap_unmapped),
+		U(st->overflows), U(st->syncs), U(st->unsynced_bytes));
 	for (size_t i = 0; i < nmiss; i++)
-		cat(out, "missing %s %llu %llu\n", miss[i].line, U(miss[i].stops),
-		    U(miss[i].reached));
+		fprintf(out, "missing %s %llu %llu\n", miss[i].line, U(miss[i].stops),
+			U(miss[i].reached));
+	CHECK(fclose(out) == 0);
 }
 
-static void cs_stats(struct tc_cs_perf *s, char **out)
+static void cs_stats(struct tc_cs_perf *s, struct result *res)
 {
 	const struct tc_cs_perf_stats *st = tc_cs_perf_stats(s);
 	struct tc_diag d = { 0 };
+	FILE *out = stats_open(res);
 
-	cat(out, "buffers %llu bytes %llu blocks %llu packets %llu ranges %llu insns %llu "
-		 "branches %llu errors %llu nomap %llu unknown id %llu demux errors %llu\n",
-	    U(st->buffers), U(st->bytes), U(st->blocks), U(st->packets), U(st->ranges),
-	    U(st->insns), U(st->branches), U(st->errors), U(st->nomap), U(st->unknown_id_bytes),
-	    U(st->demux_errors));
+	fprintf(out, "buffers %llu bytes %llu blocks %llu packets %llu ranges %llu insns %llu "
+		     "branches %llu errors %llu nomap %llu unknown id %llu demux errors %llu\n",
+		U(st->buffers), U(st->bytes), U(st->blocks), U(st->packets), U(st->ranges),
+		U(st->insns), U(st->branches), U(st->errors), U(st->nomap),
+		U(st->unknown_id_bytes), U(st->demux_errors));
 	tc_cs_perf_diag(s, &d);
 	for (size_t i = 0; i < d.n; i++)
-		cat(out, "%s %s\n", d.msgs[i].level == TC_DIAG_STATUS ? "status" : "warning",
-		    d.msgs[i].text);
+		fprintf(out, "%s %s\n",
+			d.msgs[i].level == TC_DIAG_STATUS ? "status" : "warning", d.msgs[i].text);
 	tc_diag_free(&d);
+	CHECK(fclose(out) == 0);
 }
 
 /* Decode data with o's jobs: Intel PT or CoreSight, as its AUXTRACE_INFO says (each
@@ -252,14 +243,14 @@ static void decode(const uint8_t *data, size_t size, const struct opts *o, struc
 		x.sym = tc_pt_session_symbolize;
 		x.sym_ctx = pt;
 		res->ret = tc_pt_session_decode(pt, pd, &e);
-		pt_stats(pt, &res->stats);
+		pt_stats(pt, res);
 		res->segments = tc_pt_session_stats(pt)->segments;
 		res->here = tc_pt_session_stats(pt)->segments_here;
 	} else if (n == 0 && tc_cs_perf_is_cs_etm(cs)) {
 		x.sym = tc_cs_perf_symbolize;
 		x.sym_ctx = cs;
 		res->ret = tc_cs_perf_decode(cs, pd, &e);
-		cs_stats(cs, &res->stats);
+		cs_stats(cs, res);
 	}
 	tc_pt_session_free(pt);
 	tc_cs_perf_free(cs);

@@ -50,6 +50,19 @@ static void fuzz_recs_put_str(struct fuzz_recs *r, const char *s)
 		fuzz_recs_put(r, &none, 1);
 }
 
+/* A record begins at out[start]: kept for the display of a difference. */
+static void fuzz_recs_begin(struct fuzz_recs *r, size_t start, uint64_t offset)
+{
+	if (r->nrec == r->caprec) {
+		r->caprec = r->caprec ? r->caprec * 2 : 256;
+		r->starts = realloc(r->starts, r->caprec * sizeof(*r->starts));
+		r->offs = realloc(r->offs, r->caprec * sizeof(*r->offs));
+		CHECK(r->starts && r->offs);
+	}
+	r->starts[r->nrec] = start;
+	r->offs[r->nrec++] = offset;
+}
+
 static void fuzz_recs_add(struct fuzz_recs *r, const struct tc_rec *rec)
 {
 	const uint64_t f[FUZZ_RECS_FIELDS] = {
@@ -58,14 +71,7 @@ static void fuzz_recs_add(struct fuzz_recs *r, const struct tc_rec *rec)
 		rec->last_type, rec->last_size, rec->last_taken, rec->value, rec->has_time,
 		rec->has_time ? rec->time : 0 };
 
-	if (r->nrec == r->caprec) {
-		r->caprec = r->caprec ? r->caprec * 2 : 256;
-		r->starts = realloc(r->starts, r->caprec * sizeof(*r->starts));
-		r->offs = realloc(r->offs, r->caprec * sizeof(*r->offs));
-		CHECK(r->starts && r->offs);
-	}
-	r->starts[r->nrec] = r->n;
-	r->offs[r->nrec++] = rec->offset;
+	fuzz_recs_begin(r, r->n, rec->offset);
 	if (r->with_offset)
 		fuzz_recs_put(r, &rec->offset, sizeof(rec->offset));
 	fuzz_recs_put(r, f, sizeof(f));

@@ -67,6 +67,7 @@ jobs)
 	# The programs are the recordings' images while the target runs: each corpus has its
 	# own, put in place whole (a run beside this one reads them at any time).
 	obj=$dir/../obj src=$(dirname "$0")/uneven.c prog=$corpus.uneven
+	rm -f "$prog.data" "$prog-etm.data"	# (else record keeps the last as .old)
 	if ! gcc -O1 -static -pthread -o "$prog.new" "$src" || ! mv -f "$prog.new" "$prog" ||
 	   ! aarch64-linux-gnu-gcc -O1 -static -pthread -o "$prog.new" "$src" ||
 	   ! mv -f "$prog.new" "$prog"64 ||
