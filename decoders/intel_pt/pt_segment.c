@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "decoders/intel_pt/pt_config.h"
 #include "decoders/intel_pt/pt_flow.h"
@@ -140,6 +141,7 @@ struct seg {
 	 * its reads q's images, its side-band q's (sb_next); the lanes' again if not joined */
 	bool borrowed;
 	bool here;		/* no flow: the true flow's to decode */
+	uint64_t ns;		/* a worker's time decoding it (seg_task), for the turns */
 };
 
 struct segs {
@@ -167,7 +169,11 @@ struct segs {
 	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
 	size_t nsecs, capsecs;
 	bool lost;		/* out of memory: the queue is decoded again */
-	unsigned turn;		/* segments made since the caller's thread last had one */
+	/* the caller's turns (seg_turn): its share of TURN_ONE, and how it follows the work */
+	unsigned share, credit;
+	unsigned joins, nwin;	/* workers' segments joined, and in the window */
+	uint64_t win_at, win_wait, win_work;	/* the window's start, the caller's waits
+						 * for output, the workers' decoding (ns) */
 };
 
 /* The sections d has that the true set lacks: added to it. */
@@ -391,11 +397,20 @@ static void seg_emit(void *ctx, const struct tc_rec *r)
 	seg_write(g, r);
 }
 
+static uint64_t seg_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void seg_task(void *arg, struct tc_jobs_out *out)
 {
 	struct seg *g = arg;
 	struct segs *ss = g->ss;
 	struct mark m = { IT_END, 0, 0 };
+	uint64_t t0 = seg_now();
 	int r;
 
 	/* a context no other task reads in now (as many as workers, and the caller's) */
@@ -440,6 +455,7 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 	g->c = &ss->ctx[0];	/* as the true flow, in the caller's thread */
 	g->wr = &ss->wr[0];
 	pthread_mutex_unlock(&ss->mu);
+	g->ns = seg_now() - t0;	/* read once the caller has the end mark */
 	tc_jobs_put(out, &m, sizeof(m));
 	g->out = NULL;
 }
@@ -702,11 +718,24 @@ static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
 	}
 }
 
-/* Turns: of every --jobs segments after a queue's first the caller's thread decodes one
- * itself, as the true flow (it would otherwise wait for the oldest to be joined), a worker
- * each of the others: --jobs threads decode, the output of the caller's straight out,
- * the others' held until joined (ptq.data's 4 queues: peak RSS 61 -> 42 MB, the time
- * the same; each held segment is a PSB interval's, 9 MB of JSON there). */
+/* Turns: of the segments after a queue's first the caller's thread decodes some itself, as
+ * the true flow (it would otherwise wait for the oldest to be joined), the workers the
+ * others: --jobs threads decode, the output of the caller's straight out, the others'
+ * held until joined (ptq.data's 4 queues: peak RSS 61 -> 42 MB, the time the same; each
+ * held segment is a PSB interval's, 9 MB of JSON there).
+ * The caller's share is one in --jobs to begin with, then follows how the threads fare:
+ * over each TURN_WINDOW workers' segments joined, the time the caller waited for their
+ * output against the time each worker idled (the window's span less its part of their
+ * decoding), the share moved by half that difference's part of the span. Cores are seldom
+ * alike: this host's two vCPUs differed by 1.6x for minutes (the host's other load), and
+ * a share of one in two then kept the faster one waiting (ptq.data: --jobs 2 0.67-0.74 s
+ * with the workers on a core a busy loop had a third of, 0.60-0.63 s so). Not before
+ * TURN_SETTLE joins: the first segments cost new memory, cold caches and the images'
+ * symbols, not what the cores give later. */
+#define TURN_ONE 1024u		/* the share's unit: every segment the caller's */
+#define TURN_WINDOW 8
+#define TURN_SETTLE 16
+
 static bool seg_turns(const struct tc_pt_session *s)
 {
 	return !s->o.segment_workers_only;
@@ -716,10 +745,49 @@ static bool seg_turns(const struct tc_pt_session *s)
  * flow, if any yet. */
 static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
 {
-	if (!seg_turns(ss->s) || !t || from == UINT64_MAX || ++ss->turn < ss->s->o.jobs)
+	if (!seg_turns(ss->s) || !t || from == UINT64_MAX)
 		return false;
-	ss->turn = 0;
+	if (!ss->share)
+		ss->share = (TURN_ONE + ss->s->o.jobs - 1) / ss->s->o.jobs;
+	if ((ss->credit += ss->share) < TURN_ONE)
+		return false;
+	ss->credit -= TURN_ONE;
 	return true;
+}
+
+/* A worker's segment g was joined, its output read in waited ns: the caller's share
+ * follows the window's balance (above). */
+static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited)
+{
+	const unsigned workers = ss->s->o.jobs - 1;
+	const unsigned base = (TURN_ONE + workers) / (workers + 1);
+	const unsigned lo = base / 4, hi = TURN_ONE * 3 / 4 > base ? TURN_ONE * 3 / 4 : base;
+	uint64_t now, span, work, idle;
+	double d;
+
+	if (!ss->share || !workers)
+		return;
+	now = seg_now();
+	if (++ss->joins <= TURN_SETTLE) {
+		ss->win_at = now;
+		return;
+	}
+	ss->win_wait += waited;
+	ss->win_work += g->ns;
+	if (++ss->nwin < TURN_WINDOW)
+		return;
+	span = now - ss->win_at;
+	work = ss->win_work / workers;
+	idle = span > work ? span - work : 0;
+	if (span) {
+		/* > 0: the caller waited for the workers more than they idled */
+		d = ((double)ss->win_wait - (double)idle) / (double)span;
+		d = ss->share * (1 + d / 2);
+		ss->share = d < lo ? lo : d > hi ? hi : (unsigned)d;
+	}
+	ss->win_at = now;
+	ss->win_wait = ss->win_work = 0;
+	ss->nwin = 0;
 }
 
 /* Trace bytes in a segment: about SEG_OUT bytes of output, as far as the segments joined
@@ -917,7 +985,11 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 				redo = seg_run_to(ss, t, to);
 				continue;
 			}
+			uint64_t t_join = seg_now();
+
 			lost = seg_collect(ss, g, &it) != 0;
+			if (t && !lost)
+				seg_turn_adapt(ss, g, seg_now() - t_join);
 			if (!lost) {
 				uint64_t n = 0;
 
