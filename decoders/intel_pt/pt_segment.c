@@ -756,8 +756,9 @@ static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
 }
 
 /* A worker's segment g was joined, its output read in waited ns: the caller's share
- * follows the window's balance (above). */
-static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited)
+ * follows the window's balance (above). A queue's first (first: decoded alone, counted in
+ * no window) begins a window. */
+static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited, bool first)
 {
 	const unsigned workers = ss->s->o.jobs - 1;
 	const unsigned base = (TURN_ONE + workers) / (workers + 1);
@@ -768,8 +769,10 @@ static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited
 	if (!ss->share || !workers)
 		return;
 	now = seg_now();
-	if (++ss->joins <= TURN_SETTLE) {
+	if (first || ++ss->joins <= TURN_SETTLE) {
 		ss->win_at = now;
+		ss->win_wait = ss->win_work = 0;
+		ss->nwin = 0;
 		return;
 	}
 	ss->win_wait += waited;
@@ -988,11 +991,10 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 			uint64_t t_join = seg_now();
 
 			lost = seg_collect(ss, g, &it) != 0;
-			if (t && !lost)
-				seg_turn_adapt(ss, g, seg_now() - t_join);
 			if (!lost) {
 				uint64_t n = 0;
 
+				seg_turn_adapt(ss, g, seg_now() - t_join, !t);
 				for (size_t i = 0; i < it.n; i++)
 					n += it.b[i].n;
 				ss->rate = n / (seg_trace(g) + 1) + 1;
