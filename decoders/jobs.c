@@ -648,3 +648,24 @@ bool tc_jobs_failed(struct tc_jobs *j)
 	pthread_mutex_unlock(&j->mu);
 	return f;
 }
+
+unsigned tc_jobs_share_first(unsigned jobs)
+{
+	return jobs > 1 ? (TC_JOBS_SHARE_ONE + jobs - 1) / jobs : TC_JOBS_SHARE_ONE;
+}
+
+unsigned tc_jobs_share_step(unsigned share, unsigned jobs, uint64_t waited, uint64_t idle,
+			    uint64_t span)
+{
+	const unsigned base = tc_jobs_share_first(jobs);
+	const unsigned lo = base / 4, hi = TC_JOBS_SHARE_ONE * 3 / 4 > base
+						   ? TC_JOBS_SHARE_ONE * 3 / 4 : base;
+	double d;
+
+	if (!span)
+		return share;
+	/* > 0: the caller waited for the workers more than they idled */
+	d = ((double)waited - (double)idle) / (double)span;
+	d = share * (1 + d / 2);
+	return d < lo ? lo : d > hi ? hi : (unsigned)d;
+}

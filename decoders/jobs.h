@@ -92,6 +92,16 @@ void tc_jobs_no_help(struct tc_jobs *j);
 /* True if an item was lost for lack of memory. */
 bool tc_jobs_failed(struct tc_jobs *j);
 
+/* Where the caller's thread decodes a share of the work itself (pt_segment.c's turns):
+ * that share, of TC_JOBS_SHARE_ONE, after a window of span ns in which it waited waited ns
+ * for the workers' output and each worker idled idle ns. It moves towards the balance by
+ * half their difference's part of the span, and stays between a quarter of one in jobs
+ * (the threads in all) and three quarters (or one in jobs, where that is more). */
+#define TC_JOBS_SHARE_ONE 1024u
+unsigned tc_jobs_share_first(unsigned jobs);
+unsigned tc_jobs_share_step(unsigned share, unsigned jobs, uint64_t waited, uint64_t idle,
+			    uint64_t span);
+
 /* A record writer whose formatting runs on the lanes: each lane formats its records into
  * bytes of its own (a writer per lane), and the caller's thread only writes those bytes
  * out, in the one-thread order. The command gives it where its records go to one plain

@@ -169,7 +169,7 @@ struct segs {
 	struct tc_pt_flow_sec *secs;	/* libipt's file sections the true flow has */
 	size_t nsecs, capsecs;
 	bool lost;		/* out of memory: the queue is decoded again */
-	/* the caller's turns (seg_turn): its share of TURN_ONE, and how it follows the work */
+	/* the caller's turns (seg_turn): its share (decoders/jobs.h), how it follows the work */
 	unsigned share, credit;
 	unsigned joins, nwin;	/* workers' segments joined, and in the window */
 	uint64_t win_at, win_wait, win_work;	/* the window's start, the caller's waits
@@ -726,13 +726,12 @@ static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
  * The caller's share is one in --jobs to begin with, then follows how the threads fare:
  * over each TURN_WINDOW workers' segments joined, the time the caller waited for their
  * output against the time each worker idled (the window's span less its part of their
- * decoding), the share moved by half that difference's part of the span. Cores are seldom
- * alike: this host's two vCPUs differed by 1.6x for minutes (the host's other load), and
- * a share of one in two then kept the faster one waiting (ptq.data: --jobs 2 0.67-0.74 s
- * with the workers on a core a busy loop had a third of, 0.60-0.63 s so). Not before
+ * decoding; tc_jobs_share_step). Cores are seldom alike: this host's two vCPUs differed
+ * by 1.2x to 1.6x for minutes (the host's other load), and a share of one in two then
+ * kept the faster one waiting (pt.data --jobs 2: 2.32 s, 1.83 s so, --jobs 1 2.6 s; with
+ * the workers on a core a busy loop had a third of, 4.0 s and 3.0 s). Not before
  * TURN_SETTLE joins: the first segments cost new memory, cold caches and the images'
  * symbols, not what the cores give later. */
-#define TURN_ONE 1024u		/* the share's unit: every segment the caller's */
 #define TURN_WINDOW 8
 #define TURN_SETTLE 16
 
@@ -748,10 +747,10 @@ static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
 	if (!seg_turns(ss->s) || !t || from == UINT64_MAX)
 		return false;
 	if (!ss->share)
-		ss->share = (TURN_ONE + ss->s->o.jobs - 1) / ss->s->o.jobs;
-	if ((ss->credit += ss->share) < TURN_ONE)
+		ss->share = tc_jobs_share_first(ss->s->o.jobs);
+	if ((ss->credit += ss->share) < TC_JOBS_SHARE_ONE)
 		return false;
-	ss->credit -= TURN_ONE;
+	ss->credit -= TC_JOBS_SHARE_ONE;
 	return true;
 }
 
@@ -761,10 +760,7 @@ static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
 static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited, bool first)
 {
 	const unsigned workers = ss->s->o.jobs - 1;
-	const unsigned base = (TURN_ONE + workers) / (workers + 1);
-	const unsigned lo = base / 4, hi = TURN_ONE * 3 / 4 > base ? TURN_ONE * 3 / 4 : base;
-	uint64_t now, span, work, idle;
-	double d;
+	uint64_t now, span, work;
 
 	if (!ss->share || !workers)
 		return;
@@ -781,13 +777,8 @@ static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited
 		return;
 	span = now - ss->win_at;
 	work = ss->win_work / workers;
-	idle = span > work ? span - work : 0;
-	if (span) {
-		/* > 0: the caller waited for the workers more than they idled */
-		d = ((double)ss->win_wait - (double)idle) / (double)span;
-		d = ss->share * (1 + d / 2);
-		ss->share = d < lo ? lo : d > hi ? hi : (unsigned)d;
-	}
+	ss->share = tc_jobs_share_step(ss->share, ss->s->o.jobs, ss->win_wait,
+				       span > work ? span - work : 0, span);
 	ss->win_at = now;
 	ss->win_wait = ss->win_work = 0;
 	ss->nwin = 0;

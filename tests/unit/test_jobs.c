@@ -419,3 +419,65 @@ static void poll_lane(unsigned jobs)
 
 TEST(jobs_poll_no_workers) { poll_lane(1); }
 TEST(jobs_poll_a_workers_lane) { poll_lane(2); }
+
+/* tc_jobs_share_step against a model of turns: per window, the caller decodes its share of
+ * the segments at speed 1 and does some joining besides, each worker the rest at its own
+ * speed; the thread done first waits for the other. From one in jobs, the share must come
+ * near the balance where neither waits, and stay within its bounds. */
+static unsigned share_model(unsigned jobs, double worker_speed, double join_cost)
+{
+	unsigned share = tc_jobs_share_first(jobs);
+
+	for (int w = 0; w < 40; w++) {
+		double s = (double)share / TC_JOBS_SHARE_ONE, n = 100;
+		double caller = s * n + (1 - s) * n * join_cost;
+		double worker = (1 - s) * n / (jobs - 1) / worker_speed;
+		double span = caller > worker ? caller : worker;
+
+		/* in ns: the step reads only their ratios */
+		share = tc_jobs_share_step(share, jobs, (uint64_t)((span - caller) * 1e6),
+					   (uint64_t)((span - worker) * 1e6), (uint64_t)(span * 1e6));
+		CHECK(share >= tc_jobs_share_first(jobs) / 4 && share <= TC_JOBS_SHARE_ONE * 3 / 4);
+	}
+	return share;
+}
+
+/* the share where both take as long: s = (1 - s) / (workers * speed), joining aside */
+static unsigned share_balance(unsigned jobs, double worker_speed)
+{
+	return (unsigned)(TC_JOBS_SHARE_ONE / (1 + (jobs - 1) * worker_speed));
+}
+
+TEST(jobs_share_follows_the_threads)
+{
+	unsigned s;
+
+	CHECK_INT(tc_jobs_share_first(2), 512);
+	CHECK_INT(tc_jobs_share_first(3), 342);
+	/* no window, or a balanced one: as it was */
+	CHECK_INT(tc_jobs_share_step(300, 2, 5, 5, 0), 300);
+	CHECK_INT(tc_jobs_share_step(300, 2, 5, 5, 100), 300);
+	/* the caller waited: more; the workers idled: less */
+	CHECK(tc_jobs_share_step(512, 2, 50, 0, 100) > 512);
+	CHECK(tc_jobs_share_step(512, 2, 0, 50, 100) < 512);
+	/* bounds: a quarter of one in jobs, three quarters */
+	CHECK_INT(tc_jobs_share_step(130, 2, 0, 100, 100), 128);
+	CHECK_INT(tc_jobs_share_step(760, 2, 100, 0, 100), 768);
+	CHECK_INT(tc_jobs_share_step(40, 8, 0, 100, 100), 32);
+	/* alike cores: about one in two */
+	s = share_model(2, 1.0, 0);
+	CHECK(s > share_balance(2, 1.0) - 40 && s < share_balance(2, 1.0) + 40);
+	/* the worker's core 0.6 as fast: the caller takes more, near 5 in 8 */
+	s = share_model(2, 0.6, 0);
+	CHECK(s > share_balance(2, 0.6) - 40 && s < share_balance(2, 0.6) + 40);
+	CHECK(s > 560);
+	/* the caller's core the slower one: it takes less */
+	s = share_model(2, 1.6, 0);
+	CHECK(s > share_balance(2, 1.6) - 40 && s < share_balance(2, 1.6) + 40);
+	CHECK(s < 460);
+	/* joining costs the caller: it takes less than the bare balance */
+	CHECK(share_model(2, 1.0, 0.2) < share_balance(2, 1.0) - 20);
+	/* three workers */
+	s = share_model(4, 1.0, 0);
+	CHECK(s > share_balance(4, 1.0) - 40 && s < share_balance(4, 1.0) + 40);
+}
