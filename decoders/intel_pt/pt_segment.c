@@ -729,7 +729,7 @@ static void seg_put_items(struct segs *ss, const struct seg_items *it, bool out)
  * decoding; tc_jobs_share_step). Cores are seldom alike: this host's two vCPUs differed
  * by 1.2x to 1.6x for minutes (the host's other load), and a share of one in two then
  * kept the faster one waiting (pt.data --jobs 2: 2.32 s, 1.83 s so, --jobs 1 2.6 s; with
- * the workers on a core a busy loop had a third of, 4.0 s and 3.0 s). Not before
+ * the workers on a core they shared with a busy loop, 4.0 s and 3.0 s). Not before
  * TURN_SETTLE joins: the first segments cost new memory, cold caches and the images'
  * symbols, not what the cores give later. */
 #define TURN_WINDOW 8
