@@ -746,8 +746,6 @@ static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
 {
 	if (!seg_turns(ss->s) || !t || from == UINT64_MAX)
 		return false;
-	if (!ss->share)
-		ss->share = tc_jobs_share_first(ss->s->o.jobs);
 	if ((ss->credit += ss->share) < TC_JOBS_SHARE_ONE)
 		return false;
 	ss->credit -= TC_JOBS_SHARE_ONE;
@@ -759,26 +757,22 @@ static bool seg_turn(struct segs *ss, const struct seg *t, uint64_t from)
  * no window) begins a window. */
 static void seg_turn_adapt(struct segs *ss, const struct seg *g, uint64_t waited, bool first)
 {
-	const unsigned workers = ss->s->o.jobs - 1;
 	uint64_t now, span, work;
 
-	if (!ss->share || !workers)
+	if (!seg_turns(ss->s))
 		return;
 	now = seg_now();
-	if (first || ++ss->joins <= TURN_SETTLE) {
-		ss->win_at = now;
-		ss->win_wait = ss->win_work = 0;
-		ss->nwin = 0;
-		return;
+	if (!first && ++ss->joins > TURN_SETTLE) {
+		ss->win_wait += waited;
+		ss->win_work += g->ns;
+		if (++ss->nwin < TURN_WINDOW)
+			return;
+		span = now - ss->win_at;
+		work = ss->win_work / (ss->s->o.jobs - 1);	/* (segments: --jobs 2 or more) */
+		ss->share = tc_jobs_share_step(ss->share, ss->s->o.jobs, ss->win_wait,
+					       span > work ? span - work : 0, span);
 	}
-	ss->win_wait += waited;
-	ss->win_work += g->ns;
-	if (++ss->nwin < TURN_WINDOW)
-		return;
-	span = now - ss->win_at;
-	work = ss->win_work / workers;
-	ss->share = tc_jobs_share_step(ss->share, ss->s->o.jobs, ss->win_wait,
-				       span > work ? span - work : 0, span);
+	/* a window begins */
 	ss->win_at = now;
 	ss->win_wait = ss->win_work = 0;
 	ss->nwin = 0;
@@ -1311,6 +1305,7 @@ static int segs_open(struct segs *ss, struct tc_pt_session *s,
 	    (ss->own_iscache && pt_iscache_set_limit(ss->iscache, 256ULL << 20) < 0))
 		return tc_pt_session_nomem(e);
 	tc_jobs_no_help(s->par);
+	ss->share = tc_jobs_share_first(s->o.jobs);
 	return 0;
 }
 
