@@ -864,12 +864,20 @@ static int seg_respin(struct segs *ss, struct seg **fl, size_t head, size_t n, s
 			return tc_pt_session_nomem(e);
 		if (k)
 			seg_put_items(ss, it, false);
-		if (!(g = seg_new(ss, o->q, o->b, o->from, o->to, k ? ss->nsecs : head_secs, e)))
-			return -1;
-		g->lane = o->lane;
-		g->wr = &ss->wr[1 + g->lane];
-		g->respun = o->respun + 1;
+		struct queue *q = o->q;
+		const struct buf *b = o->b;
+		uint64_t from = o->from, to = o->to;
+		size_t lane = o->lane;
+		unsigned respun = o->respun;
+
+		/* its kit back first, to be made again with it: warm (its blocks, its memory) */
 		seg_free(ss, o);
+		fl[i] = NULL;	/* (dropped with those in flight: nothing to read) */
+		if (!(g = seg_new(ss, q, b, from, to, k ? ss->nsecs : head_secs, e)))
+			return -1;
+		g->lane = lane;
+		g->wr = &ss->wr[1 + g->lane];
+		g->respun = respun + 1;
 		fl[i] = g;
 		if (tc_jobs_submit(ss->s->par, g->lane, seg_task, NULL, g))
 			return tc_pt_session_nomem(e);	/* g goes with those in flight */
@@ -1153,7 +1161,7 @@ static int seg_queue(struct segs *ss, struct queue *q, size_t window, struct seg
 			fl[head] = NULL;
 			head = (head + 1) % window;
 			nfl--;
-			if (!g->here && !seg_collect(ss, g, &it))
+			if (g && !g->here && !seg_collect(ss, g, &it))
 				seg_put_items(ss, &it, false);
 			seg_free(ss, g);
 		}
