@@ -456,8 +456,8 @@ static void seg_task(void *arg, struct tc_jobs_out *out)
 	g->wr = &ss->wr[0];
 	pthread_mutex_unlock(&ss->mu);
 	g->ns = seg_now() - t0;	/* read once the caller has the end mark */
+	/* the last of g touched here: once the caller has the mark, g may be let go of */
 	tc_jobs_put(out, &m, sizeof(m));
-	g->out = NULL;
 }
 
 /* A segment's flow and writer go (its bytes put or dropped already). */
