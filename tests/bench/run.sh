@@ -13,6 +13,7 @@ TRACECTL=${TRACECTL:?}
 TD=${TC_TESTDATA:-$(dirname "$0")/../../../shared/testdata}
 SNAP=$(cd "${BENCH_SNAPSHOT:-$TD/opencsd/bugfix-exact-match}" && pwd)
 RUNS=${BENCH_RUNS:-5}
+JOBS_RUNS=${BENCH_JOBS_RUNS:-3}	# --jobs 2 against --jobs 1 (jobs_cmp)
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 
 
@@ -246,7 +247,7 @@ fi
 # --jobs 2 could reach then (the round where they sum highest).
 jobs_cmp() {	# label FILE
 	c1= w1= c2= w2= pa= pb= i=0
-	while [ $i -lt "${BENCH_JOBS_RUNS:-3}" ]; do
+	while [ $i -lt "$JOBS_RUNS" ]; do
 		set -- "$1" "$2" $(once "$TRACECTL" -j decode --branches --jobs 1 -i "$2") \
 			$(once "$TRACECTL" -j decode --branches --jobs 2 -i "$2") \
 			$(pair "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
@@ -258,7 +259,7 @@ jobs_cmp() {	# label FILE
 		fi
 		i=$((i + 1))
 	done
-	echo "$1: $(basename "$2") (best of ${BENCH_JOBS_RUNS:-3} runs each, alternating," \
+	echo "$1: $(basename "$2") (best of $JOBS_RUNS runs each, alternating," \
 		"output to /dev/null; $(nproc) CPUs online)"
 	echo "A: $TRACECTL -j decode --branches --jobs 2 -i $(basename "$2")"
 	echo "B: $TRACECTL -j decode --branches --jobs 1 -i $(basename "$2")"
