@@ -552,6 +552,12 @@ static inline void range_fill(struct tc_rec *r, uint64_t offset, uint64_t start,
 	r->last_taken = tc_pt_insn_transfer(last_class) || last_class == ptic_cond_jump;
 }
 
+void tc_pt_flow_skim_rec(struct tc_rec *rec, uint64_t buf_offset, const struct tc_pt_skim_range *r)
+{
+	range_fill(rec, buf_offset + r->offset, r->start, r->end, r->insns, TC_ISA_X86_64, r->last_ip,
+		   r->last_class);
+}
+
 /* A range's record out (counted, made if wanted): the flow's range in flight
  * (flush_range_at) or one the skim made (skim_range), from the values, not through the
  * flow's fields. */
@@ -1942,6 +1948,23 @@ static void skim_range(void *ctx, const struct tc_pt_skim_range *r, size_t n)
 		for (size_t i = 0; i < n; i++)
 			range_out(d, base + r[i].offset, r[i].start, r[i].end, r[i].insns,
 				  TC_ISA_X86_64, r[i].last_ip, r[i].last_class);
+		return;
+	}
+	if (d->ops.skim_ranges) {	/* as put_run would, the records made by the caller */
+		struct tc_rec b = d->rrec;
+
+		end_run(d);
+		b.cpu = cpu;
+		b.pid = pid;
+		b.tid = tid;
+		b.has_time = has_time;
+		b.time = time;
+		b.offset = base;
+		time_used(d);
+		d->st.ranges += n;
+		d->emitted += n;
+		d->given += n;
+		d->ops.skim_ranges(d->ops.ctx, &b, r, n);
 		return;
 	}
 	while (n) {

@@ -21,6 +21,7 @@
 #include <intel-pt.h>
 
 #include "decoders/intel_pt/pt_config.h"
+#include "decoders/intel_pt/pt_skim.h"
 #include "decoders/intel_pt/pt_walk.h"
 #include "decoders/rec.h"
 #include "lib/util/err.h"
@@ -50,6 +51,13 @@ struct tc_pt_flow_ops {
 	 * among emit's records. A run ends before any other record, before the thread callback
 	 * (so a run is of one pid, tid and address space) and when tc_pt_flow_run returns. */
 	void (*emit_ranges)(void *ctx, const struct tc_rec *r, size_t n);
+	/* Optional, with emit_ranges and no_offsets: a run's ranges as pt_skim.h's flow gives
+	 * them, instead of their RANGE records through emit_ranges (in the same place among
+	 * the records): each is the record *base (its thread, time, and the buffer's offset)
+	 * made r[i]'s by tc_pt_flow_skim_rec. For a caller that hands them to another thread:
+	 * they are a third of a record's size. */
+	void (*skim_ranges)(void *ctx, const struct tc_rec *base, const struct tc_pt_skim_range *r,
+			    size_t n);
 	/* Optional: which thread runs on cpu at this time (and cr3)? Called at each sync, PIP
 	 * (CR3 change) and time change; *pid / *tid start as the current values (-1 unknown). */
 	void (*thread)(void *ctx, int cpu, uint64_t cr3, const struct tc_pt_flow_time *t, int *pid,
@@ -111,6 +119,10 @@ struct tc_pt_flow_stats {
 };
 
 struct tc_pt_flow;
+
+/* The RANGE record of skim range r (ops.skim_ranges), its other fields left as they are; at
+ * offset buf_offset + r->offset. */
+void tc_pt_flow_skim_rec(struct tc_rec *rec, uint64_t buf_offset, const struct tc_pt_skim_range *r);
 
 /* base: libipt configuration (tc_pt_setup.cfg; begin/end are ignored), NULL for "by the
  * spec"; tc: time conversion (NULL: none); cpu goes into every record. */

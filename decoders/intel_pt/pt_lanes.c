@@ -26,10 +26,11 @@
  * marks, writing the bytes out as it passes them, so the queues' records interleave as
  * with one thread.
  *
- * Records that must come to the caller's thread (analyses, filters, -F, events) decode
- * in it: handing them over serialised (as before) cost more than it saved, twice the CPU
- * of one thread and never faster on two cores (report -j of a 4-queue trace: 0.42 s CPU
- * with one thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4).
+ * Records that must come to the caller's thread (filters, -F, events) decode in it:
+ * handing them over serialised (as before) cost more than it saved, twice the CPU of one
+ * thread and never faster on two cores (report -j of a 4-queue trace: 0.42 s CPU with one
+ * thread, 0.87 s with --jobs 2 and 1.0 s with --jobs 4). Analyses' ranges go over in a
+ * few bytes each (pt_pipe.c: a worker decodes, the caller's thread analyses).
  *
  * Without time the queues are cut at their PSBs instead (pt_segment.c; one queue has
  * nothing to decode beside it, and several come whole one after the other, so a lane per

@@ -352,7 +352,7 @@ static void apply_sb(struct queue *q, const struct sb *b)
 {
 	/* the counter is of what records emitted to the caller see: under --jobs the lanes
 	 * format them (their writers follow q->space) and the caller's thread reads it */
-	if (!q->s->par)
+	if (!q->s->par && !q->s->pipe)
 		q->s->gen++;
 	tc_pt_session_apply_sb_to(q->s, q->im, b);
 }
@@ -407,7 +407,9 @@ struct tc_images *tc_pt_session_images(struct queue *q)
 
 	if (q->im)
 		return q->im;
-	if (!s->par)
+	if (s->pipe)
+		tc_pt_pipe_images(q);	/* the caller's thread makes its own */
+	else if (!s->par)
 		s->gen++;
 	if (!(q->im = tc_images_new(&io)))
 		return NULL;
@@ -427,6 +429,8 @@ static void advance_images(struct queue *q, uint64_t now)
 
 	for (; q->sb_next < to; q->sb_next++) {
 		q->space++;
+		if (s->pipe)
+			tc_pt_pipe_sb(q);
 		if (q->im)
 			apply_sb(q, &s->sb[q->sb_next]);
 	}
@@ -545,19 +549,6 @@ struct missing *tc_pt_session_miss_for(struct tc_pt_session *s, const char *dso)
 	return &s->miss[s->nmiss++];
 }
 
-/* A record of q's, in pid's address space, is to be emitted: the records' symbols
- * (tc_pt_session_symbolize) come from the emitting queue's address spaces and pid, so the
- * space number moves when either is another than the last record's: a cache of answers
- * by pid and address (the record writer's) holds while it stays. */
-static inline void note_emitter(struct tc_pt_session *s, const struct queue *q, int pid)
-{
-	if (__builtin_expect(q != s->eq || pid != s->epid, 0)) {
-		s->eq = q;
-		s->epid = pid;
-		s->gen++;
-	}
-}
-
 /* emit_cb's records other than the common ones: --jobs, stops without code. Not inlined:
  * emit_cb's common case stays a few instructions and a tail call. */
 __attribute__((noinline)) static void emit_rare(struct queue *q, const struct tc_rec *r)
@@ -575,7 +566,11 @@ __attribute__((noinline)) static void emit_rare(struct queue *q, const struct tc
 	}
 	if (r->type == (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH))
 		return;
-	note_emitter(s, q, q->pid);
+	if (s->pipe) {
+		tc_pt_pipe_rec(q, r);
+		return;
+	}
+	tc_pt_session_note_emitter(s, q, q->pid);
 	s->o.emit(s->o.ctx, r);
 }
 
@@ -585,10 +580,10 @@ static void emit_cb(void *ctx, const struct tc_rec *r)
 	struct tc_pt_session *s = q->s;
 
 	tc_perf_data_behind(s->pd, &q->behind, r->offset);
-	if (s->par || r->type == TC_REC_ADDR_NACC) {
+	if (s->par || s->pipe || r->type == TC_REC_ADDR_NACC) {
 		emit_rare(q, r);
 	} else if (r->type != (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH)) {
-		note_emitter(s, q, q->pid);
+		tc_pt_session_note_emitter(s, q, q->pid);
 		s->o.emit(s->o.ctx, r);
 	}
 }
@@ -606,8 +601,22 @@ static void emit_ranges_cb(void *ctx, const struct tc_rec *r, size_t n)
 		return;
 	}
 	tc_perf_data_behind(s->pd, &q->behind, r[n - 1].offset);
-	note_emitter(s, q, q->pid);
+	if (s->pipe) {
+		tc_pt_pipe_run(q, r, n);
+		return;
+	}
+	tc_pt_session_note_emitter(s, q, q->pid);
 	s->o.emit_ranges(s->o.ctx, r, n);
+}
+
+/* The skim's ranges of q's flow, to the caller's thread (pt_pipe.c). */
+static void skim_ranges_cb(void *ctx, const struct tc_rec *base, const struct tc_pt_skim_range *r,
+			   size_t n)
+{
+	struct queue *q = ctx;
+
+	tc_perf_data_behind(q->s->pd, &q->behind, base->offset + r[n - 1].offset);
+	tc_pt_pipe_skim(q, base, r, n);
 }
 
 static void add_missing(struct tc_pt_session *s, const char *const *lines, size_t n)
@@ -644,7 +653,8 @@ int tc_pt_session_open_queue(struct tc_pt_session *s, struct queue *q,
 			     const struct tc_perf_data_features *f, struct tc_err *e)
 {
 	struct tc_pt_flow_ops ops = { .read = read_cb, .emit = emit_cb,
-		.emit_ranges = s->o.emit_ranges ? emit_ranges_cb : NULL, .thread = thread_cb,
+		.emit_ranges = s->o.emit_ranges ? emit_ranges_cb : NULL,
+		.skim_ranges = s->pipe && !s->o.branches ? skim_ranges_cb : NULL, .thread = thread_cb,
 		.due = due_cb,
 		.span = span_cb, .space = space_cb, .ctx = q,
 		.skip = 1u << (s->o.branches ? TC_REC_RANGE : TC_REC_BRANCH),
@@ -845,6 +855,17 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 		s->gen++;
 		return ret;
 	}
+	/* records to the caller's thread (analyses): decoded in a worker (pt_pipe.c) */
+	ret = tc_pt_pipe_usable(s) ? tc_pt_pipe_decode(s, f, e) : tc_pt_session_decode_here(s, f, e);
+	s->pd = NULL;
+	return ret;
+}
+
+int tc_pt_session_decode_here(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+			      struct tc_err *e)
+{
+	int ret = 0;
+
 	if (tc_pt_session_by_time(s))
 		ret = decode_by_time(s, f, e);
 	for (size_t i = 0; i < s->nq && !ret && !tc_pt_session_by_time(s); i++)
@@ -852,14 +873,13 @@ int tc_pt_session_decode(struct tc_pt_session *s, const struct tc_perf_data *pd,
 	for (size_t i = 0; i < s->nq; i++)
 		if (s->q[i].d)
 			tc_pt_session_close_queue(s, &s->q[i]);
-	s->pd = NULL;
 	return ret;
 }
 
-/* Queue i's address spaces. */
-static struct tc_images *qim(const struct tc_pt_session *s, size_t i)
+/* Queue i's address spaces (the caller's thread's, while a worker decodes: pt_pipe.c). */
+static struct tc_images *qim(struct tc_pt_session *s, size_t i)
 {
-	return s->q[i].im;
+	return s->pipe ? tc_pt_pipe_view(s, i, false) : s->q[i].im;
 }
 
 int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_sym *sym)
@@ -867,7 +887,16 @@ int tc_pt_session_symbolize(void *ctx, int pid, uint64_t addr, struct tc_images_
 	struct tc_pt_session *s = ctx;
 	struct tc_images *im;
 
-	if (s->cur && (pid < 0 || pid == s->cur->pid))
+	if (s->pipe) {	/* the emitting queue and pid as the caller's thread has them */
+		int cpid;
+		const struct queue *cur = tc_pt_pipe_cur(s, &cpid);
+
+		if (cur && (pid < 0 || pid == cpid)) {
+			im = tc_pt_pipe_view(s, (size_t)(cur - s->q), true);
+			return im ? tc_images_symbol(im, cpid, addr, sym) : -1;
+		}
+	}
+	if (!s->pipe && s->cur && (pid < 0 || pid == s->cur->pid))
 		return tc_pt_session_images(s->cur) ?
 			tc_images_symbol(s->cur->im, s->cur->pid, addr, sym) : -1;
 	im = pid >= 0 ? tc_pt_session_images_at(s, pid, addr) : NULL;

@@ -29,8 +29,9 @@ struct tc_pt_session_opts {
 	 * decode in parallel, each formatting its records with the writer (decoders/jobs.h),
 	 * and none is emitted; the bytes come out in the one-thread order. Without time (and
 	 * not the reference) a single queue is cut at its PSBs into segments that decode in
-	 * parallel, joined in order (see pt_lanes.c, pt_segment.c). Otherwise the
-	 * records come to emit from one thread, whatever the number. The kernel's images
+	 * parallel, joined in order (see pt_lanes.c, pt_segment.c). Otherwise, with
+	 * emit_ranges and no_offsets (analyses), a worker decodes and the records come to
+	 * emit in the caller's thread (pt_pipe.c); else from one thread, whatever the number. The kernel's images
 	 * must be unused with jobs (lib/images/kernel is shared). */
 	unsigned jobs;
 	const struct tc_jobs_writer *writer;	/* NULL: none */

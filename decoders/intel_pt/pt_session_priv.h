@@ -1,7 +1,8 @@
 /* The Intel PT session's internals, shared by its files (and included by no other):
  * pt_session.c (the session: queues, one thread's decoding, symbols), pt_lanes.c (--jobs:
- * each queue decodes and formats its records in a worker thread) and pt_segment.c (--jobs
- * on one queue: its buffers cut at PSBs). */
+ * each queue decodes and formats its records in a worker thread), pt_segment.c (--jobs
+ * on one queue: its buffers cut at PSBs) and pt_pipe.c (--jobs for analyses: one worker
+ * decodes, the caller's thread takes the records). */
 #ifndef TC_DECODERS_INTEL_PT_PT_SESSION_PRIV_H
 #define TC_DECODERS_INTEL_PT_PT_SESSION_PRIV_H
 
@@ -133,10 +134,14 @@ struct tc_pt_session {
 	size_t *order;		/* pt_segment.c: the queues by time, where they come one after
 				 * the other (NULL: in turn) */
 	const struct tc_jobs_writer *lw;	/* o.writer when usable: formatted on the lanes */
+	struct tc_pt_pipe *pipe;	/* pt_pipe.c: records decoded in a worker */
 };
 
 /* pt_session.c */
 int tc_pt_session_nomem(struct tc_err *e);
+/* The queues decoded in this thread, as one thread does (pt_pipe.c's worker too). */
+int tc_pt_session_decode_here(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+			      struct tc_err *e);
 /* Tells d of the buffers after q's buffer i that its trace goes on into
  * (tc_pt_flow_follow), before that buffer begins. */
 void tc_pt_session_follow(struct queue *q, size_t i, struct tc_pt_flow *d);
@@ -170,6 +175,35 @@ static inline uint64_t tc_pt_session_resumes_at(const struct queue *q)
 	return tc_pt_flow_next_time(q->d, &t) ? t : 0;
 }
 
+/* A record of q's, in pid's address space, is to be emitted: the records' symbols
+ * (tc_pt_session_symbolize) come from the emitting queue's address spaces and pid, so the
+ * space number moves when either is another than the last record's: a cache of answers
+ * by pid and address (the record writer's) holds while it stays. */
+static inline void tc_pt_session_note_emitter(struct tc_pt_session *s, const struct queue *q,
+					      int pid)
+{
+	if (__builtin_expect(q != s->eq || pid != s->epid, 0)) {
+		s->eq = q;
+		s->epid = pid;
+		s->gen++;
+	}
+}
+/* pt_pipe.c: --jobs where the records go to the caller's thread (analyses) */
+bool tc_pt_pipe_usable(const struct tc_pt_session *s);
+int tc_pt_pipe_decode(struct tc_pt_session *s, const struct tc_perf_data_features *f,
+		      struct tc_err *e);
+/* The worker, as it decodes: q's records, a run of its ranges; side-band q->sb_next of q due
+ * (advance_images, before the increment); q's images made. */
+void tc_pt_pipe_rec(struct queue *q, const struct tc_rec *r);
+void tc_pt_pipe_run(struct queue *q, const struct tc_rec *r, size_t n);
+void tc_pt_pipe_skim(struct queue *q, const struct tc_rec *base, const struct tc_pt_skim_range *r,
+		     size_t n);
+void tc_pt_pipe_sb(struct queue *q);
+void tc_pt_pipe_images(struct queue *q);
+/* The caller's thread: queue qi's images as it has them (made now if make and not yet,
+ * as tc_pt_session_images would), and the queue and pid of the record it emits. */
+struct tc_images *tc_pt_pipe_view(struct tc_pt_session *s, size_t qi, bool make);
+const struct queue *tc_pt_pipe_cur(const struct tc_pt_session *s, int *pid);
 /* pt_lanes.c: the items a lane hands to the caller's thread (pt_segment.c's too) */
 enum item_kind { IT_BEGIN = 1, IT_STEP, IT_END, IT_TASK_END, IT_BYTES, IT_NACC, IT_CUT };
 

@@ -245,12 +245,14 @@ fi
 # speed against B's best is what that core gives (a virtual machine's vCPUs can differ in
 # speed, one slowed by the host's other load, or share a core); the two summed are the most
 # --jobs 2 could reach then (the round where they sum highest).
-jobs_cmp() {	# label FILE
+jobs_cmp() {	# label FILE [TARGET FORM]: FORM (words) default "-j decode --branches"
 	c1= w1= c2= w2= pa= pb= i=0
+	target=${3:-"wall >= 1.8x on 2 cores"} form=${4:-"-j decode --branches"}
 	while [ $i -lt "$JOBS_RUNS" ]; do
-		set -- "$1" "$2" $(once "$TRACECTL" -j decode --branches --jobs 1 -i "$2") \
-			$(once "$TRACECTL" -j decode --branches --jobs 2 -i "$2") \
-			$(pair "$TRACECTL" -j decode --branches --jobs 1 -i "$2")
+		# shellcheck disable=SC2086
+		set -- "$1" "$2" $(once "$TRACECTL" $form --jobs 1 -i "$2") \
+			$(once "$TRACECTL" $form --jobs 2 -i "$2") \
+			$(pair "$TRACECTL" $form --jobs 1 -i "$2")
 		c1=$(min "$3" "$c1") w1=$(min "$4" "$w1") c2=$(min "$5" "$c2") w2=$(min "$6" "$w2")
 		# the pair whose speeds sum highest (1/a + 1/b)
 		if [ -z "$pa" ] || awk -v a="$7" -v b="$8" -v x="$pa" -v y="$pb" \
@@ -261,13 +263,13 @@ jobs_cmp() {	# label FILE
 	done
 	echo "$1: $(basename "$2") (best of $JOBS_RUNS runs each, alternating," \
 		"output to /dev/null; $(nproc) CPUs online)"
-	echo "A: $TRACECTL -j decode --branches --jobs 2 -i $(basename "$2")"
-	echo "B: $TRACECTL -j decode --branches --jobs 1 -i $(basename "$2")"
+	echo "A: $TRACECTL $form --jobs 2 -i $(basename "$2")"
+	echo "B: $TRACECTL $form --jobs 1 -i $(basename "$2")"
 	row "" "CPU s" "wall s"
 	row "A --jobs 2" "$c2" "$w2"
 	row "B --jobs 1" "$c1" "$w1"
 	row "C two B side by side" "" "$pa, $pb"
-	ratio "$c2" "$w2" "$c1" "$w1" "wall >= 1.8x on 2 cores"
+	ratio "$c2" "$w2" "$c1" "$w1" "$target"
 	awk -v w1="$w1" -v w2="$w2" -v a="$pa" -v b="$pb" 'BEGIN {
 		c = (a > 0 && b > 0) ? w1 / a + w1 / b : 0
 		printf "the cores this run: B / C1 + B / C2 = %.2fx (their speeds summed);" \
@@ -310,6 +312,10 @@ if [ -n "$pt_ok" ]; then
 	else
 		echo "Intel PT with time, one queue: skipped ($(tail -n 1 "$work/ptT.log"))"
 	fi
+	# report: the analysis takes the records in order in one thread while another decodes
+	# them (pt_pipe.c): two threads at most, each ~half the work on this file
+	jobs_cmp "Intel PT report, one queue" "$work/pt.data" \
+		"wall; two threads at most: decoding, the analysis" "-j report"
 else
 	echo "Intel PT, one queue: skipped (no trace, see above)"
 fi

@@ -13,7 +13,9 @@
  * threads under emulation, whose files are on this machine). A hash of the input picks
  * branches or ranges (CoreSight: or packets), 2 or 4 jobs, for PT the caller's turns or
  * none and the segments' size, for CoreSight the writer or records to emit from the lanes
- * (as report's analyses take them); FUZZ_JOBS_HASH sets it (a finding run with other
+ * (as report's analyses take them), for PT records to emit in runs for analyses (no
+ * offsets: a worker decodes, the caller's thread emits, pt_pipe.c; the ranges' offsets
+ * not compared, which that leaves to the run); FUZZ_JOBS_HASH sets it (a finding run with other
  * options), FUZZ_JOBS_SHOW prints what an input reached. Any difference calls abort(). */
 #include <pthread.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@ typedef int (*sym_fn)(void *ctx, int pid, uint64_t addr, struct tc_images_sym *s
 
 struct run {
 	sym_fn sym;		/* the session's symbolize, for emitted records */
+	bool no_range_offsets;	/* PT ranges' offsets left out (0) */
 	void *sym_ctx;
 	struct fuzz_recs recs;	/* the one-thread order: emitted, or the lanes' bytes put */
 	pthread_mutex_t lock;	/* emit and put come from the caller's thread; made sure */
@@ -52,9 +55,20 @@ static void on_rec(void *ctx, const struct tc_rec *r)
 {
 	struct run *x = ctx;
 
+	struct tc_rec c = *r;
+
 	CHECK(pthread_mutex_trylock(&x->lock) == 0);	/* never two at once */
-	add(&x->recs, r, x->sym, x->sym_ctx);
+	if (x->no_range_offsets && c.type == TC_REC_RANGE && c.id < 0)	/* PT's (no ID) */
+		c.offset = 0;
+	add(&x->recs, &c, x->sym, x->sym_ctx);
 	pthread_mutex_unlock(&x->lock);
+}
+
+/* Runs of ranges (emit_ranges), as on_rec of each. */
+static void on_ranges(void *ctx, const struct tc_rec *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		on_rec(ctx, &r[i]);
 }
 
 /* The lanes' writer: a lane's records serialised as on_rec does; take hands over all of
@@ -145,6 +159,7 @@ static void recount(struct fuzz_recs *r)
 struct opts {
 	bool branches, packets, workers_only;
 	bool cs_emit;	/* CoreSight's lanes without the writer: records to emit (report's) */
+	bool pt_runs;	/* PT's records in runs to emit, no offsets (report's) */
 	unsigned jobs, segment_bytes;
 };
 
@@ -212,7 +227,7 @@ static void decode(const uint8_t *data, size_t size, const struct opts *o, struc
 						  .write = w_write, .take = w_take,
 						  .close = w_close, .put = w_put };
 	struct tc_jobs_writer w = lw;
-	struct run x = { .recs.with_offset = true };
+	struct run x = { .recs.with_offset = true, .no_range_offsets = o->pt_runs };
 	const struct tc_jobs_writer *wp = o->jobs > 1 ? &w : NULL;
 	struct tc_pt_session *pt;
 	struct tc_cs_perf *cs;
@@ -228,9 +243,10 @@ static void decode(const uint8_t *data, size_t size, const struct opts *o, struc
 	if (tc_perf_data_open_mem(&pd, data, size, "fuzz", &e))
 		goto out;
 	pt = tc_pt_session_new(&(struct tc_pt_session_opts){
-		.branches = o->branches, .jobs = o->jobs, .writer = wp,
+		.branches = o->branches, .jobs = o->jobs, .writer = o->pt_runs ? NULL : wp,
 		.segment_bytes = o->segment_bytes, .segment_workers_only = o->workers_only,
-		.emit = on_rec, .ctx = &x }, &e);
+		.emit = on_rec, .emit_ranges = o->pt_runs ? on_ranges : NULL,
+		.no_offsets = o->pt_runs, .ctx = &x }, &e);
 	cs = tc_cs_perf_new(&(struct tc_cs_perf_opts){
 		.branches = o->branches, .packets = o->packets, .jobs = o->jobs,
 		.writer = o->cs_emit ? NULL : wp,
@@ -276,10 +292,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.segment_bytes = seg_bytes[h >> 4 & 3];
 	o.workers_only = h >> 6 & 1;
 	o.cs_emit = (h >> 8 & 3) == 0;
-	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "%s, --jobs %u, segments of %u%s%s",
+	o.pt_runs = (h >> 10 & 3) == 0;
+	snprintf(fuzz_ctx, sizeof(fuzz_ctx), "%s, --jobs %u, segments of %u%s%s%s",
 		 o.branches ? "branches" : o.packets ? "packets" : "ranges",
 		 h >> 7 & 1 ? 4 : 2, o.segment_bytes, o.workers_only ? ", workers only" : "",
-		 o.cs_emit ? ", CS to emit" : "");
+		 o.cs_emit ? ", CS to emit" : "", o.pt_runs ? ", PT runs to emit" : "");
 	o.jobs = 1;
 	decode(data, size, &o, &one);
 	o.jobs = h >> 7 & 1 ? 4 : 2;
