@@ -6,24 +6,31 @@
 #include "decoders/jobs.h"
 #include "lib/images/images.h"
 
-/* ---- --jobs for records that come to the caller's thread (analyses: report, diff, folded,
- * chrome) ----
- * The records go to a consumer that needs them in order (call stacks), in the caller's
- * thread: a worker decodes as one thread would (pt_session.c's loops, unchanged) and hands
- * its records over, the caller's thread feeds them on. Two stages, so two threads at most:
- * on report of a 52 MB trace the decoding was ~55% of one thread's time, the analysis ~42%.
+/* ---- --jobs for records that go to analyses (report, diff: emit_ranges, no offsets) ----
+ * An analysis takes the records in order (call stacks) in the caller's thread; so a worker
+ * decodes the queues as one thread would (pt_session.c's loops, unchanged) and hands the
+ * records over while the caller's thread feeds them on. Two stages, two threads at most:
+ * on report of a 52 MB trace with one thread the decoding is ~55% of the time, the
+ * analysis ~42%.
  *
- * A run of ranges goes over in few bytes (struct pipe_range: what differs from range to
- * range; the rest once a run, cut where it differs), other records with the jobs' record
- * codec. What the consumer asks back (symbols, DSOs, the space number) the caller's thread
- * answers from images of its own, one per queue, made and given side-band where the
- * worker's are, in the records' order: the worker tells each (PIPE_SB, PIPE_IM) as it
- * goes. The worker keeps to itself the queues' decoders, images, counts and missing
- * images, which the caller's thread reads only once it is done; the perf.data reader both
- * only read (tc_perf_data_release is for threads). */
+ * What costs is the handing over, not the work on either side: a range's whole record is
+ * 112 bytes, 40 bytes of it (its own fields) cost the two threads more than they saved
+ * (each cache line crossing between the cores; report of that trace 0.95 s with one
+ * thread, 0.89 s and 1.4 s of CPU with two). So a range goes over as a number (struct
+ * pipe_tuple, below), its run's fields once (cut where its time changes), and the skim's
+ * ranges (pt_flow.h's skim_ranges) before the flow makes records of them: the caller's
+ * thread does (0.90 s against 0.66 s, 1.15 s of CPU). Other records go with the jobs'
+ * record codec, exact.
+ *
+ * What the analyses ask back (symbols, DSOs, the space number) the caller's thread answers
+ * from images of its own, one per queue, made and given side-band where the worker's are,
+ * in the records' order: the worker tells each step (PIPE_SB, PIPE_IM) as it goes, and the
+ * queue and pid of each record. The worker keeps to itself the queues' decoders, images,
+ * counts and missing images, read once it is done; both only read the perf.data reader
+ * (tc_perf_data_release is for threads). */
 
 enum pipe_kind {
-	PIPE_RUN = 0x7050,	/* struct pipe_run and its ranges */
+	PIPE_RUN = 0x7050,	/* struct pipe_run, its new tuples and its ranges' numbers */
 	PIPE_REC,		/* a record (tc_jobs_put_rec), struct pipe_who after it */
 	PIPE_SB,		/* struct pipe_mark: side-band index v of queue qi is due */
 	PIPE_IM,		/* struct pipe_mark: queue qi's images were made */
@@ -63,7 +70,8 @@ struct pipe_run {
 };
 
 #define PIPE_NEW (1u << 31)
-#define PIPE_SLOTS (1u << 16)	/* of each kind (records', the skim's): 1.5 and 2 MiB */
+#define PIPE_SLOT_BITS 16
+#define PIPE_SLOTS (1u << PIPE_SLOT_BITS)	/* of each kind (records', the skim's): 1.5, 2 MiB */
 #define PIPE_RUN_MAX 128	/* ranges an item holds at most */
 #define PIPE_BUDGET (4u << 20)	/* bytes handed over unread before the worker waits */
 
@@ -80,8 +88,8 @@ struct tc_pt_pipe {
 	bool wnomem;
 	uint32_t ids[PIPE_RUN_MAX];
 	struct pipe_tuple fresh[PIPE_RUN_MAX];
-	/* the caller's thread's: what it answers symbols from */
-	struct tc_rec rprev;	/* as read */
+	/* the caller's thread's (cache lines apart): what it answers symbols from */
+	struct tc_rec rprev __attribute__((aligned(64)));	/* as read */
 	struct tc_images **im;	/* per queue */
 	size_t *sb_next;	/* per queue: its side-band due (struct queue's sb_next) */
 	const struct queue *cur;	/* the queue and pid of the record emitted */
@@ -133,11 +141,11 @@ static inline bool run_differs(const struct tc_rec *b, const struct tc_rec *r)
 	return r->time != b->time || r->has_time != b->has_time;
 }
 
-static inline uint32_t tuple_slot(const struct pipe_tuple *t)
+/* The slot of a range from start to end (of PIPE_SLOTS). */
+static inline uint32_t slot_of(uint64_t start, uint64_t end)
 {
-	uint64_t h = (t->start ^ (t->end - t->start) << 40) * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(h >> 48);	/* PIPE_SLOTS */
+	return (uint32_t)(((start ^ (end - start) << 40) * 0x9e3779b97f4a7c15ull) >>
+			  (64 - PIPE_SLOT_BITS));
 }
 
 /* The item of k ranges whose slots are p->ids, m new tuples p->fresh. */
@@ -176,7 +184,7 @@ void tc_pt_pipe_run(struct queue *q, const struct tc_rec *r, size_t n)
 			struct pipe_tuple t = { r[i].start, r[i].end, r[i].insns,
 						(uint8_t)(r[i].isa | (r[i].last_taken ? 0x80 : 0)),
 						(uint8_t)r[i].last, r[i].last_type, r[i].last_size };
-			uint32_t h = tuple_slot(&t);
+			uint32_t h = slot_of(t.start, t.end);
 			struct pipe_tuple *x = &p->wslot[h];
 
 			if (x->start == t.start && x->end == t.end && x->insns == t.insns &&
@@ -192,13 +200,6 @@ void tc_pt_pipe_run(struct queue *q, const struct tc_rec *r, size_t n)
 		r += k;
 		n -= k;
 	}
-}
-
-static inline uint32_t skim_slot(const struct tc_pt_skim_range *r)
-{
-	uint64_t h = (r->start ^ (r->end - r->start) << 40) * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(h >> 48);	/* PIPE_SLOTS */
 }
 
 /* The skim's ranges (tc_pt_flow_ops.skim_ranges): looked up as they come, made into tuples
@@ -219,7 +220,7 @@ void tc_pt_pipe_skim(struct queue *q, const struct tc_rec *base, const struct tc
 		uint32_t m = 0;
 
 		for (size_t i = 0; i < k; i++) {
-			uint32_t h = skim_slot(&r[i]);
+			uint32_t h = slot_of(r[i].start, r[i].end);
 			struct tc_pt_skim_range *x = &p->wskim[h];
 			struct tc_rec rec;
 
@@ -372,7 +373,7 @@ int tc_pt_pipe_decode(struct tc_pt_session *s, const struct tc_perf_data_feature
 	struct tc_pt_pipe *p = calloc(1, sizeof(*p));
 	const void *it;
 	size_t len;
-	int ret = -1, got;
+	int ret = 1, got;	/* 1: no end read (lost) */
 
 	if (!p || !(p->im = calloc(s->nq, sizeof(*p->im))) ||
 	    !(p->sb_next = calloc(s->nq, sizeof(*p->sb_next))) ||
@@ -387,6 +388,7 @@ int tc_pt_pipe_decode(struct tc_pt_session *s, const struct tc_perf_data_feature
 	*p = (struct tc_pt_pipe){ .s = s, .f = f, .j = p->j, .im = p->im, .sb_next = p->sb_next };
 	/* the caller's thread never runs the decode itself: it would hold all of it */
 	tc_jobs_no_help(p->j);
+	s->f = f;	/* (its images take the build ids from there: set before the worker's) */
 	s->pipe = p;
 	if (tc_jobs_submit(p->j, 0, pipe_task, NULL, p)) {
 		ret = tc_pt_session_nomem(e);
@@ -404,10 +406,10 @@ int tc_pt_pipe_decode(struct tc_pt_session *s, const struct tc_perf_data_feature
 				break;
 			}
 		}
-		if (ret)
-			*e = p->err;
-		else if (tc_jobs_failed(p->j) || p->nomem || p->wnomem)
+		if (ret == 1 || (!ret && (tc_jobs_failed(p->j) || p->nomem || p->wnomem)))
 			ret = tc_pt_session_nomem(e);	/* an item lost */
+		else if (ret)
+			*e = p->err;
 	}
 	tc_jobs_free(p->j);
 	/* the records' symbols point into the caller's images: they stay, the queues' own
