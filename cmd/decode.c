@@ -221,6 +221,15 @@ static void emit(void *ctx, const struct tc_rec *r)
 		filtered(d, r);
 }
 
+/* Runs of ranges straight to the analysis (no --itrace or filter between), as report's: it
+ * reads no offset. */
+static void emit_ranges(void *ctx, const struct tc_rec *r, size_t n)
+{
+	struct decode *d = ctx;
+
+	tc_analysis_feed_ranges(d->an, r, n);	/* out of memory shows at tc_analysis_finish */
+}
+
 /* --show-events: a perf.data record, not decoded; the --cpu, --pid, --tid and --time
  * filters apply to what it carries. */
 static void show_record(void *ctx, const struct tc_perf_data_record *pr)
@@ -469,6 +478,13 @@ static int decode_main(struct decode *d, int argc, char **argv)
 		if (!d->lanes)
 			tc_fatal("out of memory");
 		d->a.writer = tc_lanes_writer(d->lanes);
+	}
+	/* an analysis alone (folded, svg, chrome): as report's, ranges in runs without their
+	 * offsets (Intel PT: the skim, pt_skim.h; with --jobs a worker decodes, pt_pipe.c) */
+	if (d->format && !profile_format(d->format) && !d->filter && !d->itrace &&
+	    !d->call_trace && !d->streams && !d->show_events && !d->a.branches && !d->a.packets) {
+		d->a.emit_ranges = emit_ranges;
+		d->a.no_offsets = true;
 	}
 	if (!(d->dec = dec = tc_session_new(&d->a, emit, d)))
 		tc_fatal("out of memory");

@@ -15,8 +15,25 @@ struct addr_name {
 	size_t name;
 };
 
+/* A thread's last range: its root's node (0: none) and its frames' functions and nodes.
+ * The next range of the thread is most often in the same frames but its last few (a call,
+ * a return): the nodes of the frames it shares with this one are these, found without a
+ * lookup (a node is its parent's child by name, a name its pid's and function's). */
+struct tpath {
+	bool used;
+	int pid, tid, cpu;
+	const char *comm;	/* the comm its root was named for (the session keeps each) */
+	size_t root;
+	unsigned depth, cap;
+	uint64_t *func;
+	size_t *node;
+};
+
+#define TPATHS 64	/* threads' paths kept, by a hash of tid and cpu */
+
 struct tc_calltree {
 	struct tc_calltree_opts o;
+	struct tpath path[TPATHS];
 	struct tc_calltree_node *node;
 	size_t nnode, cnode;
 	char **names;		/* interned: node names point here */
@@ -95,6 +112,10 @@ void tc_calltree_free(struct tc_calltree *t)
 		return;
 	for (size_t i = 0; i < t->nname; i++)
 		free(t->names[i]);
+	for (size_t i = 0; i < TPATHS; i++) {
+		free(t->path[i].func);
+		free(t->path[i].node);
+	}
 	free(t->names);
 	free(t->node);
 	free(t->an);
@@ -160,10 +181,9 @@ static ptrdiff_t name_of(struct tc_calltree *t, int pid, uint64_t addr)
 	return id;
 }
 
-static ptrdiff_t thread_name(struct tc_calltree *t, const struct tc_callstack_range *r)
+static ptrdiff_t thread_name(struct tc_calltree *t, const struct tc_callstack_range *r,
+			     const char *comm)
 {
-	const char *comm = t->o.comm && r->tid >= 0 ? t->o.comm(t->o.comm_ctx, r->pid, r->tid)
-						      : NULL;
 	char buf[128];
 
 	if (comm && !t->o.thread_roots)
@@ -199,26 +219,72 @@ static ptrdiff_t child(struct tc_calltree *t, size_t parent, size_t name)
 	return (ptrdiff_t)t->nnode++;
 }
 
+/* p holds the range's path from depth at on: room for depth frames (-1 on ENOMEM). */
+static int path_room(struct tpath *p, unsigned depth)
+{
+	unsigned cap = p->cap ? p->cap : 16;
+	uint64_t *f;
+	size_t *n;
+
+	if (depth <= p->cap)
+		return 0;
+	while (cap < depth)
+		cap *= 2;
+	if (!(f = realloc(p->func, cap * sizeof(*f))))
+		return -1;
+	p->func = f;
+	if (!(n = realloc(p->node, cap * sizeof(*n))))
+		return -1;
+	p->node = n;
+	p->cap = cap;
+	return 0;
+}
+
 void tc_calltree_range(void *tree, const struct tc_callstack_range *r)
 {
 	struct tc_calltree *t = tree;
+	bool rooted = t->o.thread_roots || (t->o.comm_roots && r->tid >= 0);
+	const char *comm = rooted && t->o.comm && r->tid >= 0 ?
+				   t->o.comm(t->o.comm_ctx, r->pid, r->tid) : NULL;
+	struct tpath *p = &t->path[(uint32_t)mix((uint64_t)(int64_t)r->tid,
+						 (uint64_t)(int64_t)r->cpu) % TPATHS];
+	unsigned same = 0;
 	ptrdiff_t at = 0, name;
 
 	if (t->failed)
 		return;
-	if (t->o.thread_roots || (t->o.comm_roots && r->tid >= 0)) {
-		name = thread_name(t, r);
-		if (name < 0 || (at = child(t, 0, (size_t)name)) < 0)
-			goto nomem;
+	if (p->used && p->pid == r->pid && p->tid == r->tid && p->cpu == r->cpu &&
+	    p->comm == comm) {
+		/* the frames it shares with the thread's last range */
+		while (same < r->depth && same < p->depth && p->func[same] == r->func[same])
+			same++;
+	} else {
+		p->used = false;
+		if (rooted) {
+			name = thread_name(t, r, comm);
+			if (name < 0 || (at = child(t, 0, (size_t)name)) < 0)
+				goto nomem;
+		}
+		*p = (struct tpath){ .pid = r->pid, .tid = r->tid, .cpu = r->cpu, .comm = comm,
+				     .root = (size_t)at, .cap = p->cap, .func = p->func,
+				     .node = p->node };
 	}
-	for (unsigned i = 0; i < r->depth; i++) {
+	if (path_room(p, r->depth))
+		goto nomem;
+	at = same ? (ptrdiff_t)p->node[same - 1] : (ptrdiff_t)p->root;
+	for (unsigned i = same; i < r->depth; i++) {
 		name = name_of(t, r->pid, r->func[i]);
 		if (name < 0 || (at = child(t, (size_t)at, (size_t)name)) < 0)
 			goto nomem;
+		p->func[i] = r->func[i];
+		p->node[i] = (size_t)at;
 	}
+	p->depth = r->depth;
+	p->used = true;
 	t->node[at].self += r->insns;
 	return;
 nomem:
+	p->used = false;
 	t->failed = true;
 }
 

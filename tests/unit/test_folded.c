@@ -167,3 +167,88 @@ TEST(comm_roots_flamegraph_convention)
 	CHECK_INT(weights(s), st.insns);
 	tc_calltree_free(t);
 }
+
+/* A thread's path is kept from range to range (calltree.c's struct tpath, a few slots by
+ * tid and cpu): threads interleaved range by range, more of them than slots, give the tree
+ * they give one after the other. */
+static const char *comm_many(void *ctx, int pid, int tid)
+{
+	static char names[128][16];
+
+	(void)ctx;
+	(void)pid;
+	if (tid < 0 || tid >= 128 || tid % 3 == 0)
+		return NULL;	/* "tid N" */
+	if (!names[tid][0])
+		snprintf(names[tid], sizeof(names[tid]), "t%d", tid);
+	return names[tid];
+}
+
+static char *fold_threads(bool interleaved)
+{
+	struct tc_calltree_opts o = { .sym = st_sym, .comm_roots = true, .comm = comm_many };
+	struct tc_calltree *t = tc_calltree_new(&o);
+	struct tc_callstack *cs = tc_callstack_new(&(struct tc_callstack_ops){
+		.range = tc_calltree_range, .ctx = t, .sym = st_sym });
+	static struct stream st[100];
+	static char buf[1 << 16];
+	FILE *f;
+
+	for (int k = 0; k < 100; k++) {
+		st[k].n = 0;
+		st_nested(&st[k], k + 1);
+	}
+	for (int i = 0; i < 9 * 100; i++)
+		tc_callstack_feed(cs, interleaved ? &st[i % 100].r[i / 100] : &st[i / 9].r[i % 9]);
+	tc_callstack_free(cs);
+	CHECK(!tc_calltree_failed(t));
+	f = fmemopen(buf, sizeof(buf), "w");
+	CHECK_INT(tc_folded_write(t, f), 0);
+	fclose(f);
+	tc_calltree_free(t);
+	return buf;
+}
+
+TEST(threads_interleaved_keep_their_paths)
+{
+	char *apart = strdup(fold_threads(false)), *mixed = fold_threads(true);
+
+	CHECK(apart);
+	CHECK_INT(weights(apart), 100 * 44);
+	CHECK(strstr(apart, "\nt1;main;foo;bar;baz 16\nt10;main 12\n"));
+	CHECK(strstr(apart, "\ntid 3;main 12\ntid 3;main;foo 6\n"));
+	CHECK_STR(mixed, apart);
+	free(apart);
+}
+
+/* A thread whose comm changes between two of its ranges (an exec): the ranges after it
+ * are under the new root, though their frames are the ones kept from before. */
+static int comm_phase;
+
+static const char *comm_exec(void *ctx, int pid, int tid)
+{
+	(void)ctx;
+	(void)pid;
+	(void)tid;
+	return comm_phase ? "app2" : "app";
+}
+
+TEST(comm_change_moves_the_root)
+{
+	struct stream st = { .n = 0 };
+	struct tc_calltree_opts o = { .sym = st_sym, .comm_roots = true, .comm = comm_exec };
+	struct tc_calltree *t = tc_calltree_new(&o);
+	struct tc_callstack *cs = tc_callstack_new(&(struct tc_callstack_ops){
+		.range = tc_calltree_range, .ctx = t, .sym = st_sym });
+
+	st_nested(&st, 1);
+	comm_phase = 0;
+	for (int i = 0; i < st.n; i++) {
+		comm_phase = i >= 4;
+		tc_callstack_feed(cs, &st.r[i]);
+	}
+	tc_callstack_free(cs);
+	CHECK_STR(folded(t), "app;main 4\napp;main;foo 4\napp;main;foo;bar 8\napp2;main 8\n"
+			     "app2;main;foo 2\napp2;main;foo;bar 2\napp2;main;foo;bar;baz 16\n");
+	tc_calltree_free(t);
+}
