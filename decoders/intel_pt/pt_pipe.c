@@ -128,10 +128,11 @@ void tc_pt_pipe_images(struct queue *q)
 void tc_pt_pipe_rec(struct queue *q, const struct tc_rec *r)
 {
 	struct tc_pt_pipe *p = q->s->pipe;
-	struct pipe_who *w = tc_jobs_put_rec(p->out, &p->wprev, r, PIPE_REC, sizeof(*w));
+	struct pipe_who w = { (uint32_t)(q - q->s->q), q->pid };
+	void *at = tc_jobs_put_rec(p->out, &p->wprev, r, PIPE_REC, sizeof(w));
 
-	if (w)
-		*w = (struct pipe_who){ (uint32_t)(q - q->s->q), q->pid };
+	if (at)	/* (after the record's strings: not aligned) */
+		memcpy(at, &w, sizeof(w));
 }
 
 /* A run is of one queue, pid, tid and cpu (decoders/decoder.h emit_ranges), its records
@@ -357,7 +358,7 @@ static void on_rec(struct tc_pt_pipe *p, const void *item, size_t len)
 {
 	struct tc_pt_session *s = p->s;
 	size_t extra;
-	const struct pipe_who *w = tc_jobs_get_rec(item, len, &p->rprev, &extra);
+	const void *w = tc_jobs_get_rec(item, len, &p->rprev, &extra);	/* (not aligned) */
 	struct pipe_who who;
 
 	memcpy(&who, w, sizeof(who));

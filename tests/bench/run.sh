@@ -316,6 +316,8 @@ if [ -n "$pt_ok" ]; then
 	# them (pt_pipe.c): two threads at most, each ~half the work on this file
 	jobs_cmp "Intel PT report, one queue" "$work/pt.data" \
 		"wall; two threads at most: decoding, the analysis" "-j report"
+	jobs_cmp "Intel PT flame graph stacks, one queue" "$work/pt.data" \
+		"wall; two threads at most: decoding, the analysis" "decode --format folded"
 else
 	echo "Intel PT, one queue: skipped (no trace, see above)"
 fi
