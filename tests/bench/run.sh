@@ -113,16 +113,17 @@ pt_vs_perf() {
 	row "B perf script --itrace=b" "$c_perf" "$w_perf"
 	ratio "$c_ours" "$w_ours" "$c_perf" "$w_perf" "CPU >= 10x on one job"
 }
-# report -j on FILE (label: what it is): decode without per-record output; MB (10^6 bytes)
-# of trace per CPU second.
+# report -j --jobs 1 on FILE (label: what it is): decode without per-record output, on one
+# core (with --jobs 2 a worker decodes while the analysis runs: jobs_cmp below); MB (10^6
+# bytes) of trace per CPU second.
 pt_report() {
 	RUNS=${BENCH_PT_RUNS:-3}
 	b=$(trace_bytes "$work/pt.data.log")
-	set -- $(best "$TRACECTL" report -j -i "$1") "$1" "$2"
+	set -- $(best "$TRACECTL" report -j --jobs 1 -i "$1") "$1" "$2"
 	echo "Intel PT report, $4: $b bytes of trace (best of $RUNS runs, output to /dev/null)"
-	echo "A: $TRACECTL report -j -i $(basename "$3")"
+	echo "A: $TRACECTL report -j --jobs 1 -i $(basename "$3")"
 	row "" "CPU s" "wall s"
-	row "A tracectl report -j" "$1" "$2"
+	row "A tracectl report -j --jobs 1" "$1" "$2"
 	awk -v c="$1" -v b="$b" 'BEGIN {
 		printf "throughput: %.1f MB of trace per CPU second  (target: >= 50)\n", (c > 0 ? b / 1e6 / c : 0) }'
 }
