@@ -142,6 +142,26 @@ static inline bool run_differs(const struct tc_rec *b, const struct tc_rec *r)
 	return r->time != b->time || r->has_time != b->has_time;
 }
 
+/* A range's tuple, and the fields of a record it gives. */
+static inline struct pipe_tuple tuple_of(const struct tc_rec *r)
+{
+	return (struct pipe_tuple){ r->start, r->end, r->insns,
+				    (uint8_t)(r->isa | (r->last_taken ? 0x80 : 0)),
+				    (uint8_t)r->last, r->last_type, r->last_size };
+}
+
+static inline void tuple_put(struct tc_rec *r, const struct pipe_tuple *t)
+{
+	r->start = t->start;
+	r->end = t->end;
+	r->insns = t->insns;
+	r->isa = (enum tc_isa)(t->isa & 0x7f);
+	r->last_taken = t->isa & 0x80;
+	r->last = (char)t->last;
+	r->last_type = t->last_type;
+	r->last_size = t->last_size;
+}
+
 /* The slot of a range from start to end (of PIPE_SLOTS). */
 static inline uint32_t slot_of(uint64_t start, uint64_t end)
 {
@@ -182,9 +202,7 @@ void tc_pt_pipe_run(struct queue *q, const struct tc_rec *r, size_t n)
 		while (k < max && !run_differs(r, &r[k]))
 			k++;
 		for (size_t i = 0; i < k; i++) {
-			struct pipe_tuple t = { r[i].start, r[i].end, r[i].insns,
-						(uint8_t)(r[i].isa | (r[i].last_taken ? 0x80 : 0)),
-						(uint8_t)r[i].last, r[i].last_type, r[i].last_size };
+			struct pipe_tuple t = tuple_of(&r[i]);
 			uint32_t h = slot_of(t.start, t.end);
 			struct pipe_tuple *x = &p->wslot[h];
 
@@ -223,7 +241,7 @@ void tc_pt_pipe_skim(struct queue *q, const struct tc_rec *base, const struct tc
 		for (size_t i = 0; i < k; i++) {
 			uint32_t h = slot_of(r[i].start, r[i].end);
 			struct tc_pt_skim_range *x = &p->wskim[h];
-			struct tc_rec rec;
+			struct tc_rec rec = b;
 
 			if (x->start == r[i].start && x->end == r[i].end &&
 			    x->last_ip == r[i].last_ip && x->insns == r[i].insns &&
@@ -234,10 +252,7 @@ void tc_pt_pipe_skim(struct queue *q, const struct tc_rec *base, const struct tc
 			*x = r[i];
 			x->offset = 0;
 			tc_pt_flow_skim_rec(&rec, 0, &r[i]);
-			p->fresh[m++] = (struct pipe_tuple){
-				rec.start, rec.end, rec.insns,
-				(uint8_t)(rec.isa | (rec.last_taken ? 0x80 : 0)),
-				(uint8_t)b.last, rec.last_type, rec.last_size };
+			p->fresh[m++] = tuple_of(&rec);
 			p->ids[i] = (PIPE_SLOTS + h) | PIPE_NEW;
 		}
 		put_run(p, q, &b, k, m);
@@ -260,23 +275,14 @@ static void pipe_task(void *arg, struct tc_jobs_out *out)
 struct tc_images *tc_pt_pipe_view(struct tc_pt_session *s, size_t qi, bool make)
 {
 	struct tc_pt_pipe *p = s->pipe;
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
-				     .kernel = s->o.kernel };
-	struct tc_images *im;
 
 	if (p->im[qi] || !make)
 		return p->im[qi];
 	/* as tc_pt_session_images: the side-band due so far */
 	s->gen++;
-	if (!(im = p->im[qi] = tc_images_new(&io))) {
+	if (!(p->im[qi] = tc_pt_session_images_new(s, p->sb_next[qi])))
 		p->nomem = true;
-		return NULL;
-	}
-	if (s->f)
-		tc_images_add_build_ids(im, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < p->sb_next[qi]; i++)
-		tc_pt_session_apply_sb_to(s, im, &s->sb[i]);
-	return im;
+	return p->im[qi];
 }
 
 const struct queue *tc_pt_pipe_cur(const struct tc_pt_session *s, int *pid)
@@ -320,13 +326,8 @@ static void on_run(struct tc_pt_pipe *p, const struct pipe_run *it)
 		p->nomem = true;
 		return;
 	}
-	/* what the tuples give left as the last item's, so that bases alike compare so */
-	b.start = b.end = 0;
-	b.insns = 0;
-	b.isa = TC_ISA_UNKNOWN;
-	b.last = 0;
-	b.last_type = b.last_size = 0;
-	b.last_taken = false;
+	/* what the tuples give zeroed, so that bases alike compare so */
+	tuple_put(&b, &(struct pipe_tuple){ 0 });
 	if (memcmp(&b, &p->base, sizeof(b))) {
 		p->base = b;
 		p->nset = 0;
@@ -338,15 +339,7 @@ static void on_run(struct tc_pt_pipe *p, const struct pipe_run *it)
 
 		if (ids[i] & PIPE_NEW)
 			*t = *fresh++;
-
-		rec[i].start = t->start;
-		rec[i].end = t->end;
-		rec[i].insns = t->insns;
-		rec[i].isa = (enum tc_isa)(t->isa & 0x7f);
-		rec[i].last_taken = t->isa & 0x80;
-		rec[i].last = (char)t->last;
-		rec[i].last_type = t->last_type;
-		rec[i].last_size = t->last_size;
+		tuple_put(&rec[i], t);
 	}
 	p->cur = &s->q[it->qi];
 	p->pid = it->pid;
@@ -386,7 +379,8 @@ int tc_pt_pipe_decode(struct tc_pt_session *s, const struct tc_perf_data_feature
 		free(p);
 		return tc_pt_session_nomem(e);
 	}
-	*p = (struct tc_pt_pipe){ .s = s, .f = f, .j = p->j, .im = p->im, .sb_next = p->sb_next };
+	p->s = s;
+	p->f = f;
 	/* the caller's thread never runs the decode itself: it would hold all of it */
 	tc_jobs_no_help(p->j);
 	s->f = f;	/* (its images take the build ids from there: set before the worker's) */

@@ -214,19 +214,7 @@ static bool seg_secs_same(const struct tc_pt_flow *g, const struct tc_pt_flow_se
 
 static struct tc_images *seg_images(struct seg_ctx *c)
 {
-	struct tc_pt_session *s = c->s;
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
-				     .kernel = s->o.kernel };
-
-	if (c->im)
-		return c->im;
-	if (!(c->im = tc_images_new(&io)))
-		return NULL;
-	if (s->f)
-		tc_images_add_build_ids(c->im, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < c->sb_at; i++)
-		tc_pt_session_apply_sb_to(s, c->im, &s->sb[i]);
-	return c->im;
+	return c->im ? c->im : (c->im = tc_pt_session_images_new(c->s, c->sb_at));
 }
 
 /* Context c (its user's thread's) as a flow at era reads: the side-band before it applied,

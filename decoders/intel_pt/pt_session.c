@@ -399,11 +399,24 @@ void tc_pt_session_count_nacc(struct tc_pt_session *s, struct tc_images *im, int
 	}
 }
 
+struct tc_images *tc_pt_session_images_new(const struct tc_pt_session *s, size_t n)
+{
+	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
+				     .kernel = s->o.kernel };
+	struct tc_images *im = tc_images_new(&io);
+
+	if (!im)
+		return NULL;
+	if (s->f)
+		tc_images_add_build_ids(im, s->f->build_ids, s->f->nr_build_ids);
+	for (size_t i = 0; i < n; i++)
+		tc_pt_session_apply_sb_to(s, im, &s->sb[i]);
+	return im;
+}
+
 struct tc_images *tc_pt_session_images(struct queue *q)
 {
 	struct tc_pt_session *s = q->s;
-	struct tc_images_opts io = { .symfs = s->o.symfs, .buildid_dir = s->o.buildid_dir,
-				     .kernel = s->o.kernel };
 
 	if (q->im)
 		return q->im;
@@ -411,13 +424,7 @@ struct tc_images *tc_pt_session_images(struct queue *q)
 		tc_pt_pipe_images(q);	/* the caller's thread makes its own */
 	else if (!s->par)
 		s->gen++;
-	if (!(q->im = tc_images_new(&io)))
-		return NULL;
-	if (s->f)
-		tc_images_add_build_ids(q->im, s->f->build_ids, s->f->nr_build_ids);
-	for (size_t i = 0; i < q->sb_next; i++)
-		apply_sb(q, &s->sb[i]);
-	return q->im;
+	return q->im = tc_pt_session_images_new(s, q->sb_next);
 }
 
 /* Apply address-space side-band up to perf time now (all of it: UINT64_MAX); without

@@ -154,6 +154,9 @@ void tc_pt_session_apply_sb_to(const struct tc_pt_session *s, struct tc_images *
 void tc_pt_session_count_nacc(struct tc_pt_session *s, struct tc_images *im, int pid,
 			      const struct tc_rec *r);
 struct tc_images *tc_pt_session_images(struct queue *q);
+/* New address spaces: the recording's build ids, the side-band before index n applied
+ * (NULL: out of memory). */
+struct tc_images *tc_pt_session_images_new(const struct tc_pt_session *s, size_t n);
 struct missing *tc_pt_session_miss_for(struct tc_pt_session *s, const char *dso);
 void tc_pt_session_add_missing_lines(struct tc_pt_session *s, struct tc_images *im);
 int tc_pt_session_open_queue(struct tc_pt_session *s, struct queue *q,

@@ -259,7 +259,6 @@ void tc_calltree_range(void *tree, const struct tc_callstack_range *r)
 		while (same < r->depth && same < p->depth && p->func[same] == r->func[same])
 			same++;
 	} else {
-		p->used = false;
 		if (rooted) {
 			name = thread_name(t, r, comm);
 			if (name < 0 || (at = child(t, 0, (size_t)name)) < 0)
