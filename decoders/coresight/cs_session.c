@@ -498,14 +498,19 @@ static void run_op(const struct op *o, const uint8_t *data)
 	}
 }
 
-/* Fast decoders only: no lock unless the library logs (errlog_cb). */
+/* Fast decoders only: no lock unless the library logs (errlog_cb). One whose ID OpenCSD's
+ * decoder took over (etm_ocsd.h) runs locked from its next batch; in the batch where it
+ * took over, it shares with the others what the fast ones do: the logger, behind errlog_cb. */
 static bool lock_free(const struct batch *b)
 {
 	if (!errlog_ok)
 		return false;
-	for (size_t i = 0; i < b->nops; i++)
-		if (!tc_etm_ocsd_stats(b->ops[i].d)->fast)
+	for (size_t i = 0; i < b->nops; i++) {
+		const struct tc_etm_ocsd_stats *st = tc_etm_ocsd_stats(b->ops[i].d);
+
+		if (!st->fast || st->handovers)
 			return false;
+	}
 	return true;
 }
 

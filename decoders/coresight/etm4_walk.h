@@ -58,6 +58,18 @@ int tc_etm4_walk_op(struct tc_etm4_walk *w, ocsd_datapath_op_t op, uint64_t inde
 /* The memory behind the callback changed. */
 void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
 
+/* For a decoder that may have to be replaced (etm_ocsd.c's hand-over): mark where a new
+ * OpenCSD decoder, reset (OCSD_OP_RESET) or made there, would start reading the same
+ * operations; as_new says whether that one would now be in the state this one models, as
+ * far as records after this point can tell. What OpenCSD's decoder keeps across a reset:
+ * its last instruction's address and ISA (an address after the reset sets them before
+ * any atom is walked; an exception before one reads them, and gives records that differ:
+ * the caller compares those), its element objects' fields, of which a context record
+ * shows the context ID (a context that updates it after the mark sets it for both), and
+ * its memory read cache (the reads, not the records). */
+void tc_etm4_walk_mark(struct tc_etm4_walk *w);
+bool tc_etm4_walk_as_new(const struct tc_etm4_walk *w);
+
 /* Walks this module could not model (code that is not A64): each also an error record. */
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w);
 /* Operations cut short for want of memory (tc_etm4_walk_op's -1). */

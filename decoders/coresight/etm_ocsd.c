@@ -14,6 +14,7 @@
 #include "decoders/coresight/etm4_guard.h"
 #include "decoders/coresight/etm4_walk.h"
 #include "lib/isa/a64.h"
+#include "lib/util/grow.h"
 
 /* Decoders of several trace IDs may run in threads side by side (--jobs): a decoder's
  * memory shares no cache line with another's (its struct on lines of its own, a fence
@@ -43,6 +44,22 @@ struct tc_etm_ocsd {
 	bool hz;			/* iguard named a hazard: the tree stopped after it */
 	uint64_t hz_idx;		/* where its packet began */
 	const char *hz_why;
+	/* The hand-over (etm_ocsd.h): with the fast decoder, the operations since it was made
+	 * or last reset (struct op_hdr and its bytes, in order), the records given since and a
+	 * hash of them, the counts and memory context then; handing: the fast decoder met what
+	 * it does not model, and gives nothing more. */
+	struct {
+		uint8_t *b;
+		size_t len, cap;
+		bool off;		/* past TC_ETM_OCSD_KEEP, or out of memory: no hand-over */
+	} hist;
+	bool handing;
+	uint64_t given, hash;
+	struct tc_etm_ocsd_stats st0;
+	struct tc_etm_mem_ctx mctx0;
+	uint64_t skip, rhash;		/* replaying: records left to leave out, their hash */
+	uint64_t unmod_seen;		/* the walk's count of what it did not model */
+	uint64_t unmod_said;		/* ... of those, said with an error record */
 	char pkt_str[512];		/* packet name storage for the record being emitted */
 	void *fence;			/* allocated last: the next decoder's memory after it */
 };
@@ -63,6 +80,61 @@ static struct tc_rec rec(const struct tc_etm_ocsd *d, enum tc_rec_type type, uin
 
 	tc_etm_ocsd_rec_init(&r, type, d->cfg.trace_id, d->cfg.cpu, -1, -1, off);
 	return r;
+}
+
+/* The memory context before any trace. */
+static void mctx_init(struct tc_etm_ocsd *d)
+{
+	d->mctx = (struct tc_etm_mem_ctx){ .cpu = d->cfg.cpu, .trace_id = d->cfg.trace_id,
+					   .context_id = -1, .vmid = -1, .el = -1, .secure = -1 };
+}
+
+/* What tells two records apart, mixed into h (the order counts). */
+static uint64_t rec_hash(uint64_t h, const struct tc_rec *r)
+{
+	uint64_t x = (uint64_t)r->type << 56 ^ (uint64_t)r->isa << 48 ^ (uint64_t)r->last << 40 ^
+		     (uint64_t)r->last_type << 32 ^ (uint64_t)r->last_size << 24 ^ r->insns;
+
+	x ^= r->offset * 0x9e3779b97f4a7c15u ^ r->start * 0xc2b2ae3d27d4eb4fu ^
+	     r->end * 0x165667b19e3779f9u ^ r->value * 0xd6e8feb86659fd93u;
+	for (const char *t = r->text ? r->text : r->name; t && *t; t++)
+		x = (x ^ (uint8_t)*t) * 0x100000001b3u;
+	return (h ^ x) * 0xff51afd7ed558ccdu + 1;
+}
+
+static void give(struct tc_etm_ocsd *d, const struct tc_rec *r);
+static void hist_start(struct tc_etm_ocsd *d);
+
+/* The hand-over's replay gave other records than those given (the memory behind the
+ * callback changed since: it cannot otherwise): said where its own begin. */
+static void replay_differs(struct tc_etm_ocsd *d, uint64_t offset)
+{
+	struct tc_rec r = rec(d, TC_REC_ERROR, offset);
+
+	d->skip = 0;
+	d->st.errors++;
+	r.text = "OpenCSD's decoder, taking over from the fast one (code that is not A64), "
+		 "decoded the trace before this point otherwise: the records from here are its own";
+	give(d, &r);
+}
+
+/* Every record goes out here: none once the fast decoder met what it does not model (until
+ * OpenCSD's decoder took over), and of the takeover's replay none of those given already. */
+static void give(struct tc_etm_ocsd *d, const struct tc_rec *r)
+{
+	if (__builtin_expect(d->handing, 0))
+		return;
+	if (__builtin_expect(d->skip != 0, 0)) {
+		d->rhash = rec_hash(d->rhash, r);
+		if (!--d->skip && d->rhash != d->hash)
+			replay_differs(d, r->offset);
+		return;
+	}
+	if (!d->hist.off) {
+		d->given++;
+		d->hash = rec_hash(d->hash, r);
+	}
+	d->emit(d->ctx, r);
 }
 
 /* ---- packets ---- */
@@ -138,7 +210,7 @@ static __attribute__((noinline)) void packet_out(struct tc_etm_ocsd *d, ocsd_trc
 
 	r.name = pkt_name(d, pkt);
 	if (d->what & TC_ETM_PACKETS)
-		d->emit(d->ctx, &r);
+		give(d, &r);
 	if (bad) {
 		char text[sizeof(d->pkt_str) + 16];
 
@@ -147,7 +219,7 @@ static __attribute__((noinline)) void packet_out(struct tc_etm_ocsd *d, ocsd_trc
 		r.type = TC_REC_ERROR;
 		r.name = NULL;
 		r.text = text;
-		d->emit(d->ctx, &r);
+		give(d, &r);
 	}
 }
 
@@ -318,7 +390,7 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t idx,
 		break;
 	}
 	if (d->what & TC_ETM_ELEMENTS)
-		d->emit(d->ctx, &r);
+		give(d, &r);
 	return OCSD_RESP_CONT;
 }
 
@@ -340,10 +412,21 @@ static void walk_err(void *ctx, uint64_t idx, const char *text)
 {
 	struct tc_etm_ocsd *d = ctx;
 	struct tc_rec r = rec(d, TC_REC_ERROR, idx);
+	uint64_t u = tc_etm4_walk_unmodelled(d->walk);
 
+	if (u != d->unmod_seen) {
+		/* what it does not model: OpenCSD's decoder takes over (hand_over), where it
+		 * can */
+		d->unmod_seen = u;
+		if (!d->hist.off && tc_etm4_walk_as_new(d->walk)) {
+			d->handing = true;
+			return;
+		}
+		d->unmod_said++;
+	}
 	d->st.errors++;
 	r.text = text;
-	d->emit(d->ctx, &r);
+	give(d, &r);
 }
 
 /* Packets for the fast decoder, with EOT, FLUSH and RESET, as OpenCSD's decoder gets them.
@@ -517,6 +600,31 @@ static bool fast_config(const struct tc_etm_cfg *c, struct tc_etm4_walk_cfg *w)
 	return true;
 }
 
+/* d->tree (new) as OpenCSD's own decoder, or its packet processor alone (packets only). */
+static ocsd_err_t setup_tree(struct tc_etm_ocsd *d)
+{
+	ocsd_err_t err = create_decoder(d, d->tree,
+					d->full ? OCSD_CREATE_FLG_FULL_DECODER
+						: OCSD_CREATE_FLG_PACKET_PROC,
+					&d->csid);
+
+	if (!err && d->full)
+		err = ocsd_dt_set_gen_elem_outfn(d->tree, on_elem, d);
+	if (!err)
+		err = d->full ? ocsd_dt_attach_packet_callback(d->tree, d->csid,
+							       OCSD_C_API_CB_PKT_MON,
+							       (void *)pkt_mon, d)
+			      : ocsd_dt_attach_packet_callback(d->tree, d->csid,
+							       OCSD_C_API_CB_PKT_SINK,
+							       (void *)pkt_sink, d);
+	if (!err && d->full && d->mem)
+		err = ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
+						   OCSD_MEM_SPACE_ANY, mem_acc, d);
+	if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
+		err = new_guard(d);
+	return err;
+}
+
 struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 				    tc_etm_emit_fn emit, tc_etm_mem_fn mem, void *ctx,
 				    struct tc_err *e)
@@ -546,8 +654,7 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 	d->emit = emit;
 	d->mem = mem;
 	d->ctx = ctx;
-	d->mctx = (struct tc_etm_mem_ctx){ .cpu = cfg->cpu, .trace_id = cfg->trace_id,
-					   .context_id = -1, .vmid = -1, .el = -1, .secure = -1 };
+	mctx_init(d);
 	d->tree = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
 	if (!d->tree) {
 		tc_err_set(e, 0, "trace ID 0x%02x: cannot create an OpenCSD decode tree",
@@ -568,26 +675,13 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 			err = ocsd_dt_attach_packet_callback(d->tree, d->csid,
 							     OCSD_C_API_CB_PKT_SINK,
 							     (void *)fast_sink, d);
+		if (!err)
+			err = (d->iguard = tc_etm4_guard_new_inline(d->cfg.trcidr8)) ? OCSD_OK
+										    : OCSD_ERR_MEM;
 	} else {
-		err = create_decoder(d, d->tree,
-				     full ? OCSD_CREATE_FLG_FULL_DECODER : OCSD_CREATE_FLG_PACKET_PROC,
-				     &d->csid);
+		d->hist.off = true;
+		err = setup_tree(d);
 	}
-	if (!err && full && !fast)
-		err = ocsd_dt_set_gen_elem_outfn(d->tree, on_elem, d);
-	if (!err && !fast)
-		err = full ? ocsd_dt_attach_packet_callback(d->tree, d->csid, OCSD_C_API_CB_PKT_MON,
-							    (void *)pkt_mon, d)
-			   : ocsd_dt_attach_packet_callback(d->tree, d->csid,
-							    OCSD_C_API_CB_PKT_SINK,
-							    (void *)pkt_sink, d);
-	if (!err && full && mem && !fast)
-		err = ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
-						   OCSD_MEM_SPACE_ANY, mem_acc, d);
-	if (!err && fast)
-		err = (d->iguard = tc_etm4_guard_new_inline(d->cfg.trcidr8)) ? OCSD_OK : OCSD_ERR_MEM;
-	else if (!err && d->proto == OCSD_PROTOCOL_ETMV4I)
-		err = new_guard(d);
 	if (!err && !(d->fence = malloc(FENCE)))
 		err = OCSD_ERR_MEM;
 	if (err) {
@@ -597,6 +691,8 @@ struct tc_etm_ocsd *tc_etm_ocsd_new(const struct tc_etm_cfg *cfg, unsigned what,
 		return NULL;
 	}
 	bad_range(d);
+	if (d->walk)
+		hist_start(d);
 	return d;
 }
 
@@ -609,6 +705,7 @@ void tc_etm_ocsd_free(struct tc_etm_ocsd *d)
 	tc_etm4_guard_free(d->guard);
 	tc_etm4_guard_free(d->iguard);
 	tc_etm4_walk_free(d->walk);
+	free(d->hist.b);
 	free(d->fence);
 	free(d);
 }
@@ -636,7 +733,7 @@ static void fatal(struct tc_etm_ocsd *d, uint64_t index, ocsd_datapath_resp_t re
 
 	r.text = fatal_text(resp);
 	d->st.errors++;
-	d->emit(d->ctx, &r);
+	give(d, &r);
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
 }
 
@@ -678,7 +775,7 @@ static void guarded(struct tc_etm_ocsd *d, uint64_t index, const char *why)
 	}
 	d->st.errors++;
 	r.text = text;
-	d->emit(d->ctx, &r);
+	give(d, &r);
 	if (d->full)
 		ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
 }
@@ -707,14 +804,13 @@ static void feed_fast(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data
 	}
 }
 
-void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
+/* The bytes to the tree: the fast decoder's, or OpenCSD's behind the guard's look-ahead. */
+static void feed_tree(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
 {
 	size_t pos = 0;
 	int64_t start;
 	const char *why;
 
-	d->st.bytes += len;
-	d->end_index = index + len;
 	if (d->iguard) {
 		feed_fast(d, index, data, len);
 		return;
@@ -740,7 +836,7 @@ void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data
 	feed(d, index + pos, data + pos, len - pos);
 }
 
-void tc_etm_ocsd_reset(struct tc_etm_ocsd *d, uint64_t index)
+static void reset_tree(struct tc_etm_ocsd *d, uint64_t index)
 {
 	ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, index, 0, NULL, NULL);
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, index, 0, NULL, NULL);
@@ -748,10 +844,177 @@ void tc_etm_ocsd_reset(struct tc_etm_ocsd *d, uint64_t index)
 		tc_etm4_guard_reset(d->guard);
 }
 
-void tc_etm_ocsd_finish(struct tc_etm_ocsd *d)
+static void finish_tree(struct tc_etm_ocsd *d)
 {
 	/* Elements flushed out by EOT report the index given with it: the end of the data. */
 	ocsd_dt_process_data(d->tree, OCSD_OP_EOT, d->end_index, 0, NULL, NULL);
+}
+
+/* ---- the hand-over: OpenCSD's decoder where the fast one cannot follow ----
+ * The fast decoder's records are OpenCSD's, record for record, up to where it meets what
+ * it does not model (walk_err): from there it gives nothing (give), and once the
+ * operation it was in is done, a new tree with OpenCSD's decoder decodes every operation
+ * since the decoder was made or last reset (kept here, up to TC_ETM_OCSD_KEEP bytes; perf
+ * resets at each AUX block), the reset first, with the counts and memory context as they
+ * were then, the records given since left out (their hash checked: where the memory
+ * changed since, or OpenCSD's decoder read what it kept across the reset, an error says
+ * they differ), and goes on in place of the fast one. What else OpenCSD's decoder keeps
+ * across a reset the walk says (tc_etm4_walk_as_new): where a new one would differ in
+ * records to come, the fast decoder says what it met, as past the bytes kept. */
+enum op_kind { OP_FEED, OP_RESET, OP_FINISH };
+
+struct op_hdr {
+	uint64_t index;
+	uint32_t len;			/* OP_FEED: its bytes, after the header */
+	uint32_t kind;
+};
+
+/* No hand-over until the next reset; the buffer kept for the next one's operations unless
+ * free. */
+static void hist_drop(struct tc_etm_ocsd *d, bool free_it)
+{
+	if (free_it) {
+		free(d->hist.b);
+		d->hist.b = NULL;
+		d->hist.cap = 0;
+	}
+	d->hist.len = 0;
+	d->hist.off = true;
+}
+
+/* The operations kept from here (the decoder made, or reset: first). */
+static void hist_start(struct tc_etm_ocsd *d)
+{
+	d->hist.len = 0;
+	d->hist.off = false;
+	d->given = d->hash = 0;
+	d->st0 = d->st;
+	d->mctx0 = d->mctx;
+	tc_etm4_walk_mark(d->walk);
+}
+
+static void keep_op(struct tc_etm_ocsd *d, enum op_kind kind, uint64_t index,
+		    const uint8_t *data, size_t len)
+{
+	struct op_hdr h = { index, (uint32_t)len, kind };
+	size_t need = sizeof(h) + len;
+
+	if (d->hist.off)
+		return;
+	if (len > TC_ETM_OCSD_KEEP || d->hist.len + need > TC_ETM_OCSD_KEEP ||
+	    tc_grow((void **)&d->hist.b, &d->hist.cap, d->hist.len + need, 1)) {
+		hist_drop(d, true);
+		return;
+	}
+	memcpy(d->hist.b + d->hist.len, &h, sizeof(h));
+	if (len)
+		memcpy(d->hist.b + d->hist.len + sizeof(h), data, len);
+	d->hist.len += need;
+}
+
+static void replay(struct tc_etm_ocsd *d, const uint8_t *b, size_t len)
+{
+	struct op_hdr h;
+
+	for (size_t at = 0; at + sizeof(h) <= len; at += sizeof(h) + (h.kind == OP_FEED ? h.len : 0)) {
+		memcpy(&h, b + at, sizeof(h));
+		if (h.kind == OP_FEED) {
+			d->end_index = h.index + h.len;
+			feed_tree(d, h.index, b + at + sizeof(h), h.len);
+		} else if (h.kind == OP_RESET) {
+			reset_tree(d, h.index);
+		} else {
+			d->end_index = h.index;
+			finish_tree(d);
+		}
+	}
+}
+
+static void hand_over(struct tc_etm_ocsd *d)
+{
+	dcd_tree_handle_t fast_tree = d->tree;
+	struct tc_etm4_walk *walk = d->walk;
+	struct tc_etm4_guard *iguard = d->iguard;
+	const struct tc_etm_ocsd_stats st = *tc_etm_ocsd_stats(d);
+	uint64_t end = d->end_index;
+	ocsd_err_t err = OCSD_ERR_MEM;
+	struct tc_rec r = rec(d, TC_REC_ERROR, end);
+	uint8_t *b = d->hist.b;
+	size_t len = d->hist.len;
+
+	d->handing = false;
+	d->hz = false;
+	d->walk = NULL;
+	d->iguard = NULL;
+	d->hist.b = NULL;
+	hist_drop(d, true);
+	if ((d->tree = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0)))
+		err = setup_tree(d);
+	if (err) {
+		/* the fast decoder goes on, and says what it met (the operation's records after
+		 * it are lost) */
+		if (d->tree)
+			ocsd_destroy_dcd_tree(d->tree);
+		tc_etm4_guard_free(d->guard);
+		d->guard = NULL;
+		d->tree = fast_tree;
+		d->walk = walk;
+		d->iguard = iguard;
+		free(b);
+		d->st.errors++;
+		d->unmod_said++;
+		r.text = "ETMv4 fast decoder: code that is not A64, and OpenCSD's decoder could "
+			 "not take over for want of memory (use --decoder=reference)";
+		give(d, &r);
+		return;
+	}
+	ocsd_destroy_dcd_tree(fast_tree);
+	tc_etm4_walk_free(walk);
+	tc_etm4_guard_free(iguard);
+	d->st = d->st0;
+	d->st.bytes = st.bytes;
+	d->st.handovers = 1;
+	d->st.ref_undefined = st.ref_undefined;
+	d->st.block_hits = st.block_hits;
+	d->st.block_misses = st.block_misses;
+	d->mctx = d->mctx0;
+	d->skip = d->given;
+	d->rhash = 0;
+	replay(d, b, len);
+	free(b);
+	d->end_index = end;
+	if (d->skip)	/* fewer records than given */
+		replay_differs(d, end);
+}
+
+void tc_etm_ocsd_feed(struct tc_etm_ocsd *d, uint64_t index, const uint8_t *data, size_t len)
+{
+	d->st.bytes += len;
+	d->end_index = index + len;
+	keep_op(d, OP_FEED, index, data, len);
+	feed_tree(d, index, data, len);
+	if (d->handing)
+		hand_over(d);
+}
+
+void tc_etm_ocsd_reset(struct tc_etm_ocsd *d, uint64_t index)
+{
+	keep_op(d, OP_RESET, index, NULL, 0);	/* its flush may meet it */
+	reset_tree(d, index);
+	if (d->handing)
+		hand_over(d);
+	if (!d->walk)
+		return;
+	hist_start(d);
+	keep_op(d, OP_RESET, index, NULL, 0);
+}
+
+void tc_etm_ocsd_finish(struct tc_etm_ocsd *d)
+{
+	keep_op(d, OP_FINISH, d->end_index, NULL, 0);
+	finish_tree(d);
+	if (d->handing)
+		hand_over(d);
 }
 
 void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d)
@@ -761,6 +1024,9 @@ void tc_etm_ocsd_mem_changed(struct tc_etm_ocsd *d)
 	if (!d->mem)
 		return;
 	if (d->walk) {
+		/* a replay would read the new memory where the records given read the old */
+		if (d->hist.len)
+			hist_drop(d, false);
 		tc_etm4_walk_mem_changed(d->walk);
 		return;
 	}
@@ -774,7 +1040,7 @@ const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d)
 	struct tc_etm_ocsd *m = (struct tc_etm_ocsd *)d;
 
 	if (d->walk) {
-		m->st.unmodelled = tc_etm4_walk_unmodelled(d->walk);
+		m->st.unmodelled = d->unmod_said;
 		m->st.ref_undefined = tc_etm4_walk_undefined(d->walk);
 		tc_etm4_walk_cache_stats(d->walk, &m->st.block_hits, &m->st.block_misses);
 	}

@@ -41,8 +41,15 @@ struct tc_etm_cfg {
 /* Elements from OpenCSD's own full decoder (--decoder=reference). Without it, ETMv4 sources
  * whose configuration decoders/coresight/etm4_walk.c models (A-profile v8, no data,
  * conditional or Q trace) are decoded by that fast decoder over OpenCSD's packet processor,
- * with the same records; every other source by OpenCSD's full decoder. */
+ * with the same records; every other source by OpenCSD's full decoder. Where the fast
+ * decoder meets what it does not model (code that is not A64: AArch32), OpenCSD's decoder
+ * takes over: it decodes the ID's trace again since the decoder was made or last reset
+ * (kept for this, up to TC_ETM_OCSD_KEEP bytes), the records given already left out, and
+ * goes on from there. Past that, the fast decoder says what it met with an error record. */
 #define TC_ETM_REFERENCE 0x04
+/* Bytes of each ID's trace kept for a hand-over, since its decoder was made or reset
+ * (operations and their indexes included). */
+#define TC_ETM_OCSD_KEEP (16u << 20)
 
 /* Memory state an instruction fetch happens in, for the callback. */
 struct tc_etm_mem_ctx {
@@ -68,6 +75,9 @@ struct tc_etm_ocsd_stats {
 	const char *guarded_why;	/* what the first was (a static string) */
 	bool fast;			/* decoded by etm4_walk.c, not OpenCSD's decoder */
 	uint64_t unmodelled;		/* fast: things it could not follow (each an error) */
+	/* fast: 1 once OpenCSD's decoder took over where the fast one met what it does not
+	 * model (code that is not A64), 0 before; the records are OpenCSD's all along */
+	uint64_t handovers;
 	uint64_t ref_undefined;		/* fast: where OpenCSD's behaviour is undefined
 					 * (etm4_walk.h); the fast decoder resyncs */
 	uint64_t block_hits, block_misses;	/* fast: walks from the block cache or not */

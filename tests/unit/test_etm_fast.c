@@ -422,3 +422,187 @@ TEST(ete_pe_reset_and_trans_fail_keep_the_guard_going)
 	free(t);
 	src = a53;
 }
+
+/* ---- the hand-over (etm_ocsd.h): where the fast decoder meets code that is not A64,
+ * OpenCSD's decoder takes over ---- */
+
+/* Reads of two_isas so far, and after how many its B at 0x20008 is a NOP (0: never). */
+static uint64_t reads, reads_b;
+
+/* A64 at 0x20000 (two NOPs, a B back to 0x20000), A32 at 0x10000 (ADD r0, r0, #1, a B back
+ * to 0x10000), no memory elsewhere. */
+static size_t two_isas(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
+		       size_t len)
+{
+	static const uint32_t a64[3] = { 0xd503201f, 0xd503201f, 0x17fffffe };
+	static const uint32_t a32[2] = { 0xe2800001, 0xeafffffd };
+	bool nop = reads_b && ++reads > reads_b;
+	size_t n;
+
+	(void)ctx, (void)m;
+	for (n = 0; n < len; n++) {
+		uint64_t a = addr + n;
+		uint32_t w;
+
+		if (a >= 0x20000 && a < 0x2000c)
+			w = nop && a >= 0x20008 ? a64[0] : a64[(a - 0x20000) / 4];
+		else if (a >= 0x10000 && a < 0x10008)
+			w = a32[(a - 0x10000) / 4];
+		else
+			break;
+		buf[n] = (uint8_t)(w >> 8 * (a & 3));
+	}
+	return n;
+}
+
+struct taken {
+	struct out o;
+	uint64_t handovers, unmodelled;
+};
+
+/* trace (raw, source src) decoded with what on jobs threads, reset at cut (len: none). */
+static void decode_isas(unsigned what, const uint8_t *trace, size_t len, size_t cut,
+			unsigned jobs, struct taken *t)
+{
+	struct tc_err e;
+	struct tc_cs_session_par *p = NULL;
+	struct tc_cs_session *s = tc_cs_session_new(what, on_rec, two_isas, &t->o, &e);
+
+	if (!s)
+		abort();
+	if (jobs > 1) {
+		if (!(p = tc_cs_session_par_new(jobs, on_rec, NULL, NULL, &t->o)))
+			abort();
+		tc_cs_session_use_par(s, p);
+	}
+	CHECK_INT(tc_cs_session_add_source(s, &src, &e), 0);
+	tc_cs_session_feed(s, trace, cut, 0, TC_CS_SESSION_RAW);
+	if (cut < len) {
+		tc_cs_session_reset(s, cut);
+		tc_cs_session_feed(s, trace + cut, len - cut, cut, TC_CS_SESSION_RAW);
+	}
+	tc_cs_session_flush(s);
+	CHECK_INT(tc_cs_session_par_drain(p), 0);
+	tc_cs_session_par_free(p);
+	t->handovers = tc_cs_session_stats(s, 0x10)->handovers;
+	t->unmodelled = tc_cs_session_stats(s, 0x10)->unmodelled;
+	tc_cs_session_free(s);
+	if (!(t->o.buf = realloc(t->o.buf, t->o.len + 1)))
+		abort();
+	t->o.buf[t->o.len] = 0;
+}
+
+/* A64, then A32 (a context without SF), then A64: with the fast decoder the records are the
+ * reference's, A32 ranges and all, with one thread and two, with a reset between (the
+ * hand-over decodes from there, reset first) or not. Checked to fail with the hand-over
+ * turned off (the fast decoder's error in place of the A32 ranges) and with the records
+ * given not left out of the replay (the A64 ranges twice). */
+TEST(code_not_a64_is_handed_over_to_opencsd)
+{
+	static const uint8_t trace[] = {
+		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30,	/* A64 at 0x20000 */
+		0xf7, 0xf7,						/* E, E */
+		ASYNC, TINFO, 0x82, 0, 0, 1, 0, 0x20,		/* (offset 26) A32 at 0x10000 */
+		0xf7, 0xf7, 0xf7,
+		0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30, 0xf7,		/* A64 again */
+	};
+
+	for (unsigned k = 0; k < 4; k++) {
+		size_t cut = k & 1 ? 26 : sizeof(trace);
+		unsigned jobs = k & 2 ? 2 : 1;
+		struct taken fast = { 0 }, ref = { 0 };
+
+		decode_isas(TC_ETM_ELEMENTS, trace, sizeof(trace), cut, jobs, &fast);
+		decode_isas(TC_ETM_ELEMENTS | TC_ETM_REFERENCE, trace, sizeof(trace), cut, jobs,
+			    &ref);
+		CHECK_INT(fast.handovers, 1);
+		CHECK_INT(fast.unmodelled, 0);
+		CHECK_INT(ref.handovers, 0);
+		CHECK_STR(fast.o.buf, ref.o.buf);
+		/* A64 ranges (isa 1) at both ends, A32 ones (isa 2) between, no error */
+		CHECK(strstr(fast.o.buf, "\n0 16 18 20000 2000c 3 1 ") != NULL);
+		CHECK(strstr(fast.o.buf, "\n0 16 2e 10000 10008 2 2 ") != NULL);
+		CHECK(strstr(fast.o.buf, "\n0 16 3b 20000 2000c 3 1 ") != NULL);
+		CHECK(strstr(fast.o.buf, "\n11 ") == NULL);
+		free(fast.o.buf);
+		free(ref.o.buf);
+	}
+}
+
+/* Past what is kept for a hand-over, the fast decoder says what it met, as before: an error
+ * naming the reference decoder, counted. */
+TEST(code_not_a64_past_what_is_kept_is_an_error)
+{
+	static const uint8_t tail[] = { ASYNC, TINFO, 0x82, 0, 0, 1, 0, 0x20, 0xf7 };
+	size_t fill = (TC_ETM_OCSD_KEEP / 12 + 1) * 12, n = fill + sizeof(tail);
+	uint8_t *trace = malloc(n);
+	struct taken fast = { 0 };
+
+	if (!trace)
+		abort();
+	for (size_t i = 0; i < fill; i += 12)	/* ASYNCs */
+		memcpy(trace + i, tail, 12);
+	memcpy(trace + fill, tail, sizeof(tail));
+	decode_isas(TC_ETM_ELEMENTS, trace, n, n, 1, &fast);
+	CHECK_INT(fast.handovers, 0);
+	CHECK_INT(fast.unmodelled, 1);
+	CHECK(strstr(fast.o.buf, "code that is not A64 (use --decoder=reference)") != NULL);
+	free(fast.o.buf);
+	free(trace);
+}
+
+/* The memory behind the callback changed between the fast decoder's reads and the
+ * hand-over's (here after the A64 part's): OpenCSD's decoder, decoding the trace before
+ * again, gives other records there; an error says so, and its records go on from where the
+ * fast decoder's stopped. */
+TEST(a_hand_over_that_reads_other_memory_says_so)
+{
+	static const uint8_t trace[] = {
+		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30, 0xf7, 0xf7,
+		0x82, 0, 0, 1, 0, 0x20, 0xf7,
+	};
+	struct taken first = { 0 }, fast = { 0 };
+
+	/* OpenCSD's reads for the A64 part */
+	reads_b = 1u << 30;
+	reads = 0;
+	decode_isas(TC_ETM_ELEMENTS | TC_ETM_REFERENCE, trace, 26, 26, 1, &first);
+	CHECK(reads > 0);
+	reads_b = reads;
+	reads = 0;
+	decode_isas(TC_ETM_ELEMENTS, trace, sizeof(trace), sizeof(trace), 1, &fast);
+	reads_b = 0;
+	CHECK_INT(fast.handovers, 1);
+	CHECK(strstr(fast.o.buf, "\n0 16 19 20000 2000c 3 1 ") != NULL);	/* as it was */
+	CHECK(strstr(fast.o.buf, "\n0 16 20 10000 10008 2 2 ") != NULL);	/* A32 */
+	/* said where OpenCSD's own records begin: after what the fast decoder gave (to the
+	 * A32 context) */
+	CHECK(strstr(fast.o.buf, "\n3 16 1a 0 0 0 2 - 0 0 0 - -\n11 16 1a 0 0 0 0 - 0 0 0 "
+				 "- OpenCSD's decoder, taking over") != NULL);
+	free(first.o.buf);
+	free(fast.o.buf);
+}
+
+/* OpenCSD's decoder keeps its elements' context ID across a reset: after one, a context
+ * without an ID gives the old one. A new decoder would give none, so the hand-over is not
+ * made (tc_etm4_walk_as_new): the fast decoder says what it met, where the reference shows
+ * the old ID and the A32 range. */
+TEST(no_hand_over_where_a_new_decoder_would_differ)
+{
+	static const uint8_t trace[] = {
+		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0xb0, 0x2a, 0, 0, 0, /* ID 0x2a */
+		0xf7,
+		ASYNC, TINFO, 0x82, 0, 0, 1, 0, 0x20, 0xf7,	/* (offset 29) no ID */
+	};
+	struct taken fast = { 0 }, ref = { 0 };
+
+	decode_isas(TC_ETM_ELEMENTS, trace, sizeof(trace), 29, 1, &fast);
+	decode_isas(TC_ETM_ELEMENTS | TC_ETM_REFERENCE, trace, sizeof(trace), 29, 1, &ref);
+	CHECK_INT(fast.handovers, 0);
+	CHECK_INT(fast.unmodelled, 1);
+	CHECK(strstr(fast.o.buf, "code that is not A64 (use --decoder=reference)") != NULL);
+	CHECK(strstr(ref.o.buf, "\n3 16 2b 0 0 0 2 - 0 0 2a - -\n0 16 31 10000 10008 2 2 ") !=
+	      NULL);
+	free(fast.o.buf);
+	free(ref.o.buf);
+}

@@ -26,6 +26,8 @@ static void *test_malloc(size_t n);
 #define tc_etm4_walk_nomem nomem_walk_nomem
 #define tc_etm4_walk_undefined nomem_walk_undefined
 #define tc_etm4_walk_cache_stats nomem_walk_cache_stats
+#define tc_etm4_walk_mark nomem_walk_mark
+#define tc_etm4_walk_as_new nomem_walk_as_new
 #include "decoders/coresight/etm4_walk.c"
 #undef malloc
 #undef tc_grow
