@@ -199,8 +199,9 @@ struct tc_etm4_walk {
 
 	struct blk *blk;
 	uint64_t hits, misses, unmodelled;
-	/* tc_etm4_walk_mark: the elements' context ID is still the one from before the mark */
-	bool ctx_before_mark;
+	/* tc_etm4_walk_mark: the elements' context ID is still the one from before the mark;
+	 * a context element since showed it */
+	bool ctx_before_mark, ctx_shown;
 	uint64_t undefined;		/* where the library reads a member it never set */
 	uint64_t resets;		/* decoder resets so far (errors among them) */
 	/* Out of memory (an element, a P0 element or a memory context found no room): what
@@ -677,6 +678,8 @@ static void update_context(struct tc_etm4_walk *w, const struct p0 *c, ocsd_gene
 		el->context.ctxt_id_valid = 1;
 		el->context.context_id = x->ctxtID;
 		w->ctx_before_mark = false;
+	} else if (w->ctx_before_mark) {
+		w->ctx_shown = true;
 	}
 	if (x->updated_v) {
 		el->context.vmid_valid = 1;
@@ -1470,11 +1473,12 @@ void tc_etm4_walk_mark(struct tc_etm4_walk *w)
 	const ocsd_generic_trace_elem *el = w->nout ? &w->out[w->nout - 1].el : &w->persist;
 
 	w->ctx_before_mark = el->context.ctxt_id_valid;
+	w->ctx_shown = false;
 }
 
 bool tc_etm4_walk_as_new(const struct tc_etm4_walk *w)
 {
-	return !w->ctx_before_mark;
+	return !w->ctx_before_mark && !w->ctx_shown;
 }
 
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w)

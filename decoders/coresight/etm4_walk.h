@@ -60,13 +60,14 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
 
 /* For a decoder that may have to be replaced (etm_ocsd.c's hand-over): mark where a new
  * OpenCSD decoder, reset (OCSD_OP_RESET) or made there, would start reading the same
- * operations; as_new says whether that one would now be in the state this one models, as
- * far as records after this point can tell. What OpenCSD's decoder keeps across a reset:
- * its last instruction's address and ISA (an address after the reset sets them before
- * any atom is walked; an exception before one reads them, and gives records that differ:
- * the caller compares those), its element objects' fields, of which a context record
- * shows the context ID (a context that updates it after the mark sets it for both), and
- * its memory read cache (the reads, not the records). */
+ * operations; as_new is false where that one would have given, or would give, other
+ * records than this one models for them, for what OpenCSD's decoder keeps across a reset
+ * that the walk can see: its element objects' context ID (a context element since the mark
+ * that did not update it showed the old one; one that did sets it for both). The rest it
+ * keeps: its last instruction's address and ISA (an address after the reset sets them
+ * before any atom is walked; an exception before one reads them, and gives other records:
+ * the caller compares those), its other element fields (each record's type sets those it
+ * shows), and its memory read cache (the reads, not the records). */
 void tc_etm4_walk_mark(struct tc_etm4_walk *w);
 bool tc_etm4_walk_as_new(const struct tc_etm4_walk *w);
 

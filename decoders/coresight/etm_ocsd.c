@@ -45,12 +45,13 @@ struct tc_etm_ocsd {
 	uint64_t hz_idx;		/* where its packet began */
 	const char *hz_why;
 	/* The hand-over (etm_ocsd.h): with the fast decoder, the operations since it was made
-	 * or last reset (struct op_hdr and its bytes, in order), the records given since and a
+	 * or last reset (keep_op, in order), the records given since and a
 	 * hash of them, the counts and memory context then; handing: the fast decoder met what
 	 * it does not model, and gives nothing more. */
 	struct {
 		uint8_t *b;
 		size_t len, cap;
+		uint64_t last;		/* the last operation's index */
 		bool off;		/* past TC_ETM_OCSD_KEEP, or out of memory: no hand-over */
 	} hist;
 	bool handing;
@@ -861,13 +862,35 @@ static void finish_tree(struct tc_etm_ocsd *d)
  * they differ), and goes on in place of the fast one. What else OpenCSD's decoder keeps
  * across a reset the walk says (tc_etm4_walk_as_new): where a new one would differ in
  * records to come, the fast decoder says what it met, as past the bytes kept. */
+/* An operation kept: its kind and length (len << 2 | kind), then its index less the one
+ * before it (zigzag), both as LEB128, then its bytes: the demultiplexer hands an ID's trace
+ * over a frame's bytes at a time (some 15, their frames 16 apart), 2 bytes kept besides. */
 enum op_kind { OP_FEED, OP_RESET, OP_FINISH };
 
-struct op_hdr {
-	uint64_t index;
-	uint32_t len;			/* OP_FEED: its bytes, after the header */
-	uint32_t kind;
-};
+#define OP_HDR_MAX 20		/* two LEB128 numbers of 64 bits at most */
+
+static size_t leb_put(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		p[n++] = (uint8_t)(v | 0x80);
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static uint64_t leb_get(const uint8_t **p)
+{
+	uint64_t v = 0;
+
+	for (unsigned sh = 0;; sh += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80) || sh >= 63)
+			return v;
+	}
+}
 
 /* No hand-over until the next reset; the buffer kept for the next one's operations unless
  * free. */
@@ -887,6 +910,7 @@ static void hist_start(struct tc_etm_ocsd *d)
 {
 	d->hist.len = 0;
 	d->hist.off = false;
+	d->hist.last = 0;
 	d->given = d->hash = 0;
 	d->st0 = d->st;
 	d->mctx0 = d->mctx;
@@ -896,35 +920,43 @@ static void hist_start(struct tc_etm_ocsd *d)
 static void keep_op(struct tc_etm_ocsd *d, enum op_kind kind, uint64_t index,
 		    const uint8_t *data, size_t len)
 {
-	struct op_hdr h = { index, (uint32_t)len, kind };
-	size_t need = sizeof(h) + len;
+	uint64_t delta = index - d->hist.last;
+	uint8_t *p;
 
 	if (d->hist.off)
 		return;
-	if (len > TC_ETM_OCSD_KEEP || d->hist.len + need > TC_ETM_OCSD_KEEP ||
-	    tc_grow((void **)&d->hist.b, &d->hist.cap, d->hist.len + need, 1)) {
+	if (len > TC_ETM_OCSD_KEEP || d->hist.len + OP_HDR_MAX + len > TC_ETM_OCSD_KEEP ||
+	    tc_grow((void **)&d->hist.b, &d->hist.cap, d->hist.len + OP_HDR_MAX + len, 1)) {
 		hist_drop(d, true);
 		return;
 	}
-	memcpy(d->hist.b + d->hist.len, &h, sizeof(h));
+	p = d->hist.b + d->hist.len;
+	p += leb_put(p, (uint64_t)len << 2 | kind);
+	p += leb_put(p, delta << 1 ^ (uint64_t)((int64_t)delta >> 63));
 	if (len)
-		memcpy(d->hist.b + d->hist.len + sizeof(h), data, len);
-	d->hist.len += need;
+		memcpy(p, data, len);
+	d->hist.len = (size_t)(p + len - d->hist.b);
+	d->hist.last = index;
 }
 
 static void replay(struct tc_etm_ocsd *d, const uint8_t *b, size_t len)
 {
-	struct op_hdr h;
+	const uint8_t *p = b, *end = b + len;
+	uint64_t index = 0;
 
-	for (size_t at = 0; at + sizeof(h) <= len; at += sizeof(h) + (h.kind == OP_FEED ? h.len : 0)) {
-		memcpy(&h, b + at, sizeof(h));
-		if (h.kind == OP_FEED) {
-			d->end_index = h.index + h.len;
-			feed_tree(d, h.index, b + at + sizeof(h), h.len);
-		} else if (h.kind == OP_RESET) {
-			reset_tree(d, h.index);
+	while (p < end) {
+		uint64_t k = leb_get(&p), z = leb_get(&p);
+		size_t n = (size_t)(k >> 2);
+
+		index += z >> 1 ^ (uint64_t)-(int64_t)(z & 1);
+		if ((k & 3) == OP_FEED) {
+			d->end_index = index + n;
+			feed_tree(d, index, p, n);
+			p += n;
+		} else if ((k & 3) == OP_RESET) {
+			reset_tree(d, index);
 		} else {
-			d->end_index = h.index;
+			d->end_index = index;
 			finish_tree(d);
 		}
 	}

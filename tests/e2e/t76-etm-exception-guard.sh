@@ -14,23 +14,7 @@
 #   after it (the atom's commit gives the Trace On element).
 . "$TOP/tests/e2e/lib.sh"
 
-# snap DIR: the snapshot, its trace from trace.bin (written by the caller); IDR0 and CFGR
-# override TRCIDR0 and TRCCONFIGR
-snap() {
-	mkdir -p "$1" && cd "$1" || return 1
-	printf '[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu_0.ini\ndevice1=etm_0.ini\n\n[trace]\nmetadata=trace.ini\n' >snapshot.ini
-	printf '[device]\nname=cpu_0\nclass=core\ntype=Cortex-A53\n\n[regs]\nPC(size:64)=0x1000\n' >cpu_0.ini
-	printf '[device]\nname=ETM_0\nclass=trace_source\ntype=ETM4\n\n[regs]\n%s\n%s\n%s\n%s\n%s\n%s\n' \
-		'TRCCONFIGR(0x004)=0x000000C1' 'TRCTRACEIDR(0x010)=0x00000010' \
-		"TRCIDR0(0x078)=${IDR0:-0x28000EA1}" 'TRCIDR1(0x079)=0x4100F403' \
-		'TRCIDR2(0x07A)=0x00000488' 'TRCIDR8(0x060)=0x00000000' >etm_0.ini
-	[ -z "${CFGR:-}" ] || sed -i "s/^TRCCONFIGR(0x004)=.*/TRCCONFIGR(0x004)=$CFGR/" etm_0.ini
-	printf '[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETB_0\nfile=trace.bin\nformat=source_data\n\n[source_buffers]\nETM_0=ETB_0\n\n[core_trace_sources]\ncpu_0=ETM_0\n' >trace.ini
-	cd - >/dev/null
-}
-# bytes OCTAL...: raw bytes
-bytes() { for b in "$@"; do printf "\\$b"; done; }
-async() { bytes 000 000 000 000 000 000 000 000 000 000 000 200; }
+snap() { etm4_snapshot "$@"; }
 
 # offset 12: TRACE_INFO (header 0x01, PLCTL 0x04: a SPEC section, depth 2); offset 15:
 # Exception (header 0x06, type 1); offset 17: ASYNC again; 29: TRACE_INFO, no sections;

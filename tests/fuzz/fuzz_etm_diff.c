@@ -10,8 +10,9 @@
  * instructions derived from the address, with holes. Where the fast decoder meets what it
  * does not model (code that is not A64: a context packet's SF bit clear), OpenCSD's decoder
  * takes over (etm_ocsd.h), and the records must still be the reference's (the memory reads
- * then differ: the take-over reads again). Inputs where OpenCSD's records depend on the
- * heap (tc_etm4_walk_undefined, etm4_walk.h) are not compared: a
+ * then differ: the take-over reads again). Inputs are not compared where it could not take
+ * over (a new decoder would differ, tc_etm4_walk_as_new: the fast one says what it met),
+ * nor where OpenCSD's records depend on the heap (tc_etm4_walk_undefined, etm4_walk.h): a
  * walk into the last 4 bytes of the address space reads from before its read cache's page,
  * and a cancel or mispredict beyond the element stack (it reads m_unseen_spec_elem, never
  * set; under ASan 0xbebebebe: it goes on, where 0 gives its error and a reset) that the
@@ -142,10 +143,8 @@ static bool run(const struct tc_etm_cfg *c, bool framed, unsigned what, const ui
 	st = tc_cs_session_stats(css, c->trace_id);
 	CHECK(st != NULL);
 	CHECK(st->fast == !(what & TC_ETM_REFERENCE));
-	/* inputs are far shorter than what is kept for a take-over: it always can */
-	CHECK(st->unmodelled == 0);
 	*handed = st->handovers != 0;
-	if (st->fast && st->ref_undefined)
+	if (st->fast && (st->unmodelled || st->ref_undefined))
 		modelled = false;
 	tc_cs_session_free(css);
 	return modelled;
