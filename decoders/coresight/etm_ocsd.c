@@ -90,17 +90,14 @@ static void mctx_init(struct tc_etm_ocsd *d)
 					   .context_id = -1, .vmid = -1, .el = -1, .secure = -1 };
 }
 
-/* What tells two records apart, mixed into h (the order counts). */
-static uint64_t rec_hash(uint64_t h, const struct tc_rec *r)
+/* What tells two records apart, mostly, mixed into h (the order counts): cheap, for every
+ * record the fast decoder gives. */
+static inline uint64_t rec_hash(uint64_t h, const struct tc_rec *r)
 {
-	uint64_t x = (uint64_t)r->type << 56 ^ (uint64_t)r->isa << 48 ^ (uint64_t)r->last << 40 ^
-		     (uint64_t)r->last_type << 32 ^ (uint64_t)r->last_size << 24 ^ r->insns;
+	uint64_t x = r->offset ^ r->start << 1 ^ r->end << 2 ^ r->value << 3 ^
+		     (uint64_t)r->insns << 40 ^ (uint64_t)r->type << 56;
 
-	x ^= r->offset * 0x9e3779b97f4a7c15u ^ r->start * 0xc2b2ae3d27d4eb4fu ^
-	     r->end * 0x165667b19e3779f9u ^ r->value * 0xd6e8feb86659fd93u;
-	for (const char *t = r->text ? r->text : r->name; t && *t; t++)
-		x = (x ^ (uint8_t)*t) * 0x100000001b3u;
-	return (h ^ x) * 0xff51afd7ed558ccdu + 1;
+	return (h ^ x) * 0x9e3779b97f4a7c15u + 1;
 }
 
 static void give(struct tc_etm_ocsd *d, const struct tc_rec *r);
@@ -917,19 +914,25 @@ static void hist_start(struct tc_etm_ocsd *d)
 	tc_etm4_walk_mark(d->walk);
 }
 
-static void keep_op(struct tc_etm_ocsd *d, enum op_kind kind, uint64_t index,
-		    const uint8_t *data, size_t len)
+/* Room for an operation of len bytes (else no hand-over until the next reset). */
+static bool hist_room(struct tc_etm_ocsd *d, size_t len)
+{
+	if (len > TC_ETM_OCSD_KEEP || d->hist.len + OP_HDR_MAX + len > TC_ETM_OCSD_KEEP ||
+	    tc_grow((void **)&d->hist.b, &d->hist.cap, d->hist.len + OP_HDR_MAX + len, 1)) {
+		hist_drop(d, true);
+		return false;
+	}
+	return true;
+}
+
+static inline void keep_op(struct tc_etm_ocsd *d, enum op_kind kind, uint64_t index,
+			   const uint8_t *data, size_t len)
 {
 	uint64_t delta = index - d->hist.last;
 	uint8_t *p;
 
-	if (d->hist.off)
+	if (d->hist.off || (d->hist.len + OP_HDR_MAX + len > d->hist.cap && !hist_room(d, len)))
 		return;
-	if (len > TC_ETM_OCSD_KEEP || d->hist.len + OP_HDR_MAX + len > TC_ETM_OCSD_KEEP ||
-	    tc_grow((void **)&d->hist.b, &d->hist.cap, d->hist.len + OP_HDR_MAX + len, 1)) {
-		hist_drop(d, true);
-		return;
-	}
 	p = d->hist.b + d->hist.len;
 	p += leb_put(p, (uint64_t)len << 2 | kind);
 	p += leb_put(p, delta << 1 ^ (uint64_t)((int64_t)delta >> 63));
