@@ -337,6 +337,18 @@ static bool x_mispredict(struct tc_etm4_guard *g)
 	return false;
 }
 
+/* OpenCSD 1.3.3's memory read cache (TrcMemAccCache::blockInCache) takes a read as in a
+ * page it holds when the page starts at or below the address and ends at or past the
+ * address plus the read's length: from the last 4 bytes of the address space that sum
+ * wraps to 0, so any page it holds answers (not only the one there), and the read copies
+ * from the address less that page's start past the page: SIGSEGV, or bytes from elsewhere.
+ * The decoder reads its instructions 4 bytes at a time; it gets there from an address (a
+ * walk into the last page from below reads that page first: the one there answers), so an
+ * address packet (or a Q element's) giving one is a hazard. (A direct branch from the
+ * first bytes of the address space back past 0 gets there too: no code is there.) */
+#define LAST_WORD 0xfffffffffffffffcull
+#define LAST_WORD_WHY "an address in the last 4 bytes of the address space"
+
 /* One packet in the decoding state. */
 static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_trc_index_t idx)
 {
@@ -378,6 +390,10 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 	case ETM4_PKT_I_ADDR_L_64IS1:
 	case ETM4_PKT_I_ADDR_S_IS0:
 	case ETM4_PKT_I_ADDR_S_IS1:
+		if (p->v_addr.val >= LAST_WORD) {
+			hazard(g, idx, LAST_WORD_WHY);
+			return;
+		}
 		push(g, K_ADDR, p->v_addr_ISA, idx);
 		is_addr = 1;
 		break;
@@ -386,6 +402,10 @@ static void x_packet(struct tc_etm4_guard *g, const ocsd_etmv4_i_pkt *p, ocsd_tr
 		g->pending_addr = 1;
 		break;
 	case ETM4_PKT_I_Q:
+		if (p->Q_pkt.addr_present && p->v_addr.val >= LAST_WORD) {
+			hazard(g, idx, LAST_WORD_WHY);
+			return;
+		}
 		if (p->Q_pkt.addr_present) {
 			push(g, K_P0, p->Q_pkt.q_count, idx);
 			g->depth++;

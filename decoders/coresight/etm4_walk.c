@@ -202,6 +202,7 @@ struct tc_etm4_walk {
 	/* tc_etm4_walk_mark: the elements' context ID is still the one from before the mark;
 	 * a context element since showed it */
 	bool ctx_before_mark, ctx_shown;
+	uint64_t undefined_at_mark;
 	uint64_t undefined;		/* where the library reads a member it never set */
 	uint64_t resets;		/* decoder resets so far (errors among them) */
 	/* Out of memory (an element, a P0 element or a memory context found no room): what
@@ -1474,11 +1475,12 @@ void tc_etm4_walk_mark(struct tc_etm4_walk *w)
 
 	w->ctx_before_mark = el->context.ctxt_id_valid;
 	w->ctx_shown = false;
+	w->undefined_at_mark = w->undefined;
 }
 
 bool tc_etm4_walk_as_new(const struct tc_etm4_walk *w)
 {
-	return !w->ctx_before_mark && !w->ctx_shown;
+	return !w->ctx_before_mark && !w->ctx_shown && w->undefined == w->undefined_at_mark;
 }
 
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w)

@@ -61,8 +61,9 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
 /* For a decoder that may have to be replaced (etm_ocsd.c's hand-over): mark where a new
  * OpenCSD decoder, reset (OCSD_OP_RESET) or made there, would start reading the same
  * operations; as_new is false where that one would have given, or would give, other
- * records than this one models for them, for what OpenCSD's decoder keeps across a reset
- * that the walk can see: its element objects' context ID (a context element since the mark
+ * records than this one models for them: where OpenCSD's records since the mark were
+ * undefined (tc_etm4_walk_undefined), and for what its decoder keeps across a reset that
+ * the walk can see: its element objects' context ID (a context element since the mark
  * that did not update it showed the old one; one that did sets it for both). The rest it
  * keeps: its last instruction's address and ISA (an address after the reset sets them
  * before any atom is walked; an exception before one reads them, and gives other records:

@@ -103,3 +103,20 @@ expect 'a Q element without its own address: an error record at its commit, exit
 	grep -q "\"offset\":25,.*Q element without its own address" out &&
 	! grep -q "\"type\":\"range\"" out
 '
+# An address packet of 0xfffffffffffffffc after a walk: OpenCSD 1.3.3's read cache took the
+# read there as in the page it held (its end wrapped to 0) and copied from far past it
+# (SIGSEGV). Code at 0x1000 (NOP, NOP, B 0x1000); ASYNC; TRACE_INFO; Address and context
+# 0x1000 (A64); Atom E; Address 0xfffffffffffffffc (offset 25); Atom E.
+expect 'an address in the last 4 bytes of the address space: an error record, exit 3, no crash' '
+	mkdir -p top && bytes 037 040 003 325 037 040 003 325 376 377 377 027 >top/code.bin &&
+	DUMPS="0x1000 code.bin" snap top && {
+		async; bytes 001 000 205 000 010 000 000 000 000 000 000 060 367
+		bytes 235 177 177 377 377 377 377 377 377 367
+	} >top/trace.bin &&
+	for d in reference fast; do
+		tracectl -j decode --decoder=$d -i top >out 2>err; rc=$?
+		crash_free $rc && [ $rc = 3 ] &&
+		grep -q "\"offset\":25,.*an address in the last 4 bytes of the address space" out &&
+		grep -q "\"start\":\"0x1000\",\"end\":\"0x100c\"" out || { echo "--decoder=$d: exit $rc"; cat out; exit 1; }
+	done
+'

@@ -82,15 +82,18 @@ static size_t mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint
 
 	(void)m;
 	((struct out *)ctx)->calls++;
-	/* no memory in 64 KiB pages whose number ends in 7, nor past 0x...f0 of page 5 */
-	if (((addr >> 16) & 0xf) == 7)
+	/* no memory in 64 KiB pages whose number ends in 7, nor past 0x...f0 of page 5, nor
+	 * in the first 64 KiB (whose branches back past 0 would take OpenCSD's decoder to the
+	 * last 4 bytes of the address space from code: etm4_guard.c's LAST_WORD, which the
+	 * guard names only where an address packet takes it there) */
+	if (((addr >> 16) & 0xf) == 7 || addr < 0x10000)
 		return 0;
 	while (n < len) {
 		uint64_t a = addr + n;
 		uint32_t w = a64[((a >> 2) * 2654435761u >> 7) & 15];
 		size_t k = 4 - (a & 3);
 
-		if (((a >> 16) & 0xf) == 7)
+		if (((a >> 16) & 0xf) == 7 || a < 0x10000)
 			break;
 		if (k > len - n)
 			k = len - n;

@@ -622,3 +622,29 @@ TEST(no_hand_over_where_a_new_decoder_would_differ)
 	free(fast.o.buf);
 	free(ref.o.buf);
 }
+
+/* OpenCSD 1.3.3's read cache takes a read at the last 4 bytes of the address space as in
+ * any page it holds (the end wraps to 0) and copies from far past that page: its decoder
+ * crashed (SIGSEGV) on an address packet taking it there after a walk elsewhere. The guard
+ * names that packet: both decoders skip it and resynchronise, with the same records. */
+TEST(an_address_in_the_last_word_is_a_hazard)
+{
+	/* A64 at 0x20000, an E atom; an address 0xfffffffffffffffc (offset 25, 64-bit IS0),
+	 * an E atom; a new sync, 0x20000 again, an E atom (offset 59) */
+	static const uint8_t trace[] = {
+		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30, 0xf7,
+		0x9d, 0x7f, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xf7,
+		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30, 0xf7,
+	};
+	struct taken fast = { 0 }, ref = { 0 };
+
+	decode_isas(TC_ETM_ELEMENTS, trace, sizeof(trace), sizeof(trace), 1, &fast);
+	decode_isas(TC_ETM_ELEMENTS | TC_ETM_REFERENCE, trace, sizeof(trace), sizeof(trace), 1,
+		    &ref);
+	CHECK_STR(fast.o.buf, ref.o.buf);
+	CHECK(strstr(ref.o.buf, "\n11 16 19 0 0 0 0 - 0 0 0 - an address in the last 4 bytes of "
+				"the address space: packet skipped, decoder resynchronised\n") != NULL);
+	CHECK(strstr(ref.o.buf, "\n0 16 3b 20000 2000c 3 1 ") != NULL);	/* resynchronised */
+	free(fast.o.buf);
+	free(ref.o.buf);
+}
