@@ -2,7 +2,7 @@
  * OpenCSD 1.3.3's ETMv4 instruction decoder, or make it walk from memory it never set,
  * before that decoder sees them.
  *
- * The facts behind it, two crashes and two reads of what was never set:
+ * The facts behind it, three crashes and two reads of what was never set:
  * - TrcPktDecodeEtmV4I::mispredictAtom() walks the P0 element stack from the newest
  *   element, erasing address elements until it meets an atom. The erase
  *   (EtmV4P0Stack::erase_curr_from_front) drops the iterator std::deque::erase returns and
@@ -23,6 +23,11 @@
  *   garbage (under ASan 0xbebebebebebebebe: a failed read, a fatal response; with code
  *   everywhere a walk that may not end). A branch-target exception without context or IS
  *   bit reads the ISA; processQElement() walks its instruction count from the address.
+ * - Its memory read cache (TrcMemAccCache::blockInCache) takes a read as in a page it holds
+ *   where the page starts at or below the address and ends at or past the address plus the
+ *   read's length: at the last 4 bytes of the address space that sum wraps to 0, any page
+ *   answers, and the read copies from the address less that page's start: SIGSEGV. The
+ *   decoder gets there from an address packet (a walk from below reads that page first).
  * - Nor does it ever set m_unseen_spec_elem: a cancel of more elements than its stack holds
  *   counts the rest off it, and a mispredict that finds no atom on the stack reads it to
  *   choose between its error and going on.
@@ -31,7 +36,8 @@
  * these paths) reads the same bytes first. A model of the element stack (kinds and atom
  * counts, the speculation depth with its auto-commit beyond TRCIDR8.MAXSPEC, replaying
  * commit, cancel, mispredict and discard, and the decoder's resets on errors the packets
- * decide) names the cancel beyond the stack, the mispredict that would find no atom, the
+ * decide) names the cancel beyond the stack, the mispredict that would find no atom, an
+ * address packet giving the last 4 bytes of the address space, the
  * packet whose commit would reach an exception without its address, or one (or a Q
  * element) that reads what the decoder never set: whether it ever had an address and an
  * ISA is known from the elements committed since it was made (resets keep it; ETE's
