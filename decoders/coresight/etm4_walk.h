@@ -78,7 +78,8 @@ uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w);
 uint64_t tc_etm4_walk_nomem(const struct tc_etm4_walk *w);
 /* Where OpenCSD 1.3.3's records depend on what it never set: instructions in the last 4
  * bytes of the address space, which it reads from outside its read cache's page (we give no
- * memory there); a cancel or mispredict beyond its stack, which reads m_unseen_spec_elem,
+ * memory there; the guard names an address packet that gives them, so only a direct
+ * branch back past 0 gets there); a cancel or mispredict beyond its stack, which reads m_unseen_spec_elem,
  * where the guard (etm4_guard.h) did not stop before it: only after the decoder reset on an
  * error that depends on the traced code (we do as the library does when that is 0, its
  * error and reset). Real trace hardly gets there; corrupt trace can. (A commit that would
