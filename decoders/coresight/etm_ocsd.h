@@ -49,7 +49,7 @@ struct tc_etm_cfg {
 #define TC_ETM_REFERENCE 0x04
 /* Bytes of each ID's trace kept for a hand-over, since its decoder was made or reset
  * (operations and their indexes included). */
-#define TC_ETM_OCSD_KEEP (16u << 20)
+#define TC_ETM_OCSD_KEEP (8u << 20)
 
 /* Memory state an instruction fetch happens in, for the callback. */
 struct tc_etm_mem_ctx {
