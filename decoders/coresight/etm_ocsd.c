@@ -94,13 +94,11 @@ static void mctx_init(struct tc_etm_ocsd *d)
  * record the fast decoder gives. */
 static inline uint64_t rec_hash(uint64_t h, const struct tc_rec *r)
 {
-	uint64_t x = r->offset ^ r->start << 1 ^ r->end << 2 ^ r->value << 3 ^
-		     (uint64_t)r->insns << 40 ^ (uint64_t)r->type << 56;
-
-	return (h ^ x) * 0x9e3779b97f4a7c15u + 1;
+	return (h + (r->offset ^ r->start ^ r->end << 1 ^ r->value << 2 ^ (uint64_t)r->type << 58)) *
+	       0x9e3779b97f4a7c15u;
 }
 
-static void give(struct tc_etm_ocsd *d, const struct tc_rec *r);
+static inline void give(struct tc_etm_ocsd *d, const struct tc_rec *r);
 static void hist_start(struct tc_etm_ocsd *d);
 
 /* The hand-over's replay gave other records than those given (the memory behind the
@@ -118,7 +116,7 @@ static void replay_differs(struct tc_etm_ocsd *d, uint64_t offset)
 
 /* Every record goes out here: none once the fast decoder met what it does not model (until
  * OpenCSD's decoder took over), and of the takeover's replay none of those given already. */
-static void give(struct tc_etm_ocsd *d, const struct tc_rec *r)
+static inline void give(struct tc_etm_ocsd *d, const struct tc_rec *r)
 {
 	if (__builtin_expect(d->handing, 0))
 		return;
