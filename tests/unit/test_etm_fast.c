@@ -91,6 +91,18 @@ static void on_rec(void *ctx, const struct tc_rec *r)
 
 static struct tc_cs_snapshot_mem *mem;
 
+/* buf to s, reset at cut (len: none), then flushed. */
+static void feed_cut(struct tc_cs_session *s, const uint8_t *buf, size_t len, size_t cut,
+		     enum tc_cs_session_format fmt)
+{
+	tc_cs_session_feed(s, buf, cut, 0, fmt);
+	if (cut < len) {
+		tc_cs_session_reset(s, cut);
+		tc_cs_session_feed(s, buf + cut, len - cut, cut, fmt);
+	}
+	tc_cs_session_flush(s);
+}
+
 static size_t read_mem(void *ctx, const struct tc_etm_mem_ctx *m, uint64_t addr, uint8_t *buf,
 		       size_t len)
 {
@@ -114,12 +126,7 @@ static void decode(const struct tc_snapshot *ss, unsigned what, const uint8_t *b
 			  0);
 		CHECK_INT(tc_cs_session_add_source(s, &cfg, &e), 0);
 	}
-	tc_cs_session_feed(s, buf, cut, 0, TC_CS_SESSION_FRAMED);
-	if (cut < len) {
-		tc_cs_session_reset(s, cut);
-		tc_cs_session_feed(s, buf + cut, len - cut, cut, TC_CS_SESSION_FRAMED);
-	}
-	tc_cs_session_flush(s);
+	feed_cut(s, buf, len, cut, TC_CS_SESSION_FRAMED);
 	*fast = tc_cs_session_stats(s, 0x10)->fast;
 	*hits = tc_cs_session_stats(s, 0x10)->block_hits;
 	CHECK_INT(tc_cs_session_stats(s, 0x10)->unmodelled, 0);
@@ -476,12 +483,7 @@ static void decode_isas(unsigned what, const uint8_t *trace, size_t len, size_t 
 		tc_cs_session_use_par(s, p);
 	}
 	CHECK_INT(tc_cs_session_add_source(s, &src, &e), 0);
-	tc_cs_session_feed(s, trace, cut, 0, TC_CS_SESSION_RAW);
-	if (cut < len) {
-		tc_cs_session_reset(s, cut);
-		tc_cs_session_feed(s, trace + cut, len - cut, cut, TC_CS_SESSION_RAW);
-	}
-	tc_cs_session_flush(s);
+	feed_cut(s, trace, len, cut, TC_CS_SESSION_RAW);
 	CHECK_INT(tc_cs_session_par_drain(p), 0);
 	tc_cs_session_par_free(p);
 	t->handovers = tc_cs_session_stats(s, 0x10)->handovers;
