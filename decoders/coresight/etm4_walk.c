@@ -203,6 +203,9 @@ struct tc_etm4_walk {
 	 * a context element since showed it */
 	bool ctx_before_mark, ctx_shown;
 	uint64_t undefined_at_mark;
+	/* ... the instruction address: set ever, before the mark, since; an exception since
+	 * read the one from before it */
+	bool addr_ever, addr_before_mark, addr_since_mark, addr_read_before;
 	uint64_t undefined;		/* where the library reads a member it never set */
 	uint64_t resets;		/* decoder resets so far (errors among them) */
 	/* Out of memory (an element, a P0 element or a memory context found no room): what
@@ -613,6 +616,13 @@ static void unmodelled(struct tc_etm4_walk *w, uint64_t idx, const char *what)
 	packet_error(w);
 }
 
+/* The instruction address was just set from the trace. */
+static void got_addr(struct tc_etm4_walk *w)
+{
+	w->need_addr = false;
+	w->addr_ever = w->addr_since_mark = true;
+}
+
 static void rs_pop(struct tc_etm4_walk *w)
 {
 	if (!w->rs.pop_pending)
@@ -634,7 +644,7 @@ static void rs_pop(struct tc_etm4_walk *w)
 	}
 	w->ii.addr = addr;
 	w->ii.isa = isa;
-	w->need_addr = false;
+	got_addr(w);
 }
 
 /* ---- elements ---- */
@@ -781,6 +791,9 @@ static void process_exception(struct tc_etm4_walk *w)
 	enum wp_res res = WP_NOT_FOUND;
 	ocsd_generic_trace_elem *el;
 
+	/* it reads the instruction address (and ISA) whatever need_addr says */
+	if (w->addr_before_mark && !w->addr_since_mark)
+		w->addr_read_before = true;
 	pop_back(&w->stk);
 	e = back(&w->stk);
 	if (e && e->type == P0_CTXT) {
@@ -802,7 +815,7 @@ static void process_exception(struct tc_etm4_walk *w)
 		w->ii.addr = ret;
 		w->ii.isa = e->addr.isa == 0 ? (b64 ? ocsd_isa_aarch64 : ocsd_isa_arm)
 					     : ocsd_isa_thumb2;
-		w->need_addr = false;
+		got_addr(w);
 	}
 	/* The library compares its instruction address with the return address and walks
 	 * from it whatever need_addr says; before the decoder ever had an address (or, for
@@ -884,7 +897,7 @@ static void commit_elements(struct tc_etm4_walk *w)
 			w->rs.pop_pending = false;
 			w->ii.addr = e->addr.val;
 			w->ii.isa = calc_isa(w->is_64bit, e->addr.isa);
-			w->need_addr = false;
+			got_addr(w);
 			break;
 		case P0_CTXT:
 			if (e->ctx.c.updated) {
@@ -1476,11 +1489,14 @@ void tc_etm4_walk_mark(struct tc_etm4_walk *w)
 	w->ctx_before_mark = el->context.ctxt_id_valid;
 	w->ctx_shown = false;
 	w->undefined_at_mark = w->undefined;
+	w->addr_before_mark = w->addr_ever;
+	w->addr_since_mark = w->addr_read_before = false;
 }
 
 bool tc_etm4_walk_as_new(const struct tc_etm4_walk *w)
 {
-	return !w->ctx_before_mark && !w->ctx_shown && w->undefined == w->undefined_at_mark;
+	return !w->ctx_before_mark && !w->ctx_shown && w->undefined == w->undefined_at_mark &&
+	       !w->addr_read_before;
 }
 
 uint64_t tc_etm4_walk_unmodelled(const struct tc_etm4_walk *w)

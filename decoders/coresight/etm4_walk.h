@@ -64,11 +64,11 @@ void tc_etm4_walk_mem_changed(struct tc_etm4_walk *w);
  * records than this one models for them: where OpenCSD's records since the mark were
  * undefined (tc_etm4_walk_undefined), and for what its decoder keeps across a reset that
  * the walk can see: its element objects' context ID (a context element since the mark
- * that did not update it showed the old one; one that did sets it for both). The rest it
- * keeps: its last instruction's address and ISA (an address after the reset sets them
- * before any atom is walked; an exception before one reads them, and gives other records:
- * the caller compares those), its other element fields (each record's type sets those it
- * shows), and its memory read cache (the reads, not the records). */
+ * that did not update it showed the old one; one that did sets it for both), and its last
+ * instruction's address and ISA (an address after the reset sets them before any atom is
+ * walked; an exception before one read them: a new decoder's guard names it). The rest it
+ * keeps: its other element fields (each record's type sets those it shows), and its memory
+ * read cache (the reads, not the records). */
 void tc_etm4_walk_mark(struct tc_etm4_walk *w);
 bool tc_etm4_walk_as_new(const struct tc_etm4_walk *w);
 

@@ -597,6 +597,11 @@ TEST(no_hand_over_where_a_new_decoder_would_differ)
 		0xf7,
 		ASYNC, TINFO, 0x82, 0, 0, 1, 0, 0x20, 0xf7,	/* (offset 29) no ID */
 	};
+	static const uint8_t before_addr[] = {
+		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30, 0xf7,	/* A64, E */
+		ASYNC, TINFO, 0x06, 0x08, 0x95, 0x00,	/* (offset 25) exception, to 0 */
+		0x82, 0, 0, 1, 0, 0x20, 0xf7,			/* A32 */
+	};
 	static const uint8_t shown[] = {
 		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0xb0, 0x2a, 0, 0, 0, 0xf7,
 		ASYNC, TINFO, 0x85, 0, 0, 2, 0, 0, 0, 0, 0, 0x30, 0xf7,	/* no ID: 0x2a */
@@ -620,6 +625,19 @@ TEST(no_hand_over_where_a_new_decoder_would_differ)
 	CHECK_INT(fast.handovers, 0);
 	CHECK_INT(fast.unmodelled, 1);
 	CHECK(strstr(ref.o.buf, "\n3 16 2b 0 0 0 1 - 0 0 2a - -\n") != NULL);
+	CHECK(strstr(ref.o.buf, " 10000 10008 2 2 ") != NULL);
+	free(fast.o.buf);
+	free(ref.o.buf);
+	/* Nor where an exception after the reset, before any address, walked from the address
+	 * before it (a new decoder's guard would name that exception) */
+	memset(&fast, 0, sizeof(fast));
+	memset(&ref, 0, sizeof(ref));
+	decode_isas(TC_ETM_ELEMENTS, before_addr, sizeof(before_addr), 25, 1, &fast);
+	decode_isas(TC_ETM_ELEMENTS | TC_ETM_REFERENCE, before_addr, sizeof(before_addr), 25, 1,
+		    &ref);
+	CHECK_INT(fast.handovers, 0);
+	CHECK_INT(fast.unmodelled, 1);
+	CHECK(strstr(ref.o.buf, "before the decoder had any address") == NULL);
 	CHECK(strstr(ref.o.buf, " 10000 10008 2 2 ") != NULL);
 	free(fast.o.buf);
 	free(ref.o.buf);
