@@ -1072,8 +1072,9 @@ const struct tc_etm_ocsd_stats *tc_etm_ocsd_stats(const struct tc_etm_ocsd *d)
 {
 	struct tc_etm_ocsd *m = (struct tc_etm_ocsd *)d;
 
+	/* (also after a hand-over, whose counts start from those at the last reset) */
+	m->st.unmodelled = d->unmod_said;
 	if (d->walk) {
-		m->st.unmodelled = d->unmod_said;
 		m->st.ref_undefined = tc_etm4_walk_undefined(d->walk);
 		tc_etm4_walk_cache_stats(d->walk, &m->st.block_hits, &m->st.block_misses);
 	}
